@@ -1,0 +1,131 @@
+"""One error type per stage, all under :class:`MindrianError`.
+
+Every error carries a message, a short machine-readable code and, when the
+problem comes from a file, the place in it. The CLI maps these to
+``PATH:LINE:COL: error[CODE]: message`` lines and exit statuses in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "SourceLocation",
+    "MindrianError",
+    "UsageError",
+    "PipelineError",
+    "SkillError",
+    "ArchitectureError",
+    "HandoffConfigError",
+    "ToolAssemblyError",
+    "GraphSchemaError",
+    "CodegenError",
+    "RegistrationError",
+]
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in a source file; line and column are 1-based, 0 when unknown."""
+
+    path: str
+    """The file as the user named it (POSIX separators)."""
+    line: int = 0
+    """1-based line, or 0 when the whole file is meant."""
+    column: int = 0
+    """1-based column, or 0 when the whole line is meant."""
+
+    def __str__(self) -> str:
+        parts = [self.path]
+        if self.line:
+            parts.append(str(self.line))
+            if self.column:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+class MindrianError(Exception):
+    """Base of every error the compiler reports to a user (never a bug)."""
+
+    stage = "mindrian"
+    default_code = "E000"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: SourceLocation | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.code = code or self.default_code
+
+    def render(self) -> str:
+        """The compiler-style line: ``PATH:LINE:COL: error[CODE]: message``."""
+        prefix = f"{self.location}: " if self.location else ""
+        return f"{prefix}error[{self.code}]: {self.message}"
+
+
+class UsageError(MindrianError):
+    """The command line itself is wrong (exit status 2)."""
+
+    stage = "usage"
+    default_code = "U001"
+
+
+class PipelineError(MindrianError):
+    """The runner could not proceed (missing phase, unreadable checkpoint)."""
+
+    stage = "pipeline"
+    default_code = "P001"
+
+
+class SkillError(MindrianError):
+    """Phase 1: the SKILL.md cannot be read or does not satisfy the schema."""
+
+    stage = "skill_analysis"
+    default_code = "S001"
+
+
+class ArchitectureError(MindrianError):
+    """Phase 2: type or model cannot be determined."""
+
+    stage = "architecture"
+    default_code = "A001"
+
+
+class HandoffConfigError(MindrianError):
+    """Phase 3: the handoff contract asks for something the runtime lacks."""
+
+    stage = "handoff_protocol"
+    default_code = "H001"
+
+
+class ToolAssemblyError(MindrianError):
+    """Phase 4: an MCP server, tool or custom function is unusable."""
+
+    stage = "tool_assembly"
+    default_code = "T001"
+
+
+class GraphSchemaError(MindrianError):
+    """Phase 5: the graph schema or its queries are invalid."""
+
+    stage = "neo4j_schema"
+    default_code = "G001"
+
+
+class CodegenError(MindrianError):
+    """Phase 6: the package cannot be rendered, compiled or tested."""
+
+    stage = "code_generation"
+    default_code = "C001"
+
+
+class RegistrationError(MindrianError):
+    """Phase 7: the registry refused the framework or the end-to-end run failed."""
+
+    stage = "registration"
+    default_code = "R001"

@@ -1,0 +1,143 @@
+"""Plain-data conversion for the typed phase outputs, and deterministic YAML.
+
+Phase outputs are frozen dataclasses made of str, int, float, bool, None,
+enums, tuples, string-keyed mappings and other such dataclasses. ``to_plain``
+turns them into JSON/YAML-safe data in a fixed order; ``from_plain`` rebuilds
+them from their type hints, so a checkpoint can be loaded back without loss.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import yaml
+
+__all__ = ["to_plain", "from_plain", "dump_yaml", "load_yaml"]
+
+T = TypeVar("T")
+
+
+def to_plain(value: Any) -> Any:
+    """Convert a phase value to plain data (dataclass field order kept, mapping keys sorted)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, (tuple, list)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, (frozenset, set)):
+        return sorted(to_plain(v) for v in value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"cannot serialise {type(value).__name__!r} to plain data")
+
+
+def from_plain(cls: Any, data: Any) -> Any:
+    """Rebuild a value of type ``cls`` from plain data produced by :func:`to_plain`."""
+    origin = typing.get_origin(cls)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(cls)
+        if data is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return from_plain(option, data)
+            except (TypeError, ValueError, KeyError) as exc:
+                errors.append(str(exc))
+        raise TypeError(f"{data!r} fits none of {cls}: {'; '.join(errors)}")
+    if cls is Any:
+        return data
+    if origin is tuple:
+        args = typing.get_args(cls)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_plain(args[0], v) for v in _expect(list, data, cls))
+        return tuple(from_plain(a, v) for a, v in zip(args, _expect(list, data, cls), strict=True))
+    if origin in (dict, Mapping, typing.Mapping) or cls in (dict, Mapping):
+        key_t, val_t = typing.get_args(cls) or (str, Any)
+        return {from_plain(key_t, k): from_plain(val_t, v) for k, v in _expect(dict, data, cls).items()}
+    if origin is typing.Literal:
+        if data not in typing.get_args(cls):
+            raise ValueError(f"{data!r} is not one of {typing.get_args(cls)}")
+        return data
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        return cls(data)
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+        return _dataclass_from_plain(cls, _expect(dict, data, cls))
+    if cls is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if cls in (str, int, float, bool, type(None)):
+        return _expect(cls, data, cls)
+    raise TypeError(f"unsupported type {cls!r}")
+
+
+def _dataclass_from_plain(cls: type[T], data: dict[str, Any]) -> T:
+    hints = _hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise KeyError(f"{cls.__name__} has no field(s) {', '.join(unknown)}")
+    kwargs = {name: from_plain(hints[name], value) for name, value in data.items()}
+    return cls(**kwargs)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _expect(kind: type, data: Any, cls: Any) -> Any:
+    if kind is float and isinstance(data, bool):
+        raise TypeError(f"expected {cls}, got bool")
+    if kind is int and isinstance(data, bool):
+        raise TypeError(f"expected {cls}, got bool")
+    if not isinstance(data, kind):
+        raise TypeError(f"expected {cls}, got {type(data).__name__}")
+    return data
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that writes multi-line strings as literal blocks for readable diffs."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # Literal blocks cannot carry trailing spaces or some control characters
+    # faithfully; fall back to the quoted style for those so round trips are exact.
+    style = "|" if "\n" in value and _literal_safe(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _literal_safe(value: str) -> bool:
+    return not any(line != line.rstrip(" \t") for line in value.split("\n")) and all(
+        ch == "\n" or ch == "\t" or ch >= " " for ch in value
+    ) and not value.startswith((" ", "\n"))
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    """Deterministic YAML text for plain data: insertion order, UTF-8, LF, no line folding."""
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=2**31 - 1,
+    )
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML written by :func:`dump_yaml` (safe loader)."""
+    return yaml.load(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
