@@ -1,0 +1,396 @@
+"""Phase 4, tool assembly: MCP servers, custom Python tools and global actions.
+
+Requests come from the SkillDefinition; servers are resolved in the MCP
+catalog; custom tools are imported and described from their type hints and
+docstrings; every tool definition is validated against seed 004's format.
+Whether servers are usable is asked of an injected probe (configuration check
+by default, a real MCP handshake with ``--connect``), so the phase itself is a
+pure function of its inputs and the probe's answers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from builder.errors import SourceLocation, ToolAssemblyError
+from builder.mcp_catalog import CatalogEntry, build_catalog
+from builder.mcp_probe import HandshakeProbe, Probe, ProbeResult, check_configuration
+from builder.phase import CheckResult, PhaseInput, PhaseResult
+from builder.phases.architecture import field_line
+from builder.skill import (
+    CustomToolRequest,
+    GlobalActionRequest,
+    McpServerRequest,
+    SkillDefinition,
+)
+from builder.spec import (
+    AgentSpec,
+    CustomToolConfig,
+    GlobalActionConfig,
+    McpServerConfig,
+    ScriptCandidate,
+    ToolConfig,
+)
+from builder.tooldefs import (
+    UnsupportedSignature,
+    definition_errors,
+    definition_from_function,
+    definition_to_plain,
+)
+
+__all__ = ["PHASE", "ToolAssemblyPhase", "import_custom_tool"]
+
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A tool name the model will see and where it was asked for."""
+
+    name: str
+    origin: str
+    line: int
+
+
+def _loc(d: SkillDefinition, line: int, *paths: str) -> SourceLocation:
+    return SourceLocation(d.source_path, line or field_line(d, *paths))
+
+
+def _server_paths(i: int) -> tuple[str, ...]:
+    return (
+        f"tools.mcp_servers.{i}.server",
+        f"tools.mcp_servers.{i}",
+        f"mcp_tools.{i}",
+        "tools.mcp_servers",
+        "mcp_tools",
+    )
+
+
+def _resolve_server(
+    d: SkillDefinition,
+    i: int,
+    request: McpServerRequest,
+    catalog: Mapping[str, CatalogEntry],
+) -> McpServerConfig:
+    entry = catalog.get(request.server)
+    where = _loc(d, request.line, *_server_paths(i))
+    if entry is None:
+        raise ToolAssemblyError(
+            f"unknown MCP server {request.server!r}; the catalog has: {', '.join(catalog)}",
+            location=where,
+            code="T002",
+        )
+    tools = request.tools or entry.tools
+    for tool in tools:
+        if tool not in entry.tools:
+            raise ToolAssemblyError(
+                f"MCP server {entry.name!r} has no tool {tool!r}; it offers: {', '.join(entry.tools)}",
+                location=where,
+                code="T003",
+            )
+    return McpServerConfig(
+        name=entry.name,
+        transport=entry.transport,
+        command=entry.command,
+        args=entry.args,
+        url=entry.url,
+        env=entry.env,
+        package=entry.package,
+        tools=tuple(tools),
+        required=request.required,
+        line=where.line,
+    )
+
+
+def import_custom_tool(function: str) -> Callable[..., object]:
+    """Import ``package.module.function``; raises ImportError/AttributeError/TypeError with the reason."""
+    module_name, _, attribute = function.rpartition(".")
+    module = importlib.import_module(module_name)
+    target = getattr(module, attribute)
+    if not callable(target):
+        raise TypeError(f"{function} is a {type(target).__name__}, not a function")
+    return target
+
+
+def _custom_tool(
+    d: SkillDefinition, i: int, request: CustomToolRequest
+) -> CustomToolConfig:
+    where = _loc(
+        d,
+        request.line,
+        f"tools.custom_tools.{i}.function",
+        f"tools.custom_tools.{i}",
+        "tools.custom_tools",
+    )
+    if not _DOTTED.match(request.function):
+        raise ToolAssemblyError(
+            f"custom tool {request.name!r}: {request.function!r} is not a dotted path like package.module.function",
+            location=where,
+            code="T004",
+        )
+    try:
+        target = import_custom_tool(request.function)
+    except (ImportError, AttributeError, TypeError) as exc:
+        raise ToolAssemblyError(
+            f"custom tool {request.name!r}: cannot import {request.function}: {type(exc).__name__}: {exc}",
+            location=where,
+            code="T005",
+        ) from exc
+    try:
+        definition = definition_from_function(
+            target, name=request.name, description=request.description or None
+        )
+    except UnsupportedSignature as exc:
+        raise ToolAssemblyError(
+            f"custom tool {request.name!r}: {exc}", location=where, code="T006"
+        ) from exc
+    problems = definition_errors(definition_to_plain(definition))
+    if problems:
+        raise ToolAssemblyError(
+            f"custom tool {request.name!r} does not fit the tool-definition format: {'; '.join(problems)}",
+            location=where,
+            code="T007",
+        )
+    return CustomToolConfig(
+        name=request.name,
+        function=request.function,
+        definition=definition,
+        line=where.line,
+    )
+
+
+def _check_unique(d: SkillDefinition, names: list[_Named], what: str) -> None:
+    seen: dict[str, _Named] = {}
+    for named in names:
+        first = seen.setdefault(named.name, named)
+        if first is not named:
+            raise ToolAssemblyError(
+                f"duplicate {what} {named.name!r}: from {named.origin} and from {first.origin}"
+                + (f" (line {first.line})" if first.line else ""),
+                location=SourceLocation(d.source_path, named.line),
+                code="T008",
+            )
+
+
+def _global_action(
+    d: SkillDefinition,
+    i: int,
+    request: GlobalActionRequest,
+    servers: Mapping[str, McpServerConfig],
+    custom: Mapping[str, CustomToolConfig],
+) -> GlobalActionConfig:
+    where = _loc(
+        d,
+        request.line,
+        f"tools.global_actions.{i}.tool",
+        f"tools.global_actions.{i}",
+        "tools.global_actions",
+    )
+    server, dot, tool = request.tool.partition(".")
+    available = [f"{s.name}.{t}" for s in servers.values() for t in s.tools] + list(
+        custom
+    )
+    if dot and server in servers and tool in servers[server].tools:
+        bound = GlobalActionConfig(
+            request.action, tool, server, request.description, where.line
+        )
+    elif not dot and request.tool in custom:
+        bound = GlobalActionConfig(
+            request.action, request.tool, "", request.description, where.line
+        )
+    else:
+        raise ToolAssemblyError(
+            f"global action {request.action!r} uses {request.tool!r}, which is not among the agent's tools "
+            f"(request it under tools.mcp_servers or tools.custom_tools); available: {', '.join(available) or 'none'}",
+            location=where,
+            code="T009",
+        )
+    return bound
+
+
+def _apply_probe(
+    server: McpServerConfig,
+    result: ProbeResult,
+    failures: list[CheckResult],
+    unknown: list[CheckResult],
+    warnings: list[str],
+) -> McpServerConfig:
+    where = SourceLocation("", server.line)
+    if not result.ok:
+        if server.required:
+            failures.append(
+                CheckResult(
+                    "mcps_connected",
+                    False,
+                    f"required MCP server {server.name!r}: {result.detail}",
+                )
+            )
+        else:
+            warnings.append(
+                f"optional MCP server {server.name!r} is unavailable: {result.detail}"
+            )
+        return replace(server, status="unavailable", detail=result.detail)
+    if not result.handshake:
+        return replace(server, status="configured", detail=result.detail)
+    offered = {t.name: t for t in result.tools}
+    missing = [t for t in server.tools if t not in offered]
+    if missing:
+        unknown.append(
+            CheckResult(
+                "tools_available",
+                False,
+                f"MCP server {server.name!r} does not offer {', '.join(missing)}; it offers: {', '.join(offered)}",
+                where,
+            )
+        )
+    definitions = tuple(offered[t] for t in server.tools if t in offered)
+    for definition in definitions:
+        problems = definition_errors(definition_to_plain(definition))
+        if problems:
+            unknown.append(
+                CheckResult(
+                    "tools_available",
+                    False,
+                    f"tool {definition.name!r} of {server.name!r} breaks the tool-definition format: {'; '.join(problems)}",
+                    where,
+                )
+            )
+    return replace(
+        server, status="connected", detail=result.detail, definitions=definitions
+    )
+
+
+def _inputs(inputs: PhaseInput) -> tuple[SkillDefinition, AgentSpec]:
+    d, spec = inputs.previous.get("skill_analysis"), inputs.previous.get(
+        "handoff_protocol"
+    )
+    if not isinstance(d, SkillDefinition) or not isinstance(spec, AgentSpec):
+        raise ToolAssemblyError(
+            "phase 4 needs the outputs of skill_analysis and handoff_protocol",
+            code="T001",
+        )
+    return d, spec
+
+
+def _with_path(
+    d: SkillDefinition, location: SourceLocation | None
+) -> SourceLocation | None:
+    return SourceLocation(d.source_path, location.line) if location else None
+
+
+class ToolAssemblyPhase:
+    """Phase 4: attach a ToolConfig whose servers and tools are all usable."""
+
+    name = "tool_assembly"
+    number = 4
+    checks = ("mcps_connected", "tools_available")
+    output_type = AgentSpec
+
+    def __init__(
+        self,
+        configuration_probe: Probe = check_configuration,
+        handshake_probe: Callable[[Path], Probe] = HandshakeProbe,
+    ) -> None:
+        self._configuration_probe = configuration_probe
+        self._handshake_probe = handshake_probe
+
+    def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
+        """A new AgentSpec with ``tools`` set; raises ToolAssemblyError for unusable requests."""
+        d, spec = _inputs(inputs)
+        catalog = build_catalog(inputs.config.mcp_catalog)
+        requested = [
+            _resolve_server(d, i, r, catalog) for i, r in enumerate(d.mcp_servers)
+        ]
+        custom = [_custom_tool(d, i, r) for i, r in enumerate(d.custom_tools)]
+        _check_unique(
+            d,
+            [
+                _Named(s.name, f"the MCP server request at line {s.line}", s.line)
+                for s in requested
+            ],
+            "MCP server",
+        )
+        _check_unique(
+            d,
+            [
+                _Named(t, f"MCP server {s.name!r}", s.line)
+                for s in requested
+                for t in s.tools
+            ]
+            + [_Named(c.name, f"custom tool {c.function}", c.line) for c in custom],
+            "tool name",
+        )
+        by_server = {s.name: s for s in requested}
+        by_custom = {c.name: c for c in custom}
+        actions = tuple(
+            _global_action(d, i, a, by_server, by_custom)
+            for i, a in enumerate(d.global_actions)
+        )
+
+        probe = (
+            self._handshake_probe(Path(inputs.config.root))
+            if inputs.config.connect
+            else self._configuration_probe
+        )
+        failures: list[CheckResult] = []
+        unknown: list[CheckResult] = []
+        warnings: list[str] = []
+        servers = tuple(
+            _apply_probe(s, probe(catalog[s.name]), failures, unknown, warnings)
+            for s in requested
+        )
+        config = ToolConfig(
+            mcp_servers=servers,
+            custom_tools=tuple(custom),
+            global_actions=actions,
+            scripts=tuple(ScriptCandidate(s.path, s.language) for s in d.scripts),
+            connection_check="handshake" if inputs.config.connect else "configuration",
+        )
+        checks = (
+            _first(failures, d)
+            or CheckResult("mcps_connected", True, _connected_reason(config)),
+            _first(unknown, d)
+            or CheckResult("tools_available", True, _available_reason(config)),
+        )
+        return PhaseResult(
+            output=replace(spec, tools=config), checks=checks, warnings=tuple(warnings)
+        )
+
+
+def _first(results: list[CheckResult], d: SkillDefinition) -> CheckResult | None:
+    if not results:
+        return None
+    first = results[0]
+    reason = (
+        first.reason
+        if len(results) == 1
+        else f"{first.reason} (and {len(results) - 1} more)"
+    )
+    return replace(first, reason=reason, location=_with_path(d, first.location))
+
+
+def _connected_reason(config: ToolConfig) -> str:
+    if not config.mcp_servers:
+        return "no MCP servers requested"
+    how = (
+        "handshake" if config.connection_check == "handshake" else "configuration check"
+    )
+    states = ", ".join(f"{s.name} {s.status}" for s in config.mcp_servers)
+    return f"{how}: {states}"
+
+
+def _available_reason(config: ToolConfig) -> str:
+    names = config.tool_names()
+    return (
+        f"{len(names)} tools available: {', '.join(names)}"
+        if names
+        else "no tools requested"
+    )
+
+
+#: The phase object the runner loads.
+PHASE = ToolAssemblyPhase()
