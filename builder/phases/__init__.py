@@ -1,0 +1,72 @@
+"""The seven phases of the pipeline, in order, and their lazy loader.
+
+Each phase lives in ``builder.phases.<name>`` and exposes its phase object as
+``PHASE``. Modules are imported only when the runner reaches the phase, so a
+command that needs phase 1 never pays for Agno or Black.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from builder.errors import PipelineError, UsageError
+
+__all__ = ["PHASE_NAMES", "UNAVAILABLE_CODE", "phase_number", "resolve_phase", "unavailable", "load_phase"]
+
+#: The pipeline, in the order it runs; a phase's number is its 1-based position.
+PHASE_NAMES: tuple[str, ...] = (
+    "skill_analysis",
+    "architecture",
+    "handoff_protocol",
+    "tool_assembly",
+    "neo4j_schema",
+    "code_generation",
+    "registration",
+)
+
+#: Error code of "phase not available yet" (its module has not landed).
+UNAVAILABLE_CODE = "P002"
+
+
+def phase_number(name: str) -> int:
+    """The 1-based number of a phase name (``ValueError`` for an unknown name)."""
+    return PHASE_NAMES.index(name) + 1
+
+
+def resolve_phase(text: str) -> str:
+    """A phase name from what a user typed: its name (``architecture``) or number (``2``)."""
+    if text.isdigit() and 1 <= int(text) <= len(PHASE_NAMES):
+        return PHASE_NAMES[int(text) - 1]
+    if text in PHASE_NAMES:
+        return text
+    choices = ", ".join(f"{n} ({i})" for i, n in enumerate(PHASE_NAMES, 1))
+    raise UsageError(f"unknown phase {text!r}; expected one of {choices}", code="U002")
+
+
+def unavailable(name: str) -> PipelineError:
+    """The error for a phase whose module has not landed yet."""
+    return PipelineError(f"phase {name!r} ({phase_number(name)}) is not available yet", code=UNAVAILABLE_CODE)
+
+
+def load_phase(name: str) -> Any:
+    """Import ``builder.phases.<name>`` and return its ``PHASE``.
+
+    A phase whose module does not exist yet raises :class:`PipelineError`
+    with code ``P002``; any other import failure is a bug and propagates.
+    """
+    number = phase_number(name)
+    module_name = f"{__name__}.{name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        raise unavailable(name) from None
+    phase = module.PHASE
+    if phase.name != name or phase.number != number:
+        raise PipelineError(
+            f"module {module_name} declares phase {phase.name!r} ({phase.number}), expected {name!r} ({number})",
+            code="P009",
+        )
+    return phase
