@@ -1,0 +1,96 @@
+"""Framework registry on the embedded backend: bulk registration and selection latency."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import Row
+from mindrian.graph import DEFAULT_BATCH_SIZE, EmbeddedRegistry, FrameworkRecord
+
+__all__ = ["rows"]
+
+FRAMEWORKS = 10_000
+SELECTIONS = 200
+REGISTER_TARGET_S = 5.0
+SELECT_P50_TARGET_MS = 20.0
+_TRIGGERS = 50
+_PROBLEM_TYPES = 5
+
+
+def synthetic_frameworks(count: int = FRAMEWORKS) -> list[FrameworkRecord]:
+    """``count`` frameworks, each chaining to its next two neighbours (deterministic)."""
+    return [
+        FrameworkRecord(
+            id=f"fw-{i:05d}",
+            name=f"Framework {i}",
+            type="operator",
+            description=f"Synthetic framework number {i}.",
+            triggers=(f"trigger-{i % _TRIGGERS}", f"theme-{i % 7}"),
+            problem_types=(f"problem-{i % _PROBLEM_TYPES}",),
+            version="1.0.0",
+            source_digest=f"sha256:{i:064x}",
+            chains_to=(
+                (f"fw-{(i + 1) % count:05d}", 0.5),
+                (f"fw-{(i + 2) % count:05d}", 0.25),
+            ),
+            good_for=((f"problem-{i % _PROBLEM_TYPES}", 0.8),),
+        )
+        for i in range(count)
+    ]
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def rows() -> list[Row]:
+    """Time one batched registration into a fresh file, then many selections over it."""
+    records = synthetic_frameworks()
+    with tempfile.TemporaryDirectory() as folder:
+        with EmbeddedRegistry(Path(folder) / "registry.lbug") as registry:
+            began = time.perf_counter()
+            registry.register_many(records)
+            register_s = time.perf_counter() - began
+
+            samples = []
+            for i in range(SELECTIONS):
+                began = time.perf_counter()
+                registry.select(
+                    [f"trigger-{i % _TRIGGERS}"],
+                    [f"problem-{i % _PROBLEM_TYPES}"],
+                    [f"fw-{(i * 37) % FRAMEWORKS:05d}"],
+                )
+                samples.append((time.perf_counter() - began) * 1000)
+    context = f"{FRAMEWORKS} frameworks, {2 * FRAMEWORKS} CHAINS_TO"
+    return [
+        Row(
+            f"register {FRAMEWORKS} frameworks (UNWIND batches)",
+            register_s,
+            "s",
+            REGISTER_TARGET_S,
+            f"fresh embedded file, batches of {DEFAULT_BATCH_SIZE}",
+        ),
+        Row(
+            "select_frameworks p50",
+            statistics.median(samples),
+            "ms",
+            SELECT_P50_TARGET_MS,
+            context,
+        ),
+        Row(
+            "select_frameworks p99",
+            _percentile(samples, 0.99),
+            "ms",
+            None,
+            f"{SELECTIONS} queries",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    for row in rows():
+        print(row)

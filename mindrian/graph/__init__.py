@@ -1,0 +1,46 @@
+"""The framework registry graph (seed 000 §5): Framework nodes, CHAINS_TO and GOOD_FOR.
+
+Two backends behind :class:`Registry`: an embedded LadybugDB file (default) and Neo4j
+(when ``NEO4J_URI`` is set). Both run the parameterised texts of
+:mod:`mindrian.graph.queries`; :mod:`mindrian.graph.dialect` lists where they differ.
+"""
+
+from mindrian.graph.base import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_SELECT_LIMIT,
+    FrameworkRecord,
+    GraphCounts,
+    Registry,
+    Selection,
+)
+from mindrian.graph.embedded import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry
+from mindrian.graph.errors import GraphError
+from mindrian.graph.factory import open_registry
+from mindrian.graph.neo4j_registry import Neo4jRegistry, redact_uri
+from mindrian.graph.registry_yaml import (
+    dump_registry_yaml,
+    load_registry_yaml,
+    parse_registry_yaml,
+    registry_from_yaml,
+    write_registry_yaml,
+)
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_EMBEDDED_PATH",
+    "DEFAULT_SELECT_LIMIT",
+    "EmbeddedRegistry",
+    "FrameworkRecord",
+    "GraphCounts",
+    "GraphError",
+    "Neo4jRegistry",
+    "Registry",
+    "Selection",
+    "dump_registry_yaml",
+    "load_registry_yaml",
+    "open_registry",
+    "parse_registry_yaml",
+    "redact_uri",
+    "registry_from_yaml",
+    "write_registry_yaml",
+]

@@ -1,0 +1,397 @@
+"""The registry interface, its records, and the transaction work both backends share.
+
+A backend only knows how to run one named query inside a read or a write transaction
+(:meth:`Registry._read` / :meth:`Registry._write`); everything a registration,
+selection or export does is written once here, so both backends execute the same
+statements in the same order.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from mindrian.graph import queries as q
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_SELECT_LIMIT",
+    "FrameworkRecord",
+    "GraphCounts",
+    "Registry",
+    "Row",
+    "Run",
+    "Selection",
+    "check_params",
+]
+
+#: Frameworks per write transaction in :meth:`Registry.register_many`.
+DEFAULT_BATCH_SIZE = 1000
+#: How many frameworks a selection returns unless told otherwise.
+DEFAULT_SELECT_LIMIT = 5
+
+#: One result row, column name to value.
+Row = dict[str, Any]
+#: Runs one query with its parameters inside the current transaction.
+Run = Callable[[q.Query, Mapping[str, Any]], list[Row]]
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class FrameworkRecord:
+    """A framework as the registry stores it (seed 000 §5.1 and §5.2)."""
+
+    id: str
+    """Normalised framework id, the node's unique key."""
+    name: str
+    """Display name."""
+    type: str
+    """Agent type (operator, role, collaborative, pipeline, guided)."""
+    description: str | None = None
+    """One-paragraph description from the skill."""
+    triggers: tuple[str, ...] = ()
+    """Words that make this framework a candidate, in source order."""
+    problem_types: tuple[str, ...] = ()
+    """Problem types it addresses, in source order."""
+    version: str | None = None
+    """The skill's declared version."""
+    source_digest: str | None = None
+    """Digest of the SKILL.md it was compiled from."""
+    chains_to: tuple[tuple[str, float], ...] = ()
+    """(target framework id, weight) pairs, kept sorted by target."""
+    good_for: tuple[tuple[str, float], ...] = ()
+    """(problem type, confidence) pairs, kept sorted by problem type."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(
+                f"framework id must be a non-empty string, got {self.id!r}"
+            )
+        object.__setattr__(self, "triggers", _strings(self.triggers, "triggers"))
+        object.__setattr__(
+            self, "problem_types", _strings(self.problem_types, "problem_types")
+        )
+        object.__setattr__(
+            self, "chains_to", _weighted(self.chains_to, "chains_to", self.id)
+        )
+        object.__setattr__(
+            self, "good_for", _weighted(self.good_for, "good_for", self.id)
+        )
+
+    def to_plain(self) -> dict[str, Any]:
+        """Plain data in a fixed key order, as written to registry.yaml."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "description": self.description,
+            "version": self.version,
+            "source_digest": self.source_digest,
+            "triggers": list(self.triggers),
+            "problem_types": list(self.problem_types),
+            "chains_to": [{"target": t, "weight": w} for t, w in self.chains_to],
+            "good_for": [
+                {"problem_type": p, "confidence": c} for p, c in self.good_for
+            ],
+        }
+
+    @classmethod
+    def from_plain(cls, data: Mapping[str, Any]) -> FrameworkRecord:
+        """The inverse of :meth:`to_plain`."""
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            type=data["type"],
+            description=data.get("description"),
+            version=data.get("version"),
+            source_digest=data.get("source_digest"),
+            triggers=tuple(data.get("triggers") or ()),
+            problem_types=tuple(data.get("problem_types") or ()),
+            chains_to=tuple(
+                (c["target"], c["weight"]) for c in data.get("chains_to") or ()
+            ),
+            good_for=tuple(
+                (g["problem_type"], g["confidence"]) for g in data.get("good_for") or ()
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One framework chosen by the selection query."""
+
+    id: str
+    """Framework id."""
+    name: str
+    """Framework display name."""
+    score: float
+    """0.6 trigger match + 0.4 problem-type match + 0.3 × chained weight to previous ones."""
+
+
+@dataclass(frozen=True)
+class GraphCounts:
+    """Sizes of the registry graph, for idempotence checks and status output."""
+
+    frameworks: int
+    """Registered Framework nodes."""
+    placeholders: int
+    """Framework nodes only referenced by CHAINS_TO, not registered yet."""
+    problem_types: int
+    """ProblemType nodes."""
+    chains: int
+    """CHAINS_TO relationships."""
+    good_for: int
+    """GOOD_FOR relationships."""
+
+
+def check_params(query: q.Query, params: Mapping[str, Any]) -> None:
+    """Refuse to run a query with parameters other than those it declares."""
+    if set(params) != set(query.params):
+        raise ValueError(
+            f"query {query.name} takes {sorted(query.params)}, was given {sorted(params)}"
+        )
+
+
+class Registry(ABC):
+    """The framework registry; use as a context manager or call :meth:`close`."""
+
+    @abstractmethod
+    def _write(self, work: Callable[[Run], _T]) -> _T:
+        """Run ``work`` in one write transaction, committed only if it returns."""
+
+    @abstractmethod
+    def _read(self, work: Callable[[Run], _T]) -> _T:
+        """Run ``work`` in one read-only transaction."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the database or driver."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def register(self, framework: FrameworkRecord) -> None:
+        """Register or update one framework, node and relationships in one transaction."""
+        self._write(lambda run: _register_batch(run, (framework,)))
+
+    def register_many(
+        self,
+        frameworks: Iterable[FrameworkRecord],
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> int:
+        """Register frameworks with batched UNWIND, one transaction per batch; returns the count."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        records = tuple(frameworks)
+        _reject_duplicate_ids(records)
+        for start in range(0, len(records), batch_size):
+            batch = records[start : start + batch_size]
+            self._write(lambda run, batch=batch: _register_batch(run, batch))
+        return len(records)
+
+    def unregister(self, framework_id: str) -> bool:
+        """Remove a registered framework; False if it was not registered."""
+        return self._write(lambda run: _unregister(run, framework_id))
+
+    def select(
+        self,
+        triggers: Iterable[str],
+        problem_types: Iterable[str] = (),
+        previous: Iterable[str] = (),
+        limit: int = DEFAULT_SELECT_LIMIT,
+    ) -> tuple[Selection, ...]:
+        """The best registered frameworks for a context, best first, ties by id."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        params = {
+            "triggers": list(_strings(triggers, "triggers")),
+            "problem_types": list(_strings(problem_types, "problem_types")),
+            "previous_frameworks": list(_strings(previous, "previous")),
+            "limit": int(limit),
+        }
+        rows = self._read(lambda run: run(q.SELECT_FRAMEWORKS, params))
+        return tuple(Selection(r["id"], r["name"], float(r["score"])) for r in rows)
+
+    def get(self, framework_id: str) -> FrameworkRecord | None:
+        """The registered framework with this id, or None."""
+        return self._read(lambda run: _get(run, framework_id))
+
+    def export(self) -> tuple[FrameworkRecord, ...]:
+        """Every registered framework, sorted by id, relationships sorted too."""
+        return self._read(_export)
+
+    def counts(self) -> GraphCounts:
+        """Node and relationship counts of the whole registry graph."""
+        return self._read(_counts)
+
+
+def _strings(values: Iterable[str], what: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TypeError(f"{what} must be a sequence of strings, not one string")
+    items = tuple(values)
+    if not all(isinstance(v, str) for v in items):
+        raise TypeError(f"{what} must contain only strings: {items!r}")
+    return items
+
+
+def _weighted(
+    pairs: Iterable[Sequence[Any]], what: str, owner: str
+) -> tuple[tuple[str, float], ...]:
+    items = tuple((str(key), float(value)) for key, value in pairs)
+    keys = [key for key, _ in items]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{owner}: {what} names the same target twice: {sorted(keys)}")
+    if not all(math.isfinite(value) for _, value in items):
+        raise ValueError(f"{owner}: {what} weights must be finite numbers")
+    return tuple(sorted(items))
+
+
+def _reject_duplicate_ids(records: Sequence[FrameworkRecord]) -> None:
+    seen: set[str] = set()
+    for record in records:
+        if record.id in seen:
+            raise ValueError(f"framework {record.id} appears twice in one registration")
+        seen.add(record.id)
+
+
+def _framework_row(record: FrameworkRecord) -> Row:
+    return {
+        "id": record.id,
+        "name": record.name,
+        "type": record.type,
+        "description": record.description,
+        "triggers": list(record.triggers),
+        "problem_types": list(record.problem_types),
+        "version": record.version,
+        "source_digest": record.source_digest,
+    }
+
+
+def _register_batch(run: Run, records: Sequence[FrameworkRecord]) -> None:
+    _reject_duplicate_ids(records)
+    wanted_chains = {(r.id, t): w for r in records for t, w in r.chains_to}
+    wanted_good_for = {(r.id, p): c for r in records for p, c in r.good_for}
+    released = _delete_relationships(
+        run, [r.id for r in records], wanted_chains, wanted_good_for
+    )
+    run(q.REGISTER_FRAMEWORKS, {"frameworks": [_framework_row(r) for r in records]})
+    # UNWIND over nothing is a no-op in Neo4j, but the embedded engine cannot type an
+    # empty list parameter, so empty batches are simply not sent.
+    if wanted_chains:
+        chains = [
+            {"source": s, "target": t, "weight": w}
+            for (s, t), w in wanted_chains.items()
+        ]
+        run(q.MERGE_CHAINS, {"chains": chains})
+    if wanted_good_for:
+        good_for = [
+            {"source": s, "problem_type": p, "confidence": c}
+            for (s, p), c in wanted_good_for.items()
+        ]
+        run(q.MERGE_GOOD_FOR, {"good_for": good_for})
+    _prune(run, released)
+
+
+def _delete_relationships(
+    run: Run,
+    ids: Sequence[str],
+    keep_chains: Mapping[tuple[str, str], float],
+    keep_good_for: Mapping[tuple[str, str], float],
+) -> list[str]:
+    """Delete the outgoing relationships of ``ids`` not in the keep sets; returns released targets."""
+    stored_chains = run(q.OUTGOING_CHAINS, {"ids": list(ids)})
+    stale_chains = [
+        r for r in stored_chains if (r["source"], r["target"]) not in keep_chains
+    ]
+    if stale_chains:
+        run(q.DELETE_CHAINS, {"pairs": stale_chains})
+    stored_good_for = run(q.OUTGOING_GOOD_FOR, {"ids": list(ids)})
+    stale_good_for = [
+        r
+        for r in stored_good_for
+        if (r["source"], r["problem_type"]) not in keep_good_for
+    ]
+    if stale_good_for:
+        run(q.DELETE_GOOD_FOR, {"pairs": stale_good_for})
+    return [r["target"] for r in stale_chains]
+
+
+def _prune(run: Run, candidates: Iterable[str]) -> None:
+    ids = sorted(set(candidates))
+    if ids:
+        run(q.PRUNE_PLACEHOLDERS, {"ids": ids})
+
+
+def _unregister(run: Run, framework_id: str) -> bool:
+    if not run(q.DEMOTE_FRAMEWORK, {"id": framework_id}):
+        return False
+    released = _delete_relationships(run, [framework_id], {}, {})
+    _prune(run, [framework_id, *released])
+    return True
+
+
+def _record(
+    node: Row, chains: Iterable[Row], good_for: Iterable[Row]
+) -> FrameworkRecord:
+    return FrameworkRecord(
+        id=node["id"],
+        name=node["name"],
+        type=node["type"],
+        description=node["description"],
+        triggers=tuple(node["triggers"] or ()),
+        problem_types=tuple(node["problem_types"] or ()),
+        version=node["version"],
+        source_digest=node["source_digest"],
+        chains_to=tuple((c["target"], c["weight"]) for c in chains),
+        good_for=tuple((g["problem_type"], g["confidence"]) for g in good_for),
+    )
+
+
+def _get(run: Run, framework_id: str) -> FrameworkRecord | None:
+    nodes = run(q.GET_FRAMEWORK, {"id": framework_id})
+    if not nodes:
+        return None
+    chains = run(q.GET_CHAINS, {"id": framework_id})
+    good_for = run(q.GET_GOOD_FOR, {"id": framework_id})
+    return _record(nodes[0], chains, good_for)
+
+
+def _export(run: Run) -> tuple[FrameworkRecord, ...]:
+    chains: dict[str, list[Row]] = {}
+    for row in run(q.EXPORT_CHAINS, {}):
+        chains.setdefault(row["source"], []).append(row)
+    good_for: dict[str, list[Row]] = {}
+    for row in run(q.EXPORT_GOOD_FOR, {}):
+        good_for.setdefault(row["source"], []).append(row)
+    nodes = run(q.EXPORT_FRAMEWORKS, {})
+    records = (
+        _record(n, chains.get(n["id"], ()), good_for.get(n["id"], ())) for n in nodes
+    )
+    return tuple(sorted(records, key=lambda r: r.id))
+
+
+def _single_count(run: Run, query: q.Query) -> int:
+    return int(run(query, {})[0]["n"])
+
+
+def _counts(run: Run) -> GraphCounts:
+    by_state = {row["registered"]: int(row["n"]) for row in run(q.COUNT_FRAMEWORKS, {})}
+    return GraphCounts(
+        frameworks=by_state.get(True, 0),
+        placeholders=sum(n for state, n in by_state.items() if state is not True),
+        problem_types=_single_count(run, q.COUNT_PROBLEM_TYPES),
+        chains=_single_count(run, q.COUNT_CHAINS),
+        good_for=_single_count(run, q.COUNT_GOOD_FOR),
+    )

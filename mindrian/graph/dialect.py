@@ -1,0 +1,67 @@
+"""Every difference between the Neo4j texts in :mod:`mindrian.graph.queries` and what
+the embedded engine (LadybugDB, the Kùzu fork) needs, in one place.
+
+Queries not named here run verbatim on both backends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from mindrian.graph import queries as q
+
+__all__ = ["EMBEDDED_REWRITES", "EMBEDDED_SCHEMA", "Rewrite", "embedded_text"]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One textual substitution applied to a query for the embedded engine."""
+
+    query: str
+    """Name of the query in :data:`mindrian.graph.queries.ALL_QUERIES`."""
+    old: str
+    """Neo4j fragment; must occur exactly once in the query."""
+    new: str
+    """Embedded replacement."""
+    why: str
+    """The dialect difference that forces it."""
+
+
+#: Replaces :data:`mindrian.graph.queries.SCHEMA`. The embedded engine is schema-first:
+#: nodes and relationships need declared tables, and a node table's PRIMARY KEY is its
+#: uniqueness constraint (there is no CREATE CONSTRAINT). Property types mirror what
+#: the queries store.
+EMBEDDED_SCHEMA: tuple[str, ...] = (
+    "CREATE NODE TABLE IF NOT EXISTS Framework("
+    "id STRING, name STRING, type STRING, description STRING, "
+    "triggers STRING[], problem_types STRING[], version STRING, source_digest STRING, "
+    "registered BOOLEAN, updated_at TIMESTAMP, PRIMARY KEY (id))",
+    "CREATE NODE TABLE IF NOT EXISTS ProblemType(name STRING, PRIMARY KEY (name))",
+    "CREATE REL TABLE IF NOT EXISTS CHAINS_TO(FROM Framework TO Framework, weight DOUBLE)",
+    "CREATE REL TABLE IF NOT EXISTS GOOD_FOR(FROM Framework TO ProblemType, confidence DOUBLE)",
+)
+
+EMBEDDED_REWRITES: tuple[Rewrite, ...] = (
+    Rewrite(
+        query=q.REGISTER_FRAMEWORKS.name,
+        old="datetime()",
+        new="current_timestamp()",
+        why="the embedded engine has no datetime(); current_timestamp() is its clock",
+    ),
+)
+
+
+@cache
+def embedded_text(query: q.Query) -> str:
+    """The text the embedded engine runs for ``query``."""
+    text = query.text
+    for rewrite in EMBEDDED_REWRITES:
+        if rewrite.query != query.name:
+            continue
+        if text.count(rewrite.old) != 1:
+            raise ValueError(
+                f"rewrite for {query.name} expects {rewrite.old!r} exactly once"
+            )
+        text = text.replace(rewrite.old, rewrite.new)
+    return text

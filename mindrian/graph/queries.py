@@ -1,0 +1,364 @@
+"""The fixed Cypher texts of the framework registry (Neo4j dialect).
+
+Every value reaches the database as a ``$parameter``; no skill text is ever part of a
+query. The embedded backend runs these same texts except where
+:mod:`mindrian.graph.dialect` names a difference. One framework is registered as a
+batch of one, so the per-framework and the bulk paths share every statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ALL_QUERIES",
+    "CONSTRAINT_FRAMEWORK_ID",
+    "CONSTRAINT_PROBLEM_TYPE_NAME",
+    "COUNT_CHAINS",
+    "COUNT_FRAMEWORKS",
+    "COUNT_GOOD_FOR",
+    "COUNT_PROBLEM_TYPES",
+    "DELETE_CHAINS",
+    "DELETE_GOOD_FOR",
+    "DEMOTE_FRAMEWORK",
+    "EXPORT_CHAINS",
+    "EXPORT_FRAMEWORKS",
+    "EXPORT_GOOD_FOR",
+    "GET_CHAINS",
+    "GET_FRAMEWORK",
+    "GET_GOOD_FOR",
+    "LABELS",
+    "MERGE_CHAINS",
+    "MERGE_GOOD_FOR",
+    "OUTGOING_CHAINS",
+    "OUTGOING_GOOD_FOR",
+    "PROPERTY_KEYS",
+    "PRUNE_PLACEHOLDERS",
+    "Query",
+    "REGISTER_FRAMEWORKS",
+    "RELATIONSHIP_TYPES",
+    "ROW_KEYS",
+    "SCHEMA",
+    "SEED_SELECT_QUERY",
+    "SELECT_FRAMEWORKS",
+    "SELECT_QUERY",
+]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A named Cypher text and the parameters it takes."""
+
+    name: str
+    """Stable identifier, also the key for dialect overrides."""
+    text: str
+    """The Cypher text (Neo4j dialect)."""
+    params: tuple[str, ...] = ()
+    """Every ``$name`` the text uses; callers must pass exactly these."""
+
+
+#: Node labels of the registry graph (declared to the linter, so a misspelling is reported).
+LABELS = ("Framework", "ProblemType")
+#: Relationship types of the registry graph.
+RELATIONSHIP_TYPES = ("CHAINS_TO", "GOOD_FOR")
+#: Property keys of nodes and relationships.
+PROPERTY_KEYS = (
+    "id",
+    "name",
+    "type",
+    "description",
+    "triggers",
+    "problem_types",
+    "version",
+    "source_digest",
+    "registered",
+    "updated_at",
+    "weight",
+    "confidence",
+)
+#: Keys of the UNWIND row maps; the linter cannot tell them from stored properties.
+ROW_KEYS = ("source", "target", "problem_type")
+
+CONSTRAINT_FRAMEWORK_ID = Query(
+    "constraint_framework_id",
+    "CREATE CONSTRAINT framework_id IF NOT EXISTS\n"
+    "FOR (f:Framework) REQUIRE f.id IS UNIQUE",
+)
+
+CONSTRAINT_PROBLEM_TYPE_NAME = Query(
+    "constraint_problem_type_name",
+    "CREATE CONSTRAINT problem_type_name IF NOT EXISTS\n"
+    "FOR (p:ProblemType) REQUIRE p.name IS UNIQUE",
+)
+
+#: Statements that make the schema; each is idempotent.
+SCHEMA = (CONSTRAINT_FRAMEWORK_ID, CONSTRAINT_PROBLEM_TYPE_NAME)
+
+# A row of $frameworks: {id, name, type, description, triggers, problem_types, version,
+# source_digest}.
+REGISTER_FRAMEWORKS = Query(
+    "register_frameworks",
+    """\
+UNWIND $frameworks AS row
+MERGE (f:Framework {id: row.id})
+SET f.name = row.name,
+    f.type = row.type,
+    f.description = row.description,
+    f.triggers = row.triggers,
+    f.problem_types = row.problem_types,
+    f.version = row.version,
+    f.source_digest = row.source_digest,
+    f.registered = true,
+    f.updated_at = datetime()""",
+    ("frameworks",),
+)
+
+# The stored outgoing relationships are read first and only the stale ones deleted:
+# a fresh registration then costs one cheap read instead of a delete pass.
+OUTGOING_CHAINS = Query(
+    "outgoing_chains",
+    """\
+UNWIND $ids AS fid
+MATCH (f:Framework {id: fid})-[:CHAINS_TO]->(t:Framework)
+RETURN f.id AS source, t.id AS target""",
+    ("ids",),
+)
+
+OUTGOING_GOOD_FOR = Query(
+    "outgoing_good_for",
+    """\
+UNWIND $ids AS fid
+MATCH (f:Framework {id: fid})-[:GOOD_FOR]->(p:ProblemType)
+RETURN f.id AS source, p.name AS problem_type""",
+    ("ids",),
+)
+
+DELETE_CHAINS = Query(
+    "delete_chains",
+    """\
+UNWIND $pairs AS pair
+MATCH (f:Framework {id: pair.source})-[r:CHAINS_TO]->(t:Framework {id: pair.target})
+DELETE r""",
+    ("pairs",),
+)
+
+DELETE_GOOD_FOR = Query(
+    "delete_good_for",
+    """\
+UNWIND $pairs AS pair
+MATCH (f:Framework {id: pair.source})-[r:GOOD_FOR]->(p:ProblemType {name: pair.problem_type})
+DELETE r""",
+    ("pairs",),
+)
+
+# A target that is not registered yet becomes a placeholder; registering it later
+# MERGEs onto the same node and sets registered = true.
+MERGE_CHAINS = Query(
+    "merge_chains",
+    """\
+UNWIND $chains AS chain
+MATCH (f:Framework {id: chain.source})
+MERGE (t:Framework {id: chain.target})
+ON CREATE SET t.registered = false
+MERGE (f)-[r:CHAINS_TO]->(t)
+SET r.weight = chain.weight""",
+    ("chains",),
+)
+
+MERGE_GOOD_FOR = Query(
+    "merge_good_for",
+    """\
+UNWIND $good_for AS entry
+MATCH (f:Framework {id: entry.source})
+MERGE (p:ProblemType {name: entry.problem_type})
+MERGE (f)-[r:GOOD_FOR]->(p)
+SET r.confidence = entry.confidence""",
+    ("good_for",),
+)
+
+PRUNE_PLACEHOLDERS = Query(
+    "prune_placeholders",
+    """\
+UNWIND $ids AS candidate
+MATCH (t:Framework {id: candidate})
+WHERE t.registered = false AND NOT EXISTS { MATCH (:Framework)-[:CHAINS_TO]->(t) }
+DELETE t""",
+    ("ids",),
+)
+
+# Unregistering keeps the node as a placeholder while others still chain to it, so
+# their CHAINS_TO survives and is whole again when the framework comes back.
+DEMOTE_FRAMEWORK = Query(
+    "demote_framework",
+    """\
+MATCH (f:Framework {id: $id})
+WHERE f.registered = true
+SET f.registered = false,
+    f.name = null,
+    f.type = null,
+    f.description = null,
+    f.triggers = null,
+    f.problem_types = null,
+    f.version = null,
+    f.source_digest = null
+RETURN f.id AS id""",
+    ("id",),
+)
+
+_FRAMEWORK_COLUMNS = """\
+RETURN f.id AS id,
+       f.name AS name,
+       f.type AS type,
+       f.description AS description,
+       f.triggers AS triggers,
+       f.problem_types AS problem_types,
+       f.version AS version,
+       f.source_digest AS source_digest"""
+
+GET_FRAMEWORK = Query(
+    "get_framework",
+    "MATCH (f:Framework {id: $id})\nWHERE f.registered = true\n" + _FRAMEWORK_COLUMNS,
+    ("id",),
+)
+
+GET_CHAINS = Query(
+    "get_chains",
+    """\
+MATCH (f:Framework {id: $id})-[r:CHAINS_TO]->(t:Framework)
+RETURN t.id AS target, r.weight AS weight
+ORDER BY target""",
+    ("id",),
+)
+
+GET_GOOD_FOR = Query(
+    "get_good_for",
+    """\
+MATCH (f:Framework {id: $id})-[r:GOOD_FOR]->(p:ProblemType)
+RETURN p.name AS problem_type, r.confidence AS confidence
+ORDER BY problem_type""",
+    ("id",),
+)
+
+EXPORT_FRAMEWORKS = Query(
+    "export_frameworks",
+    "MATCH (f:Framework)\nWHERE f.registered = true\n"
+    + _FRAMEWORK_COLUMNS
+    + "\nORDER BY id",
+)
+
+EXPORT_CHAINS = Query(
+    "export_chains",
+    """\
+MATCH (f:Framework)-[r:CHAINS_TO]->(t:Framework)
+WHERE f.registered = true
+RETURN f.id AS source, t.id AS target, r.weight AS weight
+ORDER BY source, target""",
+)
+
+EXPORT_GOOD_FOR = Query(
+    "export_good_for",
+    """\
+MATCH (f:Framework)-[r:GOOD_FOR]->(p:ProblemType)
+WHERE f.registered = true
+RETURN f.id AS source, p.name AS problem_type, r.confidence AS confidence
+ORDER BY source, problem_type""",
+)
+
+COUNT_FRAMEWORKS = Query(
+    "count_frameworks",
+    """\
+MATCH (f:Framework)
+RETURN f.registered AS registered, count(f) AS n""",
+)
+
+COUNT_PROBLEM_TYPES = Query(
+    "count_problem_types", "MATCH (p:ProblemType)\nRETURN count(p) AS n"
+)
+
+COUNT_CHAINS = Query(
+    "count_chains",
+    "MATCH (:Framework)-[r:CHAINS_TO]->(:Framework)\nRETURN count(r) AS n",
+)
+
+COUNT_GOOD_FOR = Query(
+    "count_good_for",
+    "MATCH (:Framework)-[r:GOOD_FOR]->(:ProblemType)\nRETURN count(r) AS n",
+)
+
+#: Seed 000 §5.3 verbatim. Neo4j rejects it: ``score`` is an implicit grouping key
+#: inside the aggregating expression of the second WITH. Kept only so a test can show
+#: the rejection; never executed.
+SEED_SELECT_QUERY = """\
+// Find best frameworks for context
+MATCH (f:Framework)
+WHERE ANY(t IN $triggers WHERE t IN f.triggers)
+   OR ANY(pt IN $problem_types WHERE pt IN f.problem_types)
+WITH f,
+     CASE WHEN ANY(t IN $triggers WHERE t IN f.triggers) THEN 0.6 ELSE 0 END +
+     CASE WHEN ANY(pt IN $problem_types WHERE pt IN f.problem_types) THEN 0.4 ELSE 0 END
+     AS score
+WHERE score > 0
+OPTIONAL MATCH (f)-[c:CHAINS_TO]->(next:Framework)
+WHERE next.id IN $previous_frameworks
+WITH f, score + COALESCE(SUM(c.weight), 0) * 0.3 AS final_score
+ORDER BY final_score DESC
+LIMIT 5
+RETURN f.id, f.name, final_score"""
+
+# Corrections to the seed: `score` is carried as a grouping key through its own WITH and
+# the sum is aggregated there, before the arithmetic; placeholders never match; ties
+# break on id so the order is total; the columns are named. The list predicates iterate
+# over the stored, typed property and test membership in the context lists (same meaning
+# as the seed's form). The lists are bound to variables first because the embedded
+# engine cannot use a $parameter inside a list predicate, and this form runs on both.
+SELECT_QUERY = """\
+WITH $triggers AS triggers, $problem_types AS problem_types, $previous_frameworks AS previous
+MATCH (f:Framework)
+WHERE f.registered = true
+  AND (ANY(t IN f.triggers WHERE t IN triggers)
+       OR ANY(pt IN f.problem_types WHERE pt IN problem_types))
+WITH f, previous,
+     CASE WHEN ANY(t IN f.triggers WHERE t IN triggers) THEN 0.6 ELSE 0.0 END +
+     CASE WHEN ANY(pt IN f.problem_types WHERE pt IN problem_types) THEN 0.4 ELSE 0.0 END
+     AS score
+OPTIONAL MATCH (f)-[c:CHAINS_TO]->(next:Framework)
+WHERE next.id IN previous
+WITH f, score, coalesce(sum(c.weight), 0.0) AS chained_weight
+WITH f, score + chained_weight * 0.3 AS final_score
+RETURN f.id AS id, f.name AS name, final_score AS score
+ORDER BY score DESC, id ASC
+LIMIT $limit"""
+
+SELECT_FRAMEWORKS = Query(
+    "select_frameworks",
+    SELECT_QUERY,
+    ("triggers", "problem_types", "previous_frameworks", "limit"),
+)
+
+#: Every query the registry runs, by name.
+ALL_QUERIES: dict[str, Query] = {
+    q.name: q
+    for q in (
+        *SCHEMA,
+        REGISTER_FRAMEWORKS,
+        OUTGOING_CHAINS,
+        OUTGOING_GOOD_FOR,
+        DELETE_CHAINS,
+        DELETE_GOOD_FOR,
+        MERGE_CHAINS,
+        MERGE_GOOD_FOR,
+        PRUNE_PLACEHOLDERS,
+        DEMOTE_FRAMEWORK,
+        GET_FRAMEWORK,
+        GET_CHAINS,
+        GET_GOOD_FOR,
+        EXPORT_FRAMEWORKS,
+        EXPORT_CHAINS,
+        EXPORT_GOOD_FOR,
+        COUNT_FRAMEWORKS,
+        COUNT_PROBLEM_TYPES,
+        COUNT_CHAINS,
+        COUNT_GOOD_FOR,
+        SELECT_FRAMEWORKS,
+    )
+}

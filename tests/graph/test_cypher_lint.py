@@ -1,0 +1,121 @@
+"""Every Cypher text of the registry passes Neo4j's own front end; the seed's does not."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from builder import cypher_lint
+from mindrian.graph import queries as q
+
+SCHEMA = cypher_lint.LintSchema(
+    q.LABELS, q.RELATIONSHIP_TYPES, q.PROPERTY_KEYS + q.ROW_KEYS
+)
+
+
+@pytest.fixture(scope="module")
+def linter() -> None:
+    reason = cypher_lint.unavailable_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"Cypher linter required in CI: {reason}")
+    pytest.skip(f"Cypher linter unavailable: {reason}")
+
+
+@pytest.fixture(scope="module")
+def all_diagnostics(linter: None) -> dict[str, tuple[cypher_lint.Diagnostic, ...]]:
+    texts = {name: query.text for name, query in q.ALL_QUERIES.items()}
+    params = {name: query.params for name, query in q.ALL_QUERIES.items()}
+    return cypher_lint.lint(texts, params, SCHEMA)
+
+
+@pytest.mark.parametrize("name", sorted(q.ALL_QUERIES))
+def test_registry_query_is_clean(
+    all_diagnostics: dict[str, tuple[cypher_lint.Diagnostic, ...]], name: str
+) -> None:
+    assert all_diagnostics[name] == ()
+
+
+def test_seed_selection_query_is_rejected_for_implicit_grouping(linter: None) -> None:
+    params = {"seed": ("triggers", "problem_types", "previous_frameworks")}
+    (finding,) = cypher_lint.lint({"seed": q.SEED_SELECT_QUERY}, params, SCHEMA)["seed"]
+    assert finding.severity == "error"
+    assert (
+        "Aggregation column contains implicit grouping expressions" in finding.message
+    )
+    assert finding.message.endswith("Illegal expression(s): score")
+    # Points at the second WITH, where `score` is mixed into the aggregation.
+    assert q.SEED_SELECT_QUERY.splitlines()[finding.line - 1].startswith(
+        "WITH f, score + COALESCE"
+    )
+
+
+# name: (text, declared params, expected severity, fragment of the expected message)
+PROBES = {
+    "undeclared-param": (
+        "MATCH (f:Framework) RETURN f.id, $undeclared",
+        (),
+        "error",
+        "$undeclared is not defined",
+    ),
+    "misspelt-label": (
+        "MATCH (f:Framwork) RETURN f.id",
+        (),
+        "warning",
+        "Label Framwork is not",
+    ),
+    "misspelt-property": (
+        "MATCH (f:Framework) RETURN f.idd",
+        (),
+        "warning",
+        "idd is not present",
+    ),
+    "syntax-error": ("MATCH (f:Framework RETURN f", (), "error", ""),
+}
+
+
+@pytest.fixture(scope="module")
+def probe_results(linter: None) -> dict[str, tuple[cypher_lint.Diagnostic, ...]]:
+    texts = {name: text for name, (text, _, _, _) in PROBES.items()}
+    params = {name: declared for name, (_, declared, _, _) in PROBES.items()}
+    return cypher_lint.lint(texts, params, SCHEMA)
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_linter_reports_problems(
+    probe_results: dict[str, tuple[cypher_lint.Diagnostic, ...]], name: str
+) -> None:
+    _, _, severity, fragment = PROBES[name]
+    found = probe_results[name]
+    assert any(d.severity == severity and fragment in d.message for d in found), found
+    assert all(d.line >= 1 and d.column >= 1 for d in found)
+
+
+def test_batch_keeps_input_order(linter: None) -> None:
+    result = cypher_lint.lint({"b": "RETURN 1", "a": "RETURN $x"}, {"a": ("x",)})
+    assert list(result) == ["b", "a"]
+    assert result == {"b": (), "a": ()}
+
+
+def test_missing_node_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cypher_lint.shutil, "which", lambda name: None)
+    assert cypher_lint.available() is False
+    with pytest.raises(cypher_lint.LinterUnavailable, match="node is not on PATH"):
+        cypher_lint.lint({"a": "RETURN 1"})
+
+
+def test_missing_package_is_reported(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cypher_lint.shutil, "which", lambda name: "/usr/bin/node")
+    monkeypatch.setattr(
+        cypher_lint, "_PACKAGE_JSON", tmp_path / "absent" / "package.json"
+    )
+    assert cypher_lint.available() is False
+    with pytest.raises(
+        cypher_lint.LinterUnavailable, match="npm ci --prefix builder/cypher_lint"
+    ):
+        cypher_lint.lint({"a": "RETURN 1"})

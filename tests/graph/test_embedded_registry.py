@@ -1,0 +1,316 @@
+"""EmbeddedRegistry on a real LadybugDB database: selection, idempotence, placeholders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from graph_factories import INJECTION, SIX, by_id, framework, with_injection
+
+from mindrian.graph import EmbeddedRegistry, FrameworkRecord, GraphCounts, GraphError
+from mindrian.graph import queries as q
+from mindrian.graph.base import check_params
+from mindrian.graph.dialect import EMBEDDED_REWRITES, embedded_text
+
+#: Every column of the Framework node table; nothing else may ever appear on a node.
+NODE_COLUMNS = {
+    "id",
+    "name",
+    "type",
+    "description",
+    "triggers",
+    "problem_types",
+    "version",
+    "source_digest",
+    "registered",
+    "updated_at",
+}
+
+
+@pytest.fixture
+def registry() -> Iterator[EmbeddedRegistry]:
+    with EmbeddedRegistry(None) as reg:
+        reg.register_many(SIX)
+        yield reg
+
+
+# (triggers, problem_types, previous, limit, expected [(id, score)]), scores by hand:
+# 0.6 trigger match + 0.4 problem-type match + 0.3 × sum of CHAINS_TO weights to previous.
+SELECTIONS = [
+    pytest.param(
+        ["scqa"],
+        ["ill-defined"],
+        ["pws"],
+        5,
+        # minto 0.6+0.4+0.3*0.9; scenario 0.6+0.4+0.3*0.3; pws/trending tie at 0.4 -> by id
+        [
+            ("minto", 1.27),
+            ("scenario", 1.09),
+            ("csio", 0.6),
+            ("pws", 0.4),
+            ("trending", 0.4),
+        ],
+        id="chained-bonus-and-tie-break",
+    ),
+    pytest.param(
+        ["customer"], [], ["pws", "csio"], 5, [("jtbd", 0.81)], id="bonus-sums-weights"
+    ),
+    pytest.param(
+        ["scqa"], [], [], 2, [("csio", 0.6), ("minto", 0.6)], id="limit-after-tie-break"
+    ),
+    pytest.param(
+        [],
+        ["market"],
+        [],
+        5,
+        [("jtbd", 0.4), ("trending", 0.4)],
+        id="problem-type-only",
+    ),
+    pytest.param(["nothing-matches"], [], [], 5, [], id="no-match"),
+    pytest.param([], [], ["pws"], 5, [], id="bonus-alone-selects-nothing"),
+    pytest.param(
+        ["scqa", "problem", "customer", "trend"],
+        [],
+        [],
+        5,
+        [("csio", 0.6), ("jtbd", 0.6), ("minto", 0.6), ("pws", 0.6), ("scenario", 0.6)],
+        id="top-five-of-six",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "triggers, problem_types, previous, limit, expected", SELECTIONS
+)
+def test_select_scores_match_hand_computation(
+    registry: EmbeddedRegistry,
+    triggers: list[str],
+    problem_types: list[str],
+    previous: list[str],
+    limit: int,
+    expected: list[tuple[str, float]],
+) -> None:
+    chosen = registry.select(triggers, problem_types, previous, limit=limit)
+    assert [s.id for s in chosen] == [framework_id for framework_id, _ in expected]
+    assert [s.score for s in chosen] == pytest.approx([score for _, score in expected])
+    assert all(s.name == by_id(s.id).name for s in chosen)
+
+
+def test_get_returns_the_registered_record(registry: EmbeddedRegistry) -> None:
+    for record in SIX:
+        assert registry.get(record.id) == record
+    assert registry.get("unknown") is None
+
+
+def test_export_is_sorted_and_complete(registry: EmbeddedRegistry) -> None:
+    assert registry.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+SIX_COUNTS = GraphCounts(
+    frameworks=6, placeholders=0, problem_types=3, chains=5, good_for=4
+)
+
+
+@pytest.mark.parametrize("repeat", ["register", "register_many"])
+def test_registering_twice_changes_nothing(
+    registry: EmbeddedRegistry, repeat: str
+) -> None:
+    assert registry.counts() == SIX_COUNTS
+    before = registry.export()
+    if repeat == "register":
+        for record in SIX:
+            registry.register(record)
+    else:
+        registry.register_many(SIX, batch_size=4)
+    assert registry.counts() == SIX_COUNTS
+    assert registry.export() == before
+
+
+def test_stale_relationships_are_removed(registry: EmbeddedRegistry) -> None:
+    changed = replace(
+        by_id("minto"), chains_to=(("jtbd", 0.25),), good_for=(("market", 0.1),)
+    )
+    registry.register(changed)
+    assert registry.get("minto") == changed
+    assert registry.counts() == SIX_COUNTS  # one chain and one GOOD_FOR swapped
+    # The bonus now follows the new chain only.
+    assert registry.select(["structure"], [], ["pws"])[0].score == pytest.approx(0.6)
+    assert registry.select(["structure"], [], ["jtbd"])[0].score == pytest.approx(
+        0.6 + 0.075
+    )
+
+
+def test_relationship_weights_are_updated_in_place(registry: EmbeddedRegistry) -> None:
+    registry.register(replace(by_id("minto"), chains_to=(("pws", 0.1),)))
+    assert registry.get("minto").chains_to == (("pws", 0.1),)
+    assert registry.counts() == SIX_COUNTS
+
+
+def test_unknown_chain_target_becomes_placeholder_then_completes() -> None:
+    with EmbeddedRegistry(None) as reg:
+        reg.register(framework("alpha", triggers=("go",), chains_to=(("ghost", 0.7),)))
+        assert reg.counts() == GraphCounts(1, 1, 0, 1, 0)
+        assert reg.get("ghost") is None
+        placeholder = reg.node_properties("ghost")
+        assert placeholder is not None and placeholder["registered"] is False
+        assert placeholder["name"] is None
+        assert [s.id for s in reg.select(["go"], [], ["ghost"])] == ["alpha"]
+
+        ghost = framework("ghost", triggers=("go",))
+        reg.register(ghost)
+        assert reg.counts() == GraphCounts(2, 0, 0, 1, 0)
+        assert reg.get("ghost") == ghost
+        assert reg.get("alpha").chains_to == (("ghost", 0.7),)
+        assert reg.select(["go"], [], ["ghost"])[0].score == pytest.approx(
+            0.6 + 0.3 * 0.7
+        )
+
+
+def test_placeholder_nobody_chains_to_is_pruned() -> None:
+    with EmbeddedRegistry(None) as reg:
+        reg.register(framework("alpha", chains_to=(("ghost", 0.7),)))
+        reg.register(framework("alpha"))
+        assert reg.counts() == GraphCounts(1, 0, 0, 0, 0)
+        assert reg.node_properties("ghost") is None
+
+
+def test_unregister_keeps_incoming_chains_as_placeholder(
+    registry: EmbeddedRegistry,
+) -> None:
+    assert registry.unregister("pws") is True
+    assert registry.get("pws") is None
+    assert "pws" not in {
+        s.id for s in registry.select(["problem", "scqa"], ["ill-defined"])
+    }
+    # minto, jtbd and scenario still chain to pws; its own relationships are gone.
+    assert registry.counts() == GraphCounts(
+        frameworks=5, placeholders=1, problem_types=3, chains=4, good_for=2
+    )
+    registry.register(by_id("pws"))
+    assert registry.counts() == SIX_COUNTS
+    assert registry.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+def test_unregister_deletes_a_framework_nobody_chains_to(
+    registry: EmbeddedRegistry,
+) -> None:
+    assert registry.unregister("trending") is True
+    assert registry.node_properties("trending") is None
+    assert registry.unregister("trending") is False
+    assert registry.unregister("never-registered") is False
+
+
+def test_unregister_releases_placeholders_it_was_the_last_to_point_at() -> None:
+    with EmbeddedRegistry(None) as reg:
+        reg.register(framework("alpha", chains_to=(("ghost", 0.5),)))
+        assert reg.unregister("alpha") is True
+        assert reg.counts() == GraphCounts(0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("target", ["minto", "csio"])
+def test_injection_text_is_stored_verbatim_and_changes_nothing_else(
+    registry: EmbeddedRegistry, target: str
+) -> None:
+    others_before = [r for r in registry.export() if r.id != target]
+    hostile = with_injection(by_id(target))
+    registry.register(hostile)
+
+    assert registry.get(target) == hostile
+    stored = registry.node_properties(target)
+    assert stored is not None and set(stored) == NODE_COLUMNS
+    assert stored["name"] == stored["version"] == stored["description"] == INJECTION
+    assert stored["registered"] is True
+    assert [r for r in registry.export() if r.id != target] == others_before
+    assert [s.id for s in registry.select([INJECTION], [], [])] == [target]
+
+
+def test_injection_in_ids_is_just_an_id(registry: EmbeddedRegistry) -> None:
+    hostile = framework("x' }) DETACH DELETE f //", triggers=("scqa",))
+    registry.register(hostile)
+    assert registry.get(hostile.id) == hostile
+    assert registry.counts().frameworks == 7
+
+
+def test_database_file_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "registry.lbug"
+    with EmbeddedRegistry(path) as reg:
+        reg.register_many(SIX)
+    with EmbeddedRegistry(path) as reopened:  # schema creation is idempotent
+        assert reopened.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+def test_failed_write_transaction_leaves_nothing_behind(
+    registry: EmbeddedRegistry,
+) -> None:
+    before = registry.export()
+
+    def work(run):  # type: ignore[no-untyped-def]
+        run(q.DEMOTE_FRAMEWORK, {"id": "minto"})
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        registry._write(work)
+    assert registry.export() == before
+    registry.register(framework("after-failure"))  # the connection is usable again
+    assert registry.get("after-failure") is not None
+
+
+def test_register_many_rejects_duplicate_ids_before_writing() -> None:
+    with EmbeddedRegistry(None) as reg:
+        with pytest.raises(ValueError, match="appears twice"):
+            reg.register_many([framework("a"), framework("b"), framework("a")])
+        assert reg.counts().frameworks == 0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: framework(""),
+        lambda: framework("a", chains_to=(("b", 0.1), ("b", 0.2))),
+        lambda: framework("a", good_for=(("x", float("nan")),)),
+        lambda: framework("a", triggers="scqa"),
+    ],
+    ids=["empty-id", "duplicate-target", "nan-weight", "bare-string-triggers"],
+)
+def test_invalid_records_are_refused(make) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises((ValueError, TypeError)):
+        make()
+
+
+def test_select_rejects_bad_arguments(registry: EmbeddedRegistry) -> None:
+    with pytest.raises(ValueError):
+        registry.select(["scqa"], limit=0)
+    with pytest.raises(TypeError):
+        registry.select("scqa")
+
+
+def test_query_parameters_must_match_the_declaration() -> None:
+    check_params(q.GET_FRAMEWORK, {"id": "x"})
+    with pytest.raises(ValueError, match="get_framework"):
+        check_params(q.GET_FRAMEWORK, {"id": "x", "extra": 1})
+
+
+def test_unopenable_path_is_a_graph_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(GraphError, match="cannot open embedded registry"):
+        EmbeddedRegistry(blocker / "registry.lbug")
+
+
+def test_every_dialect_rewrite_names_a_query_and_applies() -> None:
+    for rewrite in EMBEDDED_REWRITES:
+        query = q.ALL_QUERIES[rewrite.query]
+        assert rewrite.why
+        assert rewrite.old in query.text and rewrite.new not in query.text
+        assert rewrite.new in embedded_text(query)
+    rewritten = {r.query for r in EMBEDDED_REWRITES}
+    for name, query in q.ALL_QUERIES.items():
+        if name not in rewritten:
+            assert embedded_text(query) == query.text, name
+
+
+def test_records_keep_relationships_sorted() -> None:
+    record = FrameworkRecord("a", "A", "operator", chains_to=(("z", 1), ("b", 0.5)))
+    assert record.chains_to == (("b", 0.5), ("z", 1.0))

@@ -1,0 +1,327 @@
+"""Neo4jRegistry against a driver double (no server exists here) and an unreachable port."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import neo4j
+import pytest
+from graph_factories import SIX, by_id
+from neo4j.exceptions import AuthError, ServiceUnavailable, TransientError
+
+from mindrian.graph import (
+    EmbeddedRegistry,
+    GraphError,
+    Neo4jRegistry,
+    open_registry,
+    redact_uri,
+)
+from mindrian.graph import queries as q
+
+PASSWORD = "s3cret-pa55"
+
+
+@dataclass
+class FakeRecord:
+    values: dict[str, Any]
+
+    def data(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+@dataclass
+class FakeTx:
+    """Records statements; answers from ``responder`` (text -> rows)."""
+
+    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]]
+    statements: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    fail_with: Exception | None = None
+
+    def run(self, text: str, params: dict[str, Any]) -> list[FakeRecord]:
+        self.statements.append((text, params))
+        if self.fail_with is not None:
+            raise self.fail_with
+        return [FakeRecord(row) for row in self.responder(text, params)]
+
+
+@dataclass
+class Transaction:
+    kind: str
+    mode: str
+    database: str | None
+    tx: FakeTx
+
+
+@dataclass
+class FakeDriver:
+    """Stands in for neo4j.Driver: sessions run transaction functions on FakeTx."""
+
+    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = (
+        lambda text, params: []
+    )
+    connect_error: Exception | None = None
+    transient_failures: int = 0
+    transactions: list[Transaction] = field(default_factory=list)
+    closed: bool = False
+
+    def verify_connectivity(self) -> None:
+        if self.connect_error is not None:
+            raise self.connect_error
+
+    def session(self, database: str | None, default_access_mode: str) -> FakeSession:
+        return FakeSession(self, database, default_access_mode)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class FakeSession:
+    driver: FakeDriver
+    database: str | None
+    mode: str
+
+    def __enter__(self) -> FakeSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def _execute(self, kind: str, work: Callable[[FakeTx], Any]) -> Any:
+        # Like the real driver: a transient error reruns the whole function on a new tx.
+        while True:
+            tx = FakeTx(self.driver.responder)
+            if self.driver.transient_failures:
+                self.driver.transient_failures -= 1
+                tx.fail_with = TransientError("leader switch")
+            try:
+                result = work(tx)
+            except TransientError:
+                continue
+            self.driver.transactions.append(
+                Transaction(kind, self.mode, self.database, tx)
+            )
+            return result
+
+    def execute_write(self, work: Callable[[FakeTx], Any]) -> Any:
+        return self._execute("write", work)
+
+    def execute_read(self, work: Callable[[FakeTx], Any]) -> Any:
+        return self._execute("read", work)
+
+
+def connect(driver: FakeDriver, uri: str = "neo4j://db.example:7687") -> Neo4jRegistry:
+    seen: dict[str, Any] = {}
+
+    def factory(given_uri: str, *, auth: tuple[str, str]) -> FakeDriver:
+        seen.update(uri=given_uri, auth=auth)
+        return driver
+
+    registry = Neo4jRegistry(
+        uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory
+    )
+    assert seen == {"uri": uri, "auth": ("neo4j", PASSWORD)}
+    return registry
+
+
+def names_of(tx: FakeTx) -> list[str]:
+    by_text = {query.text: name for name, query in q.ALL_QUERIES.items()}
+    return [by_text[text] for text, _ in tx.statements]
+
+
+def test_construction_creates_the_constraints_in_write_transactions() -> None:
+    driver = FakeDriver()
+    connect(driver)
+    assert [names_of(t.tx) for t in driver.transactions] == [
+        ["constraint_framework_id"],
+        ["constraint_problem_type_name"],
+    ]
+    assert {(t.kind, t.mode, t.database) for t in driver.transactions} == {
+        ("write", neo4j.WRITE_ACCESS, "frameworks")
+    }
+
+
+def test_register_is_one_write_transaction_with_node_and_relationships() -> None:
+    driver = FakeDriver()
+    registry = connect(driver)
+    driver.transactions.clear()
+    registry.register(by_id("jtbd"))
+
+    (only,) = driver.transactions
+    assert (only.kind, only.mode) == ("write", neo4j.WRITE_ACCESS)
+    assert names_of(only.tx) == [
+        "outgoing_chains",
+        "outgoing_good_for",
+        "register_frameworks",
+        "merge_chains",
+        "merge_good_for",
+    ]
+    # Neo4j gets the Neo4j text: the database clock, not the embedded rewrite.
+    register_text, register_params = only.tx.statements[2]
+    assert "datetime()" in register_text
+    assert register_params["frameworks"][0]["name"] == by_id("jtbd").name
+    assert only.tx.statements[3][1] == {
+        "chains": [
+            {"source": "jtbd", "target": "csio", "weight": 0.2},
+            {"source": "jtbd", "target": "pws", "weight": 0.5},
+        ]
+    }
+
+
+def test_register_many_writes_one_transaction_per_batch() -> None:
+    driver = FakeDriver()
+    registry = connect(driver)
+    driver.transactions.clear()
+    assert registry.register_many(SIX, batch_size=4) == 6
+    batches = [t.tx.statements[2][1]["frameworks"] for t in driver.transactions]
+    assert [len(rows) for rows in batches] == [4, 2]
+
+
+def test_stale_relationships_are_deleted_and_placeholders_pruned() -> None:
+    def responder(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if text == q.OUTGOING_CHAINS.text:
+            return [
+                {"source": "minto", "target": "old"},
+                {"source": "minto", "target": "pws"},
+            ]
+        return []
+
+    driver = FakeDriver(responder=responder)
+    registry = connect(driver)
+    driver.transactions.clear()
+    registry.register(by_id("minto"))
+    (only,) = driver.transactions
+    statements = dict(zip(names_of(only.tx), (p for _, p in only.tx.statements)))
+    assert statements["delete_chains"] == {
+        "pairs": [{"source": "minto", "target": "old"}]
+    }
+    assert statements["prune_placeholders"] == {"ids": ["old"]}
+
+
+def test_transient_errors_rerun_the_whole_transaction_function() -> None:
+    driver = FakeDriver(transient_failures=2)
+    registry = connect(driver)  # absorbs the two failures while creating constraints
+    driver.transient_failures = 1
+    driver.transactions.clear()
+    registry.register(by_id("pws"))
+    (committed,) = driver.transactions
+    assert names_of(committed.tx)[:3] == [
+        "outgoing_chains",
+        "outgoing_good_for",
+        "register_frameworks",
+    ]
+
+
+def test_reads_use_read_sessions() -> None:
+    rows = [{"id": "minto", "name": "Minto", "score": 1.27}]
+    driver = FakeDriver(
+        responder=lambda text, params: rows if "LIMIT $limit" in text else []
+    )
+    registry = connect(driver)
+    driver.transactions.clear()
+    chosen = registry.select(["scqa"], ["ill-defined"], ["pws"])
+    assert [(s.id, s.score) for s in chosen] == [("minto", 1.27)]
+    assert registry.get("minto") is None
+    assert registry.export() == ()
+    assert {(t.kind, t.mode) for t in driver.transactions} == {
+        ("read", neo4j.READ_ACCESS)
+    }
+    select_params = driver.transactions[0].tx.statements[0][1]
+    assert select_params == {
+        "triggers": ["scqa"],
+        "problem_types": ["ill-defined"],
+        "previous_frameworks": ["pws"],
+        "limit": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        AuthError("The client is unauthorized due to authentication failure."),
+        ServiceUnavailable("down"),
+    ],
+    ids=["auth", "unreachable"],
+)
+def test_connection_failure_is_one_graph_error_without_password(
+    error: Exception,
+) -> None:
+    driver = FakeDriver(connect_error=error)
+    with pytest.raises(GraphError) as caught:
+        connect(driver, uri=f"neo4j://neo4j:{PASSWORD}@db.example:7687")
+    message = str(caught.value)
+    assert "neo4j://neo4j:***@db.example:7687" in message
+    assert type(error).__name__ in message
+    assert PASSWORD not in message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert driver.closed
+
+
+def test_driver_text_echoing_the_password_is_scrubbed() -> None:
+    driver = FakeDriver(connect_error=ServiceUnavailable(f"cannot use {PASSWORD}"))
+    with pytest.raises(GraphError) as caught:
+        connect(driver)
+    assert PASSWORD not in str(caught.value) and "cannot use ***" in str(caught.value)
+
+
+def test_query_failure_is_a_graph_error() -> None:
+    driver = FakeDriver()
+    registry = connect(driver)
+    driver.responder = lambda text, params: (_ for _ in ()).throw(
+        neo4j.exceptions.ClientError("bad statement")
+    )
+    with pytest.raises(GraphError, match="query failed: ClientError"):
+        registry.get("x")
+
+
+def test_repr_and_close_hide_the_password() -> None:
+    driver = FakeDriver()
+    registry = connect(driver, uri=f"bolt://neo4j:{PASSWORD}@db.example")
+    assert PASSWORD not in repr(registry)
+    assert "bolt://neo4j:***@db.example" in repr(registry)
+    registry.close()
+    assert driver.closed
+    with pytest.raises(GraphError, match="closed"):
+        registry.get("x")
+
+
+@pytest.mark.parametrize(
+    "uri, expected",
+    [
+        ("neo4j://host:7687", "neo4j://host:7687"),
+        (
+            f"neo4j+s://user:{PASSWORD}@host:7687/db?x=1",
+            "neo4j+s://user:***@host:7687/db?x=1",
+        ),
+        (f"bolt://user:{PASSWORD}@host", "bolt://user:***@host"),
+    ],
+)
+def test_redact_uri(uri: str, expected: str) -> None:
+    assert redact_uri(uri) == expected
+
+
+def test_unreachable_real_server_through_open_registry() -> None:
+    env = {
+        "NEO4J_URI": "bolt://127.0.0.1:1",
+        "NEO4J_USERNAME": "neo4j",
+        "NEO4J_PASSWORD": PASSWORD,
+    }
+    with pytest.raises(GraphError) as caught:
+        open_registry(env=env)
+    assert "bolt://127.0.0.1:1" in str(caught.value)
+    assert PASSWORD not in str(caught.value)
+
+
+def test_open_registry_needs_credentials_with_a_uri() -> None:
+    with pytest.raises(GraphError, match="NEO4J_USERNAME or NEO4J_PASSWORD"):
+        open_registry(env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+
+
+def test_open_registry_defaults_to_embedded(tmp_path: Path) -> None:
+    with open_registry(path=tmp_path / "r.lbug", env={}) as registry:
+        assert isinstance(registry, EmbeddedRegistry)
+        registry.register(by_id("csio"))
+        assert registry.get("csio") == by_id("csio")
