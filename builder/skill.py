@@ -6,6 +6,8 @@ kept verbatim: they are data, never code.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,9 @@ __all__ = [
     "ScoreBand",
     "HandoffRequest",
     "SkillDefinition",
+    "RESERVED_IDENTIFIERS",
+    "skill_id",
+    "python_identifier",
 ]
 
 #: The five agent types, in the order error messages list them.
@@ -304,3 +309,71 @@ class SkillDefinition:
     def section(self, key: str) -> Section | None:
         """The first section with this canonical key, if any."""
         return next((s for s in self.sections if s.key == key), None)
+
+
+#: Lower-case names a generated package must not take, frozen so ids map to the same identifier on
+#: every Python version: keywords and soft keywords, builtins (shadowed in generated code), and
+#: standard-library modules of Python 3.11-3.14 (a package named ``json`` would hide the real one),
+#: plus the project's own top-level packages.
+RESERVED_IDENTIFIERS: frozenset[str] = frozenset(
+    """
+and as assert async await break case class continue def del elif else except finally for from global
+if import in is lambda match nonlocal not or pass raise return try type while with yield
+abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile
+complex copyright credits delattr dict dir divmod enumerate eval exec exit filter float format
+frozenset getattr globals hasattr hash help hex id input int isinstance issubclass iter len license
+list locals map max memoryview min next object oct open ord pow print property quit range repr
+reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip
+abc aifc annotationlib antigravity argparse array ast asynchat asyncio asyncore atexit audioop
+base64 bdb binascii bisect builtins bz2 calendar cgi cgitb chunk cmath cmd code codecs codeop
+collections colorsys compileall compression concurrent configparser contextlib contextvars copy
+copyreg crypt csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest email
+encodings ensurepip enum errno faulthandler fcntl filecmp fileinput fnmatch fractions ftplib
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html http
+idlelib imaplib imghdr imp importlib inspect io ipaddress itertools json keyword lib2to3 linecache
+locale logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder msilib msvcrt
+multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode operator optparse os
+ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform plistlib poplib posix posixpath
+pprint profile pstats pty pwd py_compile pyclbr pydoc pydoc_data pyexpat queue quopri random re
+readline reprlib resource rlcompleter runpy sched secrets select selectors shelve shlex shutil
+signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3 sre_compile sre_constants
+sre_parse ssl stat statistics string stringprep struct subprocess sunau symtable sys sysconfig
+syslog tabnanny tarfile telnetlib tempfile termios textwrap this threading time timeit tkinter token
+tokenize tomllib trace traceback tracemalloc tty turtle turtledemo types typing unicodedata unittest
+urllib uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc
+zipapp zipfile zipimport zlib zoneinfo
+agno builder generated mindrian tests
+""".split()
+)
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def skill_id(name: str) -> str:
+    """Normalise a name to an id: ASCII lower case, runs of other characters become ``-``.
+
+    Raises ValueError (with the reason) for names with path separators or ``..``
+    and for names with nothing usable left; callers turn it into a located error.
+    """
+    for bad, what in (("/", "a '/'"), ("\\", "a '\\'"), ("..", "'..'")):
+        if bad in name:
+            raise ValueError(f"contains {what}; a name must not look like a path")
+    # NFKD splits accented letters into letter + mark, so "Café" keeps its "e".
+    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    normalised = _NON_ALNUM.sub("-", ascii_text.lower()).strip("-")
+    if not normalised:
+        raise ValueError("has no letters or digits left after normalisation")
+    return normalised
+
+
+def python_identifier(normalised_id: str) -> str:
+    """The Python identifier of a normalised id: ``-`` becomes ``_``, made safe to import.
+
+    A leading digit gets the prefix ``skill_``; a name in :data:`RESERVED_IDENTIFIERS` gets a ``_`` suffix.
+    """
+    identifier = normalised_id.replace("-", "_")
+    if identifier[:1].isdigit():
+        identifier = f"skill_{identifier}"
+    if identifier in RESERVED_IDENTIFIERS:
+        identifier += "_"
+    return identifier

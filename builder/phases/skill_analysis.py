@@ -1,0 +1,676 @@
+"""Phase 1, skill analysis: SKILL.md bytes in, a validated :class:`SkillDefinition` out.
+
+Checks: ``valid_yaml`` (the file is UTF-8 text with a YAML mapping as front
+matter) and ``required_fields`` (the front matter satisfies
+``builder/schemas/skill.schema.json`` and the rules the schema cannot say).
+Unusable input raises :class:`SkillError`; its message starts with the check's
+name and its code says which rule failed:
+
+======  ===============  ===================================================
+code    check            meaning
+======  ===============  ===================================================
+S100    valid_yaml       the file or folder cannot be read
+S101    valid_yaml       no front matter (no opening or closing ``---``)
+S102    valid_yaml       YAML syntax error
+S103    valid_yaml       front matter empty or not a mapping
+S104    valid_yaml       alias budget, alias expansion or recursive alias
+S105    valid_yaml       not UTF-8 (the message gives the byte offset)
+S106    valid_yaml       NUL byte
+S107    valid_yaml       SKILL.md larger than 1 MiB
+S108    valid_yaml       references/ + scripts/ over the file or byte limit
+S109    valid_yaml       duplicate key
+S110    valid_yaml       unsupported YAML tag
+S111    valid_yaml       nesting too deep
+S112    valid_yaml       a folder file links outside the skill folder
+S201    required_fields  a required field is missing
+S202    required_fields  a value breaks the schema (wrong type, unknown key, range)
+S203    required_fields  a name or id cannot be normalised (path separators, ``..``, nothing left)
+S204    required_fields  unknown agent type (the message lists the five)
+S205    required_fields  two spellings of one field at the same level (``chains_to`` + ``chaining``)
+S206    required_fields  inconsistent scores (min above max, overlapping bands)
+S207    required_fields  duplicate names (steps, sub-agents, scores, chain targets, references)
+======  ===============  ===================================================
+
+Mindrian fields may be written at the top level or under ``metadata.mindrian``;
+when both set a field the top level wins and a warning names both lines.
+Sections of the body complete what the front matter leaves out: steps from a
+phases section, sub-agents from a perspectives section, and rules from a
+behavioural-rules section (appended after the front-matter rules).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import json
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import PurePosixPath
+from typing import Any
+
+from builder.body import find_sections, headings, list_items, split_name, subsections
+from builder.errors import SkillError, SourceLocation
+from builder.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
+from builder.phase import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.skill import (
+    AGENT_TYPES,
+    ChainTarget,
+    CustomToolRequest,
+    FieldSpec,
+    GlobalActionRequest,
+    HandoffRequest,
+    McpServerRequest,
+    Reference,
+    ScoreBand,
+    ScoreDimension,
+    ScriptFile,
+    Section,
+    SkillDefinition,
+    StepSpec,
+    SubAgentSpec,
+    python_identifier,
+    skill_id,
+)
+from builder.source import MAX_SKILL_BYTES
+
+__all__ = [
+    "PHASE",
+    "SkillAnalysisPhase",
+    "STANDARD_KEYS",
+    "MINDRIAN_KEYS",
+    "NESTED_PREFIX",
+    "analyse",
+    "skill_schema",
+]
+
+#: Agent Skills standard front-matter keys.
+STANDARD_KEYS: tuple[str, ...] = ("name", "description", "license", "allowed-tools", "metadata", "compatibility")
+#: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
+MINDRIAN_KEYS: tuple[str, ...] = (
+    "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs", "chains_to",
+    "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents", "phases", "scores",
+)  # fmt: skip
+#: Where nested Mindrian fields live.
+NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
+#: Agent Skills' documented limit on ``description``; longer ones still build but get a warning.
+DESCRIPTION_LIMIT = 1024
+
+_SCRIPT_LANGUAGES = {
+    ".py": "python",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+}
+_JSON_TYPES = {
+    "string": "text",
+    "array": "a list",
+    "object": "a mapping",
+    "number": "a number",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "null": "nothing",
+}
+
+
+@functools.cache
+def skill_schema() -> dict[str, Any]:
+    """The front-matter JSON Schema (``builder/schemas/skill.schema.json``)."""
+    text = resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _validator() -> Any:
+    # jsonschema is the slowest import of phase 1 (~50 ms); load and compile it once, on first use.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(skill_schema())
+
+
+class _Doc:
+    """Front matter plus what is needed to locate and report problems in it."""
+
+    def __init__(self, fm: FrontMatter, path: str) -> None:
+        self.fm = fm
+        self.path = path
+        self.warnings: list[str] = []
+
+    def location(self, key_path: Iterable[str | int]) -> SourceLocation:
+        """Where the longest known prefix of ``key_path`` is; the opening ``---`` for the root."""
+        parts = tuple(key_path)
+        while parts and parts not in self.fm.positions:
+            parts = parts[:-1]
+        line, column = self.fm.positions.get(parts, (self.fm.open_line, 1))
+        return SourceLocation(self.path, line, column)
+
+    def line(self, key_path: KeyPath) -> int:
+        return self.location(key_path).line
+
+    def fail(self, code: str, key_path: Iterable[str | int], message: str) -> SkillError:
+        return SkillError(f"required_fields: {message}", location=self.location(key_path), code=code)
+
+    def lookup(self, key_path: KeyPath) -> Any:
+        value: Any = self.fm.data
+        for part in key_path:
+            if isinstance(part, int):
+                if not isinstance(value, list) or part >= len(value):
+                    return None
+            elif not isinstance(value, dict) or part not in value:
+                return None
+            value = value[part]
+        return value
+
+    def has(self, key_path: KeyPath) -> bool:
+        parent = self.lookup(key_path[:-1]) if len(key_path) > 1 else self.fm.data
+        return isinstance(parent, dict) and key_path[-1] in parent
+
+    def pick(self, *spellings: KeyPath) -> tuple[Any, KeyPath] | None:
+        """The value of a Mindrian field given by any of its spellings; top level first, then ``metadata.mindrian``."""
+        chosen: tuple[Any, KeyPath] | None = None
+        for prefix in ((), NESTED_PREFIX):
+            present = [(*prefix, *s) for s in spellings if self.has((*prefix, *s))]
+            if len(present) > 1:
+                first, second = present[0], present[1]
+                raise self.fail(
+                    "S205",
+                    second,
+                    f"{_dotted(second)} and {_dotted(first)} (line {self.line(first)}) say the same thing; keep one",
+                )
+            if present and chosen is None:
+                chosen = (self.lookup(present[0]), present[0])
+            elif present and chosen is not None:
+                self.warnings.append(
+                    f"{_dotted(present[0])} (line {self.line(present[0])}) is ignored: "
+                    f"{_dotted(chosen[1])} (line {self.line(chosen[1])}) is set at the top level and wins"
+                )
+        return chosen
+
+
+def _dotted(key_path: Iterable[str | int]) -> str:
+    return ".".join(str(p) for p in key_path) or "front matter"
+
+
+# --- schema validation ------------------------------------------------------------------------
+
+
+def _validate(doc: _Doc) -> None:
+    errors = sorted(
+        _validator().iter_errors(doc.fm.data),
+        key=lambda e: (doc.location(e.absolute_path).line, doc.location(e.absolute_path).column, e.message),
+    )
+    if not errors:
+        return
+    from jsonschema.exceptions import best_match
+
+    error = best_match([errors[0]])
+    code, key_path, message = _describe(error)
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    raise doc.fail(code, key_path, f"{_dotted(key_path)}: {message}{more}")
+
+
+def _describe(error: Any) -> tuple[str, KeyPath, str]:
+    """(code, path, message) for one jsonschema error, worded for a skill author."""
+    path: KeyPath = tuple(error.absolute_path)
+    value, kind, expected = error.instance, error.validator, error.validator_value
+    if kind == "required":
+        missing = next((k for k in expected if k not in value), expected[0])
+        where = f" in {_dotted(path)}" if path else ""
+        return "S201", path, f"missing required field {missing!r}{where}"
+    if kind == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = next((k for k in value if k not in allowed), "")
+        hint = difflib.get_close_matches(extra, allowed, n=1, cutoff=0.8)
+        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+        return "S202", (*path, extra), f"unknown key {extra!r}{suggestion}; allowed keys: {', '.join(allowed)}"
+    if kind == "type":
+        wanted = expected if isinstance(expected, list) else [expected]
+        return "S202", path, f"expected {' or '.join(_JSON_TYPES[t] for t in wanted)}, found {_kind(value)}"
+    if kind == "anyOf":
+        options = [_JSON_TYPES.get(e.validator_value, "") for e in error.context if e.validator == "type" and not e.path]
+        options = [o for o in dict.fromkeys(options) if o]
+        return "S202", path, f"expected {' or '.join(options) or 'another form'}, found {_kind(value)}"
+    if kind in ("minLength", "pattern") and isinstance(value, str):
+        return "S202", path, "must not be empty"
+    if kind == "enum":
+        return "S202", path, f"{value!r} is not one of: {', '.join(map(str, expected))}"
+    if kind in ("minimum", "maximum"):
+        return "S202", path, f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} {expected}"
+    return "S202", path, error.message[:300]
+
+
+def _kind(value: Any) -> str:
+    for kind, test in (
+        ("nothing", lambda v: v is None),
+        ("true or false", lambda v: isinstance(v, bool)),
+        ("a number", lambda v: isinstance(v, (int, float))),
+        ("text", lambda v: isinstance(v, str)),
+        ("a list", lambda v: isinstance(v, list)),
+    ):
+        if test(value):
+            return kind
+    return "a mapping"
+
+
+# --- building the definition ------------------------------------------------------------------
+
+
+def _normalised(doc: _Doc, value: str, key_path: KeyPath, what: str) -> str:
+    try:
+        return skill_id(value)
+    except ValueError as exc:
+        raise doc.fail("S203", key_path, f"{what} {value!r} {exc}") from None
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else value or []
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def _allowed_tools(value: Any) -> tuple[str, ...]:
+    """A list as is; a string split at commas, or at blanks outside parentheses (``Bash(git log:*)``)."""
+    if not isinstance(value, str):
+        return tuple(value or ())
+    parts, current, depth = [], "", 0
+    separators = "," if "," in value else " \t\n"
+    for char in value:
+        depth += (char == "(") - (char == ")")
+        if char in separators and depth <= 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def _type(doc: _Doc) -> str | None:
+    found = doc.pick(("type",))
+    if found is None:
+        return None
+    value, key_path = found
+    normalised = value.strip().lower()
+    if normalised not in AGENT_TYPES:
+        raise doc.fail("S204", key_path, f"unknown type {value!r}; valid types are: {', '.join(AGENT_TYPES)}")
+    return normalised
+
+
+def _version(doc: _Doc) -> str:
+    found = doc.pick(("version",))
+    if found is None:
+        return "0.1.0"
+    value, key_path = found
+    # A YAML number loses its spelling (1.10 == 1.1); keep the text as written.
+    return value if isinstance(value, str) else doc.fm.raw.get(key_path, str(value))
+
+
+def _fields(doc: _Doc, key: str) -> tuple[FieldSpec, ...]:
+    found = doc.pick((key,))
+    if found is None:
+        return ()
+    items, key_path = found
+    specs = tuple(
+        FieldSpec(name=item) if isinstance(item, str) else FieldSpec(item["name"], item.get("description", ""), item.get("required", False))
+        for item in items
+    )
+    _unique(doc, [(s.name, (*key_path, i)) for i, s in enumerate(specs)], key)
+    return specs
+
+
+def _chains(doc: _Doc) -> tuple[ChainTarget, ...]:
+    found = doc.pick(("chains_to",), ("chaining",))
+    if found is None:
+        return ()
+    items, key_path = found
+    chains = []
+    for i, item in enumerate(items):
+        raw_target = item if isinstance(item, str) else item["target"]
+        weight = None if isinstance(item, str) or item.get("weight") is None else float(item["weight"])
+        target = _normalised(doc, raw_target, (*key_path, i), "chain target")
+        chains.append(ChainTarget(target=target, weight=weight, line=doc.line((*key_path, i))))
+    _unique(doc, [(c.target, (*key_path, i)) for i, c in enumerate(chains)], "chain target")
+    return tuple(chains)
+
+
+def _mcp_servers(doc: _Doc) -> tuple[McpServerRequest, ...]:
+    found = doc.pick(("mcp_tools",), ("tools", "mcp_servers"))
+    if found is None:
+        return ()
+    items, key_path = found
+    return tuple(
+        McpServerRequest(
+            server=item["server"],
+            tools=tuple(item.get("tools", ())),
+            required=item.get("required", True),
+            line=doc.line((*key_path, i)),
+        )
+        for i, item in enumerate(items)
+    )
+
+
+def _custom_tools(doc: _Doc) -> tuple[CustomToolRequest, ...]:
+    found = doc.pick(("tools", "custom_tools"))
+    if found is None:
+        return ()
+    items, key_path = found
+    return tuple(
+        CustomToolRequest(item["name"], item["function"], item.get("description", ""), doc.line((*key_path, i)))
+        for i, item in enumerate(items)
+    )
+
+
+def _global_actions(doc: _Doc) -> tuple[GlobalActionRequest, ...]:
+    found = doc.pick(("tools", "global_actions"))
+    if found is None:
+        return ()
+    items, key_path = found
+    return tuple(
+        GlobalActionRequest(item["action"], item["tool"], item.get("description", ""), doc.line((*key_path, i)))
+        for i, item in enumerate(items)
+    )
+
+
+def _handoff(doc: _Doc) -> HandoffRequest | None:
+    found = doc.pick(("handoff",))
+    if found is None:
+        return None
+    block, key_path = found
+
+    def ids(key: str) -> tuple[str, ...]:
+        return tuple(
+            _normalised(doc, name, (*key_path, key, i), f"handoff.{key} entry")
+            for i, name in enumerate(block.get(key, ()))
+        )
+
+    default_return_to = block.get("default_return_to")
+    return HandoffRequest(
+        receives=tuple(block.get("receives", ())),
+        returns=tuple(block.get("returns", ())),
+        min_clarity=None if block.get("min_clarity") is None else float(block["min_clarity"]),
+        can_delegate_to=ids("can_delegate_to"),
+        can_be_called_by=ids("can_be_called_by"),
+        default_return_to=None
+        if default_return_to is None
+        else _normalised(doc, default_return_to, (*key_path, "default_return_to"), "handoff.default_return_to"),
+        return_behavior=block.get("return_behavior"),
+        line=doc.line(key_path),
+    )
+
+
+def _named_parts(doc: _Doc, section: Section) -> list[tuple[str, str, int]]:
+    """(name, text, line) for each subsection, else for each list item, of a body section."""
+    first = _text_line(doc, section)
+    parts = subsections(section.text)
+    if parts:
+        return [(head.text, text, first + head.index) for head, text in parts]
+    named = []
+    for item in list_items(section.text):
+        name, rest = split_name(item.text)
+        named.append((name, rest, first + item.index))
+    return named
+
+
+def _text_line(doc: _Doc, section: Section) -> int:
+    """Line of SKILL.md where a section's (trimmed) text starts."""
+    lines = doc.fm.body.split("\n")
+    index = section.line - doc.fm.body_line + 1
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    return doc.fm.body_line + index
+
+
+def _sub_agents(doc: _Doc, sections: tuple[Section, ...]) -> tuple[SubAgentSpec, ...]:
+    found = doc.pick(("sub_agents",))
+    if found is not None:
+        items, key_path = found
+        agents = tuple(SubAgentSpec(i["name"], i["instructions"], doc.line((*key_path, n))) for n, i in enumerate(items))
+        _unique(doc, [(a.name, (*key_path, n)) for n, a in enumerate(agents)], "sub-agent")
+        return agents
+    section = next((s for s in sections if s.key == "perspectives"), None)
+    if section is None:
+        return ()
+    return tuple(SubAgentSpec(name, text or name, line) for name, text, line in _named_parts(doc, section))
+
+
+def _steps(doc: _Doc, sections: tuple[Section, ...], agent_type: str | None) -> tuple[StepSpec, ...]:
+    # A guided skill pauses at every step unless a step says otherwise.
+    waits = agent_type == "guided"
+    found = doc.pick(("phases",))
+    if found is not None:
+        items, key_path = found
+        steps = tuple(
+            StepSpec(item, "", waits, doc.line((*key_path, n)))
+            if isinstance(item, str)
+            else StepSpec(item["name"], item.get("instructions", ""), item.get("waits_for_user", waits), doc.line((*key_path, n)))
+            for n, item in enumerate(items)
+        )
+        _unique(doc, [(s.name, (*key_path, n)) for n, s in enumerate(steps)], "step")
+        return steps
+    section = next((s for s in sections if s.key == "phases"), None)
+    if section is None:
+        return ()
+    return tuple(StepSpec(name, text, waits, line) for name, text, line in _named_parts(doc, section))
+
+
+def _rules(doc: _Doc, sections: tuple[Section, ...]) -> tuple[str, ...]:
+    found = doc.pick(("behavioral_rules",))
+    rules = list(found[0]) if found else []
+    section = next((s for s in sections if s.key == "behavioral_rules"), None)
+    if section is not None:
+        rules.extend(item.text for item in list_items(section.text))
+    return tuple(rules)
+
+
+def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...]]:
+    found = doc.pick(("scores",))
+    if found is None:
+        return (), ()
+    block, key_path = found
+    dims_path, bands_path = (*key_path, "dimensions"), (*key_path, "bands")
+    dimensions = []
+    for i, item in enumerate(block.get("dimensions", ())):
+        low, high = float(item.get("min", 0.0)), float(item.get("max", 1.0))
+        _ordered(doc, low, high, (*dims_path, i), f"score {item['name']!r}")
+        dimensions.append(ScoreDimension(item["name"], low, high, item.get("description", "")))
+    _unique(doc, [(d.name, (*dims_path, i)) for i, d in enumerate(dimensions)], "score")
+    bands = []
+    for i, item in enumerate(block.get("bands", ())):
+        _ordered(doc, float(item["min"]), float(item["max"]), (*bands_path, i), f"band {item['label']!r}")
+        bands.append((ScoreBand(item["label"], float(item["min"]), float(item["max"])), (*bands_path, i)))
+    _unique(doc, [(b.label, p) for b, p in bands], "band")
+    bands.sort(key=lambda pair: (-pair[0].minimum, -pair[0].maximum))
+    for (upper, _), (lower, where) in zip(bands, bands[1:]):
+        if lower.maximum >= upper.minimum:
+            raise doc.fail(
+                "S206",
+                where,
+                f"band {lower.label!r} ({lower.minimum:g}–{lower.maximum:g}) overlaps band {upper.label!r} "
+                f"({upper.minimum:g}–{upper.maximum:g}); a total must earn exactly one verdict",
+            )
+    if dimensions and bands:
+        total_min, total_max = sum(d.minimum for d in dimensions), sum(d.maximum for d in dimensions)
+        if bands[-1][0].minimum > total_min or bands[0][0].maximum < total_max:
+            doc.warnings.append(
+                f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the dimensions add up to "
+                f"{total_min:g}–{total_max:g}; some totals get no verdict"
+            )
+    return tuple(dimensions), tuple(b for b, _ in bands)
+
+
+def _ordered(doc: _Doc, low: float, high: float, key_path: KeyPath, what: str) -> None:
+    if low > high:
+        raise doc.fail("S206", key_path, f"{what} has min {low:g} above max {high:g}")
+
+
+def _unique(doc: _Doc, named: list[tuple[str, KeyPath]], what: str) -> None:
+    seen: dict[str, KeyPath] = {}
+    for name, key_path in named:
+        key = name.strip().lower()
+        if key in seen:
+            raise doc.fail("S207", key_path, f"{what} {name!r} appears twice (first on line {doc.line(seen[key])})")
+        seen[key] = key_path
+
+
+def _metadata(doc: _Doc) -> dict[str, Any]:
+    """Front-matter entries the model does not cover: ``metadata`` content, unknown keys, unknown nested keys."""
+    data = doc.fm.data
+    given = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    result = {k: v for k, v in given.items() if k != "mindrian"}
+    nested = given.get("mindrian") or {}
+    extra_nested = {k: v for k, v in nested.items() if k not in MINDRIAN_KEYS}
+    if extra_nested:
+        result["mindrian"] = extra_nested
+    known = (*STANDARD_KEYS, *MINDRIAN_KEYS)
+    for key, value in data.items():
+        if key in known:
+            continue
+        hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+        doc.warnings.append(f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as metadata{suggestion}")
+        if key in result:
+            doc.warnings.append(f"top-level {key!r} replaces metadata.{key} (line {doc.line(('metadata', key))})")
+        result[key] = value
+    return result
+
+
+def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
+    folder = PurePosixPath(source.path).parent
+    references = []
+    for name, data in source.files:
+        path = PurePosixPath(name)
+        if path.parts[0] != "references" or path.suffix.lower() not in (".md", ".markdown"):
+            continue
+        text = decode_skill(data, (folder / name).as_posix())
+        element = PurePosixPath(*path.parts[1:]).with_suffix("").as_posix().replace("/", "-")
+        try:
+            element_id = skill_id(element)
+        except ValueError as exc:
+            raise SkillError(
+                f"required_fields: reference file name {element!r} {exc}",
+                location=SourceLocation((folder / name).as_posix()),
+                code="S203",
+            ) from None
+        heads = headings(text.split("\n"))
+        title = next((h.text for h in heads if h.text), element_id)
+        references.append(Reference(element_id, name, title, text, _sha256(data)))
+    seen: dict[str, str] = {}
+    for reference in references:
+        if reference.name in seen:
+            raise SkillError(
+                f"required_fields: reference {reference.path!r} has the same element id {reference.name!r} as {seen[reference.name]!r}",
+                location=SourceLocation((folder / reference.path).as_posix()),
+                code="S207",
+            )
+        seen[reference.name] = reference.path
+    return tuple(references)
+
+
+def _scripts(source: SkillSource) -> tuple[ScriptFile, ...]:
+    return tuple(
+        ScriptFile(name, _SCRIPT_LANGUAGES.get(PurePosixPath(name).suffix.lower(), "other"), _sha256(data))
+        for name, data in source.files
+        if PurePosixPath(name).parts[0] == "scripts"
+    )
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
+    data = doc.fm.data
+    normalised_id = _normalised(doc, data["name"], ("name",), "name")
+    agent_type = _type(doc)
+    sections = find_sections(doc.fm.body, doc.fm.body_line)
+    dimensions, bands = _scores(doc)
+    tone, model = doc.pick(("tone",)), doc.pick(("model",))
+    triggers, problem_types = doc.pick(("triggers",)), doc.pick(("problem_types",))
+    if len(data["description"]) > DESCRIPTION_LIMIT:
+        doc.warnings.append(
+            f"description is {len(data['description'])} characters; the Agent Skills format allows {DESCRIPTION_LIMIT}"
+        )
+    return SkillDefinition(
+        id=normalised_id,
+        identifier=python_identifier(normalised_id),
+        name=data["name"],
+        description=data["description"],
+        source_path=source.path,
+        source_digest=source.digest,
+        type=agent_type,
+        version=_version(doc),
+        license=data.get("license"),
+        compatibility=data.get("compatibility"),
+        allowed_tools=_allowed_tools(data.get("allowed-tools")),
+        model=model[0] if model else None,
+        tone=tone[0] if tone else None,
+        triggers=_words(triggers[0]) if triggers else (),
+        problem_types=_words(problem_types[0]) if problem_types else (),
+        inputs=_fields(doc, "inputs"),
+        outputs=_fields(doc, "outputs"),
+        chains_to=_chains(doc),
+        mcp_servers=_mcp_servers(doc),
+        custom_tools=_custom_tools(doc),
+        global_actions=_global_actions(doc),
+        behavioral_rules=_rules(doc, sections),
+        handoff=_handoff(doc),
+        sub_agents=_sub_agents(doc, sections),
+        steps=_steps(doc, sections, agent_type),
+        scores=dimensions,
+        score_bands=bands,
+        sections=sections,
+        body=doc.fm.body,
+        body_line=doc.fm.body_line,
+        references=_references(source, doc),
+        scripts=_scripts(source),
+        metadata=_metadata(doc),
+        field_lines={_dotted(p): line for p, (line, _) in doc.fm.positions.items()},
+    )
+
+
+def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
+    """Parse and validate one skill; raise SkillError (with code and location) when it is unusable."""
+    if len(source.data) > MAX_SKILL_BYTES:
+        raise SkillError(
+            f"valid_yaml: SKILL.md is {len(source.data)} bytes; the limit is {MAX_SKILL_BYTES} bytes",
+            location=SourceLocation(source.path),
+            code="S107",
+        )
+    text = decode_skill(source.data, source.path)
+    fm = parse_front_matter(text, source.path)
+    doc = _Doc(fm, source.path)
+    _validate(doc)
+    definition = _definition(source, doc)
+    checks = (
+        CheckResult(
+            "valid_yaml",
+            True,
+            f"front matter parsed: {len(fm.data)} keys (lines {fm.open_line}–{fm.close_line})",
+        ),
+        CheckResult(
+            "required_fields",
+            True,
+            f"name and description present; schema satisfied (id {definition.id}, "
+            f"{len(definition.sections)} recognised sections, {len(definition.references)} references)",
+        ),
+    )
+    return PhaseResult(output=definition, checks=checks, warnings=tuple(dict.fromkeys(doc.warnings)))
+
+
+class SkillAnalysisPhase:
+    """Phase 1: read the skill's bytes, produce its SkillDefinition."""
+
+    name = "skill_analysis"
+    number = 1
+    checks = ("valid_yaml", "required_fields")
+    output_type = SkillDefinition
+
+    def run(self, inputs: PhaseInput) -> PhaseResult[SkillDefinition]:
+        """Analyse ``inputs.source`` (nothing else is read)."""
+        return analyse(inputs.source)
+
+
+#: The phase object the runner loads.
+PHASE = SkillAnalysisPhase()
