@@ -34,6 +34,8 @@ class BuildConfig:
     """Phase 4 really connects to MCP servers instead of checking their configuration."""
     neo4j_uri: str | None = None
     """Register in Neo4j at this URI instead of the embedded registry."""
+    out_dir: str = "generated"
+    """Where generated packages go, relative to ``root`` unless absolute (phase 6 adds it to its own digest)."""
 
     def digest_data(self) -> dict[str, Any]:
         """The part of the configuration that can change a phase's output."""
@@ -55,4 +57,9 @@ def load_config(root: Path) -> BuildConfig:
     if pyproject.is_file():
         table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("mindrian", {})
     models = {**DEFAULT_MODELS, **table.get("models", {})}
-    return BuildConfig(root=str(root), models=models, mcp_catalog=dict(table.get("mcp", {})))
+    # mcp.yaml beside pyproject.toml and [tool.mindrian.mcp] both extend the catalog; the
+    # pyproject entry wins on a name clash because it is the file the build is configured by.
+    from builder.mcp_catalog import read_mcp_yaml
+
+    catalog = {**read_mcp_yaml(root), **table.get("mcp", {})}
+    return BuildConfig(root=str(root), models=models, mcp_catalog=catalog)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -118,10 +117,6 @@ def test_required_server_failure_carries_server_error() -> None:
     assert optional.checks[0].passed and "missing ECHO_TOKEN" in optional.warnings[0]
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("mindrian.mcp") is None,
-    reason="mindrian.mcp is not written yet",
-)
 def test_handshake_with_the_mindrian_server() -> None:
     result = HandshakeProbe(ROOT, timeout=60)(BUILTIN_CATALOG["mindrian"])
     assert result.ok, result.detail

@@ -8,6 +8,7 @@ import pytest
 from phase_factories import contract, phase_input, run_phases, skill
 
 from builder.errors import ToolAssemblyError
+from builder.config import load_config
 from builder.mcp_catalog import BUILTIN_CATALOG, build_catalog, read_mcp_yaml
 from builder.mcp_probe import ProbeResult, check_configuration
 from builder.phases.architecture import PHASE as ARCH
@@ -112,6 +113,21 @@ def test_mcp_yaml_is_read(tmp_path: Path) -> None:
     assert (
         build_catalog(read_mcp_yaml(tmp_path), "mcp.yaml")["local"].origin == "mcp.yaml"
     )
+
+
+def test_load_config_merges_mcp_yaml_under_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "mcp.yaml").write_text(
+        "servers:\n  local:\n    command: from-yaml\n    tools: [ping]\n"
+        "  shared:\n    command: from-yaml\n    tools: [ping]\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mindrian.mcp.shared]\ncommand = "from-pyproject"\ntools = ["ping"]\n',
+        encoding="utf-8",
+    )
+    catalog = load_config(tmp_path).mcp_catalog
+    assert catalog["local"]["command"] == "from-yaml"
+    assert catalog["shared"]["command"] == "from-pyproject"
 
 
 # --- bad input -------------------------------------------------------------
