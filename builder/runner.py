@@ -48,6 +48,7 @@ __all__ = [
     "validate",
     "input_digest",
     "builder_code_digest",
+    "code_digest",
 ]
 
 #: Called after each phase with its report.
@@ -68,21 +69,31 @@ class _Done:
 
 @functools.cache
 def builder_code_digest() -> str:
-    """SHA-256 of the builder's Python files and schemas.
+    """SHA-256 of the builder's and the runtime's Python files and the builder's schemas.
 
     The version number alone would let an edited phase reuse checkpoints its
-    old code wrote; hashing the code makes any change to the builder rerun.
+    old code wrote; hashing the code makes any change rerun. The runtime is
+    included because phases read its contracts (phase 3 introspects
+    ``HandoffResult``) and run against it (the generated tests, the e2e probe).
     """
-    package = Path(__file__).resolve().parent
+    return code_digest(Path(__file__).resolve().parent.parent)
+
+
+def code_digest(root: Path) -> str:
+    """SHA-256 over the code files :func:`builder_code_digest` names, below ``root``."""
     files = sorted(
         p
-        for pattern in ("**/*.py", "schemas/*.json")
-        for p in package.glob(pattern)
+        for package, pattern in (
+            ("builder", "**/*.py"),
+            ("builder", "schemas/*.json"),
+            ("mindrian", "**/*.py"),
+        )
+        for p in (root / package).glob(pattern)
         if "node_modules" not in p.parts and "__pycache__" not in p.parts
     )
     digest = hashlib.sha256()
     for path in files:
-        name = path.relative_to(package).as_posix().encode("utf-8")
+        name = path.relative_to(root).as_posix().encode("utf-8")
         data = path.read_bytes()
         digest.update(b"%d:%s\x00%d:" % (len(name), name, len(data)))
         digest.update(data)

@@ -15,7 +15,7 @@ from builder.errors import ArchitectureError, PipelineError, SkillError, SourceL
 from builder.phases import PHASE_NAMES, load_phase, resolve_phase
 from builder.phase import PhaseInput
 from builder.report import PhaseReport, progress_line
-from builder.runner import _Done, input_digest
+from builder.runner import _Done, code_digest, input_digest
 from builder.serial import load_yaml
 
 ALL_RAN = {name: 1 for name in PHASE_NAMES}
@@ -77,6 +77,24 @@ def test_a_change_to_the_builder_code_reruns_every_phase(tmp_path: Path, monkeyp
     monkeypatch.setattr("builder.runner.builder_code_digest", lambda: "edited")
     run_build(tmp_path, pipeline)
     assert pipeline.calls() == {name: 2 for name in PHASE_NAMES}
+
+
+def test_the_code_digest_covers_builder_schemas_and_runtime(tmp_path: Path):
+    files = {
+        "builder/phases/x.py": "A = 1\n",
+        "builder/schemas/s.json": "{}\n",
+        "mindrian/handoff/context.py": "FIELDS = ()\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    seen = {code_digest(tmp_path)}
+    for name in files:
+        (tmp_path / name).write_text(files[name] + "# edited\n")
+        seen.add(code_digest(tmp_path))
+    (tmp_path / "README.md").write_text("not code\n")
+    seen.add(code_digest(tmp_path))
+    assert len(seen) == 4
 
 
 def test_extra_digest_reruns_that_phase_and_later_ones_only(tmp_path: Path):
