@@ -1,0 +1,327 @@
+"""What every Mindrian agent shares: identity, lazy Agno construction, handoff handling.
+
+A generated agent is a subclass of one of the per-type bases that only sets
+class attributes (id, name, model, instructions, tools, ...). Behaviour lives
+here and in the per-type modules, so regenerating an agent never touches logic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from abc import ABC, abstractmethod
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agno.agent import Agent
+from agno.models.base import Model
+from agno.run.base import RunStatus
+
+from mindrian.handoff import (
+    HandoffContext,
+    HandoffResult,
+    HandoffType,
+    PreviousAnalysis,
+    ProblemClarity,
+)
+
+__all__ = [
+    "STATE_DIR_ENV",
+    "AgentReply",
+    "AgentRunError",
+    "MindrianAgent",
+    "ModelRef",
+    "Partial",
+    "check_run",
+    "failed_status",
+    "render_output",
+    "resolve_state_dir",
+    "slug",
+    "text_of",
+]
+
+#: Environment variable naming the directory where agents keep state.
+STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
+
+#: A model object, or a "provider:model_id" string Agno resolves itself.
+ModelRef = Model | str
+
+
+class AgentRunError(RuntimeError):
+    """An agent run ended without a usable answer."""
+
+
+@dataclass(frozen=True)
+class Partial:
+    """One named intermediate output: a pipeline phase, a team member, a guided step."""
+
+    name: str
+    """Phase, member or step name."""
+    output: str
+    """What it produced."""
+    status: str = "done"
+    """done, or skipped (guided steps the user skipped)."""
+    user_input: str = ""
+    """What the user answered after seeing it (guided steps)."""
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    """The outcome of one ``run``."""
+
+    content: str
+    """The final answer as text (markdown)."""
+    structured: Mapping[str, Any] | None = None
+    """Fields of the output schema, when the agent has one."""
+    partials: tuple[Partial, ...] = ()
+    """Intermediate outputs in the order they were produced."""
+    awaiting_input: bool = False
+    """True when the agent paused for the user (guided agents)."""
+    prompt_for_user: str = ""
+    """What the user is asked when ``awaiting_input``."""
+
+
+_process_state_dir: Path | None = None
+
+#: HandoffResult fields an agent's structured answer may fill; the rest come from the context or the run.
+_CONTENT_FIELDS = frozenset(f.name for f in fields(HandoffResult)) - {
+    "handoff_id",
+    "from_agent",
+    "to_agent",
+    "success",
+    "output",
+    "output_format",
+    "duration_seconds",
+    "error",
+}
+
+
+def resolve_state_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The state directory: ``explicit``, else ``$MINDRIAN_STATE_DIR``, else a per-process temp dir.
+
+    The temp dir is made once per process and shared by every agent in it; a
+    restarted process makes a new one and so does not find earlier state. Pass a
+    directory (or set the variable) for state that must outlive the process.
+    """
+    global _process_state_dir
+    chosen = explicit if explicit is not None else os.environ.get(STATE_DIR_ENV)
+    if chosen:
+        path = Path(chosen)
+    else:
+        if _process_state_dir is None:
+            _process_state_dir = Path(tempfile.mkdtemp(prefix="mindrian-state-"))
+        path = _process_state_dir
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def failed_status(status: Any) -> bool:
+    """Whether an Agno run status means the run produced no answer."""
+    return status is not None and status != RunStatus.completed
+
+
+def text_of(content: Any) -> str:
+    """Run content as text: strings as they are, None as "", anything else via str()."""
+    return (
+        content
+        if isinstance(content, str)
+        else ("" if content is None else str(content))
+    )
+
+
+class MindrianAgent(ABC):
+    """Base of the five agent types.
+
+    Subclasses (usually generated) set the class attributes; tests pass
+    ``model=`` (a model object such as ``ScriptedModel``, or a "provider:id"
+    string) and, for agents made of several Agno agents, ``part_models=`` keyed
+    by part name (perspective, phase or step); parts without an entry use ``model``.
+    """
+
+    agent_id: ClassVar[str] = ""
+    """Stable id (e.g. ``pws-validation``); the handoff address of the agent."""
+    name: ClassVar[str] = ""
+    """Human-readable name."""
+    agent_type: ClassVar[str] = ""
+    """operator, role, collaborative, pipeline or guided (set by each base)."""
+    model: ClassVar[str] = "anthropic:claude-sonnet-4-5"
+    """Default model as "provider:model_id"."""
+    description: ClassVar[str] = ""
+    """One-line description, given to Agno."""
+    instructions: ClassVar[str] = ""
+    """The agent's instructions (methodology, rules, output template)."""
+    tools: ClassVar[tuple[Any, ...]] = ()
+    """Tools (functions or Agno toolkits) given to every Agno agent built."""
+    accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset(
+        {HandoffType.DELEGATE}
+    )
+    """Handoff types ``process_handoff`` accepts; others fail."""
+
+    def __init__(
+        self,
+        *,
+        model: ModelRef | None = None,
+        part_models: Mapping[str, ModelRef] | None = None,
+    ) -> None:
+        if not self.agent_id:
+            raise TypeError(
+                f"{type(self).__name__} must set the class attribute agent_id"
+            )
+        self._model: ModelRef = model if model is not None else self.model
+        self._part_models: dict[str, ModelRef] = dict(part_models or {})
+
+    @cached_property
+    def agent(self) -> Any:
+        """The Agno object doing the work, built on first use."""
+        return self._build()
+
+    @abstractmethod
+    def _build(self) -> Any:
+        """Construct the Agno object (called once, by ``agent``)."""
+
+    def model_for(self, part: str) -> ModelRef:
+        """The model of a named part (its own entry in ``part_models``, else the main model)."""
+        return self._part_models.get(part, self._model)
+
+    def _new_agno_agent(
+        self,
+        *,
+        name: str,
+        agent_id: str,
+        instructions: str,
+        model: ModelRef,
+        **options: Any,
+    ) -> Agent:
+        return Agent(
+            id=agent_id,
+            name=name,
+            model=model,
+            description=self.description or None,
+            instructions=instructions or None,
+            tools=list(self.tools),
+            telemetry=False,
+            **options,
+        )
+
+    @abstractmethod
+    async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
+        """Answer ``message``; raises :class:`AgentRunError` when no usable answer comes back."""
+
+    # -- handoffs ----------------------------------------------------------------
+
+    def create_handoff_context(
+        self,
+        challenge: str,
+        problem_clarity: ProblemClarity | Mapping[str, Any] | None = None,
+        previous_analyses: Sequence[PreviousAnalysis | Mapping[str, Any]] | None = None,
+        *,
+        from_agent: str = "user",
+        session_id: str | None = None,
+        handoff_type: HandoffType = HandoffType.DELEGATE,
+        **options: Any,
+    ) -> HandoffContext:
+        """A context asking this agent to work on ``challenge`` (seed 000 §7.2)."""
+        clarity = problem_clarity if problem_clarity is not None else ProblemClarity()
+        return HandoffContext(
+            task_description=challenge,
+            problem_clarity=clarity,
+            previous_analyses=tuple(previous_analyses or ()),
+            from_agent=from_agent,
+            to_agent=self.agent_id,
+            session_id=session_id,
+            handoff_type=handoff_type,
+            **options,
+        )
+
+    async def process_handoff(self, context: HandoffContext) -> HandoffResult:
+        """Do the work of ``context``; never raises: every failure is a failed result."""
+        start = time.monotonic()
+        deadline = asyncio.timeout(context.timeout_seconds)
+        try:
+            self._check_accepted(context)
+            async with deadline:
+                reply = await self._answer(context)
+            return self._result(context, reply, time.monotonic() - start)
+        except Exception as exc:  # the handoff contract: report, never raise
+            error = self._describe_failure(exc, context, deadline.expired())
+            return HandoffResult.failure(context, error, time.monotonic() - start)
+
+    def _check_accepted(self, context: HandoffContext) -> None:
+        if context.handoff_type not in self.accepted_handoffs:
+            accepted = ", ".join(sorted(t.value for t in self.accepted_handoffs))
+            raise AgentRunError(
+                f"{self.agent_type} agent {self.agent_id!r} does not accept "
+                f"{context.handoff_type.value} handoffs (accepts: {accepted})"
+            )
+
+    def _describe_failure(
+        self, exc: Exception, context: HandoffContext, expired: bool
+    ) -> str:
+        # Only our own deadline is a timeout; a TimeoutError from inside the agent is its error.
+        if expired and isinstance(exc, TimeoutError):
+            return (
+                f"agent {self.agent_id!r} timed out after {context.timeout_seconds:g}s"
+            )
+        if isinstance(exc, AgentRunError):
+            return str(exc)
+        return f"{type(exc).__name__}: {exc}"
+
+    async def _answer(self, context: HandoffContext) -> AgentReply:
+        return await self.run(context.to_prompt(), session_id=context.session_id)
+
+    def _result(
+        self, context: HandoffContext, reply: AgentReply, duration: float
+    ) -> HandoffResult:
+        content = {
+            k: v for k, v in (reply.structured or {}).items() if k in _CONTENT_FIELDS
+        }
+        if reply.awaiting_input:
+            content["needs_human_input"] = True
+            content["human_input_reason"] = reply.prompt_for_user
+        return HandoffResult(
+            handoff_id=context.handoff_id,
+            from_agent=context.to_agent,
+            to_agent=context.return_to,
+            success=True,
+            output=render_output(reply),
+            output_format="structured" if reply.structured is not None else "markdown",
+            duration_seconds=duration,
+            **content,
+        )
+
+
+def render_output(reply: AgentReply) -> str:
+    """The reply as markdown: the answer, then every partial under its own heading."""
+    if not reply.partials:
+        return reply.content
+    sections = [reply.content, "## Partial results"]
+    for partial in reply.partials:
+        heading = f"### {partial.name}" + (
+            " (skipped)" if partial.status == "skipped" else ""
+        )
+        body = partial.output
+        if partial.user_input:
+            body += f"\n\n**User:** {partial.user_input}"
+        sections.append(f"{heading}\n\n{body}")
+    return "\n\n".join(sections)
+
+
+def check_run(output: Any, what: str) -> Any:
+    """``output.content`` of a finished Agno run; raises when the run failed."""
+    status = getattr(output, "status", None)
+    if failed_status(status):
+        raise AgentRunError(
+            f"{what} run ended with status {status.value}: {text_of(output.content)}"
+        )
+    return output.content
+
+
+def slug(name: str) -> str:
+    """A lower-case, dash-separated id for a part name."""
+    cleaned = "".join(c.lower() if c.isalnum() else "-" for c in name)
+    return "-".join(filter(None, cleaned.split("-"))) or "part"

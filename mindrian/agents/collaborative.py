@@ -1,0 +1,128 @@
+"""COLLABORATIVE agents: an Agno ``Team`` that puts the question to every perspective, then synthesises."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from agno.team import Team
+from agno.team.mode import TeamMode
+
+from mindrian.agents.base import (
+    AgentReply,
+    AgentRunError,
+    MindrianAgent,
+    Partial,
+    check_run,
+    slug,
+    text_of,
+)
+
+__all__ = ["CollaborativeAgent"]
+
+#: Added to the leader's instructions: how to combine the members' answers.
+SYNTHESIS_INSTRUCTIONS = (
+    "Put the task to all members at once, then write one synthesis of their answers: "
+    "where they agree, where they conflict and which view you take, and what to do next."
+)
+
+
+class CollaborativeAgent(MindrianAgent):
+    """Several perspectives consulted in parallel, then combined by a leader.
+
+    The Agno team runs in ``TeamMode.broadcast``: the leader's single delegation
+    call reaches every member. ``determine_input_for_members`` is off, so each
+    member receives exactly the text we send, not a rewrite by the leader; that
+    is what lets debate rounds show every member the positions of the others.
+    With ``debate_rounds`` > 1 the team is run again per round, the message then
+    carrying every member's position from the round before. The leader's answer
+    in the last round is the result. A run in which some member did not answer
+    fails: a synthesis of only part of the perspectives is not what was asked.
+
+    ``part_models`` keys are perspective names; the leader uses ``model``.
+    """
+
+    agent_type: ClassVar[str] = "collaborative"
+    perspectives: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(name, instructions) of each member."""
+    debate_rounds: ClassVar[int] = 1
+    """Rounds of the debate; 1 is a plain broadcast."""
+
+    def _build(self) -> Team:
+        if len(self.perspectives) < 2:
+            raise TypeError(f"{type(self).__name__} needs at least two perspectives")
+        members = [
+            self._new_agno_agent(
+                name=name,
+                agent_id=slug(name),
+                instructions=instructions,
+                model=self.model_for(name),
+                role=f"The {name} perspective",
+            )
+            for name, instructions in self.perspectives
+        ]
+        leader_instructions = "\n\n".join(
+            filter(None, (self.instructions, SYNTHESIS_INSTRUCTIONS))
+        )
+        return Team(
+            id=self.agent_id,
+            name=self.name or self.agent_id,
+            model=self._model,
+            members=members,
+            mode=TeamMode.broadcast,
+            determine_input_for_members=False,
+            instructions=leader_instructions,
+            description=self.description or None,
+            telemetry=False,
+        )
+
+    async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
+        if self.debate_rounds < 1:
+            raise AgentRunError(
+                f"debate_rounds must be at least 1, got {self.debate_rounds}"
+            )
+        positions: tuple[Partial, ...] = ()
+        partials: list[Partial] = []
+        synthesis = ""
+        for number in range(1, self.debate_rounds + 1):
+            prompt = (
+                message if number == 1 else _debate_prompt(message, positions, number)
+            )
+            output = await self.agent.arun(prompt, session_id=session_id)
+            synthesis = text_of(check_run(output, f"team {self.agent_id!r}"))
+            positions = self._positions(output, number)
+            partials.extend(positions)
+        return AgentReply(content=synthesis, partials=tuple(partials))
+
+    def _positions(self, output: Any, number: int) -> tuple[Partial, ...]:
+        answers = {
+            getattr(r, "agent_id", None): text_of(getattr(r, "content", None))
+            for r in getattr(output, "member_responses", ())
+        }
+        names = [name for name, _ in self.perspectives]
+        missing = [name for name in names if not answers.get(slug(name))]
+        if missing:
+            raise AgentRunError(
+                f"team {self.agent_id!r} did not hear from every member in round {number}: "
+                f"no answer from {', '.join(missing)}"
+            )
+        return tuple(
+            Partial(
+                name=_label(name, number, self.debate_rounds),
+                output=answers[slug(name)],
+            )
+            for name in names
+        )
+
+
+def _label(name: str, number: int, rounds: int) -> str:
+    return name if rounds == 1 else f"{name} (round {number})"
+
+
+def _debate_prompt(message: str, positions: tuple[Partial, ...], number: int) -> str:
+    stated = "\n\n".join(f"### {p.name}\n{p.output}" for p in positions)
+    return (
+        f"{message}\n\n## Debate round {number}\n"
+        "These are the positions from the previous round. Answer the others: "
+        "say where you agree, where you disagree and why, and whether you change your position.\n\n"
+        f"{stated}"
+    )

@@ -1,0 +1,291 @@
+"""GUIDED agents: one step at a time, pausing for the user, with back, skip and resume.
+
+Agno 3.1 workflows can pause, but only around tool confirmations and step
+requirements whose resumption goes through Agno's own run store and its
+``continue_run`` bookkeeping; a wizard whose every step waits for free text,
+can go back, and must resume in another process is simpler and more
+predictable as our own loop. So the steps are built as an Agno ``Workflow``
+(``agent`` returns it: one ``Step`` with its own ``Agent`` per step) and this
+module drives those step agents one by one, saving progress as a JSON file
+after every move.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import ClassVar
+
+from agno.agent import Agent
+from agno.workflow import Step, Workflow
+
+from mindrian.agents.base import (
+    AgentReply,
+    AgentRunError,
+    MindrianAgent,
+    ModelRef,
+    Partial,
+    check_run,
+    resolve_state_dir,
+    slug,
+    text_of,
+)
+from mindrian.handoff import HandoffContext
+
+__all__ = ["BACK", "SKIP", "GuidedAgent", "GuidedProgress"]
+
+#: What the user says to return to the previous step.
+BACK = "back"
+#: What the user says to leave the current step out and move on.
+SKIP = "skip"
+
+_SAFE_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class GuidedProgress:
+    """Where a guided session stands; saved as JSON after every move."""
+
+    agent_id: str
+    """Agent the session belongs to."""
+    session_id: str
+    """The session."""
+    task: str
+    """What the user asked for at the start."""
+    position: int
+    """Index of the step waiting for the user; the number of steps once finished."""
+    partials: tuple[Partial, ...]
+    """Outputs of the steps up to and including ``position``."""
+
+    def finished(self, step_count: int) -> bool:
+        """Whether every step has been answered or skipped."""
+        return self.position >= step_count
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (sorted keys, trailing newline)."""
+        data = {
+            "agent_id": self.agent_id,
+            "session_id": self.session_id,
+            "task": self.task,
+            "position": self.position,
+            "partials": [
+                {
+                    "name": p.name,
+                    "output": p.output,
+                    "status": p.status,
+                    "user_input": p.user_input,
+                }
+                for p in self.partials
+            ],
+        }
+        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> GuidedProgress:
+        """Read what :meth:`to_json` wrote."""
+        data = json.loads(text)
+        return cls(
+            agent_id=data["agent_id"],
+            session_id=data["session_id"],
+            task=data["task"],
+            position=data["position"],
+            partials=tuple(Partial(**p) for p in data["partials"]),
+        )
+
+
+class GuidedAgent(MindrianAgent):
+    """An interactive step-by-step agent (wizard, canvas, tutorial).
+
+    ``start`` runs the first step and pauses; each ``respond`` takes the user's
+    answer to the step shown, runs the next step and pauses again, until every
+    step is done. ``back`` re-opens the previous step (its stored output is shown
+    again and the steps after it are discarded), ``skip`` leaves the current
+    step out of what later steps see. Progress is saved to
+    ``<state_dir>/guided/<agent_id>/<session_id>.json`` (state dir: argument,
+    else ``$MINDRIAN_STATE_DIR``, else a per-process temp dir), so any process
+    with the same state dir can continue a session. ``part_models`` keys are
+    step names.
+    """
+
+    agent_type: ClassVar[str] = "guided"
+    steps: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(name, instructions) of each step, in order."""
+
+    def __init__(
+        self,
+        *,
+        model: ModelRef | None = None,
+        part_models: dict[str, ModelRef] | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        super().__init__(model=model, part_models=part_models)
+        self.state_dir: Path = resolve_state_dir(state_dir)
+        """Directory under which progress files are kept."""
+
+    def _build(self) -> Workflow:
+        if not self.steps:
+            raise TypeError(f"{type(self).__name__} needs at least one step")
+        return Workflow(
+            id=self.agent_id,
+            name=self.name or self.agent_id,
+            description=self.description or None,
+            steps=[
+                Step(name=name, agent=self._step_agent(name, text))
+                for name, text in self.steps
+            ],
+            telemetry=False,
+        )
+
+    def _step_agent(self, name: str, instructions: str) -> Agent:
+        return self._new_agno_agent(
+            name=name,
+            agent_id=f"{self.agent_id}-{slug(name)}",
+            instructions="\n\n".join(filter(None, (self.instructions, instructions))),
+            model=self.model_for(name),
+        )
+
+    # -- the session API ----------------------------------------------------------
+
+    def progress_file(self, session_id: str) -> Path:
+        """Where the progress of ``session_id`` is saved."""
+        if not _SAFE_SESSION.fullmatch(session_id):
+            raise ValueError(
+                f"unusable session id {session_id!r}: letters, digits, '.', '_' and '-' only"
+            )
+        return self.state_dir / "guided" / self.agent_id / f"{session_id}.json"
+
+    def load_progress(self, session_id: str) -> GuidedProgress | None:
+        """The saved progress of ``session_id``, or None if it never started."""
+        path = self.progress_file(session_id)
+        if not path.exists():
+            return None
+        progress = GuidedProgress.from_json(path.read_text(encoding="utf-8"))
+        if progress.agent_id != self.agent_id:
+            raise AgentRunError(
+                f"{path} belongs to agent {progress.agent_id!r}, not {self.agent_id!r}"
+            )
+        return progress
+
+    async def start(self, task: str, *, session_id: str) -> AgentReply:
+        """Begin a session: run the first step and pause for the user."""
+        existing = self.load_progress(session_id)
+        if existing is not None and not existing.finished(len(self.steps)):
+            raise AgentRunError(
+                f"guided session {session_id!r} is already in progress at step {existing.position + 1}"
+            )
+        fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
+        return await self._run_current(fresh)
+
+    async def respond(self, session_id: str, answer: str) -> AgentReply:
+        """Take the user's answer to the step shown: text, ``back`` or ``skip``."""
+        progress = self.load_progress(session_id)
+        if progress is None:
+            raise AgentRunError(f"no guided session {session_id!r} to continue")
+        if progress.finished(len(self.steps)):
+            raise AgentRunError(f"guided session {session_id!r} is already finished")
+        command = answer.strip().lower()
+        if command == BACK:
+            return self._go_back(progress)
+        current = progress.partials[progress.position]
+        done = (
+            replace(current, status="skipped")
+            if command == SKIP
+            else replace(current, user_input=answer)
+        )
+        advanced = replace(
+            progress,
+            position=progress.position + 1,
+            partials=progress.partials[: progress.position] + (done,),
+        )
+        if advanced.finished(len(self.steps)):
+            self._save(advanced)
+            return self._final_reply(advanced)
+        return await self._run_current(advanced)
+
+    async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
+        """Continue the session if one is open (``message`` is the answer), else start one."""
+        session = session_id or "default"
+        progress = self.load_progress(session)
+        if progress is not None and not progress.finished(len(self.steps)):
+            return await self.respond(session, message)
+        return await self.start(message, session_id=session)
+
+    async def _answer(self, context: HandoffContext) -> AgentReply:
+        session = context.session_id or context.handoff_id
+        progress = self.load_progress(session)
+        if progress is not None and not progress.finished(len(self.steps)):
+            return await self.respond(session, context.task_description)
+        return await self.start(context.to_prompt(), session_id=session)
+
+    # -- moves ------------------------------------------------------------------------
+
+    def _go_back(self, progress: GuidedProgress) -> AgentReply:
+        if progress.position == 0:
+            raise AgentRunError("cannot go back from the first step")
+        position = progress.position - 1
+        reopened = replace(progress.partials[position], user_input="", status="done")
+        back = replace(
+            progress,
+            position=position,
+            partials=progress.partials[:position] + (reopened,),
+        )
+        self._save(back)
+        return self._paused_reply(back)
+
+    async def _run_current(self, progress: GuidedProgress) -> AgentReply:
+        name, _ = self.steps[progress.position]
+        step_agent = self.agent.steps[progress.position].agent
+        output = await step_agent.arun(
+            self._step_prompt(progress), session_id=progress.session_id
+        )
+        text = text_of(check_run(output, f"guided {self.agent_id!r} step {name!r}"))
+        shown = replace(
+            progress, partials=progress.partials + (Partial(name=name, output=text),)
+        )
+        self._save(shown)
+        return self._paused_reply(shown)
+
+    def _step_prompt(self, progress: GuidedProgress) -> str:
+        name, _ = self.steps[progress.position]
+        earlier = [_describe(p) for p in progress.partials]
+        sections = [
+            f"# Task\n{progress.task}",
+            "## Earlier steps\n\n" + "\n\n".join(earlier) if earlier else "",
+            f"## Now\nStep {progress.position + 1} of {len(self.steps)}: {name}.",
+        ]
+        return "\n\n".join(s for s in sections if s)
+
+    def _paused_reply(self, progress: GuidedProgress) -> AgentReply:
+        name, _ = self.steps[progress.position]
+        question = (
+            f"Step {progress.position + 1} of {len(self.steps)} ({name}): "
+            f"answer to continue, or say '{BACK}' or '{SKIP}'."
+        )
+        return AgentReply(
+            content=progress.partials[progress.position].output,
+            partials=progress.partials,
+            awaiting_input=True,
+            prompt_for_user=question,
+        )
+
+    def _final_reply(self, progress: GuidedProgress) -> AgentReply:
+        done = [p for p in progress.partials if p.status == "done"]
+        content = done[-1].output if done else "Every step was skipped."
+        return AgentReply(content=content, partials=progress.partials)
+
+    def _save(self, progress: GuidedProgress) -> None:
+        path = self.progress_file(progress.session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(progress.to_json(), encoding="utf-8")
+        os.replace(temporary, path)
+
+
+def _describe(partial: Partial) -> str:
+    if partial.status == "skipped":
+        return f"### {partial.name}\n(skipped by the user)"
+    answer = f"\n\n**User:** {partial.user_input}" if partial.user_input else ""
+    return f"### {partial.name}\n{partial.output}{answer}"

@@ -1,0 +1,93 @@
+"""OPERATOR agents: one Agno ``Agent`` whose answer must match the HandoffResult fields."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from agno.agent import Agent
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mindrian.agents.base import AgentReply, AgentRunError, MindrianAgent, check_run
+
+__all__ = ["HandoffOutput", "OperatorAgent", "SchemaMismatchError"]
+
+
+class SchemaMismatchError(AgentRunError):
+    """The model's answer could not be parsed into the output schema."""
+
+
+class HandoffOutput(BaseModel):
+    """The content fields of a HandoffResult, as the model must return them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: str = Field(description="The full answer, in markdown.")
+    key_findings: list[str] = Field(default_factory=list, description="Main findings.")
+    recommendations: list[str] = Field(
+        default_factory=list, description="Recommended actions."
+    )
+    confidence: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="Confidence in the answer, 0.0-1.0."
+    )
+    scores: dict[str, float] = Field(
+        default_factory=dict, description="Named scores of the methodology."
+    )
+    suggested_next_agents: list[str] = Field(
+        default_factory=list, description="Ids of agents worth consulting next."
+    )
+    open_questions: list[str] = Field(
+        default_factory=list, description="Questions the work left open."
+    )
+    needs_human_input: bool = Field(
+        default=False, description="Whether a person must answer before work goes on."
+    )
+    human_input_reason: str = Field(default="", description="Why a person is needed.")
+
+
+def schema_mismatch(content: Any, schema: type[BaseModel]) -> str:
+    """Why ``content`` is not a ``schema`` object, in one line."""
+    if not isinstance(content, str):
+        return f"got {type(content).__name__} instead of {schema.__name__}"
+    try:
+        schema.model_validate_json(content)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return f"{schema.__name__}: {problems}"
+    return f"{schema.__name__}: Agno returned the answer unparsed"
+
+
+class OperatorAgent(MindrianAgent):
+    """A single-purpose framework agent with structured output.
+
+    ``output_schema`` may be replaced by a subclass of :class:`HandoffOutput`
+    adding methodology-specific fields; those appear in ``AgentReply.structured``
+    and are left out of the HandoffResult, which has no place for them.
+    """
+
+    agent_type: ClassVar[str] = "operator"
+    output_schema: ClassVar[type[HandoffOutput]] = HandoffOutput
+    """The schema the model's answer is parsed into."""
+
+    def _build(self) -> Agent:
+        return self._new_agno_agent(
+            name=self.name or self.agent_id,
+            agent_id=self.agent_id,
+            instructions=self.instructions,
+            model=self._model,
+            output_schema=self.output_schema,
+        )
+
+    async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
+        output = await self.agent.arun(message, session_id=session_id)
+        content = check_run(output, f"operator {self.agent_id!r}")
+        # Agno hands back the raw text, with only a logged warning, when parsing fails.
+        if not isinstance(content, self.output_schema):
+            raise SchemaMismatchError(
+                f"output did not match schema: {schema_mismatch(content, self.output_schema)}"
+            )
+        return AgentReply(
+            content=content.output, structured=content.model_dump(mode="json")
+        )

@@ -1,0 +1,86 @@
+"""ROLE agents: conversational personas with their history kept in SQLite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agno.agent import Agent
+from agno.db.sqlite import SqliteDb
+
+from mindrian.agents.base import (
+    AgentReply,
+    MindrianAgent,
+    ModelRef,
+    check_run,
+    resolve_state_dir,
+    text_of,
+)
+from mindrian.handoff import HandoffType
+
+__all__ = ["RoleAgent"]
+
+
+class RoleAgent(MindrianAgent):
+    """A persona that talks with the user and remembers the conversation.
+
+    History lives in ``<state_dir>/roles/<agent_id>.db`` (Agno ``SqliteDb``) and
+    the last ``history_runs`` runs of the session are put back into the model's
+    context. The state directory is the ``state_dir`` argument, else
+    ``$MINDRIAN_STATE_DIR``, else a temporary directory created once per process
+    (history then lasts only as long as the process: pass a directory to keep it).
+    Sessions are keyed by ``session_id`` (the run's, else the constructor's, else
+    ``"default"``). Unlike the other types, a role agent accepts TRANSFER: it
+    then owns the conversation of the transferred session.
+    """
+
+    agent_type: ClassVar[str] = "role"
+    accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset(
+        {HandoffType.DELEGATE, HandoffType.TRANSFER}
+    )
+    history_runs: ClassVar[int] = 10
+    """How many earlier runs of the session the model sees."""
+
+    def __init__(
+        self,
+        *,
+        model: ModelRef | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
+        session_id: str = "default",
+    ) -> None:
+        super().__init__(model=model)
+        self.state_dir: Path = resolve_state_dir(state_dir)
+        """Directory holding the history database."""
+        self.session_id = session_id
+        """Session used when a run names none."""
+
+    @property
+    def db_file(self) -> Path:
+        """The SQLite file of this agent's conversations."""
+        return self.state_dir / "roles" / f"{self.agent_id}.db"
+
+    def _build(self) -> Agent:
+        self.db_file.parent.mkdir(parents=True, exist_ok=True)
+        return self._new_agno_agent(
+            name=self.name or self.agent_id,
+            agent_id=self.agent_id,
+            instructions=self.instructions,
+            model=self._model,
+            db=SqliteDb(db_file=str(self.db_file)),
+            add_history_to_context=True,
+            num_history_runs=self.history_runs,
+        )
+
+    async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
+        output = await self.agent.arun(
+            message, session_id=session_id or self.session_id
+        )
+        return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
+
+    def history(self, session_id: str | None = None) -> tuple[tuple[str, str], ...]:
+        """The stored conversation of a session as (role, content) pairs, oldest first."""
+        messages: Any = self.agent.get_chat_history(
+            session_id=session_id or self.session_id
+        )
+        return tuple((m.role, text_of(m.content)) for m in messages)
