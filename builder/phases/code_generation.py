@@ -1,0 +1,333 @@
+"""Phase 6, code generation: render the package, compile it, run its tests, then install it.
+
+The package is rendered into a staging folder beside the output folder (never
+inside it), every Python file is compiled, and the package's own tests run in
+a subprocess with the scripted model and the no-real-model-calls plugin. Only
+when both checks hold does the staged folder replace ``<out_dir>/<identifier>``
+(old one renamed away, new one renamed in, old one deleted), so a failed build
+leaves the previous package exactly as it was and stale files never survive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from builder.errors import CodegenError, SourceLocation
+from builder.phase import CheckResult, PhaseInput, PhaseResult
+from builder.render import (
+    AGENT_TEMPLATES,
+    WORKFLOW_TYPES,
+    RegistrationText,
+    registration_from_graph,
+    render_package,
+    template_digest,
+    workflow_dot,
+    write_tree,
+)
+from builder.spec import AgentSpec
+
+__all__ = [
+    "PHASE",
+    "CodeGenerationPhase",
+    "GeneratedPackage",
+    "TestRun",
+    "TEST_TIMEOUT_SECONDS",
+    "run_generated_tests",
+    "compile_errors",
+    "install_package",
+    "package_dir",
+]
+
+#: Upper bound for one generated test run.
+TEST_TIMEOUT_SECONDS = 180.0
+#: The pytest plugin that makes any real model call fail the generated tests.
+GUARD_PLUGIN = "mindrian.testing.pytest_plugin"
+
+_TIMING = re.compile(r"\s+in\s+[0-9.]+s(?:\s+\([0-9:]+\))?\s*$")
+_FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(\S+)")
+
+
+@dataclass(frozen=True)
+class GeneratedPackage:
+    """What phase 6 produced: the package's files and how its tests went."""
+
+    identifier: str
+    """Package name (the folder under the output directory)."""
+    files: tuple[tuple[str, str], ...]
+    """``(package-relative path, sha256 hex of the bytes)`` for every file, sorted by path."""
+    tests: str
+    """The pytest summary line of the generated tests without timing (``7 passed``), or why they did not run."""
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """The outcome of running a generated package's tests."""
+
+    __test__ = False  # a result type, not a pytest test class
+
+    passed: bool
+    """Exit status 0 (every test passed and at least one ran)."""
+    summary: str
+    """pytest's final summary line, timing removed."""
+    failures: tuple[str, ...]
+    """Node ids of failed or erroring tests, in pytest's order."""
+    output: str
+    """The tail of pytest's output, for the check reason when nothing more precise is known."""
+
+
+#: Runs the tests of a package staged at ``folder / identifier``.
+TestRunner = Callable[[Path, str], TestRun]
+
+
+def package_dir(inputs: PhaseInput, identifier: str) -> Path:
+    """``<root>/<out_dir>/<identifier>`` as an absolute path."""
+    return _out_dir(inputs) / identifier
+
+
+def _out_dir(inputs: PhaseInput) -> Path:
+    return (Path(inputs.config.root) / inputs.config.out_dir).resolve()
+
+
+def compile_errors(files: Mapping[str, str]) -> tuple[str, ...]:
+    """``path:line: message`` for every Python file that does not compile."""
+    errors = []
+    for path, text in files.items():
+        if not path.endswith(".py"):
+            continue
+        try:
+            compile(text, path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            errors.append(f"{path}:{exc.lineno or 0}: {exc.msg}")
+        except ValueError as exc:  # e.g. a NUL byte in the source
+            errors.append(f"{path}:0: {exc}")
+    return tuple(errors)
+
+
+def _test_env(folder: Path) -> dict[str, str]:
+    """A minimal environment: no API keys, no bytecode or cache files, no telemetry."""
+    runtime_root = Path(__import__("mindrian").__file__).resolve().parent.parent
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(
+        PYTHONPATH=os.pathsep.join((str(folder), str(runtime_root))),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+        PYTHONIOENCODING="utf-8",
+        AGNO_TELEMETRY="false",
+        MINDRIAN_OFFLINE="1",
+        NO_COLOR="1",
+    )
+    return env
+
+
+def run_generated_tests(folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS) -> TestRun:
+    """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard plugin."""
+    ini = folder / "pytest.ini"
+    ini.write_text("[pytest]\n", encoding="utf-8")
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-rfE",
+        "-p",
+        GUARD_PLUGIN,
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(folder),
+        "--color=no",
+        str(folder / identifier / "tests"),
+    ]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=folder,
+            env=_test_env(folder),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return TestRun(False, f"timed out after {timeout:g} s", (), "")
+    finally:
+        ini.unlink(missing_ok=True)
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    summary = _summary(lines)
+    failures = tuple(m.group(1) for line in lines if (m := _FAILED.match(line)))
+    return TestRun(done.returncode == 0, summary, failures, "\n".join(lines[-15:]))
+
+
+def _summary(lines: list[str]) -> str:
+    for line in reversed(lines):
+        text = line.strip().strip("=").strip()
+        if _TIMING.search(text):
+            return _TIMING.sub("", text)
+    return lines[-1].strip() if lines else "pytest printed nothing"
+
+
+def _digests(files: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple((p, hashlib.sha256(files[p].encode("utf-8")).hexdigest()) for p in sorted(files))
+
+
+def _on_disk(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root``, by relative POSIX path."""
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _sweep(package: Path, files: Mapping[str, str]) -> None:
+    """Remove what running the tests left behind (caches), then insist the package is as rendered."""
+    for path in sorted(package.rglob("__pycache__"), reverse=True):
+        shutil.rmtree(path)
+    expected = dict(_digests(files))
+    actual = _on_disk(package)
+    if actual != expected:
+        changed = sorted(set(actual) ^ set(expected) | {p for p in actual if actual[p] != expected.get(p)})
+        raise CodegenError(f"running the generated tests changed the package: {', '.join(changed)}", code="C020")
+
+
+def install_package(staged: Path, final: Path) -> None:
+    """Replace ``final`` by ``staged`` with renames only; on any error ``final`` is left as it was."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    retired = staged.parent / f".{staged.name}.previous"
+    had_old = final.exists()
+    if had_old:
+        os.rename(final, retired)
+    try:
+        os.rename(staged, final)
+    except BaseException:
+        if had_old:
+            os.rename(retired, final)
+        raise
+    if had_old:
+        shutil.rmtree(retired)
+
+
+def _check_owner(spec: AgentSpec, final: Path) -> None:
+    """Two skills may not share a package folder; the existing ``spec.yaml`` names its source."""
+    existing = final / "spec.yaml"
+    if not existing.is_file():
+        return
+    try:
+        data = yaml.safe_load(existing.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CodegenError(f"{existing.as_posix()} cannot be read ({exc}); remove the folder to regenerate it", code="C021") from None
+    other = data.get("source_path") if isinstance(data, dict) else None
+    if other != spec.source_path:
+        raise CodegenError(
+            f"{spec.source_path} and {other} both map to the package {spec.identifier!r}; "
+            "rename one skill (or delete the stale package folder)",
+            location=SourceLocation(spec.source_path, 1),
+            code="C022",
+        )
+
+
+def _spec_of(inputs: PhaseInput) -> AgentSpec:
+    for name in ("neo4j_schema", "tool_assembly"):
+        value = inputs.previous.get(name)
+        spec = value if isinstance(value, AgentSpec) else getattr(value, "spec", None)
+        if isinstance(spec, AgentSpec):
+            return spec
+    raise CodegenError("phase 6 needs the AgentSpec of phases 2-4", code="C023")
+
+
+def _registration(inputs: PhaseInput, spec: AgentSpec) -> RegistrationText:
+    """The registration Cypher from phase 5's GraphConfig."""
+    return registration_from_graph(inputs.previous.get("neo4j_schema"), spec)
+
+
+def _workflow_dot(spec: AgentSpec) -> str | None:
+    """The thought graph of a pipeline, guided or collaborative agent, as DOT text."""
+    if spec.type not in WORKFLOW_TYPES:
+        return None
+    return workflow_dot(spec)
+
+
+class CodeGenerationPhase:
+    """Phase 6; the test runner and template folder are injectable for tests."""
+
+    name = "code_generation"
+    number = 6
+    checks = ("compiles", "tests_pass")
+    output_type = GeneratedPackage
+
+    def __init__(self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES) -> None:
+        self.run_tests = run_tests
+        self.templates = templates
+
+    def extra_digest(self, inputs: PhaseInput) -> str:
+        """The templates and the output folder: changing either must regenerate the package."""
+        return f"{template_digest(self.templates)} out_dir={_out_dir(inputs).as_posix()}"
+
+    def render(self, inputs: PhaseInput) -> tuple[AgentSpec, dict[str, str]]:
+        """The spec and the rendered files of the package (no side effects)."""
+        spec = _spec_of(inputs)
+        files = render_package(
+            spec,
+            _registration(inputs, spec),
+            inputs.source.path,
+            inputs.source.digest,
+            workflow_dot=_workflow_dot(spec),
+            root=self.templates,
+        )
+        return spec, files
+
+    def run(self, inputs: PhaseInput) -> PhaseResult[GeneratedPackage]:
+        spec, files = self.render(inputs)
+        final = package_dir(inputs, spec.identifier)
+        _check_owner(spec, final)
+        final.parent.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".mindrian-codegen-", dir=final.parent.parent))
+        try:
+            return self._stage(spec, files, staging, final)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _stage(self, spec: AgentSpec, files: dict[str, str], staging: Path, final: Path) -> PhaseResult[GeneratedPackage]:
+        package = staging / spec.identifier
+        write_tree(files, package)
+        errors = compile_errors(files)
+        if errors:
+            compiles = CheckResult("compiles", False, f"{len(errors)} file(s) do not compile: {'; '.join(errors)}")
+            tests = CheckResult("tests_pass", False, "not run: the package does not compile")
+            return self._result(spec, files, "not run", compiles, tests)
+        compiles = CheckResult("compiles", True, f"{sum(p.endswith('.py') for p in files)} Python files compile")
+        run = self.run_tests(staging, spec.identifier)
+        if not run.passed:
+            named = f"; failing: {', '.join(run.failures)}" if run.failures else f"; output:\n{run.output}"
+            tests = CheckResult("tests_pass", False, f"generated tests failed ({run.summary}){named}")
+            return self._result(spec, files, run.summary, compiles, tests)
+        _sweep(package, files)
+        install_package(package, final)
+        tests = CheckResult("tests_pass", True, f"generated tests: {run.summary}")
+        return self._result(spec, files, run.summary, compiles, tests)
+
+    @staticmethod
+    def _result(spec: AgentSpec, files: dict[str, str], summary: str, *checks: CheckResult) -> PhaseResult[GeneratedPackage]:
+        output = GeneratedPackage(identifier=spec.identifier, files=_digests(files), tests=summary)
+        return PhaseResult(output=output, checks=checks)
+
+
+#: The phase object the runner loads.
+PHASE = CodeGenerationPhase()
