@@ -29,6 +29,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from builder.errors import CodegenError
 from builder.serial import dump_yaml, to_plain
+from builder.graph_config import GraphConfig
 from builder.spec import AgentSpec, ToolConfig
 
 __all__ = [
@@ -362,43 +363,37 @@ def _debate_rounds(spec: AgentSpec) -> int:
 
 
 #: Edge weight and fit confidence used when neither the skill nor phase 5 gives one.
-_DEFAULT_WEIGHT = 0.5
-_DEFAULT_CONFIDENCE = 1.0
+#: The statements a package's ``registration.cypher`` documents, in execution order: the
+#: schema and the idempotent MERGE part. Deleting stale relationships depends on what the
+#: graph already holds, so the registry does that at run time.
+_REGISTRATION_QUERIES: tuple[str, ...] = (
+    "constraint_framework_id",
+    "constraint_problem_type_name",
+    "register_frameworks",
+    "merge_chains",
+    "merge_good_for",
+)
 
 
-def registration_from_graph(graph_config: Any, spec: AgentSpec) -> RegistrationText:
-    """The statements that register ``spec`` and their parameters.
+def registration_from_graph(graph_config: GraphConfig) -> RegistrationText:
+    """The statements that register the agent and their parameters, taken from phase 5.
 
-    The texts are the registry's fixed queries (:mod:`mindrian.graph.queries`);
-    skill text travels only in the parameters. Removing relationships the skill
-    no longer declares depends on what the graph holds, so the registry does it
-    at run time; the file documents the idempotent MERGE part.
+    Texts and values both come from the GraphConfig, so the file shows exactly
+    what the registry runs; skill text travels only in the parameters.
     """
-    from mindrian.graph import queries as q
-
-    weights = {c.target: _DEFAULT_WEIGHT if c.weight is None else c.weight for c in spec.chains_to}
-    row = {
-        "id": spec.id,
-        "name": spec.name,
-        "type": spec.type,
-        "description": spec.description,
-        "triggers": spec.triggers,
-        "problem_types": spec.problem_types,
-        "version": spec.version,
-        "source_digest": spec.source_digest,
-    }
-    chains = tuple({"source": spec.id, "target": t, "weight": weights[t]} for t in sorted(weights))
-    good_for = tuple(
-        {"source": spec.id, "problem_type": p, "confidence": _DEFAULT_CONFIDENCE} for p in sorted(set(spec.problem_types))
-    )
-    statements = [*((s.name, s.text) for s in q.SCHEMA), (q.REGISTER_FRAMEWORKS.name, q.REGISTER_FRAMEWORKS.text)]
-    params: dict[str, Any] = {"frameworks": (row,)}
-    if chains:
-        statements.append((q.MERGE_CHAINS.name, q.MERGE_CHAINS.text))
-        params["chains"] = chains
-    if good_for:
-        statements.append((q.MERGE_GOOD_FOR.name, q.MERGE_GOOD_FOR.text))
-        params["good_for"] = good_for
+    queries = {query.name: query for query in graph_config.queries}
+    missing = [name for name in _REGISTRATION_QUERIES if name not in queries]
+    if missing:
+        raise CodegenError(f"phase 5 produced no {', '.join(missing)} query", code="C024")
+    statements: list[tuple[str, str]] = []
+    params: dict[str, Any] = {}
+    for name in _REGISTRATION_QUERIES:
+        values = graph_config.parameters.get(name, {})
+        # A MERGE over an empty list registers nothing; leaving it out keeps the file honest.
+        if any(isinstance(v, (list, tuple)) and not v for v in values.values()):
+            continue
+        statements.append((name, queries[name].text))
+        params.update({key: values[key] for key in sorted(values)})
     return RegistrationText(statements=tuple(statements), params=params)
 
 

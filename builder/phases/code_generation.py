@@ -36,6 +36,7 @@ from builder.render import (
     workflow_dot,
     write_tree,
 )
+from builder.graph_config import GraphConfig
 from builder.spec import AgentSpec
 
 __all__ = [
@@ -252,9 +253,12 @@ def _spec_of(inputs: PhaseInput) -> AgentSpec:
     raise CodegenError("phase 6 needs the AgentSpec of phases 2-4", code="C023")
 
 
-def _registration(inputs: PhaseInput, spec: AgentSpec) -> RegistrationText:
+def _registration(inputs: PhaseInput) -> RegistrationText:
     """The registration Cypher from phase 5's GraphConfig."""
-    return registration_from_graph(inputs.previous.get("neo4j_schema"), spec)
+    graph = inputs.previous.get("neo4j_schema")
+    if not isinstance(graph, GraphConfig):
+        raise CodegenError("phase 6 needs the GraphConfig of phase 5", code="C024")
+    return registration_from_graph(graph)
 
 
 def _workflow_dot(spec: AgentSpec) -> str | None:
@@ -285,7 +289,7 @@ class CodeGenerationPhase:
         spec = _spec_of(inputs)
         files = render_package(
             spec,
-            _registration(inputs, spec),
+            _registration(inputs),
             inputs.source.path,
             inputs.source.digest,
             workflow_dot=_workflow_dot(spec),

@@ -45,12 +45,12 @@
 //   "good_for": [
 //     {
 //       "confidence": 1.0,
-//       "problem_type": "decision",
+//       "problem_type": "opportunity-validation",
 //       "source": "pws-validation"
 //     },
 //     {
 //       "confidence": 1.0,
-//       "problem_type": "opportunity-validation",
+//       "problem_type": "decision",
 //       "source": "pws-validation"
 //     },
 //     {
