@@ -7,9 +7,12 @@ the package, :func:`available` is false and :func:`lint` raises
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ __all__ = [
     "LinterUnavailable",
     "PACKAGE",
     "available",
+    "default_cache_dir",
     "lint",
     "unavailable_reason",
 ]
@@ -92,15 +96,33 @@ def available() -> bool:
     return unavailable_reason() is None
 
 
+def default_cache_dir() -> Path | None:
+    """Where lint results are kept: ``$MINDRIAN_CACHE_DIR``, else the user's cache folder.
+
+    ``MINDRIAN_CACHE_DIR=`` (empty) turns the cache off.
+    """
+    configured = os.environ.get("MINDRIAN_CACHE_DIR")
+    if configured is not None:
+        return Path(configured) / "cypher-lint" if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mindrian" / "cypher-lint"
+
+
 def lint(
     queries: Mapping[str, str],
     params: Mapping[str, Iterable[str]] | None = None,
     schema: LintSchema | None = None,
+    *,
+    cache_dir: Path | None | bool = True,
 ) -> dict[str, tuple[Diagnostic, ...]]:
     """Lint every query in one Node run; diagnostics per query name, in input order.
 
     ``params`` maps a query name to the parameter names it may use; any other
-    ``$name`` in that query is reported as undefined.
+    ``$name`` in that query is reported as undefined. Results are cached under
+    ``cache_dir`` (``True``: :func:`default_cache_dir`; ``None``/``False``: no
+    cache), keyed on the whole request, the linter script and the installed
+    package, because starting Node and loading the front end costs about a
+    second while the query texts rarely change.
     """
     reason = unavailable_reason()
     if reason is not None:
@@ -115,8 +137,46 @@ def lint(
         }
         for name, text in queries.items()
     ]
-    raw = _run_node(json.dumps(batch))
+    payload = json.dumps(batch, sort_keys=True)
+    folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
+    cached = _cache_path(folder, payload)
+    raw = _read_cache(cached)
+    if raw is None:
+        raw = _run_node(payload)
+        _write_cache(cached, raw)
     return {name: tuple(Diagnostic(**d) for d in raw.get(name, ())) for name in queries}
+
+
+def _cache_path(folder: Path | None, payload: str) -> Path | None:
+    if folder is None:
+        return None
+    key = hashlib.sha256()
+    for part in (PACKAGE.encode(), _SCRIPT.read_bytes(), _PACKAGE_JSON.read_bytes(), payload.encode("utf-8")):
+        key.update(b"%d:" % len(part) + part)
+    return folder / f"{key.hexdigest()}.json"
+
+
+def _read_cache(path: Path | None) -> dict[str, list[dict[str, object]]] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # absent or damaged: lint again and rewrite it
+    return data if isinstance(data, dict) else None
+
+
+def _write_cache(path: Path | None, raw: Mapping[str, object]) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".lint-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(raw, handle, sort_keys=True)
+        os.replace(temp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
 
 
 def _run_node(payload: str) -> dict[str, list[dict[str, object]]]:

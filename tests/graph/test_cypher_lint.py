@@ -119,3 +119,49 @@ def test_missing_package_is_reported(
         cypher_lint.LinterUnavailable, match="npm ci --prefix builder/cypher_lint"
     ):
         cypher_lint.lint({"a": "RETURN 1"})
+
+
+def _counting_node(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    runs: list[str] = []
+    real = cypher_lint._run_node
+
+    def run(payload: str) -> dict:
+        runs.append(payload)
+        return real(payload)
+
+    monkeypatch.setattr(cypher_lint, "_run_node", run)
+    return runs
+
+
+def test_results_are_cached_by_request(linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _counting_node(monkeypatch)
+    first = cypher_lint.lint({"a": "MATCH (n) RETURN n.$x"}, cache_dir=tmp_path)
+    again = cypher_lint.lint({"a": "MATCH (n) RETURN n.$x"}, cache_dir=tmp_path)
+    assert again == first and first["a"] and len(runs) == 1
+    # Any change to the request (text, declared parameters) is a different entry.
+    cypher_lint.lint({"a": "MATCH (n) RETURN n"}, cache_dir=tmp_path)
+    cypher_lint.lint({"a": "MATCH (n) RETURN n"}, {"a": ["x"]}, cache_dir=tmp_path)
+    assert len(runs) == 3
+
+
+def test_a_damaged_cache_entry_is_linted_again(linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _counting_node(monkeypatch)
+    cypher_lint.lint({"a": "RETURN 1"}, cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("*.json")
+    entry.write_text("{not json", encoding="utf-8")
+    assert cypher_lint.lint({"a": "RETURN 1"}, cache_dir=tmp_path) == {"a": ()}
+    assert len(runs) == 2 and entry.read_text(encoding="utf-8").startswith("{")
+
+
+def test_no_cache_dir_always_runs_node(linter: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _counting_node(monkeypatch)
+    cypher_lint.lint({"a": "RETURN 1"}, cache_dir=None)
+    cypher_lint.lint({"a": "RETURN 1"}, cache_dir=None)
+    assert len(runs) == 2
+
+
+def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    assert cypher_lint.default_cache_dir() == tmp_path / "cypher-lint"
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", "")
+    assert cypher_lint.default_cache_dir() is None
