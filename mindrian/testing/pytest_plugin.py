@@ -5,7 +5,9 @@ Load it with ``pytest_plugins = ["mindrian.testing.pytest_plugin"]`` in the root
 
 * wraps the four request methods every Agno model goes through
   (``Model._invoke_with_retry`` and its async/stream variants) and the
-  ``invoke*`` methods of the provider classes that can be imported, so that any
+  ``invoke*`` methods of the provider classes once their modules are loaded
+  (checked again before every test, because importing every provider SDK up
+  front would cost about a second per process), so that any
   model other than :class:`~mindrian.testing.ScriptedModel` raises
   :class:`RealModelCallError` before a client is even built;
 * refuses ``connect``/``connect_ex`` on internet sockets to non-loopback
@@ -23,10 +25,12 @@ Tests that check the blocking itself use the ``offline_guard`` fixture's
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.abc
+import importlib.machinery
 import ipaddress
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,7 +61,7 @@ _PROVIDER_METHODS: tuple[str, ...] = (
     "ainvoke_stream",
 )
 
-#: (module, class) of provider models; the ones whose SDK is missing are skipped.
+#: (module, class) of provider models, patched once their module is loaded.
 _PROVIDERS: tuple[tuple[str, str], ...] = (
     ("agno.models.anthropic", "Claude"),
     ("agno.models.openai", "OpenAIChat"),
@@ -96,6 +100,7 @@ class OfflineGuard:
     violations: list[str] = field(default_factory=list)
     """Descriptions of blocked attempts not yet claimed by a test."""
     _undo: list[Callable[[], None]] = field(default_factory=list)
+    _covered: set[type] = field(default_factory=set)
 
     def install(self) -> None:
         """Put every block in place (idempotent)."""
@@ -107,15 +112,26 @@ class OfflineGuard:
 
         for name in _MODEL_GATEWAYS:
             self._wrap_model_method(Model, name, ScriptedModel)
+        for name in ("connect", "connect_ex"):
+            self._wrap_socket_method(name)
+        self.cover_loaded_providers()
+        hook = _ProviderImportHook(self)
+        sys.meta_path.insert(0, hook)
+        self._undo.append(lambda: sys.meta_path.remove(hook))
+
+    def cover_loaded_providers(self) -> None:
+        """Wrap the ``invoke*`` methods of provider classes whose modules are loaded by now."""
+        from mindrian.testing.scripted import ScriptedModel
+
         for module_name, class_name in _PROVIDERS:
-            provider = _optional_class(module_name, class_name)
-            if provider is None:
+            provider = _loaded_class(module_name, class_name)
+            if provider is None or provider in self._covered:
                 continue
+            self._covered.add(provider)
+            self._undo.append(lambda provider=provider: self._covered.discard(provider))
             for name in _PROVIDER_METHODS:
                 if name in vars(provider):
                     self._wrap_model_method(provider, name, ScriptedModel)
-        for name in ("connect", "connect_ex"):
-            self._wrap_socket_method(name)
 
     def uninstall(self) -> None:
         """Remove every block."""
@@ -181,12 +197,41 @@ class OfflineGuard:
         self._undo.append(lambda: setattr(socket.socket, name, original))
 
 
-def _optional_class(module_name: str, class_name: str) -> type | None:
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return None
-    found = getattr(module, class_name, None)
+class _ProviderImportHook(importlib.abc.MetaPathFinder):
+    """Covers a provider the moment its module is imported, wherever the import happens."""
+
+    def __init__(self, guard: OfflineGuard) -> None:
+        self._guard = guard
+        self._modules = frozenset(module for module, _ in _PROVIDERS)
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self._modules:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _CoveringLoader(spec.loader, self._guard)
+        return spec
+
+
+class _CoveringLoader(importlib.abc.Loader):
+    """Runs the real loader, then lets the guard wrap the provider classes it defined."""
+
+    def __init__(self, loader: Any, guard: OfflineGuard) -> None:
+        self._loader = loader
+        self._guard = guard
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        self._guard.cover_loaded_providers()
+
+
+def _loaded_class(module_name: str, class_name: str) -> type | None:
+    module = sys.modules.get(module_name)
+    found = getattr(module, class_name, None) if module is not None else None
     return found if isinstance(found, type) else None
 
 
@@ -216,11 +261,13 @@ def _fail_on_blocked_attempts() -> Iterator[None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     _GUARD.take()  # attempts outside any test (e.g. at collection) are not its fault
+    _GUARD.cover_loaded_providers()
     return (yield from _fail_on_blocked_attempts())
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    _GUARD.cover_loaded_providers()  # fixtures may have imported a provider SDK
     return (yield from _fail_on_blocked_attempts())
 
 

@@ -276,5 +276,36 @@ def test_a_swallowed_real_model_call_still_fails_the_test(tmp_path: Path) -> Non
     assert "real model call: Claude" in completed.stdout
 
 
+def test_a_provider_imported_inside_a_test_is_covered(tmp_path: Path) -> None:
+    # In a fresh process no provider SDK is loaded when the guard installs; the
+    # import hook must cover the class before the test body can call it directly.
+    test_file = tmp_path / "test_late_import.py"
+    test_file.write_text(
+        textwrap.dedent("""
+            import sys
+            from agno.models.message import Message
+
+            def test_direct_invoke():
+                assert "agno.models.anthropic" not in sys.modules
+                from agno.models.anthropic import Claude
+                Claude(id="claude-sonnet-4-5").invoke(
+                    messages=[], assistant_message=Message(role="assistant")
+                )
+            """),
+        encoding="utf-8",
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "mindrian.testing.pytest_plugin",
+         "-p", "no:cacheprovider", "-p", "no:hypothesispytest", str(test_file)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**_clean_env(), "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "RealModelCallError" in completed.stdout, completed.stdout
+
+
 def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
