@@ -35,8 +35,11 @@ $(NODE_STAMP): $(NODE_DIR)/package-lock.json
 		echo "note: npm not found; the Cypher linter is not installed"; \
 	fi
 
+# Builds PWS through all seven phases (the last line of the build names the package folder),
+# then asks the registry which frameworks a "validate" context selects.
 run: setup
 	$(BIN)/mindrian build skills/pws/SKILL.md
+	$(BIN)/mindrian select --trigger validate
 
 test: setup
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -47,8 +50,10 @@ bench: setup
 lint: setup
 	$(BIN)/python -m compileall -q builder mindrian bench tests
 
+# Rebuild every skill into generated/ (commit the result).
 regen: setup
 	$(BIN)/mindrian build --all
 
+# Regenerate every skill in a temporary folder and fail on any difference from generated/.
 check: setup
 	$(BIN)/mindrian check

@@ -9,6 +9,7 @@ YAML and schema libraries, Agno) are imported inside the commands, so
 
 from __future__ import annotations
 
+import os
 import sys
 import tomllib
 import traceback
@@ -23,7 +24,9 @@ from builder import __version__
 from builder.errors import MindrianError
 
 if TYPE_CHECKING:
+    from builder.batch import BatchOptions
     from builder.config import BuildConfig
+    from builder.phases.registration import RegistrationPhase
     from builder.report import BuildReport, PhaseReport, ValidationReport
 
 __all__ = ["app", "main", "project_root"]
@@ -146,48 +149,105 @@ def build(
     neo4j_uri: Annotated[
         Optional[str], typer.Option("--neo4j-uri", metavar="URI", help="Register in Neo4j at URI instead of the embedded registry.")
     ] = None,
+    registry: _RegistryDbOpt = None,
+    jobs: _JobsOpt = None,
     quiet: _QuietOpt = False,
 ) -> int:
     """Build SKILL.md files through the seven phases.
 
     Each phase is skipped when its inputs are unchanged since its last
     passing checkpoint; a failed check stops the build (exit status 1) and
-    the next build resumes at that phase.
+    the next build resumes at that phase. Phases 1-6 of different skills run
+    in parallel (--jobs); phase 7 registers them one by one in the given order.
+    A failing skill does not stop the others.
     """
-    from builder.report import build_json
-    from builder.runner import build as build_one
     from builder.runner import phase_range
 
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
-    config = _config(root, connect=connect, neo4j_uri=neo4j_uri)
-    out_dir = out or root / "generated"
-    checkpoints_dir = checkpoints or root / ".mindrian" / "checkpoints"
-    reports = []
-    for target in targets:
-        display = _display(target, root)
-        if not quiet:
-            _err(f"build {display}")
-        report = build_one(
-            target,
-            config,
-            checkpoints_dir=checkpoints_dir,
-            out_dir=out_dir,
-            display=display,
-            from_phase=from_phase,
-            until_phase=until_phase,
-            force=force,
-            progress=None if quiet else _progress_printer(timings),
-        )
-        _print_outcome(report, quiet)
-        reports.append(report)
+    out_dir = (out or root / "generated").absolute()
+    options = _batch_options(root, out_dir, checkpoints, jobs, from_phase=from_phase, until_phase=until_phase, force=force)
+    config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
+    return _run_batch(root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out)
+
+
+_RegistryDbOpt = Annotated[
+    Optional[Path],
+    typer.Option("--registry", metavar="DB", help="Embedded registry database phase 7 writes [default: .mindrian/registry.lbug]."),
+]
+_JobsOpt = Annotated[
+    Optional[int], typer.Option("--jobs", "-j", metavar="N", min=1, help="Skills built at once (phases 1-6) [default: min(2, CPUs)].")
+]
+
+
+def _batch_options(root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object) -> BatchOptions:
+    from builder.batch import BatchOptions, default_jobs
+
+    return BatchOptions(
+        checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
+        out_dir=out_dir,
+        jobs=jobs or default_jobs(),
+        **switches,
+    )
+
+
+def _run_batch(
+    root: Path,
+    paths: Sequence[Path],
+    config: BuildConfig,
+    options: BatchOptions,
+    registry: Path | None,
+    *,
+    quiet: bool,
+    timings: bool,
+    json_out: bool,
+    prefix: str = "build",
+) -> int:
+    """Build (or register) ``paths`` through :func:`builder.batch.build_many` and print as it goes."""
+    from builder.batch import Target, build_many
+    from builder.errors import UsageError
+    from builder.report import build_json
+
+    if registry is not None and config.neo4j_uri:
+        raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
+    targets = [Target(path=p, display=_display(p, root)) for p in paths]
+    reports = build_many(targets, config, options, listener=_listener(quiet, timings, options, prefix), registration=_registration(registry))
     if len(reports) > 1 and not quiet:
         failed = sum(1 for r in reports if r.problem)
         _err(f"{len(reports) - failed} built, {failed} failed")
     if json_out:
         typer.echo(build_json(reports))
     return max(r.exit_code for r in reports)
+
+
+def _registration(registry: Path | None) -> RegistrationPhase | None:
+    """Phase 7 writing to ``registry`` when given, else None (the default registry)."""
+    if registry is None:
+        return None
+    from builder.phases.registration import RegistrationPhase
+
+    return RegistrationPhase(registry.absolute())
+
+
+def _listener(quiet: bool, timings: bool, options: BatchOptions | None, prefix: str = "build"):  # noqa: ANN202 - a Listener
+    from builder.batch import Listener, Target
+
+    progress = None if quiet else _progress_printer(timings)
+
+    class Printer(Listener):
+        def started(self, target: Target) -> None:
+            if not quiet:
+                _err(f"{prefix} {target.display}")
+
+        def phase(self, report: PhaseReport) -> None:
+            if progress is not None:
+                progress(report)
+
+        def finished(self, report: BuildReport) -> None:
+            _print_outcome(report, quiet, options)
+
+    return Printer()
 
 
 def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
@@ -215,11 +275,26 @@ def _progress_printer(timings: bool):  # noqa: ANN202 - a closure over the flag
     return show
 
 
-def _print_outcome(report: BuildReport, quiet: bool) -> None:
+def _print_outcome(report: BuildReport, quiet: bool, options: BatchOptions | None = None) -> None:
     if report.problem is not None:
         _err(report.problem.render())
     elif not quiet:
-        _err(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok")
+        package = _package_path(report, options)
+        where = f" -> {package}" if package else ""
+        _err(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
+
+
+def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
+    """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
+    from builder.checkpoints import CheckpointStore
+
+    if report.agent_id is None or options is None or len(report.phases) < 6:
+        return ""
+    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
+    identifier = stored.output.get("identifier") if stored is not None and isinstance(stored.output, dict) else None
+    if not identifier:
+        return ""
+    return _display(options.out_dir / identifier, Path.cwd().absolute()) + "/"
 
 
 @app.command(epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n")
@@ -273,6 +348,224 @@ def explain(
     return 0
 
 
+_RegistryOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--registry",
+        metavar="PATH",
+        help="Embedded registry database, or a registry.yaml to load into memory "
+        "[default: .mindrian/registry.lbug, built from generated/registry.yaml when missing].",
+    ),
+]
+_Neo4jUriOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--neo4j-uri",
+        metavar="URI",
+        help="Read the Neo4j database at URI instead (also NEO4J_URI); user and password "
+        "come from NEO4J_USERNAME and NEO4J_PASSWORD, never from the command line.",
+    ),
+]
+
+_EXAMPLES_SELECT = """\
+Examples:
+
+\b
+  mindrian select --trigger validate
+  mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
+  mindrian select --trigger validate --json --limit 10
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri bolt://localhost:7687
+"""
+
+
+@app.command(epilog=_EXAMPLES_SELECT)
+def select(
+    triggers: Annotated[
+        Optional[list[str]], typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable).")
+    ] = None,
+    problem_types: Annotated[
+        Optional[list[str]],
+        typer.Option("--problem-type", "-p", metavar="P", help="A problem type of the context (repeatable)."),
+    ] = None,
+    previous: Annotated[
+        Optional[list[str]],
+        typer.Option("--previous", metavar="F", help="Id of a framework already used (repeatable)."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    registry: _RegistryOpt = None,
+    neo4j_uri: _Neo4jUriOpt = None,
+) -> int:
+    """Rank the registered frameworks for a context with the selection query.
+
+    Score: 0.6 for a trigger match + 0.4 for a problem-type match + 0.3 x the
+    weight of CHAINS_TO from the framework to the --previous ones; ties by id.
+    """
+    from builder.errors import UsageError
+    from builder.graph_commands import open_project_registry, select_json, select_table
+
+    if not triggers and not problem_types:
+        raise UsageError("give at least one --trigger or --problem-type", code="U005")
+    root = project_root(Path.cwd())
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        found = graph.select(triggers or (), problem_types or (), previous or (), limit)
+    if json_out:
+        typer.echo(select_json(found, opened.where, triggers or (), problem_types or (), previous or (), limit))
+    elif found:
+        typer.echo(select_table(found), nl=False)
+    else:
+        _err(f"no registered framework matches (registry {opened.where})")
+    return 0
+
+
+graph_app = typer.Typer(
+    name="graph",
+    help="Work with the framework registry graph.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(graph_app)
+
+_EXAMPLES_EXPORT = """\
+Examples:
+
+\b
+  mindrian graph export > registry.yaml
+  mindrian graph export --format json
+  mindrian graph export --format cypher | cypher-shell -u neo4j
+"""
+
+
+@graph_app.command("export", epilog=_EXAMPLES_EXPORT)
+def graph_export(
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cypher.")] = "yaml",
+    registry: _RegistryOpt = None,
+    neo4j_uri: _Neo4jUriOpt = None,
+) -> int:
+    """Print every registered framework and its relationships.
+
+    yaml and json have the layout of generated/registry.yaml; cypher is a
+    parameter-free script (values as escaped literals) that re-creates the graph.
+    """
+    from builder.errors import UsageError
+    from builder.graph_commands import open_project_registry
+    from builder.graph_export import EXPORT_FORMATS, export_text
+
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}", code="U010")
+    root = project_root(Path.cwd())
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        records = graph.export()
+    typer.echo(export_text(records, fmt), nl=False)
+    return 0
+
+
+_EXAMPLES_REGISTER = """\
+Examples:
+
+\b
+  mindrian register skills/pws/SKILL.md
+  mindrian register --all
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian register --all --neo4j-uri bolt://localhost:7687
+"""
+
+
+@app.command(epilog=_EXAMPLES_REGISTER)
+def register(
+    paths: _PathsArg = None,
+    all_skills: Annotated[bool, typer.Option("--all", help="Register every skills/**/SKILL.md of the project.")] = False,
+    neo4j_uri: Annotated[
+        Optional[str], typer.Option("--neo4j-uri", metavar="URI", help="Register in Neo4j at URI (also NEO4J_URI) instead of the embedded registry.")
+    ] = None,
+    registry: _RegistryDbOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder [default: generated/].")] = None,
+    checkpoints: Annotated[
+        Optional[Path],
+        typer.Option("--checkpoints", metavar="DIR", help="Checkpoint folder [default: .mindrian/checkpoints/]."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a machine-readable report on stdout.")] = False,
+    timings: Annotated[bool, typer.Option("--timings", help="Show how long each phase took.")] = False,
+    jobs: _JobsOpt = None,
+    quiet: _QuietOpt = False,
+) -> int:
+    """Run phase 7 (registration) again, even when its checkpoint is current.
+
+    Phases 1-6 are taken from their checkpoints when current; a skill whose
+    checkpoints are missing or out of date is built first, as by 'build'.
+    Registration then always runs, in the given order, so this is how a
+    registry (embedded, or Neo4j) is brought back in sync; generated/registry.yaml
+    is rewritten from it.
+    """
+    root = project_root(Path.cwd())
+    targets = _targets(paths, all_skills, root)
+    out_dir = (out or root / "generated").absolute()
+    options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
+    config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
+    return _run_batch(root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out, prefix="register")
+
+
+@app.command(epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n")
+def check(jobs: _JobsOpt = None, quiet: _QuietOpt = False) -> int:
+    """Regenerate every skill in a temporary folder and diff it against generated/.
+
+    Phases 1-7 run from nothing with their own temporary checkpoints and
+    registry (the project's are never touched, and Neo4j is never used). Every
+    file counts, registry.yaml included; a unified diff of what differs is
+    printed on stdout. Exit status 1 on any difference or failed build, 0 when clean.
+    """
+    from builder.batch import Target, default_jobs, discover
+    from builder.check import check as run_check
+    from builder.check import summary
+    from builder.errors import UsageError
+
+    root = project_root(Path.cwd())
+    skills = discover(root)
+    if not skills:
+        raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
+    targets = [Target(path=p, display=_display(p, root)) for p in skills]
+    committed = root / "generated"
+    listener = _quiet_listener() if quiet else _listener(False, False, None, prefix="regenerate")
+    result = run_check(root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener)
+    if result.diff:
+        typer.echo(result.diff, nl=False)
+    for line in summary(result, _display(committed, root)):
+        _err(line)
+    return 0 if result.clean else 1
+
+
+def _quiet_listener():  # noqa: ANN202 - a Listener
+    from builder.batch import Listener
+
+    class Errors(Listener):
+        def finished(self, report: BuildReport) -> None:
+            _print_outcome(report, True)
+
+    return Errors()
+
+
+@app.command(epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n")
+def new(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Skill name: lowercase words joined by hyphens.", show_default=False)],
+    agent_type: Annotated[str, typer.Option("--type", metavar="TYPE", help="operator, role, collaborative, pipeline or guided.")] = "operator",
+    description: Annotated[Optional[str], typer.Option("--description", metavar="TEXT", help="One-line description.")] = None,
+    dest: Annotated[Optional[Path], typer.Option("--dest", metavar="DIR", help="Parent folder [default: skills/].")] = None,
+) -> int:
+    """Create a new skill folder with a SKILL.md to fill in (never overwrites)."""
+    from builder.scaffold import new_skill
+
+    root = project_root(Path.cwd())
+    created = new_skill(name, agent_type, dest or root / "skills", description)
+    typer.echo(_display(created, root))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mindrian`` script; returns the exit status."""
     state = _State()
@@ -295,8 +588,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(error.render())
         return exit_code_of(error)
     except Exception as error:  # noqa: BLE001 - the last line of defence
-        from builder.report import EXIT_INTERNAL, internal_error_line
+        from builder.report import EXIT_INTERNAL, exit_code_of, graph_problem, internal_error_line
 
+        if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
+            _err(graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),)).render())
+            return exit_code_of(error)
         if state.debug:
             traceback.print_exc()
         else:

@@ -6,7 +6,8 @@ This is the one place that maps errors to messages and exit statuses:
 exit  meaning
 ====  =====================================================================
 0     success
-1     invalid input, a failed check, or a phase that is not available yet
+1     invalid input, a failed check, a phase that is not available yet, or the
+      registry database unreachable or refusing a statement (``GraphError``)
 2     usage error (unknown option, bad phase name, missing argument)
 3     internal error (a bug): one line, the traceback only with ``--debug``
 ====  =====================================================================
@@ -15,6 +16,7 @@ exit  meaning
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +30,14 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_INTERNAL",
     "CHECK_FAILED_CODE",
+    "GRAPH_ERROR_CODE",
     "Problem",
     "PhaseReport",
     "BuildReport",
     "ValidationReport",
     "exit_code_of",
     "problem_of",
+    "graph_problem",
     "check_failure",
     "internal_error_line",
     "progress_line",
@@ -51,6 +55,8 @@ EXIT_INTERNAL = 3
 
 #: Error code of a phase check that does not hold.
 CHECK_FAILED_CODE = "P003"
+#: Error code of a registry database failure (``mindrian.graph.GraphError``).
+GRAPH_ERROR_CODE = "G010"
 
 #: What a phase status looks like at the end of a progress line.
 _STATUS_TEXT: Mapping[str, str] = {
@@ -142,9 +148,29 @@ def exit_code_of(error: BaseException) -> int:
     """The exit status for an exception reaching the command line."""
     if isinstance(error, UsageError):
         return EXIT_USAGE
-    if isinstance(error, MindrianError):
+    if isinstance(error, MindrianError) or _is_graph_error(error):
         return EXIT_FAILED
     return EXIT_INTERNAL
+
+
+def _is_graph_error(error: BaseException) -> bool:
+    # Looked up rather than imported: loading mindrian.graph pulls in both database
+    # drivers, and an error of that type can only exist once the module is loaded.
+    module = sys.modules.get("mindrian.graph.errors")
+    return module is not None and isinstance(error, module.GraphError)
+
+
+def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> Problem:
+    """A registry database failure as one line; any of ``secrets`` in it becomes ``***``.
+
+    The registry already redacts the password it knows; ``secrets`` covers values
+    (e.g. ``NEO4J_PASSWORD``) that reached the message some other way.
+    """
+    message = " ".join(str(error).split())
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    return Problem(code=GRAPH_ERROR_CODE, message=message, exit_code=EXIT_FAILED)
 
 
 def problem_of(error: MindrianError) -> Problem:
