@@ -5,6 +5,12 @@ calls one library function and prints the report. Heavy modules (the phases,
 YAML and schema libraries, Agno) are imported inside the commands, so
 ``mindrian --help`` only pays for Typer. Exit statuses are documented in
 :mod:`builder.report`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
+
+``--frames`` (build, register, check) adds control frames for tools that drive
+the command in a terminal. The human lines stay on stderr, so a tool reading
+stdout sees frames only, one per line; with ``--frames`` those lines pass
+through :func:`mindrian.frames.defuse`, so where a terminal merges both streams
+no text quoted from a SKILL.md can pose as a frame.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import os
 import sys
 import tomllib
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -24,10 +30,11 @@ from builder import __version__
 from builder.errors import MindrianError
 
 if TYPE_CHECKING:
-    from builder.batch import BatchOptions
+    from builder.batch import BatchOptions, Listener
     from builder.config import BuildConfig
     from builder.phases.registration import RegistrationPhase
-    from builder.report import BuildReport, PhaseReport, ValidationReport
+    from builder.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
 
@@ -40,6 +47,7 @@ Examples:
   mindrian build skills/pws --from architecture --until tool_assembly
   mindrian build skills/pws/SKILL.md --force --timings
   mindrian build --all --json > build-report.json
+  mindrian build skills/pws/SKILL.md --frames --quiet
 """
 
 app = typer.Typer(
@@ -64,6 +72,8 @@ class _State:
 
     debug: bool = False
     """Show tracebacks of internal errors."""
+    frames: str | None = None
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without ``--frames``."""
 
 
 def _show_version(value: bool) -> None:
@@ -115,6 +125,32 @@ def _err(line: str) -> None:
     typer.echo(line, err=True)
 
 
+def _defused_err(line: str) -> None:
+    from mindrian.frames import defuse
+
+    _err(defuse(line))
+
+
+def _say(frames: bool) -> Callable[[str], None]:
+    """How human lines are printed: defused when frames share the terminal."""
+    return _defused_err if frames else _err
+
+
+def _frame(frame: Frame) -> None:
+    typer.echo(frame.to_text())
+
+
+def _use_frames(ctx: typer.Context, stage: str, frames: bool, json_out: bool = False) -> bool:
+    """Switch ``--frames`` on for ``stage``; ``--json`` cannot share stdout with it."""
+    from builder.errors import UsageError
+
+    if frames:
+        ctx.ensure_object(_State).frames = stage
+        if json_out:
+            raise UsageError("give --json or --frames, not both: each needs stdout to itself", code="U014")
+    return frames
+
+
 def _config(root: Path, **switches: object) -> BuildConfig:
     from builder.config import load_config
 
@@ -126,10 +162,19 @@ _PathsArg = Annotated[
     typer.Argument(metavar="PATH...", help="SKILL.md files, or skill folders containing one.", show_default=False),
 ]
 _QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
+_FramesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--frames",
+        help="Also print control frames on stdout, one per event: <<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        "(human lines stay on stderr).",
+    ),
+]
 
 
 @app.command(epilog=_EXAMPLES_BUILD)
 def build(
+    ctx: typer.Context,
     paths: _PathsArg = None,
     all_skills: Annotated[bool, typer.Option("--all", help="Build every skills/**/SKILL.md of the project.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder [default: generated/].")] = None,
@@ -152,6 +197,7 @@ def build(
     registry: _RegistryDbOpt = None,
     jobs: _JobsOpt = None,
     quiet: _QuietOpt = False,
+    frames: _FramesOpt = False,
 ) -> int:
     """Build SKILL.md files through the seven phases.
 
@@ -163,13 +209,14 @@ def build(
     """
     from builder.runner import phase_range
 
+    framed = _use_frames(ctx, "build", frames, json_out)
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
     out_dir = (out or root / "generated").absolute()
     options = _batch_options(root, out_dir, checkpoints, jobs, from_phase=from_phase, until_phase=until_phase, force=force)
     config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
-    return _run_batch(root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out)
+    return _run_batch(root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out, frames=framed)
 
 
 _RegistryDbOpt = Annotated[
@@ -202,6 +249,7 @@ def _run_batch(
     quiet: bool,
     timings: bool,
     json_out: bool,
+    frames: bool = False,
     prefix: str = "build",
 ) -> int:
     """Build (or register) ``paths`` through :func:`builder.batch.build_many` and print as it goes."""
@@ -212,10 +260,13 @@ def _run_batch(
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
-    reports = build_many(targets, config, options, listener=_listener(quiet, timings, options, prefix), registration=_registration(registry))
+    listener = _listener(quiet, timings, options, prefix, _say(frames))
+    if frames:
+        listener = _framed(listener, prefix)
+    reports = build_many(targets, config, options, listener=listener, registration=_registration(registry))
     if len(reports) > 1 and not quiet:
         failed = sum(1 for r in reports if r.problem)
-        _err(f"{len(reports) - failed} built, {failed} failed")
+        _say(frames)(f"{len(reports) - failed} built, {failed} failed")
     if json_out:
         typer.echo(build_json(reports))
     return max(r.exit_code for r in reports)
@@ -230,24 +281,52 @@ def _registration(registry: Path | None) -> RegistrationPhase | None:
     return RegistrationPhase(registry.absolute())
 
 
-def _listener(quiet: bool, timings: bool, options: BatchOptions | None, prefix: str = "build"):  # noqa: ANN202 - a Listener
+def _listener(
+    quiet: bool, timings: bool, options: BatchOptions | None, prefix: str = "build", say: Callable[[str], None] = _err
+) -> Listener:
     from builder.batch import Listener, Target
 
-    progress = None if quiet else _progress_printer(timings)
+    progress = None if quiet else _progress_printer(timings, say)
 
     class Printer(Listener):
         def started(self, target: Target) -> None:
             if not quiet:
-                _err(f"{prefix} {target.display}")
+                say(f"{prefix} {target.display}")
 
         def phase(self, report: PhaseReport) -> None:
             if progress is not None:
                 progress(report)
 
         def finished(self, report: BuildReport) -> None:
-            _print_outcome(report, quiet, options)
+            _print_outcome(report, quiet, options, say)
 
     return Printer()
+
+
+def _framed(inner: Listener, stage: str) -> Listener:
+    """``inner``, plus READY, PHASE, ERROR and DONE frames for each skill on stdout."""
+    from builder.batch import Listener, Target
+    from builder.report import done_frame, error_frame, phase_frame, ready_frame
+
+    class Framer(Listener):
+        skill = ""
+
+        def started(self, target: Target) -> None:
+            inner.started(target)
+            self.skill = target.display
+            _frame(ready_frame(stage, target.display))
+
+        def phase(self, report: PhaseReport) -> None:
+            inner.phase(report)
+            _frame(phase_frame(self.skill, report))
+
+        def finished(self, report: BuildReport) -> None:
+            inner.finished(report)
+            if report.problem is not None:
+                _frame(error_frame(report.problem, report.path))
+            _frame(done_frame(stage, report.exit_code, skill=report.path, agent_id=report.agent_id))
+
+    return Framer()
 
 
 def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
@@ -265,23 +344,25 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     return [_skill_file(p) for p in paths]
 
 
-def _progress_printer(timings: bool):  # noqa: ANN202 - a closure over the flag
+def _progress_printer(timings: bool, say: Callable[[str], None] = _err) -> Callable[[PhaseReport], None]:
     from builder.phases import PHASE_NAMES
     from builder.report import progress_line
 
     def show(report: PhaseReport) -> None:
-        _err(progress_line(report, len(PHASE_NAMES), timings=timings))
+        say(progress_line(report, len(PHASE_NAMES), timings=timings))
 
     return show
 
 
-def _print_outcome(report: BuildReport, quiet: bool, options: BatchOptions | None = None) -> None:
+def _print_outcome(
+    report: BuildReport, quiet: bool, options: BatchOptions | None = None, say: Callable[[str], None] = _err
+) -> None:
     if report.problem is not None:
-        _err(report.problem.render())
+        say(report.problem.render())
     elif not quiet:
         package = _package_path(report, options)
         where = f" -> {package}" if package else ""
-        _err(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
+        say(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
 
 
 def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
@@ -479,6 +560,7 @@ Examples:
 
 @app.command(epilog=_EXAMPLES_REGISTER)
 def register(
+    ctx: typer.Context,
     paths: _PathsArg = None,
     all_skills: Annotated[bool, typer.Option("--all", help="Register every skills/**/SKILL.md of the project.")] = False,
     neo4j_uri: Annotated[
@@ -494,6 +576,7 @@ def register(
     timings: Annotated[bool, typer.Option("--timings", help="Show how long each phase took.")] = False,
     jobs: _JobsOpt = None,
     quiet: _QuietOpt = False,
+    frames: _FramesOpt = False,
 ) -> int:
     """Run phase 7 (registration) again, even when its checkpoint is current.
 
@@ -503,65 +586,96 @@ def register(
     registry (embedded, or Neo4j) is brought back in sync; generated/registry.yaml
     is rewritten from it.
     """
+    framed = _use_frames(ctx, "register", frames, json_out)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
     out_dir = (out or root / "generated").absolute()
     options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
     config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
-    return _run_batch(root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out, prefix="register")
+    return _run_batch(
+        root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out, frames=framed, prefix="register"
+    )
 
 
-@app.command(epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n")
-def check(jobs: _JobsOpt = None, quiet: _QuietOpt = False) -> int:
+@app.command(epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n")
+def check(ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False) -> int:
     """Regenerate every skill in a temporary folder and diff it against generated/.
 
     Phases 1-7 run from nothing with their own temporary checkpoints and
     registry (the project's are never touched, and Neo4j is never used). Every
     file counts, registry.yaml included; a unified diff of what differs is
-    printed on stdout. Exit status 1 on any difference or failed build, 0 when clean.
+    printed on stdout (on stderr with --frames, which keeps stdout for frames).
+    Exit status 1 on any difference or failed build, 0 when clean.
     """
     from builder.batch import Target, default_jobs, discover
     from builder.check import check as run_check
     from builder.check import summary
     from builder.errors import UsageError
+    from builder.report import DRIFT_CODE, Problem, error_frame
 
+    framed = _use_frames(ctx, "check", frames)
+    say = _say(framed)
     root = project_root(Path.cwd())
     skills = discover(root)
     if not skills:
         raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
     committed = root / "generated"
-    listener = _quiet_listener() if quiet else _listener(False, False, None, prefix="regenerate")
+    listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
+    if framed:
+        listener = _framed(listener, "regenerate")
     result = run_check(root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener)
-    if result.diff:
+    if result.diff and framed:
+        say(result.diff.removesuffix("\n"))
+    elif result.diff:
         typer.echo(result.diff, nl=False)
     for line in summary(result, _display(committed, root)):
-        _err(line)
+        say(line)
+    if framed and result.drift:
+        shown = _display(committed, root)
+        message = f"{len(result.drift)} file(s) in {shown} differ from a fresh build: {', '.join(result.drift)}"
+        _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
 
 
-def _quiet_listener():  # noqa: ANN202 - a Listener
+def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
     from builder.batch import Listener
 
     class Errors(Listener):
         def finished(self, report: BuildReport) -> None:
-            _print_outcome(report, True)
+            _print_outcome(report, True, say=say)
 
     return Errors()
+
+
+#: ``builder.scaffold``'s code for a skill folder that already exists.
+_FOLDER_EXISTS_CODE = "U013"
 
 
 @app.command(epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n")
 def new(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Skill name: lowercase words joined by hyphens.", show_default=False)],
-    agent_type: Annotated[str, typer.Option("--type", metavar="TYPE", help="operator, role, collaborative, pipeline or guided.")] = "operator",
+    agent_type: Annotated[str, typer.Option("--type", metavar="TYPE", help="operator, role, collaborative, pipeline or guided (any case).")] = "operator",
     description: Annotated[Optional[str], typer.Option("--description", metavar="TEXT", help="One-line description.")] = None,
     dest: Annotated[Optional[Path], typer.Option("--dest", metavar="DIR", help="Parent folder [default: skills/].")] = None,
 ) -> int:
-    """Create a new skill folder with a SKILL.md to fill in (never overwrites)."""
+    """Create a new skill folder with a SKILL.md to fill in (never overwrites).
+
+    Prints the SKILL.md path. Exit status 2 for a bad name, type or
+    description; 1 when the skill folder already exists.
+    """
+    from builder.errors import UsageError
     from builder.scaffold import new_skill
 
     root = project_root(Path.cwd())
-    created = new_skill(name, agent_type, dest or root / "skills", description)
+    try:
+        # Seed 000 spells the types in capitals (OPERATOR); the template's choices are lowercase.
+        created = new_skill(name, agent_type.lower(), dest or root / "skills", description)
+    except UsageError as error:
+        if error.code != _FOLDER_EXISTS_CODE:
+            raise
+        # The command line is valid; the file system is what stands in the way (exit 1, not 2).
+        raise MindrianError(error.message, code=error.code) from None
     typer.echo(_display(created, root))
     return 0
 
@@ -569,8 +683,17 @@ def new(
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mindrian`` script; returns the exit status."""
     state = _State()
+    status = _dispatch(list(sys.argv[1:] if argv is None else argv), state)
+    if state.frames is not None:
+        from builder.report import done_frame
+
+        _frame(done_frame(state.frames, status))
+    return status
+
+
+def _dispatch(args: list[str], state: _State) -> int:
+    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit status."""
     command = typer.main.get_command(app)
-    args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
     except typer.TyperException as error:  # usage errors found while parsing arguments
@@ -583,19 +706,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("aborted")
         return EXIT_FAILED
     except MindrianError as error:
-        from builder.report import exit_code_of
+        from builder.report import problem_of
 
-        _err(error.render())
-        return exit_code_of(error)
+        problem = problem_of(error)
+        return _fail(state, problem, problem.render())
     except Exception as error:  # noqa: BLE001 - the last line of defence
-        from builder.report import EXIT_INTERNAL, exit_code_of, graph_problem, internal_error_line
+        from builder.report import EXIT_INTERNAL, INTERNAL_CODE, Problem, exit_code_of, graph_problem, internal_error_line
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
-            _err(graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),)).render())
-            return exit_code_of(error)
+            problem = graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),))
+            return _fail(state, problem, problem.render())
+        line = internal_error_line(error)
+        problem = Problem(INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL)
         if state.debug:
             traceback.print_exc()
-        else:
-            _err(internal_error_line(error))
-        return EXIT_INTERNAL
+        return _fail(state, problem, None if state.debug else line)
     return result if isinstance(result, int) else 0
+
+
+def _fail(state: _State, problem: Problem, line: str | None) -> int:
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit status."""
+    if line is not None:
+        _say(state.frames is not None)(line)
+    if state.frames is not None:
+        from builder.report import error_frame
+
+        _frame(error_frame(problem))
+    return problem.exit_code

@@ -11,6 +11,12 @@ exit  meaning
 2     usage error (unknown option, bad phase name, missing argument)
 3     internal error (a bug): one line, the traceback only with ``--debug``
 ====  =====================================================================
+
+With ``--frames`` the same events are also told as control frames
+(:mod:`mindrian.frames`, namespace ``MINDRIAN``): per skill READY, one PHASE per
+phase reached, ERROR when it stopped, DONE with its verdict; then one DONE
+without a skill for the whole command. Frames carry no times, so the same
+build prints the same frames.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 
 from builder.errors import MindrianError, SourceLocation, UsageError
 from builder.phase import CheckResult
+from mindrian.frames import Frame
 
 __all__ = [
     "EXIT_OK",
@@ -31,6 +38,9 @@ __all__ = [
     "EXIT_INTERNAL",
     "CHECK_FAILED_CODE",
     "GRAPH_ERROR_CODE",
+    "DRIFT_CODE",
+    "INTERNAL_CODE",
+    "FRAME_NAMESPACE",
     "Problem",
     "PhaseReport",
     "BuildReport",
@@ -42,6 +52,10 @@ __all__ = [
     "internal_error_line",
     "progress_line",
     "build_json",
+    "ready_frame",
+    "phase_frame",
+    "error_frame",
+    "done_frame",
     "validation_line",
     "explain_text",
     "explain_json",
@@ -57,6 +71,12 @@ EXIT_INTERNAL = 3
 CHECK_FAILED_CODE = "P003"
 #: Error code of a registry database failure (``mindrian.graph.GraphError``).
 GRAPH_ERROR_CODE = "G010"
+#: Error code of ``mindrian check`` finding generated files that differ from a fresh build.
+DRIFT_CODE = "D001"
+#: Error code of an internal error (a bug) in an ERROR frame.
+INTERNAL_CODE = "I001"
+#: Namespace of every control frame the commands print.
+FRAME_NAMESPACE = "MINDRIAN"
 
 #: What a phase status looks like at the end of a progress line.
 _STATUS_TEXT: Mapping[str, str] = {
@@ -248,6 +268,40 @@ def build_json(reports: Sequence[BuildReport]) -> str:
     ]
     status = max((r.exit_code for r in reports), default=EXIT_OK)
     return json.dumps({"ok": status == EXIT_OK, "exit_code": status, "builds": builds}, indent=2, ensure_ascii=False)
+
+
+def ready_frame(stage: str, skill: str) -> Frame:
+    """READY: ``stage`` (``build``, ``register``, ``regenerate``) of one SKILL.md begins."""
+    return Frame(FRAME_NAMESPACE, "READY", {"stage": stage, "skill": skill})
+
+
+def phase_frame(skill: str, report: PhaseReport) -> Frame:
+    """PHASE: one phase of ``skill`` finished; ``failed`` names the checks that do not hold."""
+    payload: dict[str, Any] = {"skill": skill, "phase": report.name, "number": report.number, "status": report.status}
+    failed = [c.name for c in report.checks if not c.passed]
+    if failed:
+        payload["failed"] = failed
+    return Frame(FRAME_NAMESPACE, "PHASE", payload)
+
+
+def error_frame(problem: Problem, skill: str | None = None) -> Frame:
+    """ERROR: the problem's code, message and, when known, its place in the sources."""
+    payload: dict[str, Any] = {"code": problem.code, "message": problem.message}
+    if problem.location is not None:
+        payload["location"] = _location_json(problem.location)
+    if skill is not None:
+        payload["skill"] = skill
+    return Frame(FRAME_NAMESPACE, "ERROR", payload)
+
+
+def done_frame(stage: str, exit_code: int, *, skill: str | None = None, agent_id: str | None = None) -> Frame:
+    """DONE: ``stage`` ended, for one skill or (without ``skill``) the whole command."""
+    payload: dict[str, Any] = {"stage": stage, "ok": exit_code == EXIT_OK, "exit_code": exit_code}
+    if skill is not None:
+        payload["skill"] = skill
+    if agent_id is not None:
+        payload["agent_id"] = agent_id
+    return Frame(FRAME_NAMESPACE, "DONE", payload)
 
 
 def validation_line(report: ValidationReport) -> str:

@@ -25,6 +25,17 @@ on how the stream is cut into chunks:
 Seed 002 writes HANDOFF as a bare stage name (``<<<ODEI:HANDOFF:decisions>>>``),
 the only payload that is not JSON. The canonical form is ``{"to":"decisions"}``;
 the parser still accepts the bare name and reads it as that object.
+
+Two types extend the seed for tools that drive a long command (``mindrian build
+--frames``): ``PHASE`` reports one finished step of a stage (``phase``, ``number``,
+``status``), and ``DONE`` ends a stage with its verdict (``stage``, ``ok``). ERROR
+may say where the problem is: ``location`` is ``{"path", "line", "column"}``,
+line and column 1-based and 0 when unknown.
+
+Frames are only signals when nothing else in the stream can look like one.
+:func:`defuse` makes ordinary text safe to print next to frames: it breaks every
+run of three or more ``<``, so text that quotes untrusted input (a message naming
+a SKILL.md value) can never pose as a frame.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ __all__ = [
     "FrameParser",
     "Text",
     "coalesce",
+    "defuse",
     "emit",
     "parse_text",
 ]
@@ -61,6 +73,8 @@ _CLOSE = ">>>"
 _NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
 _STAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _CODE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_STATUS = re.compile(r"[a-z][a-z_]{0,31}")
+_OPENER_RUN = re.compile(r"<{3,}")
 
 
 class FrameError(ValueError):
@@ -85,6 +99,37 @@ def _timestamp(name: str, value: Any) -> None:
         raise FrameError(f"field {name!r} is not an ISO 8601 timestamp") from None
 
 
+def _count(name: str, value: Any) -> None:
+    # bool is an int subclass; ``true`` is not a count.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise FrameError(f"field {name!r} must be a non-negative integer")
+
+
+def _positive(name: str, value: Any) -> None:
+    _count(name, value)
+    if value == 0:
+        raise FrameError(f"field {name!r} must be positive")
+
+
+def _flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise FrameError(f"field {name!r} must be true or false")
+
+
+def _names(name: str, value: Any) -> None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise FrameError(f"field {name!r} must be a list of strings")
+
+
+def _location(name: str, value: Any) -> None:
+    if not isinstance(value, Mapping) or "path" not in value:
+        raise FrameError(f"field {name!r} must be an object with a path")
+    _text(None)(f"{name}.path", value["path"])
+    for part in ("line", "column"):
+        if part in value:
+            _count(f"{name}.{part}", value[part])
+
+
 @dataclass(frozen=True)
 class _Spec:
     """What one frame type's payload must hold."""
@@ -99,11 +144,42 @@ class _Spec:
 
 #: Known frame types. READY's ``ts`` is optional so deterministic producers need no clock;
 #: ERROR's ``message`` is optional because seed 002's own example frame omits it.
+#: PHASE and DONE are this project's extensions (see the module docstring).
 FRAME_TYPES: Mapping[str, _Spec] = MappingProxyType(
     {
-        "READY": _Spec(("stage",), {"stage": _text(_STAGE), "ts": _timestamp}),
+        "READY": _Spec(
+            ("stage",), {"stage": _text(_STAGE), "ts": _timestamp, "skill": _text(None)}
+        ),
         "HANDOFF": _Spec(("to",), {"to": _text(_STAGE)}, bare_field="to"),
-        "ERROR": _Spec(("code",), {"code": _text(_CODE), "message": _text(None)}),
+        "ERROR": _Spec(
+            ("code",),
+            {
+                "code": _text(_CODE),
+                "message": _text(None),
+                "location": _location,
+                "skill": _text(None),
+            },
+        ),
+        "PHASE": _Spec(
+            ("phase", "number", "status"),
+            {
+                "phase": _text(_STAGE),
+                "number": _positive,
+                "status": _text(_STATUS),
+                "failed": _names,
+                "skill": _text(None),
+            },
+        ),
+        "DONE": _Spec(
+            ("stage", "ok"),
+            {
+                "stage": _text(_STAGE),
+                "ok": _flag,
+                "exit_code": _count,
+                "agent_id": _text(None),
+                "skill": _text(None),
+            },
+        ),
     }
 )
 
@@ -276,6 +352,13 @@ def coalesce(events: Iterable[Event]) -> tuple[Event, ...]:
         elif not (isinstance(event, Text) and not event.text):
             merged.append(event)
     return tuple(merged)
+
+
+def defuse(text: str) -> str:
+    """``text`` with every run of three or more ``<`` split by spaces (``<< <``), so it holds no frame opener."""
+    return _OPENER_RUN.sub(
+        lambda run: " ".join(run[0][i : i + 2] for i in range(0, len(run[0]), 2)), text
+    )
 
 
 def parse_text(text: str, max_body: int = DEFAULT_MAX_BODY) -> tuple[Event, ...]:

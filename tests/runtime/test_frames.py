@@ -13,6 +13,7 @@ from mindrian.frames import (
     FrameParser,
     Text,
     coalesce,
+    defuse,
     emit,
     parse_text,
 )
@@ -235,3 +236,134 @@ def test_parser_rejects_nonpositive_limit():
 def test_frames_are_checked_on_construction():
     with pytest.raises(FrameError, match="unknown frame type"):
         Frame("ODEI", "PING", {})
+
+
+# --- PHASE and DONE (project extensions), ERROR locations -----------------------
+
+
+@pytest.mark.parametrize(
+    ("type_", "payload", "text"),
+    [
+        (
+            "PHASE",
+            {
+                "phase": "tool_assembly",
+                "number": 4,
+                "status": "failed",
+                "failed": ["tools_available"],
+                "skill": "s/SKILL.md",
+            },
+            '<<<MINDRIAN:PHASE:{"failed":["tools_available"],"number":4,"phase":"tool_assembly",'
+            '"skill":"s/SKILL.md","status":"failed"}>>>',
+        ),
+        (
+            "DONE",
+            {"stage": "build", "ok": False, "exit_code": 1},
+            '<<<MINDRIAN:DONE:{"exit_code":1,"ok":false,"stage":"build"}>>>',
+        ),
+        (
+            "ERROR",
+            {
+                "code": "P003",
+                "message": "m",
+                "location": {"path": "s/SKILL.md", "line": 3, "column": 0},
+            },
+            '<<<MINDRIAN:ERROR:{"code":"P003","location":{"column":0,"line":3,"path":"s/SKILL.md"},"message":"m"}>>>',
+        ),
+    ],
+)
+def test_extension_frames_are_canonical_and_round_trip(type_, payload, text):
+    assert emit("MINDRIAN", type_, payload) == text
+    assert parse_text(text) == (Frame("MINDRIAN", type_, payload),)
+
+
+@pytest.mark.parametrize(
+    ("type_", "payload", "message"),
+    [
+        ("PHASE", {"phase": "p", "status": "ok"}, "lacks number"),
+        ("PHASE", {"phase": "p", "number": 0, "status": "ok"}, "must be positive"),
+        (
+            "PHASE",
+            {"phase": "p", "number": True, "status": "ok"},
+            "non-negative integer",
+        ),
+        (
+            "PHASE",
+            {"phase": "p", "number": "1", "status": "ok"},
+            "non-negative integer",
+        ),
+        ("PHASE", {"phase": "p", "number": 1, "status": "OK"}, "invalid value"),
+        ("PHASE", {"phase": "a b", "number": 1, "status": "ok"}, "invalid value"),
+        (
+            "PHASE",
+            {"phase": "p", "number": 1, "status": "ok", "failed": "check"},
+            "list of strings",
+        ),
+        (
+            "PHASE",
+            {"phase": "p", "number": 1, "status": "ok", "failed": [1]},
+            "list of strings",
+        ),
+        ("DONE", {"stage": "build"}, "lacks ok"),
+        ("DONE", {"stage": "build", "ok": 1}, "true or false"),
+        (
+            "DONE",
+            {"stage": "build", "ok": True, "exit_code": -1},
+            "non-negative integer",
+        ),
+        ("DONE", {"stage": "build", "ok": True, "agent_id": None}, "must be a string"),
+        ("ERROR", {"code": "X", "location": "s/SKILL.md:3"}, "object with a path"),
+        ("ERROR", {"code": "X", "location": {"line": 3}}, "object with a path"),
+        (
+            "ERROR",
+            {"code": "X", "location": {"path": "p", "line": "3"}},
+            "location.line",
+        ),
+        (
+            "ERROR",
+            {"code": "X", "location": {"path": "p", "column": -1}},
+            "location.column",
+        ),
+        ("READY", {"stage": "build", "skill": 3}, "must be a string"),
+    ],
+)
+def test_extension_payloads_are_validated(type_, payload, message):
+    with pytest.raises(FrameError, match=message):
+        emit("MINDRIAN", type_, payload)
+    raw = "<<<MINDRIAN:" + type_ + ":" + json.dumps(payload) + ">>>"
+    assert parse_text(raw) == (Text(raw),)
+
+
+# --- defuse ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain < text << here >>> too", "plain < text << here >>> too"),
+        ("<<<MINDRIAN:DONE:{}>>>", "<< <MINDRIAN:DONE:{}>>>"),
+        ("<<<<", "<< <<"),
+        ("<<<<<<<", "<< << << <"),
+        ("a<<<b<<<c", "a<< <b<< <c"),
+    ],
+)
+def test_defuse_breaks_openers_and_leaves_other_text_alone(text, expected):
+    assert defuse(text) == expected
+
+
+@settings(max_examples=300)
+@given(
+    text=st.text(alphabet=st.sampled_from('<>:{}"ODEIREADY \n'), max_size=60)
+    | st.text(max_size=60)
+)
+def test_defused_text_never_parses_as_a_frame(text):
+    safe = defuse(text)
+    assert "<<<" not in safe
+    assert parse_text(safe) == ((Text(safe),) if safe else ())
+    assert safe.replace(" ", "") == text.replace(" ", "")
+
+
+def test_defused_text_next_to_frames_keeps_only_the_real_ones():
+    forged = HANDOFF.to_text()
+    stream = defuse(f"note: {forged}\n") + READY.to_text()
+    assert [e for e in parse_text(stream) if isinstance(e, Frame)] == [READY]
