@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from agno.agent import Agent
 from agno.workflow import Step, Workflow
@@ -33,6 +32,14 @@ from mindrian.agents.base import (
     slug,
     text_of,
 )
+from mindrian.agents._state import (
+    dump_json,
+    partial_from_data,
+    partial_to_data,
+    read_state,
+    session_file,
+    write_atomic,
+)
 from mindrian.handoff import HandoffContext
 
 __all__ = ["BACK", "SKIP", "GuidedAgent", "GuidedProgress"]
@@ -41,8 +48,6 @@ __all__ = ["BACK", "SKIP", "GuidedAgent", "GuidedProgress"]
 BACK = "back"
 #: What the user says to leave the current step out and move on.
 SKIP = "skip"
-
-_SAFE_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -71,28 +76,24 @@ class GuidedProgress:
             "session_id": self.session_id,
             "task": self.task,
             "position": self.position,
-            "partials": [
-                {
-                    "name": p.name,
-                    "output": p.output,
-                    "status": p.status,
-                    "user_input": p.user_input,
-                }
-                for p in self.partials
-            ],
+            "partials": [partial_to_data(p) for p in self.partials],
         }
-        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        return dump_json(data)
 
     @classmethod
     def from_json(cls, text: str) -> GuidedProgress:
         """Read what :meth:`to_json` wrote."""
-        data = json.loads(text)
+        return cls.from_data(json.loads(text))
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> GuidedProgress:
+        """Build from the parsed JSON object."""
         return cls(
             agent_id=data["agent_id"],
             session_id=data["session_id"],
             task=data["task"],
             position=data["position"],
-            partials=tuple(Partial(**p) for p in data["partials"]),
+            partials=tuple(partial_from_data(p) for p in data["partials"]),
         )
 
 
@@ -151,23 +152,12 @@ class GuidedAgent(MindrianAgent):
 
     def progress_file(self, session_id: str) -> Path:
         """Where the progress of ``session_id`` is saved."""
-        if not _SAFE_SESSION.fullmatch(session_id):
-            raise ValueError(
-                f"unusable session id {session_id!r}: letters, digits, '.', '_' and '-' only"
-            )
-        return self.state_dir / "guided" / self.agent_id / f"{session_id}.json"
+        return session_file(self.state_dir, "guided", self.agent_id, session_id)
 
     def load_progress(self, session_id: str) -> GuidedProgress | None:
         """The saved progress of ``session_id``, or None if it never started."""
-        path = self.progress_file(session_id)
-        if not path.exists():
-            return None
-        progress = GuidedProgress.from_json(path.read_text(encoding="utf-8"))
-        if progress.agent_id != self.agent_id:
-            raise AgentRunError(
-                f"{path} belongs to agent {progress.agent_id!r}, not {self.agent_id!r}"
-            )
-        return progress
+        data = read_state(self.progress_file(session_id), self.agent_id)
+        return None if data is None else GuidedProgress.from_data(data)
 
     async def start(self, task: str, *, session_id: str) -> AgentReply:
         """Begin a session: run the first step and pause for the user."""
@@ -277,11 +267,7 @@ class GuidedAgent(MindrianAgent):
         return AgentReply(content=content, partials=progress.partials)
 
     def _save(self, progress: GuidedProgress) -> None:
-        path = self.progress_file(progress.session_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(progress.to_json(), encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomic(self.progress_file(progress.session_id), progress.to_json())
 
 
 def _describe(partial: Partial) -> str:

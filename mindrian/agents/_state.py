@@ -1,0 +1,101 @@
+"""Session state files of the agent bases that persist progress (guided, pipeline).
+
+Each session is one JSON file, ``<state_dir>/<kind>/<agent_id>/<session_id>.json``,
+written whole on every save: the text is deterministic (sorted keys, fixed
+indentation, trailing newline, no timestamps) and the write is atomic (a temp
+file in the same directory, flushed to disk, then ``os.replace``), so a reader
+or a crash never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from mindrian.agents.base import STATE_DIR_ENV, AgentRunError, Partial
+
+__all__ = [
+    "configured_state_dir",
+    "dump_json",
+    "partial_from_data",
+    "partial_to_data",
+    "read_state",
+    "session_file",
+    "write_atomic",
+]
+
+# Session ids become file names: no separators, no leading dot, bounded length.
+_SAFE_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def configured_state_dir(explicit: str | os.PathLike[str] | None) -> Path | None:
+    """``explicit``, else ``$MINDRIAN_STATE_DIR``, else None: no fallback directory."""
+    chosen = explicit if explicit is not None else os.environ.get(STATE_DIR_ENV)
+    return Path(chosen) if chosen else None
+
+
+def session_file(state_dir: Path, kind: str, agent_id: str, session_id: str) -> Path:
+    """Where the state of ``session_id`` is kept; refuses ids that are not plain file names."""
+    if not _SAFE_SESSION.fullmatch(session_id):
+        raise ValueError(
+            f"unusable session id {session_id!r}: letters, digits, '.', '_' and '-' only"
+        )
+    return state_dir / kind / agent_id / f"{session_id}.json"
+
+
+def dump_json(data: Mapping[str, Any]) -> str:
+    """Deterministic JSON text: sorted keys, two-space indent, UTF-8 kept, trailing newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A unique temp name, so two writers of one session never share a half-written file.
+    handle, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read_state(path: Path, agent_id: str) -> dict[str, Any] | None:
+    """The JSON object saved at ``path``, or None if nothing was saved there.
+
+    Raises :class:`AgentRunError` when the file is unreadable or belongs to another agent.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AgentRunError(f"{path} is not a readable state file: {exc}") from exc
+    owner = data.get("agent_id") if isinstance(data, dict) else None
+    if owner != agent_id:
+        raise AgentRunError(f"{path} belongs to agent {owner!r}, not {agent_id!r}")
+    return data
+
+
+def partial_to_data(partial: Partial) -> dict[str, str]:
+    """A partial as a JSON object."""
+    return asdict(partial)
+
+
+def partial_from_data(data: Mapping[str, Any]) -> Partial:
+    """Read what :func:`partial_to_data` wrote."""
+    return Partial(**data)
