@@ -8,15 +8,18 @@ here and in the per-type modules, so regenerating an agent never touches logic.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
-from abc import ABC, abstractmethod
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from agno.agent import Agent
 from agno.models.base import Model
@@ -88,6 +91,14 @@ class AgentReply:
 
 _process_state_dir: Path | None = None
 
+#: Public methods that start work on the agent's tools: ``run`` and the guided session API.
+_RUN_METHODS = ("run", "start", "respond")
+#: ids of the agents whose MCP servers the current task already holds (nested calls reuse them).
+_HOLDING_SERVERS: ContextVar[frozenset[int]] = ContextVar(
+    "mindrian_holding_servers", default=frozenset()
+)
+_R = TypeVar("_R")
+
 #: HandoffResult fields an agent's structured answer may fill; the rest come from the context or the run.
 _CONTENT_FIELDS = frozenset(f.name for f in fields(HandoffResult)) - {
     "handoff_id",
@@ -157,10 +168,25 @@ class MindrianAgent(ABC):
     """The agent's instructions (methodology, rules, output template)."""
     tools: ClassVar[tuple[Any, ...]] = ()
     """Tools (functions or Agno toolkits) given to every Agno agent built."""
+    mcp_servers: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (generated ``tools.MCP_SERVERS``).
+
+    Each has at least ``name`` (the toolkit's name), ``required`` and ``tools``
+    (names the agent uses). Before every run the toolkits are connected and a
+    required server that is down, or lacks one of its tools, fails the run.
+    """
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset(
         {HandoffType.DELEGATE}
     )
     """Handoff types ``process_handoff`` accepts; others fail."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The run methods are the subclasses' own; wrapping them here checks MCP servers on every path in.
+        super().__init_subclass__(**kwargs)
+        for name in _RUN_METHODS:
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_holds_servers", False):
+                setattr(cls, name, _holding_servers(method))
 
     def __init__(
         self,
@@ -210,7 +236,33 @@ class MindrianAgent(ABC):
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
-        """Answer ``message``; raises :class:`AgentRunError` when no usable answer comes back."""
+        """Answer ``message``; raises :class:`AgentRunError` when no usable answer comes back.
+
+        A required MCP server that cannot be used raises
+        :class:`~mindrian.agents.mcp.McpUnavailableError` (an ``AgentRunError``)
+        before the model is asked anything.
+        """
+
+    @asynccontextmanager
+    async def mcp_connections(self) -> AsyncIterator[None]:
+        """Keep the agent's MCP toolkits connected for a block, after checking the required servers.
+
+        Re-entering from inside the block (a run calling another run method)
+        reuses the connections. Connections are closed when the block ends.
+        """
+        holding = _HOLDING_SERVERS.get()
+        if id(self) in holding:
+            yield
+            return
+        # Imported here: mindrian.agents.mcp builds on AgentRunError from this module.
+        from mindrian.agents.mcp import connected_servers
+
+        async with connected_servers(self.tools, self.mcp_servers):
+            token = _HOLDING_SERVERS.set(holding | {id(self)})
+            try:
+                yield
+            finally:
+                _HOLDING_SERVERS.reset(token)
 
     # -- handoffs ----------------------------------------------------------------
 
@@ -244,7 +296,7 @@ class MindrianAgent(ABC):
         deadline = asyncio.timeout(context.timeout_seconds)
         try:
             self._check_accepted(context)
-            async with deadline:
+            async with deadline, self.mcp_connections():
                 reply = await self._answer(context)
             return self._result(context, reply, time.monotonic() - start)
         except Exception as exc:  # the handoff contract: report, never raise
@@ -293,6 +345,20 @@ class MindrianAgent(ABC):
             duration_seconds=duration,
             **content,
         )
+
+
+def _holding_servers(
+    method: Callable[..., Awaitable[_R]],
+) -> Callable[..., Awaitable[_R]]:
+    """``method`` run inside the agent's :meth:`~MindrianAgent.mcp_connections`."""
+
+    @functools.wraps(method)
+    async def run_with_servers(self: MindrianAgent, *args: Any, **kwargs: Any) -> _R:
+        async with self.mcp_connections():
+            return await method(self, *args, **kwargs)
+
+    run_with_servers._holds_servers = True  # type: ignore[attr-defined]
+    return run_with_servers
 
 
 def render_output(reply: AgentReply) -> str:
