@@ -24,17 +24,26 @@ _T = TypeVar("_T")
 class EmbeddedRegistry(Registry):
     """Registry in a LadybugDB file at ``path``, or in memory when ``path`` is None."""
 
-    def __init__(self, path: str | Path | None = DEFAULT_EMBEDDED_PATH) -> None:
+    def __init__(self, path: str | Path | None = DEFAULT_EMBEDDED_PATH, *, read_only: bool = False) -> None:
+        """Open (and, unless ``read_only``, create) the registry.
+
+        Read-only opens never create the file and take no writer's lock, so any
+        number of readers (agents asking the MCP server) can share the file with
+        a build that registers into it.
+        """
         self._where = "in-memory database" if path is None else str(path)
         # One connection serves one transaction at a time; MCP handlers may run in threads.
         self._lock = threading.Lock()
+        if read_only and (path is None or not Path(path).exists()):
+            raise GraphError(f"cannot open embedded registry {self._where} read-only: it does not exist")
         try:
-            if path is not None:
+            if path is not None and not read_only:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._database = ladybug.Database(":memory:" if path is None else str(path))
+            self._database = ladybug.Database(":memory:" if path is None else str(path), read_only=read_only)
             self._connection = ladybug.Connection(self._database)
-            for statement in EMBEDDED_SCHEMA:
-                self._connection.execute(statement)
+            if not read_only:
+                for statement in EMBEDDED_SCHEMA:
+                    self._connection.execute(statement)
         except (RuntimeError, OSError) as exc:
             raise GraphError(
                 f"cannot open embedded registry {self._where}: {exc}"

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
-from mindrian.graph import DEFAULT_EMBEDDED_PATH
+from mindrian.graph import DEFAULT_EMBEDDED_PATH, GraphError
 from mindrian.mcp.server import build_server, open_source_registry
+
+#: Environment variable naming the registry to serve (a database file or a registry.yaml).
+REGISTRY_ENV = "MINDRIAN_REGISTRY"
+#: The committed export, served from memory when no database has been built yet.
+FALLBACK_YAML = Path("generated") / "registry.yaml"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -14,12 +21,30 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mindrian.mcp", description=__doc__)
     parser.add_argument(
         "--registry",
-        default=str(DEFAULT_EMBEDDED_PATH),
-        help="embedded registry file, or a registry.yaml (loaded in memory)",
+        default=os.environ.get(REGISTRY_ENV) or None,
+        help=(
+            "embedded registry file, or a registry.yaml (loaded in memory); default "
+            f"${REGISTRY_ENV}, else {DEFAULT_EMBEDDED_PATH}, else {FALLBACK_YAML}"
+        ),
     )
     args = parser.parse_args(argv)
-    with open_source_registry(args.registry) as registry:
+    source = args.registry or _default_source()
+    if source is None:
+        parser.exit(1, f"{parser.prog}: no registry: neither {DEFAULT_EMBEDDED_PATH} nor {FALLBACK_YAML} exists; pass --registry\n")
+    try:
+        registry = open_source_registry(source)
+    except GraphError as error:
+        parser.exit(1, f"{parser.prog}: {error}\n")
+    with registry:
         build_server(registry).run("stdio")
+
+
+def _default_source() -> Path | None:
+    """The project's embedded registry, else its committed export, else nothing."""
+    for candidate in (DEFAULT_EMBEDDED_PATH, FALLBACK_YAML):
+        if candidate.exists():
+            return candidate
+    return None
 
 
 if __name__ == "__main__":

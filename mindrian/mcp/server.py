@@ -26,11 +26,16 @@ _YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def open_source_registry(path: str | Path) -> Registry:
-    """A registry.yaml file becomes an in-memory registry; anything else is a database file."""
+    """A registry.yaml file becomes an in-memory registry; anything else is a database file.
+
+    The database is opened read-only: the server only answers questions, and a
+    read-only open neither creates a stray file nor locks out a build that is
+    registering at the same time.
+    """
     source = Path(path)
     if source.suffix in _YAML_SUFFIXES:
         return registry_from_yaml(source)
-    return EmbeddedRegistry(source)
+    return EmbeddedRegistry(source, read_only=True)
 
 
 def build_server(registry: Registry) -> MCPServer:

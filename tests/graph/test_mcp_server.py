@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from graph_factories import SIX, by_id
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mindrian.graph import write_registry_yaml
+from mindrian.graph import EmbeddedRegistry, GraphError, write_registry_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,3 +88,70 @@ def test_get_framework_returns_the_record_or_not_found(
         "framework": by_id("jtbd").to_plain(),
     }
     assert missing.structured_content == {"found": False, "framework": None}
+
+
+def _serve_once(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mindrian.mcp", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+
+    async def ask() -> Any:
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool("select_frameworks", {"triggers": ["scqa"]})
+
+    return anyio.run(ask)
+
+
+def _ids(result: Any) -> list[str]:
+    return [c["id"] for c in result.structured_content["frameworks"]]
+
+
+def test_the_database_is_served_read_only_beside_a_writer(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as writer:
+        writer.register_many(SIX)
+        # A build holding the writer's connection does not stop agents from reading.
+        assert _ids(_serve_once(tmp_path, "--registry", str(path)))[0] == "csio"
+    with EmbeddedRegistry(path, read_only=True) as reader:
+        with pytest.raises(Exception):
+            reader.register(by_id("jtbd"))
+
+
+def test_a_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere" / "registry.lbug"
+    with pytest.raises(GraphError, match="does not exist"):
+        EmbeddedRegistry(path, read_only=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "mindrian.mcp", "--registry", str(path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 1 and "does not exist" in done.stderr
+    assert not path.parent.exists()
+
+
+def test_without_arguments_it_serves_the_committed_export(tmp_path: Path) -> None:
+    write_registry_yaml(SIX, tmp_path / "generated" / "registry.yaml")
+    assert _ids(_serve_once(tmp_path))[0] == "csio"
+    assert not (tmp_path / ".mindrian").exists()
+
+
+def test_the_environment_names_the_registry(tmp_path: Path) -> None:
+    yaml_path = tmp_path / "elsewhere.yaml"
+    write_registry_yaml((by_id("csio"),), yaml_path)
+    write_registry_yaml(SIX, tmp_path / "generated" / "registry.yaml")
+    assert _ids(_serve_once(tmp_path, env={"MINDRIAN_REGISTRY": str(yaml_path)})) == ["csio"]
+
+
+def test_no_registry_at_all_is_a_clear_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mindrian.mcp"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={k: v for k, v in {**os.environ, "PYTHONPATH": str(ROOT)}.items() if k != "MINDRIAN_REGISTRY"},
+    )
+    assert done.returncode == 1 and "no registry" in done.stderr
