@@ -11,13 +11,18 @@ the inputs, so the output is the same with one job or many.
 Before anything is built, phase 1 of every skill runs here to find two skills
 that would share an agent id or a package folder; both are then reported as
 failed (naming each other) and not built.
+
+When several skills reach phase 7, their end-to-end probes go through one
+:class:`~builder.phases.registration.ProbeServer`, started at once so it loads
+the runtime while phases 1–6 run; every probe still runs in a fresh process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -152,13 +157,37 @@ def build_many(
     start, stop = phase_range(options.from_phase, options.until_phase)
     hear = listener or Listener()
     base = phases or _runner_loader()
-    loader = _loader(base, registration)
-    collisions = find_collisions(targets, config, loader)
+    collisions = find_collisions(targets, config, _loader(base, registration))
+    building = sum(t.display not in collisions for t in targets)
     parallel = base is load_phase and start <= _CODEGEN
-    pool = _pool(options.jobs, sum(t.display not in collisions for t in targets)) if parallel else None
-    with pool or _NoPool():
+    pool = _pool(options.jobs, building) if parallel else None
+    registering = building if stop == _REGISTRATION else 0
+    with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
+        loader = _loader(base, phase7)
         early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
         return tuple(_finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early))
+
+
+@contextlib.contextmanager
+def _shared_probe(registration: Any, base: PhaseLoader, config: BuildConfig, registering: int) -> Iterator[Any]:
+    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else ``registration``.
+
+    Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
+    """
+    if registering < 2:
+        yield registration
+        return
+    from builder.phases.registration import ProbeServer, RegistrationPhase, output_dir, run_probe
+
+    phase = registration if registration is not None else base("registration")
+    if not isinstance(phase, RegistrationPhase) or phase.probe is not run_probe:
+        yield registration
+        return
+    with ProbeServer() as server:
+        folder = output_dir(config)
+        if folder.is_dir():  # else the first probe starts it, in the folder phase 6 created
+            server.start(folder)
+        yield phase.with_probe(server)
 
 
 class _NoPool:
@@ -200,6 +229,11 @@ def _finish(
     stop: int,
 ) -> BuildReport:
     hear.started(target)
+    if early is None and not options.reregister:
+        # In this process one pass through every phase does what the two parts below do.
+        report = _early(target, config, options, PHASE_NAMES[stop - 1], hear.phase, loader)
+        hear.finished(report)
+        return report
     if early is None:
         report = _early(target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], hear.phase, loader)
     else:

@@ -111,6 +111,7 @@ def check(
     with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
+        out_dir.mkdir()  # present from the start, so phase 7's probe server can load while phases 1-6 run
         options = BatchOptions(checkpoints_dir=work / "checkpoints", out_dir=out_dir, jobs=jobs)
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.

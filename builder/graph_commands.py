@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_DATABASE",
     "DEFAULT_YAML",
     "OpenedRegistry",
+    "build_registry_from_yaml",
     "open_project_registry",
     "select_json",
     "select_table",
@@ -99,13 +100,17 @@ def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegist
             "build and register skills first, or pass --registry PATH",
             code="G011",
         )
-    count = _build_from_yaml(exported, database)
+    count = build_registry_from_yaml(exported, database)
     note = f"built {display(database)} from {display(exported)} ({count} framework(s))"
     return OpenedRegistry(EmbeddedRegistry(database), display(database), note)
 
 
-def _build_from_yaml(exported: Path, database: Path) -> int:
-    """Build the database in a scratch folder beside it and move it into place (no half-built file)."""
+def build_registry_from_yaml(exported: Path, database: Path) -> int:
+    """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in it.
+
+    The database is built in a scratch folder beside it and moved into place
+    whole, so no reader ever sees a half-built one.
+    """
     database.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=database.parent, prefix=".registry-build-"))
     try:

@@ -24,7 +24,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from builder.errors import SourceLocation, ToolAssemblyError
@@ -197,6 +196,8 @@ def _entry_schema() -> Mapping[str, Any]:
 
 
 def _entry(name: str, data: Any, origin: str) -> CatalogEntry:
+    import jsonschema  # imported here: loading the configuration must not pay for it
+
     validator = jsonschema.Draft202012Validator(_entry_schema())
     problems = [
         f"{'/'.join(str(p) for p in e.absolute_path) or '(entry)'}: {e.message}"

@@ -20,12 +20,6 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlparse
 
-import anyio
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import PaginatedRequestParams
-
 from builder.mcp_catalog import CatalogEntry
 from builder.spec import ToolDefinition
 
@@ -101,6 +95,8 @@ class HandshakeProbe:
 
     def __call__(self, entry: CatalogEntry) -> ProbeResult:
         """Contact the server; any failure becomes a ``ProbeResult`` carrying the server's error."""
+        import anyio  # the MCP SDK costs ~0.4 s to import; only ``--connect`` needs it
+
         with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
             try:
                 tools = anyio.run(self._list_tools, entry, log)
@@ -122,6 +118,10 @@ class HandshakeProbe:
     async def _list_tools(
         self, entry: CatalogEntry, log: TextIO
     ) -> tuple[ToolDefinition, ...]:
+        import anyio
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
         with anyio.fail_after(self._timeout):
             if entry.command:
                 params = StdioServerParameters(
@@ -143,6 +143,9 @@ class HandshakeProbe:
 async def _session_tools(
     read: Any, write: Any, timeout: float
 ) -> tuple[ToolDefinition, ...]:
+    from mcp.client.session import ClientSession
+    from mcp_types import PaginatedRequestParams
+
     async with ClientSession(read, write, read_timeout_seconds=timeout) as session:
         await session.initialize()
         tools, cursor = [], None

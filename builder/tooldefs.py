@@ -20,8 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-import jsonschema
-
 from builder.spec import ToolDefinition
 
 __all__ = [
@@ -215,6 +213,8 @@ def definition_to_plain(definition: ToolDefinition) -> dict[str, Any]:
 
 def definition_errors(plain: Mapping[str, Any]) -> tuple[str, ...]:
     """Every way ``plain`` breaks the tool-definition format, as readable messages (empty when valid)."""
+    import jsonschema  # imported here: a cached build loads this module without validating anything
+
     validator = jsonschema.Draft202012Validator(tool_schema())
     errors = [
         f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}"

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from agno.models.utils import MODEL_PROVIDER_CLASSES, _resolve_provider_key
-
 from builder.errors import ArchitectureError, SourceLocation
 from builder.phase import CheckResult, PhaseInput, PhaseResult
 from builder.skill import AGENT_TYPES, SkillDefinition
@@ -169,11 +167,16 @@ def decide_type(definition: SkillDefinition) -> TypeDecision:
 
 def supported_providers() -> tuple[str, ...]:
     """Provider keys Agno's model-string resolver can build, sorted."""
+    # Imported where used: Agno's model registry costs ~0.15 s, and a cached build never asks.
+    from agno.models.utils import MODEL_PROVIDER_CLASSES
+
     return tuple(sorted(MODEL_PROVIDER_CLASSES))
 
 
 def _provider_key(provider: str) -> str | None:
     # Agno's own resolver also accepts display aliases ("azure", "inceptionlabs").
+    from agno.models.utils import MODEL_PROVIDER_CLASSES, _resolve_provider_key
+
     key = _resolve_provider_key(provider.strip().lower())
     return key if key in MODEL_PROVIDER_CLASSES else None
 

@@ -23,17 +23,20 @@ reruns it, which is how a deleted or foreign registry is brought back in sync.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
-import shutil
+import select
+import signal
 import subprocess
 import sys
-import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builder.config import BuildConfig
 from builder.errors import RegistrationError
 from builder.phase import CheckResult, PhaseInput, PhaseResult
 
@@ -44,11 +47,13 @@ __all__ = [
     "SELECT_TOP",
     "ProbeResult",
     "ProbeRunner",
+    "ProbeServer",
     "Registration",
     "RegistrationPhase",
     "RelationshipSummary",
     "SelectionSummary",
     "default_registry_path",
+    "output_dir",
     "run_probe",
 ]
 
@@ -164,17 +169,151 @@ def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECON
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
-        return ProbeResult(False, f"the end-to-end probe timed out after {timeout:g} s")
-    # The verdict is the last JSON line; libraries may log other lines before it.
-    for line in reversed(done.stdout.splitlines()):
+        return _timed_out(timeout)
+    return _verdict(done.returncode, done.stdout, done.stderr)
+
+
+def _timed_out(timeout: float) -> ProbeResult:
+    return ProbeResult(False, f"the end-to-end probe timed out after {timeout:g} s")
+
+
+def _verdict(returncode: int, stdout: str, stderr: str) -> ProbeResult:
+    """The probe's verdict from its exit status and output: the last JSON line of stdout."""
+    # Libraries may log other lines before it.
+    for line in reversed(stdout.splitlines()):
         if line.startswith("{"):
             try:
                 data = json.loads(line)
             except json.JSONDecodeError:
                 break
-            return ProbeResult(bool(data.get("success")) and done.returncode == 0, str(data.get("summary", "")))
-    tail = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines()[-5:] if line.strip())
-    return ProbeResult(False, f"the end-to-end probe exited {done.returncode} without a verdict: {tail}")
+            return ProbeResult(bool(data.get("success")) and returncode == 0, str(data.get("summary", "")))
+    tail = " | ".join(line.strip() for line in (stdout + stderr).splitlines()[-5:] if line.strip())
+    return ProbeResult(False, f"the end-to-end probe exited {returncode} without a verdict: {tail}")
+
+
+class ProbeServer:
+    """A :data:`ProbeRunner` for batches: one ``python -m builder.e2e_probe --serve`` per output folder.
+
+    Each probe still runs in a fresh process (a fork of the server, see
+    :mod:`builder.e2e_probe`) and is judged exactly as :func:`run_probe` judges
+    it; only importing the runtime is done once. :meth:`start` may be called
+    early so the server loads while other work runs. A probe that times out
+    fails as with :func:`run_probe` (the server is stopped, the next probe
+    starts another); a server that cannot fork or dies hands its probes to
+    :func:`run_probe`. Close it (or use it as a context manager) to stop it.
+    """
+
+    def __init__(self, timeout: float = E2E_TIMEOUT_SECONDS) -> None:
+        self.timeout = timeout
+        """Seconds one probe may take, the server's start included."""
+        self._process: subprocess.Popen[bytes] | None = None
+        self._out_dir: Path | None = None
+        self._ready: bool | None = None
+        self._pending = b""
+        self._usable = True
+
+    def __enter__(self) -> ProbeServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self, out_dir: Path) -> None:
+        """Start the server for packages under ``out_dir`` unless it already runs there (or cannot serve)."""
+        if not self._usable or (self._process is not None and self._out_dir == out_dir):
+            return
+        self.close()
+        self._out_dir, self._ready, self._pending = out_dir, None, b""
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "builder.e2e_probe", "--serve"],
+                cwd=out_dir,
+                env=_probe_env(out_dir),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # one process group: a timeout stops the server and its forked probe
+            )
+        except OSError:
+            self._usable = False  # run_probe will meet (and report) the same problem
+
+    def __call__(self, out_dir: Path, identifier: str) -> ProbeResult:
+        """Probe ``identifier`` under ``out_dir`` (see :func:`run_probe`)."""
+        self.start(out_dir)
+        if not self._usable or not identifier.isidentifier():
+            return run_probe(out_dir, identifier, self.timeout)
+        deadline = time.monotonic() + self.timeout
+        try:
+            if self._ready is None:
+                self._ready = bool(self._read(deadline).get("ready"))
+            if not self._ready:
+                raise EOFError
+            self._send(identifier)
+            reply = self._read(deadline)
+            return _verdict(int(reply["returncode"]), str(reply["stdout"]), str(reply["stderr"]))
+        except TimeoutError:
+            self.close(kill=True)
+            return _timed_out(self.timeout)
+        except (OSError, EOFError, ValueError, KeyError, TypeError):
+            # No server to ask: this probe and the later ones run the usual way.
+            self.close()
+            self._usable = False
+            return run_probe(out_dir, identifier, self.timeout)
+
+    def _send(self, identifier: str) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(identifier.encode("utf-8") + b"\n")
+        self._process.stdin.flush()
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        """The server's next reply; TimeoutError past ``deadline``, EOFError when it has gone."""
+        from builder.e2e_probe import REPLY_PREFIX
+
+        assert self._process is not None and self._process.stdout is not None
+        fd = self._process.stdout.fileno()
+        while True:
+            line, newline, rest = self._pending.partition(b"\n")
+            if newline:
+                self._pending = rest
+                text = line.decode("utf-8", errors="replace")
+                if text.startswith(REPLY_PREFIX):
+                    reply = json.loads(text[len(REPLY_PREFIX) :])
+                    if not isinstance(reply, dict):
+                        raise ValueError("a reply must be a JSON object")
+                    return reply
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError
+            self._pending += chunk
+
+    def close(self, *, kill: bool = False) -> None:
+        """Stop the server; ``kill`` (or a server that does not stop) ends it and any probe it runs at once."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if kill:
+            _kill_group(process)
+        try:
+            if process.stdin is not None:
+                process.stdin.close()  # the server's signal to finish
+            process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            _kill_group(process)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the server's process group (it was started in a session of its own), else the server alone."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (AttributeError, OSError):
+        process.kill()
+    process.wait()
 
 
 def _graph_config(inputs: PhaseInput) -> Any:
@@ -195,7 +334,12 @@ def _identifier(inputs: PhaseInput) -> str:
 
 
 def _out_dir(inputs: PhaseInput) -> Path:
-    return (Path(inputs.config.root) / inputs.config.out_dir).resolve()
+    return output_dir(inputs.config)
+
+
+def output_dir(config: BuildConfig) -> Path:
+    """The folder whose packages phase 7 probes and whose registry.yaml it rewrites."""
+    return (Path(config.root) / config.out_dir).resolve()
 
 
 def _relationships(record: Any) -> tuple[RelationshipSummary, ...]:
@@ -251,6 +395,12 @@ class RegistrationPhase:
         self.env = env
         self.probe = probe
 
+    def with_probe(self, probe: ProbeRunner) -> RegistrationPhase:
+        """A copy of this phase (registry, environment) probing packages through ``probe``."""
+        changed = copy.copy(self)
+        changed.probe = probe
+        return changed
+
     def _environ(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
 
@@ -269,6 +419,7 @@ class RegistrationPhase:
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
 
     def _open(self, inputs: PhaseInput) -> Any:
+        from builder.graph_commands import build_registry_from_yaml
         from mindrian.graph import GraphError, open_registry
 
         uri = self._neo4j_uri(inputs)
@@ -276,7 +427,7 @@ class RegistrationPhase:
         yaml_path = _out_dir(inputs) / REGISTRY_YAML
         try:
             if uri is None and not db.exists() and yaml_path.is_file():
-                _rebuild_from_yaml(yaml_path, db)
+                build_registry_from_yaml(yaml_path, db)
             return open_registry(uri, db, env=self._environ())
         except GraphError as exc:
             raise RegistrationError(str(exc), code="R004") from None
@@ -332,19 +483,6 @@ def _read_back_check(record: Any, stored: Any) -> CheckResult:
         f"framework {record.id!r} reads back equal: {len(record.triggers)} trigger(s), "
         f"{len(record.chains_to)} CHAINS_TO, {len(record.good_for)} GOOD_FOR",
     )
-
-
-def _rebuild_from_yaml(yaml_path: Path, db: Path) -> None:
-    """Build the database from registry.yaml in a scratch folder, then move it into place whole."""
-    from mindrian.graph import registry_from_yaml
-
-    db.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=db.parent, prefix=".registry-build-"))
-    try:
-        registry_from_yaml(yaml_path, scratch / db.name).close()
-        os.replace(scratch / db.name, db)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _restore(registry: Any, framework_id: str, before: Any) -> None:

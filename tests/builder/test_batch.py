@@ -7,13 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import FakePhase, FakePipeline, make_pipeline, make_project, skill_text, tree
+from conftest import FakePhase, FakePipeline, Trail, make_pipeline, make_project, skill_text, tree
 
 from builder.batch import COLLISION_CODE, BatchOptions, Listener, Target, build_many, discover, find_collisions
 from builder.config import BuildConfig
 from builder.errors import SkillError
 from builder.phase import PhaseInput, PhaseResult
 from builder.phases import PHASE_NAMES
+from builder.phases.registration import ProbeResult, ProbeServer, RegistrationPhase, run_probe
 from builder.report import BuildReport, PhaseReport
 
 
@@ -222,3 +223,48 @@ def test_register_reruns_phase_seven_only(cli, tmp_path: Path, monkeypatch) -> N
         **{name: 1 for name in PHASE_NAMES[:6]},
         "registration": 2,
     }
+
+
+class ProbeWatcher(RegistrationPhase):
+    """Phase 7 with fake output that notes the probe it was given."""
+
+    checks = ("registration_done", "consistent")
+    output_type = Trail
+
+    def __init__(self, probe: object = run_probe) -> None:
+        super().__init__(env={}, probe=probe)  # type: ignore[arg-type]
+        self.probes: list[object] = []
+
+    def run(self, inputs: PhaseInput) -> PhaseResult:
+        self.probes.append(self.probe)
+        return FakePhase("registration").run(inputs)
+
+
+def _own_probe(out_dir: Path, identifier: str) -> ProbeResult:
+    return ProbeResult(True, "a test's probe")
+
+
+@pytest.mark.parametrize(
+    ("skills", "probe", "shared_server"),
+    [
+        (("alpha", "beta"), run_probe, True),
+        (("alpha",), run_probe, False),
+        (("alpha", "beta"), _own_probe, False),
+    ],
+)
+def test_several_skills_share_one_probe_server_unless_a_probe_was_chosen(
+    tmp_path: Path, skills: tuple[str, ...], probe: object, shared_server: bool
+) -> None:
+    make_project(tmp_path, {name: skill_text(name) for name in skills})
+    registration = ProbeWatcher(probe)
+    pipeline = make_pipeline()
+    reports = build_many(
+        targets(tmp_path), BuildConfig(root=str(tmp_path)), options(tmp_path), registration=registration, phases=pipeline.load
+    )
+    assert all(r.problem is None for r in reports)
+    assert len(registration.probes) == len(skills)
+    expected = registration.probes[0] if shared_server else probe
+    assert isinstance(expected, ProbeServer) is shared_server
+    assert all(p is expected for p in registration.probes)
+    assert registration.probe is probe  # the caller's phase itself is left as it was
+

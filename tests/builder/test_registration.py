@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -10,6 +13,7 @@ from typing import Any
 import pytest
 
 from builder.config import BuildConfig
+from builder.e2e_probe import REPLY_PREFIX
 from builder.errors import RegistrationError
 from builder.phase import PhaseInput
 from builder.phases import load_phase
@@ -18,6 +22,7 @@ from builder.phases.registration import (
     PHASE,
     REGISTRY_YAML,
     ProbeResult,
+    ProbeServer,
     Registration,
     RegistrationPhase,
     run_probe,
@@ -298,3 +303,95 @@ def test_a_package_that_fails_to_import_fails_e2e_passes(tmp_path: Path) -> None
     assert not e2e.passed
     assert "ImportError: this package is broken on purpose" in e2e.reason
     assert stored(tmp_path) == ()
+
+
+# --- the probe server of batches: same verdicts, one process per probe ----------------------
+
+PID_PACKAGE = """
+    import os
+    from pathlib import Path
+
+    # One file per process: a second probe run in the same process would fail here.
+    marker = Path(__file__).resolve().parent.parent / "pids" / str(os.getpid())
+    marker.parent.mkdir(exist_ok=True)
+    with marker.open("x") as handle:
+        handle.write(__name__)
+
+    from mindrian.agents import OperatorAgent
+
+    __all__ = ["ProbeMeAgent"]
+
+
+    class ProbeMeAgent(OperatorAgent):
+        agent_id = "probe-me"
+        name = "Probe me"
+        instructions = "Answer the task."
+"""
+
+
+def test_the_probe_server_gives_run_probes_verdict_for_every_kind_of_package(tmp_path: Path) -> None:
+    for index, kind in enumerate(PACKAGES):
+        make_package(tmp_path, PACKAGES[kind], f"probe_{index}")
+    with ProbeServer() as server:
+        served = [server(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
+    assert served == [run_probe(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
+    assert [r.success for r in served] == [True, True, False, False]
+
+
+def test_the_probe_server_runs_each_probe_in_a_process_of_its_own(tmp_path: Path) -> None:
+    with ProbeServer() as server:
+        server.start(tmp_path)  # before the packages exist, as in a batch
+        for identifier in ("first", "second"):
+            make_package(tmp_path, PID_PACKAGE, identifier)
+            assert server(tmp_path, identifier).success
+        assert server(tmp_path, "first").success
+    probed = sorted(path.read_text() for path in (tmp_path / "pids").iterdir())
+    assert probed == ["first", "first", "second"]
+
+
+def test_a_probe_that_hangs_times_out_and_the_next_one_gets_a_new_server(tmp_path: Path) -> None:
+    make_package(tmp_path, "import time\ntime.sleep(600)\n", "hangs")
+    make_package(tmp_path, PACKAGES["operator"], "answers")
+    with ProbeServer(timeout=5) as server:
+        assert server(tmp_path, "hangs") == ProbeResult(False, "the end-to-end probe timed out after 5 s")
+        assert server(tmp_path, "answers").success
+
+
+def test_a_name_that_is_not_an_identifier_is_judged_as_run_probe_judges_it(tmp_path: Path) -> None:
+    with ProbeServer() as server:
+        assert server(tmp_path, "not-a-module") == run_probe(tmp_path, "not-a-module")
+
+
+def test_with_probe_keeps_the_registry_and_environment(tmp_path: Path) -> None:
+    original = RegistrationPhase(tmp_path / "registry.lbug", env={"NEO4J_URI": "bolt://db.example:7687"})
+    probe = Probe()
+    changed = original.with_probe(probe)
+    assert (changed.registry_path, changed.env, changed.probe) == (original.registry_path, original.env, probe)
+    assert changed.extra_digest(inputs(tmp_path)) == original.extra_digest(inputs(tmp_path))
+
+
+def test_the_server_says_it_is_ready_and_refuses_a_line_that_names_no_package(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "builder.e2e_probe", "--serve"],
+        input="../escape\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=True,
+    )
+    replies = [json.loads(line[len(REPLY_PREFIX) :]) for line in done.stdout.splitlines()]
+    assert replies == [
+        {"ready": True, "reason": ""},
+        {"returncode": 2, "stdout": "", "stderr": "not a package identifier: '../escape'"},
+    ]
+
+
+def test_a_server_that_cannot_start_leaves_the_probe_to_run_probe(tmp_path: Path) -> None:
+    later = tmp_path / "created-later"
+    with ProbeServer() as server:
+        server.start(later)  # its folder does not exist yet: no server, and no error either
+        make_package(later, PACKAGES["operator"])
+        result = server(later, "probe_me")
+    assert result == run_probe(later, "probe_me")
+    assert result.success

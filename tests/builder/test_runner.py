@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from types import MappingProxyType
 
@@ -355,3 +357,16 @@ def test_load_phase_does_not_hide_a_broken_dependency(monkeypatch: pytest.Monkey
 @pytest.mark.parametrize(("text", "name"), [("2", "architecture"), ("registration", "registration"), ("7", "registration")])
 def test_resolve_phase_accepts_names_and_numbers(text: str, name: str):
     assert resolve_phase(text) == name
+
+
+def test_loading_every_phase_leaves_agno_the_mcp_sdk_and_jsonschema_unimported():
+    # A cached build loads each phase module only for its name, digest and output type;
+    # these imports cost ~0.6 s together and belong to running the phases.
+    script = (
+        "import sys\n"
+        "from builder.phases import PHASE_NAMES, load_phase\n"
+        "for name in PHASE_NAMES: load_phase(name)\n"
+        "print(sorted(m for m in ('agno', 'anyio', 'mcp', 'jsonschema') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
