@@ -8,7 +8,8 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.mindrian-installed
 NODE_DIR := builder/cypher_lint
 NODE_STAMP := $(NODE_DIR)/node_modules/.mindrian-installed
-PYTEST_ARGS ?=
+# Tests spend much of their time waiting on subprocesses (pytest, Node, MCP servers): one worker per core.
+PYTEST_ARGS ?= -n auto
 
 # The Node part exists only once the Cypher linter folder has a lock file.
 SETUP := $(PY_STAMP)

@@ -125,6 +125,23 @@ def _handoff(agent_id: str, agent: Any) -> Any:
     return asyncio.run(manager.execute(context))
 
 
+def _without_mcp_servers(cls: type) -> tuple[type, str]:
+    """``cls`` without its MCP toolkits, and a note naming them ("" when it has none).
+
+    The probe is offline and its scripted model calls no tool, while starting a
+    server could need the network or credentials; whether the servers answer is
+    checked by the agent itself before each real run.
+    """
+    from mindrian.agents.mcp import is_mcp_toolkit
+
+    names = [str(s["name"]) for s in cls.mcp_servers]
+    if not names and not any(map(is_mcp_toolkit, cls.tools)):
+        return cls, ""
+    tools = tuple(t for t in cls.tools if not is_mcp_toolkit(t))
+    offline = type(cls.__name__, (cls,), {"__module__": cls.__module__, "tools": tools, "mcp_servers": ()})
+    return offline, f"; MCP servers not started by the offline probe: {', '.join(names) or 'unnamed'}"
+
+
 def _describe(result: Any) -> str:
     shape = f"{result.output_format}, {len(result.key_findings)} finding(s)"
     paused = ", paused for the user" if result.needs_human_input else ""
@@ -143,6 +160,7 @@ def probe(identifier: str) -> ProbeOutcome:
         cls = _agent_class(package)
         agent_id, agent_type = cls.agent_id, cls.agent_type
         spec = getattr(sys.modules[cls.__module__], "SPEC", {}) or {}
+        cls, left_out = _without_mcp_servers(cls)
         with tempfile.TemporaryDirectory(prefix="mindrian-e2e-") as state:
             result = _handoff(agent_id, _scripted(cls, spec, Path(state)))
     except Exception as exc:  # a broken package is a finding, reported as data
@@ -155,7 +173,7 @@ def probe(identifier: str) -> ProbeOutcome:
         return ProbeOutcome(False, agent_id, agent_type, "blocked (must stay offline): " + "; ".join(blocked))
     if not result.success:
         return ProbeOutcome(False, agent_id, agent_type, f"handoff failed: {result.error}")
-    return ProbeOutcome(True, agent_id, agent_type, _describe(result))
+    return ProbeOutcome(True, agent_id, agent_type, _describe(result) + left_out)
 
 
 def _one_line(exc: BaseException) -> str:

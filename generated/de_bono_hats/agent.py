@@ -45,6 +45,7 @@ class DeBonoHatsAgent(CollaborativeAgent):
     description: ClassVar[str] = SPEC["description"]
     instructions: ClassVar[str] = INSTRUCTIONS + _tools.GLOBAL_ACTION_GUIDE
     tools: ClassVar[tuple[Any, ...]] = _tools.all_tools()
+    mcp_servers: ClassVar[tuple[dict[str, Any], ...]] = _tools.MCP_SERVERS
     perspectives: ClassVar[tuple[tuple[str, str], ...]] = tuple(
         (p["name"], p["instructions"]) for p in SPEC["sub_agents"]
     )

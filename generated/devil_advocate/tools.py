@@ -4,13 +4,13 @@
 """Tool wiring: MCP servers, custom Python functions and global actions, with their JSON schemas.
 
 Custom functions are imported on first call, so importing the package never
-runs tool code; MCP toolkits are created unconnected (Agno connects on run).
+runs tool code; MCP toolkits are created unconnected: the agent connects them
+before each run and refuses to run while a required server is unavailable.
 """
 
 from __future__ import annotations
 
 import importlib
-import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -80,26 +80,12 @@ def custom_functions() -> tuple[Function, ...]:
 
 
 def mcp_toolkits() -> tuple[Any, ...]:
-    """One unconnected Agno ``MCPTools`` per server, limited to the tools the agent uses."""
+    """One unconnected Agno ``MCPTools`` per server, named after it and limited to the tools the agent uses."""
     if not MCP_SERVERS:
         return ()
-    from agno.tools.mcp import MCPTools
+    from mindrian.agents.mcp import mcp_toolkit
 
-    toolkits = []
-    for server in MCP_SERVERS:
-        if server["transport"] == "stdio":
-            command = shlex.join((server["command"], *server["args"]))
-            toolkit = MCPTools(
-                command=command, transport="stdio", include_tools=list(server["tools"])
-            )
-        else:
-            toolkit = MCPTools(
-                url=server["url"],
-                transport=server["transport"],
-                include_tools=list(server["tools"]),
-            )
-        toolkits.append(toolkit)
-    return tuple(toolkits)
+    return tuple(mcp_toolkit(server) for server in MCP_SERVERS)
 
 
 def all_tools() -> tuple[Any, ...]:

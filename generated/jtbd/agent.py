@@ -71,4 +71,5 @@ class JtbdAgent(OperatorAgent):
     description: ClassVar[str] = SPEC["description"]
     instructions: ClassVar[str] = INSTRUCTIONS + _tools.GLOBAL_ACTION_GUIDE
     tools: ClassVar[tuple[Any, ...]] = _tools.all_tools()
+    mcp_servers: ClassVar[tuple[dict[str, Any], ...]] = _tools.MCP_SERVERS
     output_schema: ClassVar[type[HandoffOutput]] = JtbdOutput

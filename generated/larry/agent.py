@@ -45,3 +45,4 @@ class LarryAgent(RoleAgent):
     description: ClassVar[str] = SPEC["description"]
     instructions: ClassVar[str] = INSTRUCTIONS + _tools.GLOBAL_ACTION_GUIDE
     tools: ClassVar[tuple[Any, ...]] = _tools.all_tools()
+    mcp_servers: ClassVar[tuple[dict[str, Any], ...]] = _tools.MCP_SERVERS

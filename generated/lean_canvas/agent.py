@@ -45,6 +45,7 @@ class LeanCanvasAgent(GuidedAgent):
     description: ClassVar[str] = SPEC["description"]
     instructions: ClassVar[str] = INSTRUCTIONS + _tools.GLOBAL_ACTION_GUIDE
     tools: ClassVar[tuple[Any, ...]] = _tools.all_tools()
+    mcp_servers: ClassVar[tuple[dict[str, Any], ...]] = _tools.MCP_SERVERS
     steps: ClassVar[tuple[tuple[str, str], ...]] = tuple(
         (s["name"], s["instructions"]) for s in SPEC["steps"]
     )

@@ -63,7 +63,12 @@ def inputs_for(skill: Path, root: Path, display: str | None = None) -> PhaseInpu
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under ``folder`` by relative path; bytecode caches are not part of a package."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def templates_with(tmp_path: Path, name: str, extra: str) -> Path:
@@ -125,7 +130,7 @@ def test_every_type_builds_and_its_generated_tests_pass(tmp_path: Path, agent_ty
     package = tmp_path / "generated" / result.output.identifier
     on_disk = tree(package)
     assert sorted(on_disk) == [p for p, _ in result.output.files]
-    assert not any("__pycache__" in p for p in on_disk)
+    assert not list(package.rglob("__pycache__")), "the installed package holds bytecode caches"
     assert [p.name for p in tmp_path.iterdir()] == ["generated"]
 
 

@@ -263,6 +263,21 @@ PACKAGES = {
             name = "Probe me"
             instructions = "Ask what, who and success."
     """,
+    "role with a required MCP server that cannot start": """
+        from mindrian.agents import RoleAgent
+        from mindrian.agents.mcp import mcp_toolkit
+
+        __all__ = ["ProbeMeAgent"]
+        SERVER = {"name": "nowhere", "command": "/nonexistent/mcp-server", "tools": ["lookup"]}
+
+
+        class ProbeMeAgent(RoleAgent):
+            agent_id = "probe-me"
+            name = "Probe me"
+            instructions = "Ask what, who and success."
+            tools = (mcp_toolkit(SERVER),)
+            mcp_servers = (SERVER,)
+    """,
     "broken import": """
         raise ImportError("this package is broken on purpose")
     """,
@@ -285,6 +300,11 @@ def make_package(out_dir: Path, body: str, identifier: str = "probe_me") -> Path
     [
         ("operator", True, "handoff e2e-probe -> probe-me succeeded (structured, 1 finding(s))"),
         ("role", True, "handoff e2e-probe -> probe-me succeeded (markdown, 0 finding(s))"),
+        (
+            "role with a required MCP server that cannot start",
+            True,
+            "succeeded (markdown, 0 finding(s)); MCP servers not started by the offline probe: nowhere",
+        ),
         ("broken import", False, "import failed: ImportError: this package is broken on purpose"),
         ("no agent class", False, "must export exactly one agent class"),
     ],
@@ -335,7 +355,7 @@ def test_the_probe_server_gives_run_probes_verdict_for_every_kind_of_package(tmp
     with ProbeServer() as server:
         served = [server(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
     assert served == [run_probe(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
-    assert [r.success for r in served] == [True, True, False, False]
+    assert [r.success for r in served] == [True, True, True, False, False]
 
 
 def test_the_probe_server_runs_each_probe_in_a_process_of_its_own(tmp_path: Path) -> None:

@@ -22,6 +22,10 @@ AGENT_ID = "de-bono-hats"
 SECTION_TITLES: tuple[str, ...] = ("Methodology", "Output Template", "Quality Criteria")
 
 
+#: The tools as generated, kept before any test swaps them.
+DECLARED_TOOLS: tuple[Any, ...] = DeBonoHatsAgent.tools
+
+
 def run(awaitable: Any) -> Any:
     return asyncio.run(awaitable)
 
@@ -50,8 +54,8 @@ def _valid_object_schema(schema: dict[str, Any]) -> None:
 
 
 def test_tools_are_wired_with_valid_schemas() -> None:
-    functions = [t for t in DeBonoHatsAgent.tools if isinstance(t, Function)]
-    toolkits = [t for t in DeBonoHatsAgent.tools if not isinstance(t, Function)]
+    functions = [t for t in DECLARED_TOOLS if isinstance(t, Function)]
+    toolkits = [t for t in DECLARED_TOOLS if not isinstance(t, Function)]
     assert [f.name for f in functions] == [t["name"] for t in tools_module.CUSTOM_TOOLS]
     for function, declared in zip(functions, tools_module.CUSTOM_TOOLS):
         assert function.parameters == declared["parameters"]

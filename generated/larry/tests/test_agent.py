@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import jsonschema
+import pytest
 from agno.tools.function import Function
 
 from mindrian.handoff import HandoffType
@@ -23,8 +25,19 @@ AGENT_ID = "larry"
 SECTION_TITLES: tuple[str, ...] = ("Behavioral Rules", "Methodology")
 
 
+#: The tools as generated, kept before any test swaps them.
+DECLARED_TOOLS: tuple[Any, ...] = LarryAgent.tools
+
+
 def run(awaitable: Any) -> Any:
     return asyncio.run(awaitable)
+
+
+@pytest.fixture(autouse=True)
+def _mcp_servers_stay_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Scripted models call no MCP tool and tests start no server; the refusal test puts its own back.
+    monkeypatch.setattr(LarryAgent, "tools", tools_module.custom_functions())
+    monkeypatch.setattr(LarryAgent, "mcp_servers", ())
 
 
 def test_declares_identity_type_and_model() -> None:
@@ -51,8 +64,8 @@ def _valid_object_schema(schema: dict[str, Any]) -> None:
 
 
 def test_tools_are_wired_with_valid_schemas() -> None:
-    functions = [t for t in LarryAgent.tools if isinstance(t, Function)]
-    toolkits = [t for t in LarryAgent.tools if not isinstance(t, Function)]
+    functions = [t for t in DECLARED_TOOLS if isinstance(t, Function)]
+    toolkits = [t for t in DECLARED_TOOLS if not isinstance(t, Function)]
     assert [f.name for f in functions] == [t["name"] for t in tools_module.CUSTOM_TOOLS]
     for function, declared in zip(functions, tools_module.CUSTOM_TOOLS):
         assert function.parameters == declared["parameters"]
@@ -64,6 +77,37 @@ def test_tools_are_wired_with_valid_schemas() -> None:
         assert list(toolkit.include_tools or ()) == list(server["tools"])
     for action in tools_module.GLOBAL_ACTIONS:
         assert action["action"] in LarryAgent.instructions
+
+
+def test_refuses_to_run_while_a_required_mcp_server_is_down(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mindrian.agents.mcp import McpUnavailableError, mcp_toolkit
+
+    # Each server replaced by a process that exits at once: offline, and as down as a server gets.
+    down = tuple(
+        {
+            **server,
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": ["-c", "raise SystemExit(3)"],
+            "url": "",
+        }
+        for server in tools_module.MCP_SERVERS
+    )
+    monkeypatch.setattr(
+        LarryAgent,
+        "tools",
+        tools_module.custom_functions() + tuple(map(mcp_toolkit, down)),
+    )
+    monkeypatch.setattr(LarryAgent, "mcp_servers", down)
+    model = ScriptedModel()
+    with pytest.raises(McpUnavailableError) as refused:
+        run(LarryAgent(model=model).run("Anything at all"))
+    message = str(refused.value)
+    for server in down:
+        assert (f"MCP server {server['name']!r}" in message) is server["required"]
+    assert not model.calls, "the model was asked before the servers were checked"
 
 
 def test_conversation_keeps_its_history(tmp_path: Any) -> None:

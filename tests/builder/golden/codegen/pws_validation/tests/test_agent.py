@@ -24,6 +24,10 @@ AGENT_ID = "pws-validation"
 SECTION_TITLES: tuple[str, ...] = ("Methodology", "Output Template", "Quality Criteria")
 
 
+#: The tools as generated, kept before any test swaps them.
+DECLARED_TOOLS: tuple[Any, ...] = PwsValidationAgent.tools
+
+
 def run(awaitable: Any) -> Any:
     return asyncio.run(awaitable)
 
@@ -52,8 +56,8 @@ def _valid_object_schema(schema: dict[str, Any]) -> None:
 
 
 def test_tools_are_wired_with_valid_schemas() -> None:
-    functions = [t for t in PwsValidationAgent.tools if isinstance(t, Function)]
-    toolkits = [t for t in PwsValidationAgent.tools if not isinstance(t, Function)]
+    functions = [t for t in DECLARED_TOOLS if isinstance(t, Function)]
+    toolkits = [t for t in DECLARED_TOOLS if not isinstance(t, Function)]
     assert [f.name for f in functions] == [t["name"] for t in tools_module.CUSTOM_TOOLS]
     for function, declared in zip(functions, tools_module.CUSTOM_TOOLS):
         assert function.parameters == declared["parameters"]
