@@ -48,8 +48,9 @@ test: setup
 bench: setup
 	$(BIN)/python -m bench.run
 
+# Pyflakes' rules (unused imports and names, undefined names) plus syntax errors.
 lint: setup
-	$(BIN)/python -m compileall -q builder mindrian bench tests
+	$(BIN)/ruff check --select F,E9 --output-format concise builder mindrian bench tests generated
 
 # Rebuild every skill into generated/ (commit the result).
 regen: setup

@@ -69,7 +69,7 @@ class BatchOptions:
     checkpoints_dir: Path
     """Checkpoint folder."""
     out_dir: Path
-    """Output folder (also ``config.out_dir``)."""
+    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same folder)."""
     jobs: int = 1
     """Skills whose phases 1–6 may run at once."""
     from_phase: str | None = None
@@ -281,7 +281,6 @@ def _early(
         target.path,
         config,
         checkpoints_dir=options.checkpoints_dir,
-        out_dir=options.out_dir,
         display=target.display,
         from_phase=options.from_phase,
         until_phase=until,
@@ -315,7 +314,6 @@ def _register(
         target.path,
         config,
         checkpoints_dir=options.checkpoints_dir,
-        out_dir=options.out_dir,
         display=target.display,
         from_phase="registration" if rerun else None,
         progress=progress,

@@ -648,10 +648,6 @@ def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
     return Errors()
 
 
-#: ``builder.scaffold``'s code for a skill folder that already exists.
-_FOLDER_EXISTS_CODE = "U013"
-
-
 @app.command(epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n")
 def new(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Skill name: lowercase words joined by hyphens.", show_default=False)],
@@ -664,18 +660,11 @@ def new(
     Prints the SKILL.md path. Exit status 2 for a bad name, type or
     description; 1 when the skill folder already exists.
     """
-    from builder.errors import UsageError
     from builder.scaffold import new_skill
 
     root = project_root(Path.cwd())
-    try:
-        # Seed 000 spells the types in capitals (OPERATOR); the template's choices are lowercase.
-        created = new_skill(name, agent_type.lower(), dest or root / "skills", description)
-    except UsageError as error:
-        if error.code != _FOLDER_EXISTS_CODE:
-            raise
-        # The command line is valid; the file system is what stands in the way (exit 1, not 2).
-        raise MindrianError(error.message, code=error.code) from None
+    # Seed 000 spells the types in capitals (OPERATOR); the template's choices are lowercase.
+    created = new_skill(name, agent_type.lower(), dest or root / "skills", description)
     typer.echo(_display(created, root))
     return 0
 

@@ -21,6 +21,7 @@ __all__ = [
     "GraphSchemaError",
     "CodegenError",
     "RegistrationError",
+    "ScaffoldError",
 ]
 
 
@@ -129,3 +130,10 @@ class RegistrationError(MindrianError):
 
     stage = "registration"
     default_code = "R001"
+
+
+class ScaffoldError(MindrianError):
+    """``mindrian new``: the skill folder cannot be created (a valid command line, exit status 1)."""
+
+    stage = "scaffold"
+    default_code = "N001"

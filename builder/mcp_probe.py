@@ -55,9 +55,13 @@ class ProbeResult:
 Probe = Callable[[CatalogEntry], ProbeResult]
 
 
+#: Commands meaning "a Python interpreter", as the runtime's ``mindrian.agents.mcp`` reads them.
+_PYTHON_COMMANDS = frozenset({"python", "python3"})
+
+
 def _command(entry: CatalogEntry) -> str:
     # The project's own servers run under the builder's interpreter, which has the project installed.
-    return sys.executable if entry.command == "python" else entry.command
+    return sys.executable if entry.command in _PYTHON_COMMANDS else entry.command
 
 
 def check_configuration(entry: CatalogEntry) -> ProbeResult:

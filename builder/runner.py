@@ -122,7 +122,6 @@ def build(
     config: BuildConfig,
     *,
     checkpoints_dir: Path,
-    out_dir: Path,
     display: str | None = None,
     from_phase: str | None = None,
     until_phase: str | None = None,
@@ -145,7 +144,6 @@ def build(
         source,
         config,
         checkpoints_dir=checkpoints_dir,
-        out_dir=out_dir,
         from_phase=from_phase,
         until_phase=until_phase,
         force=force,
@@ -168,7 +166,6 @@ def build_source(
     config: BuildConfig,
     *,
     checkpoints_dir: Path,
-    out_dir: Path,
     from_phase: str | None = None,
     until_phase: str | None = None,
     force: bool = False,
@@ -182,7 +179,7 @@ def build_source(
     start, stop = phase_range(from_phase, until_phase)
     rerun = force or from_phase is not None
     store = CheckpointStore(checkpoints_dir)
-    run = _Build(source, config, store, out_dir, start, rerun, progress, phases or load_phase)
+    run = _Build(source, config, store, start, rerun, progress, phases or load_phase)
     return run.through(stop)
 
 
@@ -194,7 +191,6 @@ class _Build:
         source: SkillSource,
         config: BuildConfig,
         store: CheckpointStore,
-        out_dir: Path,
         start: int,
         rerun: bool,
         progress: Progress | None,
@@ -203,7 +199,6 @@ class _Build:
         self.source = source
         self.config = config
         self.store = store
-        self.out_dir = out_dir
         self.start = start
         """Phases before this one are loaded from their checkpoints (``--from``)."""
         self.rerun = rerun
@@ -322,9 +317,6 @@ class _Build:
 
     def _accept(self, phase: Any, digest: str, output: Any) -> None:
         self.done[phase.name] = _Done(digest=digest, output=output, plain=to_plain(output))
-        publish = getattr(phase, "publish", None)
-        if callable(publish):
-            publish(output, self.out_dir)
 
     def _note(self, report: PhaseReport) -> None:
         self.reports.append(report)

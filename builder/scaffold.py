@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from builder.errors import UsageError
+from builder.errors import ScaffoldError, UsageError
 from builder.render import TEMPLATES_ROOT
 from builder.skill import AGENT_TYPES
 
@@ -36,7 +36,7 @@ def new_skill(name: str, type: str, dest: Path | str, description: str | None = 
         raise UsageError("the description must be one non-empty line", code="U012")
     folder = Path(dest) / name
     if folder.exists():
-        raise UsageError(f"{folder.as_posix()} already exists; choose another name or remove it", code="U013")
+        raise ScaffoldError(f"{folder.as_posix()} already exists; choose another name or remove it")
     data = {"name": name, "type": type}
     if description is not None:
         data["description"] = description

@@ -28,7 +28,8 @@ from mindrian.agents.base import (
 from mindrian.agents.collaborative import CollaborativeAgent
 from mindrian.agents.guided import BACK, SKIP, GuidedAgent, GuidedProgress
 from mindrian.agents.operator import HandoffOutput, OperatorAgent, SchemaMismatchError
-from mindrian.agents.pipeline import PipelineAgent
+from mindrian.agents.mcp import McpUnavailableError
+from mindrian.agents.pipeline import PipelineAgent, PipelineCheckpoint
 from mindrian.agents.role import RoleAgent
 
 __all__ = [
@@ -41,11 +42,13 @@ __all__ = [
     "GuidedAgent",
     "GuidedProgress",
     "HandoffOutput",
+    "McpUnavailableError",
     "MindrianAgent",
     "ModelRef",
     "OperatorAgent",
     "Partial",
     "PipelineAgent",
+    "PipelineCheckpoint",
     "RoleAgent",
     "SchemaMismatchError",
     "resolve_state_dir",

@@ -11,9 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import neo4j
-from neo4j.exceptions import DriverError, Neo4jError
-
 from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
 from mindrian.graph.errors import GraphError
@@ -22,6 +19,8 @@ __all__ = ["DriverFactory", "Neo4jRegistry", "redact_uri"]
 
 _T = TypeVar("_T")
 _REDACTED = "***"
+#: The driver's access modes (``neo4j.WRITE_ACCESS``, ``neo4j.READ_ACCESS``), without importing it.
+_WRITE_ACCESS, _READ_ACCESS = "WRITE", "READ"
 
 
 class DriverFactory(Protocol):
@@ -61,6 +60,10 @@ class Neo4jRegistry(Registry):
         self._database = database
         self._password = password
         self._driver = None
+        # The driver costs ~0.2 s to import; only a Neo4j registry pays for it.
+        import neo4j
+        from neo4j.exceptions import DriverError, Neo4jError
+
         try:
             factory = driver_factory or neo4j.GraphDatabase.driver
             self._driver = factory(uri, auth=(user, password))
@@ -80,12 +83,14 @@ class Neo4jRegistry(Registry):
             self._driver = None
 
     def _write(self, work: Callable[[Run], _T]) -> _T:
-        return self._session_call(neo4j.WRITE_ACCESS, work)
+        return self._session_call(_WRITE_ACCESS, work)
 
     def _read(self, work: Callable[[Run], _T]) -> _T:
-        return self._session_call(neo4j.READ_ACCESS, work)
+        return self._session_call(_READ_ACCESS, work)
 
     def _session_call(self, mode: str, work: Callable[[Run], _T]) -> _T:
+        from neo4j.exceptions import DriverError, Neo4jError
+
         if self._driver is None:
             raise GraphError(f"Neo4j registry at {self._uri} is closed")
         try:
@@ -94,7 +99,7 @@ class Neo4jRegistry(Registry):
             ) as session:
                 execute = (
                     session.execute_write
-                    if mode == neo4j.WRITE_ACCESS
+                    if mode == _WRITE_ACCESS
                     else session.execute_read
                 )
                 return execute(lambda tx: work(_runner(tx)))

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import FakePhase, FakePipeline, Trail, make_pipeline, make_project, skill_text, tree
+from build_factories import FakePhase, FakePipeline, Trail, make_pipeline, make_project, skill_text, tree
 
 from builder.batch import COLLISION_CODE, BatchOptions, Listener, Target, build_many, discover, find_collisions
 from builder.config import BuildConfig

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_project, skill_text, tree
+from build_factories import make_project, skill_text, tree
 
 from builder.batch import BatchOptions, Target
 from builder.check import diff_trees, read_tree

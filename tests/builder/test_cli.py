@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FakePipeline, make_pipeline, make_project, skill_text
+from build_factories import FakePipeline, make_pipeline, make_project, skill_text
 
 from builder import __version__
 from builder.cli import project_root

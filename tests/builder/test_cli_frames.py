@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, FakePipeline, make_pipeline, make_project, skill_text
+from build_factories import CliResult, FakePipeline, make_pipeline, make_project, skill_text
 
 from builder.batch import BatchOptions, Target
 from builder.errors import SkillError, SourceLocation

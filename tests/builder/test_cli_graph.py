@@ -9,7 +9,7 @@ from pathlib import Path
 
 import ladybug
 import pytest
-from conftest import make_project
+from build_factories import make_project
 
 from builder.graph_export import cypher_statements
 from mindrian.graph import EmbeddedRegistry, load_registry_yaml

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_project
+from build_factories import make_project
 
 from builder.skill import AGENT_TYPES
 
@@ -57,7 +57,7 @@ def test_an_existing_folder_is_refused_with_exit_1_and_left_alone(
     assert (again.code, again.out) == (1, "")
     assert (
         again.err
-        == "error[U013]: drafts/taken already exists; choose another name or remove it\n"
+        == "error[N001]: drafts/taken already exists; choose another name or remove it\n"
     )
     assert skill.read_text(encoding="utf-8") == "mine\n"
 

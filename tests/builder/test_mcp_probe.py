@@ -19,12 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(Path(__file__).parent / "fixtures" / "echo_mcp_server.py")
 
 
-def _entry(*args: str, **changes: str) -> CatalogEntry:
+def _entry(*args: str, command: str = "python", **changes: str) -> CatalogEntry:
     return CatalogEntry(
         name="echo",
         description="fixture",
         tools=("echo", "shout"),
-        command="python",
+        command=command,
         args=(ECHO, *args),
         **changes,
     )
@@ -37,6 +37,14 @@ def test_handshake_lists_real_tools_with_valid_definitions() -> None:
     shout = result.tools[1]
     assert shout.parameters["required"] == ["text"]
     assert definition_errors(definition_to_plain(shout)) == ()
+
+
+@pytest.mark.parametrize("command", ["python", "python3"])
+def test_python_commands_run_under_the_builders_interpreter(monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    # With no interpreter on PATH, only the builder's own (which has the project installed) can start it.
+    monkeypatch.setenv("PATH", str(Path(__file__).parent / "no-such-bin"))
+    result = HandshakeProbe(ROOT, timeout=30)(_entry(command=command))
+    assert result.ok and result.handshake, result.detail
 
 
 def test_server_that_dies_reports_its_stderr() -> None:

@@ -30,7 +30,7 @@ from builder.phases.registration import (
 from builder.serial import from_plain, to_plain
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord, dump_registry_yaml, write_registry_yaml
 
-from conftest import make_source
+from build_factories import make_source
 
 RECORD = FrameworkRecord(
     id="demo-skill",

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from conftest import Trail, make_pipeline, make_source, run_build, statuses, tree
+from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
 
 from dataclasses import replace
 
@@ -310,15 +310,6 @@ def test_a_phase_must_return_its_declared_checks(tmp_path: Path):
     assert statuses(report) == ["ok", "error"]
     assert report.problem.code == "P008"
     assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml"]
-
-
-def test_publish_hook_receives_the_output_folder_also_when_cached(tmp_path: Path):
-    pipeline = make_pipeline(available=1)
-    published: list[tuple[Trail, Path]] = []
-    pipeline["skill_analysis"].publish = lambda output, out_dir: published.append((output, out_dir))
-    run_build(tmp_path, pipeline, until_phase="skill_analysis")
-    run_build(tmp_path, pipeline, until_phase="skill_analysis")
-    assert published == [(Trail("demo", ("skill_analysis",)), tmp_path / "generated")] * 2
 
 
 def test_progress_reports_each_phase_in_order(tmp_path: Path):

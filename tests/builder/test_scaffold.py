@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.errors import UsageError
+from builder.errors import ScaffoldError, UsageError
 from builder.scaffold import new_skill
 from builder.skill import AGENT_TYPES
 
@@ -81,9 +81,9 @@ def test_bad_answers_are_refused(tmp_path: Path, name: str, agent_type: str, des
 def test_existing_folder_is_never_overwritten(tmp_path: Path) -> None:
     path = new_skill("taken", "role", tmp_path)
     path.write_text("mine\n", encoding="utf-8")
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(ScaffoldError) as caught:
         new_skill("taken", "operator", tmp_path)
-    assert caught.value.code == "U013"
+    assert caught.value.code == "N001"
     assert path.read_text(encoding="utf-8") == "mine\n"
 
 

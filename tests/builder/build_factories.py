@@ -1,0 +1,147 @@
+"""Factories for the runner, checkpoint and CLI tests: fake phases, sources, temp projects.
+
+A module of its own (not conftest.py) so that tests import it by a name no other folder uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from builder.config import BuildConfig
+from builder.errors import MindrianError, SourceLocation
+from builder.phase import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.phases import PHASE_NAMES, phase_number, unavailable
+from builder.report import BuildReport
+from builder.runner import build_source
+
+
+@dataclass(frozen=True)
+class Trail:
+    """Output of a fake phase: the agent id and the phases that contributed, in order."""
+
+    id: str
+    steps: tuple[str, ...]
+    note: str = ""
+
+
+class FakePhase:
+    """A phase whose behaviour a test sets: pass, fail a check, raise, add to the digest."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.number = phase_number(name)
+        self.checks = (f"{name}_done", "consistent")
+        self.output_type = Trail
+        self.calls = 0
+        self.failing: str | None = None
+        self.error: MindrianError | None = None
+        self.note = ""
+        self.warnings: tuple[str, ...] = ()
+        self.seen: list[PhaseInput] = []
+        self.returned_checks: tuple[str, ...] | None = None
+
+    def run(self, inputs: PhaseInput) -> PhaseResult[Trail]:
+        self.calls += 1
+        self.seen.append(inputs)
+        if self.error is not None:
+            raise self.error
+        if self.number == 1:
+            before = Trail(id=inputs.source.path.split("/")[-2], steps=())
+        else:
+            before = inputs.previous[PHASE_NAMES[self.number - 2]]
+        output = Trail(id=before.id, steps=(*before.steps, self.name), note=self.note)
+        checks = tuple(self._verdict(c, inputs) for c in self.returned_checks or self.checks)
+        return PhaseResult(output=output, checks=checks, warnings=self.warnings)
+
+    def _verdict(self, check: str, inputs: PhaseInput) -> CheckResult:
+        if check == self.failing:
+            return CheckResult(check, False, f"{check} does not hold", SourceLocation(inputs.source.path, 3, 5))
+        return CheckResult(check, True, f"{check} holds")
+
+
+@dataclass
+class FakePipeline:
+    """Fake phases by name; a missing name is 'not available yet', as with the real loader."""
+
+    phases: dict[str, FakePhase] = field(default_factory=dict)
+
+    def load(self, name: str) -> FakePhase:
+        if name not in self.phases:
+            raise unavailable(name)
+        return self.phases[name]
+
+    def __getitem__(self, name: str) -> FakePhase:
+        return self.phases[name]
+
+    def calls(self) -> dict[str, int]:
+        """How often each phase ran."""
+        return {name: phase.calls for name, phase in self.phases.items()}
+
+
+def make_pipeline(available: int = len(PHASE_NAMES)) -> FakePipeline:
+    """Fake phases 1..available; later ones are unavailable."""
+    return FakePipeline({name: FakePhase(name) for name in PHASE_NAMES[:available]})
+
+
+def make_source(text: str = "---\nname: demo\n---\nbody\n", path: str = "skills/demo/SKILL.md") -> SkillSource:
+    """A SkillSource with its digest, as ``load_source`` would give it."""
+    data = text.encode("utf-8")
+    return SkillSource(path=path, data=data, digest=hashlib.sha256(data).hexdigest())
+
+
+def run_build(
+    tmp_path: Path,
+    pipeline: FakePipeline,
+    source: SkillSource | None = None,
+    config: BuildConfig | None = None,
+    **options: Any,
+) -> BuildReport:
+    """``build_source`` with the fake pipeline and checkpoints under ``tmp_path/checkpoints``."""
+    return build_source(
+        source or make_source(),
+        config or BuildConfig(root=str(tmp_path)),
+        checkpoints_dir=tmp_path / "checkpoints",
+        phases=pipeline.load,
+        **options,
+    )
+
+
+def statuses(report: BuildReport) -> list[str]:
+    """Phase statuses of a report, in order."""
+    return [p.status for p in report.phases]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` by relative POSIX path, with its bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def skill_text(name: str = "demo-skill", description: str = "Checks a plan for gaps.", **fields: str) -> str:
+    """A small valid SKILL.md in the Mindrian format."""
+    extra = "".join(f"{key}: {value}\n" for key, value in fields.items())
+    return (
+        f"---\nname: {name}\ndescription: {description}\ntype: operator\n{extra}---\n"
+        "# Demo\n\n## Methodology\n\nAsk what is missing.\n"
+    )
+
+
+def make_project(root: Path, skills: dict[str, str]) -> Path:
+    """A project folder with ``[tool.mindrian]`` and ``skills/<name>/SKILL.md`` files."""
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.mindrian]\n', encoding="utf-8")
+    for name, text in skills.items():
+        folder = root / "skills" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    return root
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """Exit status and captured output of one in-process CLI run."""
+
+    code: int
+    out: str
+    err: str
