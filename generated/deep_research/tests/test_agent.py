@@ -20,8 +20,6 @@ from deep_research import tools as tools_module
 AGENT_ID = "deep-research"
 #: Headings of the skill's body sections; each must reach the agent's instructions.
 SECTION_TITLES: tuple[str, ...] = ("Methodology", "Output Template", "Quality Criteria")
-
-
 #: The tools as generated, kept before any test swaps them.
 DECLARED_TOOLS: tuple[Any, ...] = DeepResearchAgent.tools
 

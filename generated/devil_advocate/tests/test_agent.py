@@ -22,8 +22,6 @@ from devil_advocate import tools as tools_module
 AGENT_ID = "devil-advocate"
 #: Headings of the skill's body sections; each must reach the agent's instructions.
 SECTION_TITLES: tuple[str, ...] = ("Methodology", "Output Template", "Quality Criteria")
-
-
 #: The tools as generated, kept before any test swaps them.
 DECLARED_TOOLS: tuple[Any, ...] = DevilAdvocateAgent.tools
 

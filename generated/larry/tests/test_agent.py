@@ -23,8 +23,6 @@ from larry import tools as tools_module
 AGENT_ID = "larry"
 #: Headings of the skill's body sections; each must reach the agent's instructions.
 SECTION_TITLES: tuple[str, ...] = ("Behavioral Rules", "Methodology")
-
-
 #: The tools as generated, kept before any test swaps them.
 DECLARED_TOOLS: tuple[Any, ...] = LarryAgent.tools
 

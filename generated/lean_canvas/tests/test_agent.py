@@ -21,8 +21,6 @@ from lean_canvas import tools as tools_module
 AGENT_ID = "lean-canvas"
 #: Headings of the skill's body sections; each must reach the agent's instructions.
 SECTION_TITLES: tuple[str, ...] = ("Methodology", "Output Template", "Quality Criteria")
-
-
 #: The tools as generated, kept before any test swaps them.
 DECLARED_TOOLS: tuple[Any, ...] = LeanCanvasAgent.tools
 
