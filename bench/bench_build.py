@@ -41,7 +41,9 @@ def _run(
 ) -> tuple[float, str, int]:
     """Wall-clock seconds, stderr and exit status of one command; another status than ``accept`` raises."""
     began = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    done = subprocess.run(
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
     elapsed = time.perf_counter() - began
     if done.returncode not in accept:
         raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr}")
@@ -90,11 +92,29 @@ def rows() -> list[Row]:
     skills = len(list((ROOT / "skills").glob("**/SKILL.md")))
     verdict = "clean" if status == 0 else "DRIFT or failed build"
     return [
-        Row(f"build {SKILL} (cold)", statistics.median(r[0] for r in cold), "s", COLD_TARGET_S, f"median of {COLD_RUNS}, fresh folders each"),
+        Row(
+            f"build {SKILL} (cold)",
+            statistics.median(r[0] for r in cold),
+            "s",
+            COLD_TARGET_S,
+            f"median of {COLD_RUNS}, fresh folders each",
+        ),
         *_phase_rows("cold", cold[0][1]),
-        Row(f"build {SKILL} (cold, empty lint cache)", unlinted[0], "s", None, "one run; phase 5 runs Node"),
+        Row(
+            f"build {SKILL} (cold, empty lint cache)",
+            unlinted[0],
+            "s",
+            None,
+            "one run; phase 5 runs Node",
+        ),
         *_phase_rows("cold, empty lint cache", unlinted[1]),
-        Row(f"build {SKILL} (every phase cached)", statistics.median(r[0] for r in cached), "s", CACHED_TARGET_S, f"median of {CACHED_RUNS}"),
+        Row(
+            f"build {SKILL} (every phase cached)",
+            statistics.median(r[0] for r in cached),
+            "s",
+            CACHED_TARGET_S,
+            f"median of {CACHED_RUNS}",
+        ),
         *_phase_rows("cached", cached[-1][1]),
         Row(
             f"mindrian check ({skills} skills)",

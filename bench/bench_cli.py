@@ -23,5 +23,7 @@ def rows() -> list[Row]:
     result = [Row("python -c pass", base * 1000, "ms", None, f"median of {RUNS}")]
     for name, argv, target in measured:
         seconds = median_seconds(argv, RUNS)
-        result.append(Row(name, seconds * 1000, "ms", target, f"{seconds / base:.1f}x python -c pass"))
+        result.append(
+            Row(name, seconds * 1000, "ms", target, f"{seconds / base:.1f}x python -c pass")
+        )
     return result

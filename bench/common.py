@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ROOT", "Row", "median_seconds", "python_baseline", "mindrian_command"]
+__all__ = ["ROOT", "Row", "median_seconds", "mindrian_command", "python_baseline"]
 
 #: The project root (benchmarks run commands from here).
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,10 +47,14 @@ def median_seconds(argv: Sequence[str], runs: int = 7, warmup: int = 1, cwd: Pat
     samples = []
     for index in range(warmup + runs):
         began = time.perf_counter()
-        done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+        done = subprocess.run(
+            argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env()
+        )
         elapsed = time.perf_counter() - began
         if done.returncode >= 2:
-            raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+            raise RuntimeError(
+                f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')}"
+            )
         if index >= warmup:
             samples.append(elapsed)
     return statistics.median(samples)

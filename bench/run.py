@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench.common import Row
 
-__all__ = ["modules", "format_table", "main"]
+__all__ = ["format_table", "main", "modules"]
 
 _HEADER = ("benchmark", "value", "unit", "target", "", "note")
 
@@ -36,7 +36,10 @@ def format_table(rows: Sequence[Row]) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(_HEADER))]
     lines = []
     for line in table:
-        cells = [cell.rjust(widths[i]) if i == 1 else cell.ljust(widths[i]) for i, cell in enumerate(line)]
+        cells = [
+            cell.rjust(widths[i]) if i == 1 else cell.ljust(widths[i])
+            for i, cell in enumerate(line)
+        ]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

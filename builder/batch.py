@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from builder import runner
 from builder.config import BuildConfig
 from builder.errors import MindrianError, SourceLocation
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.report import BuildReport, PhaseReport, Problem
-from builder import runner
 from builder.runner import PhaseLoader, Progress, phase_range
 
 __all__ = [
@@ -93,7 +93,9 @@ def discover(root: Path) -> tuple[Path, ...]:
     return tuple(sorted(found, key=lambda p: p.relative_to(root).as_posix()))
 
 
-def find_collisions(targets: Sequence[Target], config: BuildConfig, phases: PhaseLoader = load_phase) -> dict[str, Problem]:
+def find_collisions(
+    targets: Sequence[Target], config: BuildConfig, phases: PhaseLoader = load_phase
+) -> dict[str, Problem]:
     """Problems keyed by display path for skills sharing an agent id or package identifier with another.
 
     Skills whose phase 1 fails are left to their own build, which reports why.
@@ -107,7 +109,9 @@ def find_collisions(targets: Sequence[Target], config: BuildConfig, phases: Phas
     owners: dict[tuple[str, str], list[str]] = {}
     for target in targets:
         try:
-            result = phase.run(PhaseInput(source=load_source(target.path, display=target.display), config=config))
+            result = phase.run(
+                PhaseInput(source=load_source(target.path, display=target.display), config=config)
+            )
         except MindrianError:
             continue
         if not all(c.passed for c in result.checks):
@@ -120,7 +124,9 @@ def find_collisions(targets: Sequence[Target], config: BuildConfig, phases: Phas
     for (kind, value), displays in sorted(owners.items()):
         for display in displays if len(displays) > 1 else ():
             others = " and ".join(d for d in displays if d != display)
-            message = f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
+            message = (
+                f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
+            )
             problems.setdefault(display, Problem(COLLISION_CODE, message, SourceLocation(display)))
     return problems
 
@@ -165,11 +171,15 @@ def build_many(
     with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
         loader = _loader(base, phase7)
         early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
-        return tuple(_finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early))
+        return tuple(
+            _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
+        )
 
 
 @contextlib.contextmanager
-def _shared_probe(registration: Any, base: PhaseLoader, config: BuildConfig, registering: int) -> Iterator[Any]:
+def _shared_probe(
+    registration: Any, base: PhaseLoader, config: BuildConfig, registering: int
+) -> Iterator[Any]:
     """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else ``registration``.
 
     Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
@@ -211,12 +221,16 @@ def _submit(
 ) -> BuildReport | Future[BuildReport] | None:
     """The early phases' report (or its future); None when they run later in this process."""
     if target.display in collisions:
-        return BuildReport(path=target.display, agent_id=None, phases=(), problem=collisions[target.display])
+        return BuildReport(
+            path=target.display, agent_id=None, phases=(), problem=collisions[target.display]
+        )
     if start > _CODEGEN:  # ``--from registration``: phase 7 alone
         return BuildReport(path=target.display, agent_id=None, phases=())
     if pool is None:
         return None
-    return pool.submit(_early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, load_phase)
+    return pool.submit(
+        _early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, load_phase
+    )
 
 
 def _finish(
@@ -235,7 +249,9 @@ def _finish(
         hear.finished(report)
         return report
     if early is None:
-        report = _early(target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], hear.phase, loader)
+        report = _early(
+            target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], hear.phase, loader
+        )
     else:
         report = early.result() if isinstance(early, Future) else early
         for phase in report.phases:

@@ -11,8 +11,8 @@ is more often a rule than a heading.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from builder.skill import Section
 
@@ -20,12 +20,12 @@ __all__ = [
     "SECTION_SYNONYMS",
     "Heading",
     "ListItem",
-    "headings",
-    "section_key",
     "find_sections",
+    "headings",
     "list_items",
-    "subsections",
+    "section_key",
     "split_name",
+    "subsections",
 ]
 
 #: Heading texts (normalised, see :func:`section_key`) that mark each canonical section.
@@ -79,7 +79,12 @@ def _code_mask(lines: list[str]) -> list[bool]:
         match = _FENCE.match(line.rstrip("\r"))
         if fence:
             mask.append(True)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip():
+            if (
+                match
+                and match.group(1)[0] == fence[0]
+                and len(match.group(1)) >= len(fence)
+                and not match.group(2).strip()
+            ):
                 fence = ""
         elif match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
             fence = match.group(1)
@@ -138,7 +143,11 @@ def find_sections(body: str, body_line: int) -> tuple[Section, ...]:
             continue
         end = _extent(heads, position, len(lines))
         text = _trimmed(lines[head.index + 1 : end])
-        found.append(Section(key=key, heading=head.text, level=head.level, line=body_line + head.index, text=text))
+        found.append(
+            Section(
+                key=key, heading=head.text, level=head.level, line=body_line + head.index, text=text
+            )
+        )
     return tuple(found)
 
 

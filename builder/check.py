@@ -22,7 +22,15 @@ from builder.batch import BatchOptions, Listener, Target, build_many
 from builder.config import BuildConfig
 from builder.report import BuildReport
 
-__all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "CheckResult", "check", "diff_trees", "read_tree", "summary"]
+__all__ = [
+    "IGNORED_DIRS",
+    "IGNORED_SUFFIXES",
+    "CheckResult",
+    "check",
+    "diff_trees",
+    "read_tree",
+    "summary",
+]
 
 #: Folders under the output folder that are caches, not builder output.
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
@@ -56,7 +64,11 @@ def read_tree(root: Path) -> dict[str, bytes]:
     files = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if not path.is_file() or IGNORED_DIRS.intersection(relative.parts) or path.suffix in IGNORED_SUFFIXES:
+        if (
+            not path.is_file()
+            or IGNORED_DIRS.intersection(relative.parts)
+            or path.suffix in IGNORED_SUFFIXES
+        ):
             continue
         files[relative.as_posix()] = path.read_bytes()
     return files
@@ -79,10 +91,14 @@ def _file_diff(name: str, old: bytes | None, new: bytes | None) -> str:
     text = "".join(difflib.unified_diff(old_lines, new_lines, before, after))
     if text and not text.endswith("\n"):
         text += "\n\\ No newline at end of file\n"
-    return text or f"--- {before}\n+++ {after}\n(no line differs; the bytes do, e.g. line endings)\n"
+    return (
+        text or f"--- {before}\n+++ {after}\n(no line differs; the bytes do, e.g. line endings)\n"
+    )
 
 
-def diff_trees(committed: Mapping[str, bytes], fresh: Mapping[str, bytes], prefix: str) -> tuple[tuple[str, ...], str]:
+def diff_trees(
+    committed: Mapping[str, bytes], fresh: Mapping[str, bytes], prefix: str
+) -> tuple[tuple[str, ...], str]:
     """Paths that differ (``prefix/…``) and their unified diff, committed → regenerated."""
     drift = []
     parts = []
@@ -116,11 +132,15 @@ def check(
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.
         registration = RegistrationPhase(work / "registry.lbug", env={})
-        builds = build_many(skills, fresh_config, options, listener=listener, registration=registration)
+        builds = build_many(
+            skills, fresh_config, options, listener=listener, registration=registration
+        )
         fresh = read_tree(out_dir)
     committed = read_tree(committed_dir)
     drift, diff = diff_trees(committed, fresh, _relative(committed_dir, root))
-    return CheckResult(builds=builds, drift=drift, diff=diff, files=len(set(committed) | set(fresh)))
+    return CheckResult(
+        builds=builds, drift=drift, diff=diff, files=len(set(committed) | set(fresh))
+    )
 
 
 def _relative(folder: Path, root: Path) -> str:

@@ -21,13 +21,29 @@ from builder.errors import PipelineError
 from builder.phase import CheckResult
 from builder.serial import dump_yaml, from_plain, load_yaml, to_plain
 
-__all__ = ["Checkpoint", "CheckpointStore", "atomic_write", "render_checkpoint", "parse_checkpoint", "valid_agent_id"]
+__all__ = [
+    "Checkpoint",
+    "CheckpointStore",
+    "atomic_write",
+    "parse_checkpoint",
+    "render_checkpoint",
+    "valid_agent_id",
+]
 
 #: Agent ids double as directory names, so only these are accepted.
 _AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 #: The keys every checkpoint has, in the order they are written.
-_KEYS = ("phase", "number", "builder_version", "input_digest", "passed", "checks", "warnings", "output")
+_KEYS = (
+    "phase",
+    "number",
+    "builder_version",
+    "input_digest",
+    "passed",
+    "checks",
+    "warnings",
+    "output",
+)
 
 
 @dataclass(frozen=True)
@@ -120,7 +136,9 @@ class CheckpointStore:
     def path(self, agent_id: str, number: int, phase: str) -> Path:
         """Where the checkpoint of ``phase`` for ``agent_id`` lives."""
         if not valid_agent_id(agent_id):
-            raise PipelineError(f"agent id {agent_id!r} cannot name a checkpoint folder", code="P006")
+            raise PipelineError(
+                f"agent id {agent_id!r} cannot name a checkpoint folder", code="P006"
+            )
         return self.root / agent_id / f"{number}-{phase}.yaml"
 
     def write(self, agent_id: str, checkpoint: Checkpoint) -> bool:

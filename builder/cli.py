@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -85,10 +85,14 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def _global(
     ctx: typer.Context,
-    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an internal error.")
+    ] = False,
     version: Annotated[
-        Optional[bool],
-        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit."),
+        bool | None,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
     ] = None,
 ) -> None:
     ctx.ensure_object(_State).debug = debug
@@ -147,7 +151,9 @@ def _use_frames(ctx: typer.Context, stage: str, frames: bool, json_out: bool = F
     if frames:
         ctx.ensure_object(_State).frames = stage
         if json_out:
-            raise UsageError("give --json or --frames, not both: each needs stdout to itself", code="U014")
+            raise UsageError(
+                "give --json or --frames, not both: each needs stdout to itself", code="U014"
+            )
     return frames
 
 
@@ -158,8 +164,12 @@ def _config(root: Path, **switches: object) -> BuildConfig:
 
 
 _PathsArg = Annotated[
-    Optional[list[Path]],
-    typer.Argument(metavar="PATH...", help="SKILL.md files, or skill folders containing one.", show_default=False),
+    list[Path] | None,
+    typer.Argument(
+        metavar="PATH...",
+        help="SKILL.md files, or skill folders containing one.",
+        show_default=False,
+    ),
 ]
 _QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
 _FramesOpt = Annotated[
@@ -176,23 +186,55 @@ _FramesOpt = Annotated[
 def build(
     ctx: typer.Context,
     paths: _PathsArg = None,
-    all_skills: Annotated[bool, typer.Option("--all", help="Build every skills/**/SKILL.md of the project.")] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder [default: generated/].")] = None,
+    all_skills: Annotated[
+        bool, typer.Option("--all", help="Build every skills/**/SKILL.md of the project.")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Output folder [default: generated/]."),
+    ] = None,
     checkpoints: Annotated[
-        Optional[Path],
-        typer.Option("--checkpoints", metavar="DIR", help="Checkpoint folder [default: .mindrian/checkpoints/]."),
+        Path | None,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="Checkpoint folder [default: .mindrian/checkpoints/].",
+        ),
     ] = None,
     from_phase: Annotated[
-        Optional[str],
-        typer.Option("--from", metavar="PHASE", help="Re-run from this phase (name or number); earlier ones come from checkpoints."),
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="PHASE",
+            help="Re-run from this phase (name or number); earlier ones come from checkpoints.",
+        ),
     ] = None,
-    until_phase: Annotated[Optional[str], typer.Option("--until", metavar="PHASE", help="Stop after this phase.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Run every phase even when its checkpoint is current.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print a machine-readable report on stdout.")] = False,
-    timings: Annotated[bool, typer.Option("--timings", help="Show how long each phase took.")] = False,
-    connect: Annotated[bool, typer.Option("--connect", help="Phase 4 connects to MCP servers instead of checking their configuration.")] = False,
+    until_phase: Annotated[
+        str | None, typer.Option("--until", metavar="PHASE", help="Stop after this phase.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Run every phase even when its checkpoint is current.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print a machine-readable report on stdout.")
+    ] = False,
+    timings: Annotated[
+        bool, typer.Option("--timings", help="Show how long each phase took.")
+    ] = False,
+    connect: Annotated[
+        bool,
+        typer.Option(
+            "--connect",
+            help="Phase 4 connects to MCP servers instead of checking their configuration.",
+        ),
+    ] = False,
     neo4j_uri: Annotated[
-        Optional[str], typer.Option("--neo4j-uri", metavar="URI", help="Register in Neo4j at URI instead of the embedded registry.")
+        str | None,
+        typer.Option(
+            "--neo4j-uri",
+            metavar="URI",
+            help="Register in Neo4j at URI instead of the embedded registry.",
+        ),
     ] = None,
     registry: _RegistryDbOpt = None,
     jobs: _JobsOpt = None,
@@ -214,21 +256,52 @@ def build(
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
     out_dir = (out or root / "generated").absolute()
-    options = _batch_options(root, out_dir, checkpoints, jobs, from_phase=from_phase, until_phase=until_phase, force=force)
+    options = _batch_options(
+        root,
+        out_dir,
+        checkpoints,
+        jobs,
+        from_phase=from_phase,
+        until_phase=until_phase,
+        force=force,
+    )
     config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
-    return _run_batch(root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out, frames=framed)
+    return _run_batch(
+        root,
+        targets,
+        config,
+        options,
+        registry,
+        quiet=quiet,
+        timings=timings,
+        json_out=json_out,
+        frames=framed,
+    )
 
 
 _RegistryDbOpt = Annotated[
-    Optional[Path],
-    typer.Option("--registry", metavar="DB", help="Embedded registry database phase 7 writes [default: .mindrian/registry.lbug]."),
+    Path | None,
+    typer.Option(
+        "--registry",
+        metavar="DB",
+        help="Embedded registry database phase 7 writes [default: .mindrian/registry.lbug].",
+    ),
 ]
 _JobsOpt = Annotated[
-    Optional[int], typer.Option("--jobs", "-j", metavar="N", min=1, help="Skills built at once (phases 1-6) [default: min(2, CPUs)].")
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N",
+        min=1,
+        help="Skills built at once (phases 1-6) [default: min(2, CPUs)].",
+    ),
 ]
 
 
-def _batch_options(root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object) -> BatchOptions:
+def _batch_options(
+    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
+) -> BatchOptions:
     from builder.batch import BatchOptions, default_jobs
 
     return BatchOptions(
@@ -263,7 +336,9 @@ def _run_batch(
     listener = _listener(quiet, timings, options, prefix, _say(frames))
     if frames:
         listener = _framed(listener, prefix)
-    reports = build_many(targets, config, options, listener=listener, registration=_registration(registry))
+    reports = build_many(
+        targets, config, options, listener=listener, registration=_registration(registry)
+    )
     if len(reports) > 1 and not quiet:
         failed = sum(1 for r in reports if r.problem)
         _say(frames)(f"{len(reports) - failed} built, {failed} failed")
@@ -282,7 +357,11 @@ def _registration(registry: Path | None) -> RegistrationPhase | None:
 
 
 def _listener(
-    quiet: bool, timings: bool, options: BatchOptions | None, prefix: str = "build", say: Callable[[str], None] = _err
+    quiet: bool,
+    timings: bool,
+    options: BatchOptions | None,
+    prefix: str = "build",
+    say: Callable[[str], None] = _err,
 ) -> Listener:
     from builder.batch import Listener, Target
 
@@ -335,7 +414,9 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     if all_skills and paths:
         raise UsageError("give SKILL.md paths or --all, not both", code="U004")
     if all_skills:
-        found = sorted((root / "skills").glob("**/SKILL.md"), key=lambda p: p.relative_to(root).as_posix())
+        found = sorted(
+            (root / "skills").glob("**/SKILL.md"), key=lambda p: p.relative_to(root).as_posix()
+        )
         if not found:
             raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
         return found
@@ -344,7 +425,9 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     return [_skill_file(p) for p in paths]
 
 
-def _progress_printer(timings: bool, say: Callable[[str], None] = _err) -> Callable[[PhaseReport], None]:
+def _progress_printer(
+    timings: bool, say: Callable[[str], None] = _err
+) -> Callable[[PhaseReport], None]:
     from builder.phases import PHASE_NAMES
     from builder.report import progress_line
 
@@ -355,7 +438,10 @@ def _progress_printer(timings: bool, say: Callable[[str], None] = _err) -> Calla
 
 
 def _print_outcome(
-    report: BuildReport, quiet: bool, options: BatchOptions | None = None, say: Callable[[str], None] = _err
+    report: BuildReport,
+    quiet: bool,
+    options: BatchOptions | None = None,
+    say: Callable[[str], None] = _err,
 ) -> None:
     if report.problem is not None:
         say(report.problem.render())
@@ -372,13 +458,19 @@ def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
     if report.agent_id is None or options is None or len(report.phases) < 6:
         return ""
     stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
-    identifier = stored.output.get("identifier") if stored is not None and isinstance(stored.output, dict) else None
+    identifier = (
+        stored.output.get("identifier")
+        if stored is not None and isinstance(stored.output, dict)
+        else None
+    )
     if not identifier:
         return ""
     return _display(options.out_dir / identifier, Path.cwd().absolute()) + "/"
 
 
-@app.command(epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n")
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n"
+)
 def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
 
@@ -405,14 +497,24 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     return status
 
 
-@app.command(epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n")
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+)
 def explain(
-    agent_id: Annotated[str, typer.Argument(metavar="ID", help="Agent id, e.g. pws-validation.", show_default=False)],
+    agent_id: Annotated[
+        str, typer.Argument(metavar="ID", help="Agent id, e.g. pws-validation.", show_default=False)
+    ],
     checkpoints: Annotated[
-        Optional[Path],
-        typer.Option("--checkpoints", metavar="DIR", help="Checkpoint folder [default: .mindrian/checkpoints/]."),
+        Path | None,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="Checkpoint folder [default: .mindrian/checkpoints/].",
+        ),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
+    ] = False,
 ) -> int:
     """Show what each phase decided for an agent, from its checkpoints."""
     from builder.checkpoints import CheckpointStore, valid_agent_id
@@ -420,17 +522,23 @@ def explain(
     from builder.report import explain_json, explain_text
 
     if not valid_agent_id(agent_id):
-        raise UsageError(f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006")
+        raise UsageError(
+            f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
+        )
     folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
-        raise PipelineError(f"no checkpoints for {agent_id!r} under {folder}; build its SKILL.md first", code="P007")
-    typer.echo(explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out)
+        raise PipelineError(
+            f"no checkpoints for {agent_id!r} under {folder}; build its SKILL.md first", code="P007"
+        )
+    typer.echo(
+        explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
+    )
     return 0
 
 
 _RegistryOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--registry",
         metavar="PATH",
@@ -439,7 +547,7 @@ _RegistryOpt = Annotated[
     ),
 ]
 _Neo4jUriOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--neo4j-uri",
         metavar="URI",
@@ -462,15 +570,20 @@ Examples:
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
     triggers: Annotated[
-        Optional[list[str]], typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable).")
+        list[str] | None,
+        typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable)."),
     ] = None,
     problem_types: Annotated[
-        Optional[list[str]],
-        typer.Option("--problem-type", "-p", metavar="P", help="A problem type of the context (repeatable)."),
+        list[str] | None,
+        typer.Option(
+            "--problem-type", "-p", metavar="P", help="A problem type of the context (repeatable)."
+        ),
     ] = None,
     previous: Annotated[
-        Optional[list[str]],
-        typer.Option("--previous", metavar="F", help="Id of a framework already used (repeatable)."),
+        list[str] | None,
+        typer.Option(
+            "--previous", metavar="F", help="Id of a framework already used (repeatable)."
+        ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -494,7 +607,11 @@ def select(
     with opened.registry as graph:
         found = graph.select(triggers or (), problem_types or (), previous or (), limit)
     if json_out:
-        typer.echo(select_json(found, opened.where, triggers or (), problem_types or (), previous or (), limit))
+        typer.echo(
+            select_json(
+                found, opened.where, triggers or (), problem_types or (), previous or (), limit
+            )
+        )
     elif found:
         typer.echo(select_table(found), nl=False)
     else:
@@ -523,7 +640,9 @@ Examples:
 
 @graph_app.command("export", epilog=_EXAMPLES_EXPORT)
 def graph_export(
-    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cypher.")] = "yaml",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cypher.")
+    ] = "yaml",
     registry: _RegistryOpt = None,
     neo4j_uri: _Neo4jUriOpt = None,
 ) -> int:
@@ -537,7 +656,9 @@ def graph_export(
     from builder.graph_export import EXPORT_FORMATS, export_text
 
     if fmt not in EXPORT_FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}", code="U010")
+        raise UsageError(
+            f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}", code="U010"
+        )
     root = project_root(Path.cwd())
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
     if opened.note:
@@ -562,18 +683,36 @@ Examples:
 def register(
     ctx: typer.Context,
     paths: _PathsArg = None,
-    all_skills: Annotated[bool, typer.Option("--all", help="Register every skills/**/SKILL.md of the project.")] = False,
+    all_skills: Annotated[
+        bool, typer.Option("--all", help="Register every skills/**/SKILL.md of the project.")
+    ] = False,
     neo4j_uri: Annotated[
-        Optional[str], typer.Option("--neo4j-uri", metavar="URI", help="Register in Neo4j at URI (also NEO4J_URI) instead of the embedded registry.")
+        str | None,
+        typer.Option(
+            "--neo4j-uri",
+            metavar="URI",
+            help="Register in Neo4j at URI (also NEO4J_URI) instead of the embedded registry.",
+        ),
     ] = None,
     registry: _RegistryDbOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Output folder [default: generated/].")] = None,
-    checkpoints: Annotated[
-        Optional[Path],
-        typer.Option("--checkpoints", metavar="DIR", help="Checkpoint folder [default: .mindrian/checkpoints/]."),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Output folder [default: generated/]."),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print a machine-readable report on stdout.")] = False,
-    timings: Annotated[bool, typer.Option("--timings", help="Show how long each phase took.")] = False,
+    checkpoints: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="Checkpoint folder [default: .mindrian/checkpoints/].",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print a machine-readable report on stdout.")
+    ] = False,
+    timings: Annotated[
+        bool, typer.Option("--timings", help="Show how long each phase took.")
+    ] = False,
     jobs: _JobsOpt = None,
     quiet: _QuietOpt = False,
     frames: _FramesOpt = False,
@@ -593,12 +732,25 @@ def register(
     options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
     config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
     return _run_batch(
-        root, targets, config, options, registry, quiet=quiet, timings=timings, json_out=json_out, frames=framed, prefix="register"
+        root,
+        targets,
+        config,
+        options,
+        registry,
+        quiet=quiet,
+        timings=timings,
+        json_out=json_out,
+        frames=framed,
+        prefix="register",
     )
 
 
-@app.command(epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n")
-def check(ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False) -> int:
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+)
+def check(
+    ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
+) -> int:
     """Regenerate every skill in a temporary folder and diff it against generated/.
 
     Phases 1-7 run from nothing with their own temporary checkpoints and
@@ -624,7 +776,9 @@ def check(ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, f
     listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
     if framed:
         listener = _framed(listener, "regenerate")
-    result = run_check(root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener)
+    result = run_check(
+        root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener
+    )
     if result.diff and framed:
         say(result.diff.removesuffix("\n"))
     elif result.diff:
@@ -648,12 +802,33 @@ def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
     return Errors()
 
 
-@app.command(epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n")
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
+)
 def new(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="Skill name: lowercase words joined by hyphens.", show_default=False)],
-    agent_type: Annotated[str, typer.Option("--type", metavar="TYPE", help="operator, role, collaborative, pipeline or guided (any case).")] = "operator",
-    description: Annotated[Optional[str], typer.Option("--description", metavar="TEXT", help="One-line description.")] = None,
-    dest: Annotated[Optional[Path], typer.Option("--dest", metavar="DIR", help="Parent folder [default: skills/].")] = None,
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="Skill name: lowercase words joined by hyphens.",
+            show_default=False,
+        ),
+    ],
+    agent_type: Annotated[
+        str,
+        typer.Option(
+            "--type",
+            metavar="TYPE",
+            help="operator, role, collaborative, pipeline or guided (any case).",
+        ),
+    ] = "operator",
+    description: Annotated[
+        str | None, typer.Option("--description", metavar="TEXT", help="One-line description.")
+    ] = None,
+    dest: Annotated[
+        Path | None,
+        typer.Option("--dest", metavar="DIR", help="Parent folder [default: skills/]."),
+    ] = None,
 ) -> int:
     """Create a new skill folder with a SKILL.md to fill in (never overwrites).
 
@@ -699,14 +874,23 @@ def _dispatch(args: list[str], state: _State) -> int:
 
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
-    except Exception as error:  # noqa: BLE001 - the last line of defence
-        from builder.report import EXIT_INTERNAL, INTERNAL_CODE, Problem, exit_code_of, graph_problem, internal_error_line
+    except Exception as error:
+        from builder.report import (
+            EXIT_INTERNAL,
+            INTERNAL_CODE,
+            Problem,
+            exit_code_of,
+            graph_problem,
+            internal_error_line,
+        )
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
             problem = graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),))
             return _fail(state, problem, problem.render())
         line = internal_error_line(error)
-        problem = Problem(INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL)
+        problem = Problem(
+            INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL
+        )
         if state.debug:
             traceback.print_exc()
         return _fail(state, problem, None if state.debug else line)

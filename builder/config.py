@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BuildConfig", "DEFAULT_MODELS", "load_config"]
+__all__ = ["DEFAULT_MODELS", "BuildConfig", "load_config"]
 
 #: Per-type default models, used when neither the skill nor pyproject.toml names one.
 DEFAULT_MODELS: Mapping[str, str] = {
@@ -45,7 +45,7 @@ class BuildConfig:
             "connect": self.connect,
         }
 
-    def with_switches(self, **changes: Any) -> "BuildConfig":
+    def with_switches(self, **changes: Any) -> BuildConfig:
         """A copy with command-line switches applied."""
         return replace(self, **changes)
 
@@ -55,7 +55,9 @@ def load_config(root: Path) -> BuildConfig:
     pyproject = root / "pyproject.toml"
     table: Mapping[str, Any] = {}
     if pyproject.is_file():
-        table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("mindrian", {})
+        table = (
+            tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("mindrian", {})
+        )
     models = {**DEFAULT_MODELS, **table.get("models", {})}
     # mcp.yaml beside pyproject.toml and [tool.mindrian.mcp] both extend the catalog; the
     # pyproject entry wins on a name clash because it is the file the build is configured by.

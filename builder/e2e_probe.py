@@ -34,7 +34,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-__all__ = ["PROBE_AGENT", "PROBE_TASK", "REPLY_PREFIX", "RUNTIME_MODULES", "ProbeOutcome", "probe", "serve", "main"]
+__all__ = [
+    "PROBE_AGENT",
+    "PROBE_TASK",
+    "REPLY_PREFIX",
+    "RUNTIME_MODULES",
+    "ProbeOutcome",
+    "main",
+    "probe",
+    "serve",
+]
 
 #: The agent the probe's handoff comes from.
 PROBE_AGENT = "e2e-probe"
@@ -45,7 +54,12 @@ HANDOFF_TIMEOUT_SECONDS = 60.0
 #: Starts every line the server writes for its caller; anything else on its stdout is noise.
 REPLY_PREFIX = "mindrian-e2e-server: "
 #: What every probe imports whatever the package: loaded once by the server, before it forks.
-RUNTIME_MODULES = ("mindrian.testing.pytest_plugin", "mindrian.testing", "mindrian.agents", "mindrian.handoff")
+RUNTIME_MODULES = (
+    "mindrian.testing.pytest_plugin",
+    "mindrian.testing",
+    "mindrian.agents",
+    "mindrian.handoff",
+)
 
 
 @dataclass(frozen=True)
@@ -69,13 +83,17 @@ def _agent_class(package: ModuleType) -> type:
     found = [getattr(package, n) for n in names if isinstance(getattr(package, n, None), type)]
     agents = [c for c in found if issubclass(c, MindrianAgent)]
     if len(agents) != 1:
-        raise LookupError(f"package {package.__name__} must export exactly one agent class in __all__, found {len(agents)}")
+        raise LookupError(
+            f"package {package.__name__} must export exactly one agent class in __all__, found {len(agents)}"
+        )
     return agents[0]
 
 
 def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
     """A structured answer valid for the operator's schema: every declared score at mid-range."""
-    scores = {s["name"]: (float(s["minimum"]) + float(s["maximum"])) / 2 for s in spec.get("scores") or ()}
+    scores = {
+        s["name"]: (float(s["minimum"]) + float(s["maximum"])) / 2 for s in spec.get("scores") or ()
+    }
     return {
         "output": "# Probe result\n\nScripted answer of the end-to-end probe.",
         "key_findings": ["the package imports and answers a handoff"],
@@ -94,11 +112,20 @@ def _scripted(cls: type, spec: Mapping[str, Any], state_dir: Path) -> Any:
     if kind == "operator":
         return cls(model=ScriptedModel(Step.structured(_operator_answer(spec))))
     if kind == "role":
-        return cls(model=ScriptedModel("Probe reply: what is the problem, and for whom?"), state_dir=state_dir)
+        return cls(
+            model=ScriptedModel("Probe reply: what is the problem, and for whom?"),
+            state_dir=state_dir,
+        )
     if kind == "collaborative":
         rounds = int(cls.debate_rounds)
-        members = {name: ScriptedModel(*[f"{name}: probe position"] * rounds) for name, _ in cls.perspectives}
-        leader = [Step.tool_call("delegate_task_to_members", task=PROBE_TASK), "Probe synthesis"] * rounds
+        members = {
+            name: ScriptedModel(*[f"{name}: probe position"] * rounds)
+            for name, _ in cls.perspectives
+        }
+        leader = [
+            Step.tool_call("delegate_task_to_members", task=PROBE_TASK),
+            "Probe synthesis",
+        ] * rounds
         return cls(model=ScriptedModel(*leader), part_models=members)
     if kind == "pipeline":
         parts = {name: ScriptedModel(f"probe output of {name}") for name, _ in cls.phases}
@@ -118,7 +145,11 @@ def _handoff(agent_id: str, agent: Any) -> Any:
         from_agent=PROBE_AGENT,
         to_agent=agent_id,
         task=PROBE_TASK,
-        problem_clarity={"what": "a scripted challenge", "who": "the builder", "success": "a successful result"},
+        problem_clarity={
+            "what": "a scripted challenge",
+            "who": "the builder",
+            "success": "a successful result",
+        },
         timeout_seconds=HANDOFF_TIMEOUT_SECONDS,
         session_id="e2e-probe",
     )
@@ -138,8 +169,13 @@ def _without_mcp_servers(cls: type) -> tuple[type, str]:
     if not names and not any(map(is_mcp_toolkit, cls.tools)):
         return cls, ""
     tools = tuple(t for t in cls.tools if not is_mcp_toolkit(t))
-    offline = type(cls.__name__, (cls,), {"__module__": cls.__module__, "tools": tools, "mcp_servers": ()})
-    return offline, f"; MCP servers not started by the offline probe: {', '.join(names) or 'unnamed'}"
+    offline = type(
+        cls.__name__, (cls,), {"__module__": cls.__module__, "tools": tools, "mcp_servers": ()}
+    )
+    return (
+        offline,
+        f"; MCP servers not started by the offline probe: {', '.join(names) or 'unnamed'}",
+    )
 
 
 def _describe(result: Any) -> str:
@@ -170,7 +206,9 @@ def probe(identifier: str) -> ProbeOutcome:
         guard.uninstall()
     blocked = guard.take()
     if blocked:
-        return ProbeOutcome(False, agent_id, agent_type, "blocked (must stay offline): " + "; ".join(blocked))
+        return ProbeOutcome(
+            False, agent_id, agent_type, "blocked (must stay offline): " + "; ".join(blocked)
+        )
     if not result.success:
         return ProbeOutcome(False, agent_id, agent_type, f"handoff failed: {result.error}")
     return ProbeOutcome(True, agent_id, agent_type, _describe(result) + left_out)
@@ -210,7 +248,7 @@ def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
                 os.dup2(err.fileno(), 2)
                 importlib.invalidate_caches()  # the package may be newer than the path caches
                 status = main([identifier])
-            except BaseException:  # noqa: BLE001 - reported through stderr, like an uncaught error
+            except BaseException:
                 traceback.print_exc()
             finally:
                 sys.stdout.flush()
@@ -235,7 +273,9 @@ def serve(requests: TextIO, replies: TextIO) -> int:
     for line in requests:
         identifier = line.strip()
         if not identifier.isidentifier():
-            _reply(replies, returncode=2, stdout="", stderr=f"not a package identifier: {identifier!r}")
+            _reply(
+                replies, returncode=2, stdout="", stderr=f"not a package identifier: {identifier!r}"
+            )
             continue
         sys.stdout.flush()
         sys.stderr.flush()

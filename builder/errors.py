@@ -10,18 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "SourceLocation",
-    "MindrianError",
-    "UsageError",
-    "PipelineError",
-    "SkillError",
     "ArchitectureError",
-    "HandoffConfigError",
-    "ToolAssemblyError",
-    "GraphSchemaError",
     "CodegenError",
+    "GraphSchemaError",
+    "HandoffConfigError",
+    "MindrianError",
+    "PipelineError",
     "RegistrationError",
     "ScaffoldError",
+    "SkillError",
+    "SourceLocation",
+    "ToolAssemblyError",
+    "UsageError",
 ]
 
 

@@ -24,11 +24,11 @@ __all__ = [
     "MAX_ALIASES",
     "MAX_ALIAS_EXPANSION",
     "MAX_DEPTH",
-    "KeyPath",
     "FrontMatter",
+    "KeyPath",
     "decode_skill",
-    "split_front_matter",
     "parse_front_matter",
+    "split_front_matter",
 ]
 
 #: Aliases (``*name``) allowed in one front matter; real skills use a handful at most.
@@ -68,13 +68,21 @@ class FrontMatter:
 
 
 def _fail(code: str, message: str, path: str, line: int = 0, column: int = 0) -> SkillError:
-    return SkillError(f"{_CHECK}: {message}", location=SourceLocation(path, line, column), code=code)
+    return SkillError(
+        f"{_CHECK}: {message}", location=SourceLocation(path, line, column), code=code
+    )
 
 
 def decode_skill(data: bytes, path: str) -> str:
     """UTF-8 text of SKILL.md without a BOM; S105 names the first bad byte's offset, S106 a NUL."""
     if data.startswith(_UTF16_BOMS):
-        raise _fail("S105", "not UTF-8: the file starts with a UTF-16 byte-order mark; save it as UTF-8", path, 1, 1)
+        raise _fail(
+            "S105",
+            "not UTF-8: the file starts with a UTF-16 byte-order mark; save it as UTF-8",
+            path,
+            1,
+            1,
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -89,7 +97,9 @@ def decode_skill(data: bytes, path: str) -> str:
     nul = data.find(b"\x00")
     if nul >= 0:
         line, column = _byte_position(data, nul)
-        raise _fail("S106", f"NUL byte at byte offset {nul}; the file must be text", path, line, column)
+        raise _fail(
+            "S106", f"NUL byte at byte offset {nul}; the file must be text", path, line, column
+        )
     return text.removeprefix("\ufeff")
 
 
@@ -107,7 +117,13 @@ def split_front_matter(text: str, path: str) -> tuple[str, int, int, str]:
     """
     lines = text.split("\n")
     if lines[0].rstrip() != "---":
-        raise _fail("S101", "no front matter: SKILL.md must start with a line '---' followed by YAML", path, 1, 1)
+        raise _fail(
+            "S101",
+            "no front matter: SKILL.md must start with a line '---' followed by YAML",
+            path,
+            1,
+            1,
+        )
     offset = len(lines[0]) + 1
     for index in range(1, len(lines)):
         if lines[index].rstrip() in ("---", "..."):
@@ -115,7 +131,13 @@ def split_front_matter(text: str, path: str) -> tuple[str, int, int, str]:
             body_start = offset + len(lines[index]) + 1
             return yaml_text, 1, index + 1, text[body_start:]
         offset += len(lines[index]) + 1
-    raise _fail("S101", "no front matter: the opening '---' on line 1 is never closed by another '---' line", path, 1, 1)
+    raise _fail(
+        "S101",
+        "no front matter: the opening '---' on line 1 is never closed by another '---' line",
+        path,
+        1,
+        1,
+    )
 
 
 def parse_front_matter(text: str, path: str) -> FrontMatter:
@@ -124,12 +146,28 @@ def parse_front_matter(text: str, path: str) -> FrontMatter:
     first_line = open_line + 1
     node = _compose(yaml_text, path, first_line)
     if node is None:
-        raise _fail("S103", "the front matter is empty; it must be a mapping with at least name and description", path, open_line, 1)
+        raise _fail(
+            "S103",
+            "the front matter is empty; it must be a mapping with at least name and description",
+            path,
+            open_line,
+            1,
+        )
     converter = _Converter(path, first_line)
     if node.__class__.__name__ != "MappingNode":
         line, column = converter.where(node)
-        found = "a list" if node.__class__.__name__ == "SequenceNode" else f"a single value ({node.value!r})"
-        raise _fail("S103", f"the front matter must be a mapping of keys to values, found {found}", path, line, column)
+        found = (
+            "a list"
+            if node.__class__.__name__ == "SequenceNode"
+            else f"a single value ({node.value!r})"
+        )
+        raise _fail(
+            "S103",
+            f"the front matter must be a mapping of keys to values, found {found}",
+            path,
+            line,
+            column,
+        )
     data = converter.value(node, (), False)
     return FrontMatter(
         data=data,
@@ -188,7 +226,13 @@ def _compose(yaml_text: str, path: str, first_line: int) -> Any:
         ) from None
     except MaxDepthExceededError as exc:
         mark = exc.problem_mark
-        raise _fail("S111", f"nesting deeper than {MAX_DEPTH} levels", path, first_line + mark.line, mark.column + 1) from None
+        raise _fail(
+            "S111",
+            f"nesting deeper than {MAX_DEPTH} levels",
+            path,
+            first_line + mark.line,
+            mark.column + 1,
+        ) from None
     except MarkedYAMLError as exc:
         raise _syntax_error(exc, yaml_text, path, first_line) from None
     except ReaderError as exc:
@@ -206,11 +250,15 @@ def _syntax_error(exc: Any, yaml_text: str, path: str, first_line: int) -> Skill
     lines = yaml_text.split("\n")
     bad_char = lines[line][column : column + 1] if line < len(lines) else ""
     if bad_char == "\t" or "'\\t'" in problem:
-        problem = "found a tab character where indentation is expected; YAML indents with spaces only"
+        problem = (
+            "found a tab character where indentation is expected; YAML indents with spaces only"
+        )
     elif problem == "mapping values are not allowed here":
         problem += " (a ': ' inside an unquoted value; put the value in quotes)"
     elif exc.context and mark is exc.problem_mark and exc.context_mark is not None:
-        problem = f"{problem} ({exc.context} that starts on line {first_line + exc.context_mark.line})"
+        problem = (
+            f"{problem} ({exc.context} that starts on line {first_line + exc.context_mark.line})"
+        )
     return _fail("S102", problem, path, first_line + line, column + 1)
 
 
@@ -255,12 +303,21 @@ class _Converter:
             return self.scalar(node, key_path)
         if id(node) in self.open:
             line, column = self.where(node)
-            raise _fail("S104", "an alias refers to a value that contains it (recursive alias)", self.path, line, column)
+            raise _fail(
+                "S104",
+                "an alias refers to a value that contains it (recursive alias)",
+                self.path,
+                line,
+                column,
+            )
         self.open.add(id(node))
         try:
             if kind == "SequenceNode":
                 self.check_tag(node, f"{_TAG}seq")
-                return [self.item(child, (*key_path, i), via_alias) for i, child in enumerate(node.value)]
+                return [
+                    self.item(child, (*key_path, i), via_alias)
+                    for i, child in enumerate(node.value)
+                ]
             self.check_tag(node, f"{_TAG}map")
             return self.mapping(node, key_path, via_alias)
         finally:
@@ -281,7 +338,13 @@ class _Converter:
             if key in result:
                 line, column = self.where(key_node)
                 first = self.positions[(*key_path, key)][0]
-                raise _fail("S109", f"duplicate key {key!r} (first set on line {first})", self.path, line, column)
+                raise _fail(
+                    "S109",
+                    f"duplicate key {key!r} (first set on line {first})",
+                    self.path,
+                    line,
+                    column,
+                )
             self.positions.setdefault((*key_path, key), self.where(key_node))
             result[key] = self.value(value_node, (*key_path, key), via_alias)
         for merged in merges:
@@ -294,14 +357,26 @@ class _Converter:
         for source in sources:
             if source.__class__.__name__ != "MappingNode":
                 line, column = self.where(source)
-                raise _fail("S102", "a merge key ('<<') needs a mapping or a list of mappings", self.path, line, column)
+                raise _fail(
+                    "S102",
+                    "a merge key ('<<') needs a mapping or a list of mappings",
+                    self.path,
+                    line,
+                    column,
+                )
             for key, value in self.value(source, key_path, True).items():
                 result.setdefault(key, value)
 
     def key(self, node: Any) -> str:
         if node.__class__.__name__ != "ScalarNode":
             line, column = self.where(node)
-            raise _fail("S102", "a key must be a plain value, not a list or mapping", self.path, line, column)
+            raise _fail(
+                "S102",
+                "a key must be a plain value, not a list or mapping",
+                self.path,
+                line,
+                column,
+            )
         self.check_tag(node, *_SCALAR_TAGS)
         return str(node.value)
 

@@ -19,7 +19,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from builder.errors import MindrianError, UsageError
-from mindrian.graph import EmbeddedRegistry, Registry, Selection, open_registry, redact_uri, registry_from_yaml
+from mindrian.graph import (
+    EmbeddedRegistry,
+    Registry,
+    Selection,
+    open_registry,
+    redact_uri,
+    registry_from_yaml,
+)
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -133,7 +140,8 @@ def _cell(text: str) -> str:
 def select_table(selections: Sequence[Selection]) -> str:
     """``rank id name score`` columns, best first."""
     rows = [("rank", "id", "name", "score")] + [
-        (str(rank), _cell(s.id), _cell(s.name or ""), f"{s.score:.3f}") for rank, s in enumerate(selections, 1)
+        (str(rank), _cell(s.id), _cell(s.name or ""), f"{s.score:.3f}")
+        for rank, s in enumerate(selections, 1)
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3] for row in rows]

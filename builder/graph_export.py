@@ -129,7 +129,10 @@ def export_cypher(records: Sequence[FrameworkRecord]) -> str:
 
 def export_json(records: Sequence[FrameworkRecord]) -> str:
     """The registry as JSON, in the layout of registry.yaml."""
-    document = {"format": FORMAT_VERSION, "frameworks": [r.to_plain() for r in sorted(records, key=lambda r: r.id)]}
+    document = {
+        "format": FORMAT_VERSION,
+        "frameworks": [r.to_plain() for r in sorted(records, key=lambda r: r.id)],
+    }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -142,5 +145,7 @@ def export_text(records: Sequence[FrameworkRecord], fmt: str) -> str:
     """The export in one of :data:`EXPORT_FORMATS`."""
     renderers = {"yaml": export_yaml, "json": export_json, "cypher": export_cypher}
     if fmt not in renderers:
-        raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")
+        raise ValueError(
+            f"unknown export format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}"
+        )
     return renderers[fmt](records)

@@ -29,11 +29,11 @@ import yaml
 from builder.errors import SourceLocation, ToolAssemblyError
 
 __all__ = [
-    "CatalogEntry",
     "BUILTIN_CATALOG",
+    "MCP_YAML",
+    "CatalogEntry",
     "build_catalog",
     "read_mcp_yaml",
-    "MCP_YAML",
 ]
 
 #: File beside pyproject.toml that may hold extra catalog entries.

@@ -24,11 +24,11 @@ from builder.mcp_catalog import CatalogEntry
 from builder.spec import ToolDefinition
 
 __all__ = [
-    "ProbeResult",
-    "Probe",
-    "check_configuration",
-    "HandshakeProbe",
     "DEFAULT_TIMEOUT",
+    "HandshakeProbe",
+    "Probe",
+    "ProbeResult",
+    "check_configuration",
 ]
 
 #: Seconds a handshake (start, initialize, tools/list) may take.
@@ -69,15 +69,11 @@ def check_configuration(entry: CatalogEntry) -> ProbeResult:
     if entry.command:
         found = shutil.which(_command(entry))
         if found is None:
-            return ProbeResult(
-                entry.name, False, f"command {entry.command!r} is not on PATH"
-            )
+            return ProbeResult(entry.name, False, f"command {entry.command!r} is not on PATH")
         return ProbeResult(entry.name, True, f"command {entry.command!r} found on PATH")
     parts = urlparse(entry.url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        return ProbeResult(
-            entry.name, False, f"URL {entry.url!r} is not a well-formed http(s) URL"
-        )
+        return ProbeResult(entry.name, False, f"URL {entry.url!r} is not a well-formed http(s) URL")
     return ProbeResult(entry.name, True, f"URL {entry.url} is well-formed")
 
 
@@ -91,9 +87,7 @@ def _stderr_tail(log: TextIO) -> str:
 class HandshakeProbe:
     """Opens a real MCP session per server: initialize, list tools, close."""
 
-    def __init__(
-        self, root: str | Path = ".", timeout: float = DEFAULT_TIMEOUT
-    ) -> None:
+    def __init__(self, root: str | Path = ".", timeout: float = DEFAULT_TIMEOUT) -> None:
         self._root = Path(root)
         self._timeout = timeout
 
@@ -104,9 +98,7 @@ class HandshakeProbe:
         with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
             try:
                 tools = anyio.run(self._list_tools, entry, log)
-            except (
-                Exception
-            ) as exc:  # noqa: BLE001 - every failure is reported, none is fatal here
+            except Exception as exc:
                 tail = _stderr_tail(log)
                 message = _describe(exc) + (f"; server stderr: {tail}" if tail else "")
                 return ProbeResult(entry.name, False, message, handshake=True)
@@ -119,9 +111,7 @@ class HandshakeProbe:
             tools=tools,
         )
 
-    async def _list_tools(
-        self, entry: CatalogEntry, log: TextIO
-    ) -> tuple[ToolDefinition, ...]:
+    async def _list_tools(self, entry: CatalogEntry, log: TextIO) -> tuple[ToolDefinition, ...]:
         import anyio
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
@@ -131,11 +121,7 @@ class HandshakeProbe:
                 params = StdioServerParameters(
                     command=_command(entry),
                     args=list(entry.args),
-                    env={
-                        name: os.environ[name]
-                        for name in entry.env
-                        if name in os.environ
-                    },
+                    env={name: os.environ[name] for name in entry.env if name in os.environ},
                     cwd=self._root,
                 )
                 async with stdio_client(params, errlog=log) as (read, write):
@@ -144,9 +130,7 @@ class HandshakeProbe:
                 return await _session_tools(read, write, self._timeout)
 
 
-async def _session_tools(
-    read: Any, write: Any, timeout: float
-) -> tuple[ToolDefinition, ...]:
+async def _session_tools(read: Any, write: Any, timeout: float) -> tuple[ToolDefinition, ...]:
     from mcp.client.session import ClientSession
     from mcp_types import PaginatedRequestParams
 

@@ -14,7 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from builder.config import BuildConfig
 from builder.errors import SourceLocation
 
-__all__ = ["SkillSource", "PhaseInput", "CheckResult", "PhaseResult", "Phase"]
+__all__ = ["CheckResult", "Phase", "PhaseInput", "PhaseResult", "SkillSource"]
 
 T = TypeVar("T")
 

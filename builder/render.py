@@ -27,26 +27,26 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from builder.errors import CodegenError
-from builder.serial import dump_yaml, to_plain
 from builder.graph_config import GraphConfig
+from builder.serial import dump_yaml, to_plain
 from builder.spec import AgentSpec, ToolConfig
 
 __all__ = [
-    "TEMPLATES_ROOT",
     "AGENT_TEMPLATES",
     "GENERATED_NOTICE",
-    "RegistrationText",
+    "TEMPLATES_ROOT",
     "WORKFLOW_TYPES",
-    "pyliteral",
+    "RegistrationText",
     "check_identifier",
     "class_name",
+    "environment",
+    "format_python",
     "header",
     "json_text",
-    "format_python",
-    "template_digest",
-    "environment",
-    "render_package",
+    "pyliteral",
     "registration_from_graph",
+    "render_package",
+    "template_digest",
     "workflow_dot",
     "write_tree",
 ]
@@ -109,9 +109,15 @@ def _literal(value: Any) -> str:
 def _same(read: Any, value: Any) -> bool:
     """Equal with the same container kinds all the way down (``[1] == (1,)`` is not enough)."""
     if isinstance(value, Mapping):
-        return isinstance(read, dict) and read.keys() == value.keys() and all(_same(read[k], value[k]) for k in value)
+        return (
+            isinstance(read, dict)
+            and read.keys() == value.keys()
+            and all(_same(read[k], value[k]) for k in value)
+        )
     if isinstance(value, (list, tuple)):
-        return type(read) is type(value) and len(read) == len(value) and all(map(_same, read, value))
+        return (
+            type(read) is type(value) and len(read) == len(value) and all(map(_same, read, value))
+        )
     return type(read) is type(value) and read == value
 
 
@@ -169,7 +175,9 @@ _LINE_SEPARATORS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029
 
 def json_text(value: Any, indent: int | None = None) -> str:
     """JSON for plain data that stays on the lines it was given (sorted keys, Unicode kept)."""
-    text = json.dumps(to_plain(value), ensure_ascii=False, indent=indent, sort_keys=True, allow_nan=False)
+    text = json.dumps(
+        to_plain(value), ensure_ascii=False, indent=indent, sort_keys=True, allow_nan=False
+    )
     for raw, escaped in _LINE_SEPARATORS.items():
         text = text.replace(raw, escaped)
     return text
@@ -285,7 +293,9 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _context(spec: AgentSpec, registration: RegistrationText, workflow_dot: str | None) -> dict[str, Any]:
+def _context(
+    spec: AgentSpec, registration: RegistrationText, workflow_dot: str | None
+) -> dict[str, Any]:
     identifier = check_identifier(spec.identifier)
     if spec.type not in BASE_CLASSES:
         raise CodegenError(f"unknown agent type {spec.type!r}", code="C017")
@@ -351,7 +361,9 @@ def _global_actions(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
 def _tool_definitions(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
     if tools is None:
         return ()
-    known = [c.definition for c in tools.custom_tools] + [d for s in tools.mcp_servers for d in s.definitions]
+    known = [c.definition for c in tools.custom_tools] + [
+        d for s in tools.mcp_servers for d in s.definitions
+    ]
     return tuple(to_plain(d) for d in known)
 
 
@@ -359,7 +371,9 @@ def _debate_rounds(spec: AgentSpec) -> int:
     """Rounds of a collaborative agent's debate: ``debate_rounds`` in the front matter, else 1."""
     rounds = spec.metadata.get("debate_rounds", 1)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise CodegenError(f"debate_rounds must be a whole number of at least 1, got {rounds!r}", code="C019")
+        raise CodegenError(
+            f"debate_rounds must be a whole number of at least 1, got {rounds!r}", code="C019"
+        )
     return rounds
 
 
@@ -412,7 +426,9 @@ def workflow_dot(spec: AgentSpec) -> str:
     )
     problems = validate(graph)
     if problems:
-        raise CodegenError(f"workflow of {spec.id} breaks the Definition of Done: {problems}", code="C016")
+        raise CodegenError(
+            f"workflow of {spec.id} breaks the Definition of Done: {problems}", code="C016"
+        )
     return render(graph)
 
 
@@ -421,7 +437,9 @@ def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]
     used: set[str] = set()
     result = []
     for number, (name, prompt) in enumerate(parts, 1):
-        base = re.sub(r"[^a-z0-9]+", "_", name.lower())[:_MAX_NODE_ID].strip("_") or f"step_{number}"
+        base = (
+            re.sub(r"[^a-z0-9]+", "_", name.lower())[:_MAX_NODE_ID].strip("_") or f"step_{number}"
+        )
         if base[0].isdigit():
             base = f"step_{base}"
         node_id, suffix = base, 2
@@ -435,7 +453,20 @@ def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]
 #: Node ids are cut to this length (the full name stays in the prompt).
 _MAX_NODE_ID = 40
 #: Ids the workflow helpers give their own nodes.
-_RESERVED_NODE_IDS = frozenset({"start", "exit", "perspectives", "synthesis", "node", "edge", "graph", "digraph", "subgraph", "strict"})
+_RESERVED_NODE_IDS = frozenset(
+    {
+        "start",
+        "exit",
+        "perspectives",
+        "synthesis",
+        "node",
+        "edge",
+        "graph",
+        "digraph",
+        "subgraph",
+        "strict",
+    }
+)
 
 
 def write_tree(files: Mapping[str, str], root: Path) -> None:

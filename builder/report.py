@@ -32,34 +32,34 @@ from builder.phase import CheckResult
 from mindrian.frames import Frame
 
 __all__ = [
-    "EXIT_OK",
-    "EXIT_FAILED",
-    "EXIT_USAGE",
-    "EXIT_INTERNAL",
     "CHECK_FAILED_CODE",
-    "GRAPH_ERROR_CODE",
     "DRIFT_CODE",
-    "INTERNAL_CODE",
+    "EXIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "FRAME_NAMESPACE",
-    "Problem",
-    "PhaseReport",
+    "GRAPH_ERROR_CODE",
+    "INTERNAL_CODE",
     "BuildReport",
+    "PhaseReport",
+    "Problem",
     "ValidationReport",
-    "exit_code_of",
-    "problem_of",
-    "graph_problem",
-    "check_failure",
-    "internal_error_line",
-    "progress_line",
     "build_json",
-    "ready_frame",
-    "phase_frame",
-    "error_frame",
+    "check_failure",
     "done_frame",
-    "validation_line",
-    "explain_text",
+    "error_frame",
+    "exit_code_of",
     "explain_json",
+    "explain_text",
+    "graph_problem",
+    "internal_error_line",
     "key_decisions",
+    "phase_frame",
+    "problem_of",
+    "progress_line",
+    "ready_frame",
+    "validation_line",
 ]
 
 EXIT_OK = 0
@@ -195,7 +195,12 @@ def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> P
 
 def problem_of(error: MindrianError) -> Problem:
     """A stage error as a printable problem."""
-    return Problem(code=error.code, message=error.message, location=error.location, exit_code=exit_code_of(error))
+    return Problem(
+        code=error.code,
+        message=error.message,
+        location=error.location,
+        exit_code=exit_code_of(error),
+    )
 
 
 def check_failure(number: int, phase: str, check: CheckResult) -> Problem:
@@ -225,7 +230,11 @@ def progress_line(report: PhaseReport, total: int, *, timings: bool = False) -> 
 
 
 def _location_json(location: SourceLocation | None) -> dict[str, Any] | None:
-    return None if location is None else {"path": location.path, "line": location.line, "column": location.column}
+    return (
+        None
+        if location is None
+        else {"path": location.path, "line": location.line, "column": location.column}
+    )
 
 
 def _problem_json(problem: Problem | None) -> dict[str, Any] | None:
@@ -240,7 +249,12 @@ def _problem_json(problem: Problem | None) -> dict[str, Any] | None:
 
 
 def _check_json(check: CheckResult) -> dict[str, Any]:
-    return {"name": check.name, "passed": check.passed, "reason": check.reason, "location": _location_json(check.location)}
+    return {
+        "name": check.name,
+        "passed": check.passed,
+        "reason": check.reason,
+        "location": _location_json(check.location),
+    }
 
 
 def build_json(reports: Sequence[BuildReport]) -> str:
@@ -267,7 +281,11 @@ def build_json(reports: Sequence[BuildReport]) -> str:
         for r in reports
     ]
     status = max((r.exit_code for r in reports), default=EXIT_OK)
-    return json.dumps({"ok": status == EXIT_OK, "exit_code": status, "builds": builds}, indent=2, ensure_ascii=False)
+    return json.dumps(
+        {"ok": status == EXIT_OK, "exit_code": status, "builds": builds},
+        indent=2,
+        ensure_ascii=False,
+    )
 
 
 def ready_frame(stage: str, skill: str) -> Frame:
@@ -277,7 +295,12 @@ def ready_frame(stage: str, skill: str) -> Frame:
 
 def phase_frame(skill: str, report: PhaseReport) -> Frame:
     """PHASE: one phase of ``skill`` finished; ``failed`` names the checks that do not hold."""
-    payload: dict[str, Any] = {"skill": skill, "phase": report.name, "number": report.number, "status": report.status}
+    payload: dict[str, Any] = {
+        "skill": skill,
+        "phase": report.name,
+        "number": report.number,
+        "status": report.status,
+    }
     failed = [c.name for c in report.checks if not c.passed]
     if failed:
         payload["failed"] = failed
@@ -294,7 +317,9 @@ def error_frame(problem: Problem, skill: str | None = None) -> Frame:
     return Frame(FRAME_NAMESPACE, "ERROR", payload)
 
 
-def done_frame(stage: str, exit_code: int, *, skill: str | None = None, agent_id: str | None = None) -> Frame:
+def done_frame(
+    stage: str, exit_code: int, *, skill: str | None = None, agent_id: str | None = None
+) -> Frame:
     """DONE: ``stage`` ended, for one skill or (without ``skill``) the whole command."""
     payload: dict[str, Any] = {"stage": stage, "ok": exit_code == EXIT_OK, "exit_code": exit_code}
     if skill is not None:
@@ -306,7 +331,9 @@ def done_frame(stage: str, exit_code: int, *, skill: str | None = None, agent_id
 
 def validation_line(report: ValidationReport) -> str:
     """``ok PATH (id, type)`` for a valid file."""
-    return f"ok {report.path} ({report.agent_id}, {report.agent_type or 'type inferred in phase 2'})"
+    return (
+        f"ok {report.path} ({report.agent_id}, {report.agent_type or 'type inferred in phase 2'})"
+    )
 
 
 def key_decisions(output: Any, previous: Any = None) -> tuple[str, ...]:
@@ -316,9 +343,13 @@ def key_decisions(output: Any, previous: Any = None) -> tuple[str, ...]:
     ``decisions``, ``reason`` or ending in ``_reason``/``_rule``.
     """
     seen = set(_decision_items(previous, ())) if previous is not None else set()
-    fresh = [(path, value) for path, value in _decision_items(output, ()) if (path, value) not in seen]
+    fresh = [
+        (path, value) for path, value in _decision_items(output, ()) if (path, value) not in seen
+    ]
     # A ``decisions`` list already reads as sentences; other values need their key.
-    return tuple(value if path.endswith("decisions") else f"{path}: {value}" for path, value in fresh)
+    return tuple(
+        value if path.endswith("decisions") else f"{path}: {value}" for path, value in fresh
+    )
 
 
 def _decision_items(data: Any, path: tuple[str, ...]) -> Iterable[tuple[str, str]]:
@@ -385,4 +416,3 @@ def explain_json(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str
 
 def _location_text(location: Mapping[str, Any]) -> str:
     return str(SourceLocation(location["path"], location.get("line", 0), location.get("column", 0)))
-

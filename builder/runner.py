@@ -38,17 +38,17 @@ from builder.serial import from_plain, to_plain
 
 __all__ = [
     "BuildReport",
-    "PhaseReport",
-    "ValidationReport",
-    "Progress",
     "PhaseLoader",
+    "PhaseReport",
+    "Progress",
+    "ValidationReport",
     "build",
     "build_source",
-    "phase_range",
-    "validate",
-    "input_digest",
     "builder_code_digest",
     "code_digest",
+    "input_digest",
+    "phase_range",
+    "validate",
 ]
 
 #: Called after each phase with its report.
@@ -113,7 +113,9 @@ def input_digest(phase: Any, inputs: PhaseInput, before: _Done | None) -> str:
         "previous": None if before is None else {"digest": before.digest, "output": before.plain},
         "extra": to_plain(extra(inputs)) if callable(extra) else None,
     }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = json.dumps(
+        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -139,7 +141,9 @@ def build(
     try:
         source = load_source(path, display=shown)
     except MindrianError as error:
-        return BuildReport(path=shown, agent_id=None, phases=(), problem=_located(problem_of(error), shown))
+        return BuildReport(
+            path=shown, agent_id=None, phases=(), problem=_located(problem_of(error), shown)
+        )
     return build_source(
         source,
         config,
@@ -214,7 +218,12 @@ class _Build:
         for name in PHASE_NAMES[:stop]:
             problem = self._step(name, time.perf_counter())
             if problem is not None:
-                return BuildReport(self.source.path, self.agent_id, tuple(self.reports), _located(problem, self.source.path))
+                return BuildReport(
+                    self.source.path,
+                    self.agent_id,
+                    tuple(self.reports),
+                    _located(problem, self.source.path),
+                )
         return BuildReport(self.source.path, self.agent_id, tuple(self.reports), None)
 
     def _step(self, name: str, began: float) -> Problem | None:
@@ -238,7 +247,11 @@ class _Build:
             status = "unavailable" if error.code == UNAVAILABLE_CODE else "error"
             self._note(PhaseReport(number, name, status, seconds=time.perf_counter() - began))
             return problem_of(error)
-        self._note(PhaseReport(number, name, status, stored.checks, stored.warnings, time.perf_counter() - began))
+        self._note(
+            PhaseReport(
+                number, name, status, stored.checks, stored.warnings, time.perf_counter() - began
+            )
+        )
         return None
 
     def _previous(self) -> Mapping[str, Any]:
@@ -266,17 +279,28 @@ class _Build:
         where = f"phase {phase.name} ({phase.number})"
         if stored is None or stored.input_digest != digest:
             # Phase 1 is found by its digest, so "missing" may also mean the skill changed.
-            state = "out of date" if stored else "missing" if phase.number > 1 else "missing or out of date"
+            state = (
+                "out of date"
+                if stored
+                else "missing"
+                if phase.number > 1
+                else "missing or out of date"
+            )
             raise PipelineError(
                 f"--from needs the checkpoint of {where}, which is {state}; run the build without --from first",
                 code="P004",
             )
         if not stored.passed:
-            raise PipelineError(f"--from needs {where} to have passed; its checkpoint records a failed check", code="P004")
+            raise PipelineError(
+                f"--from needs {where} to have passed; its checkpoint records a failed check",
+                code="P004",
+            )
         try:
             return stored, from_plain(phase.output_type, stored.output)
         except (TypeError, ValueError, KeyError) as exc:
-            raise PipelineError(f"checkpoint of {where} no longer matches its output type: {exc}", code="P005") from None
+            raise PipelineError(
+                f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
+            ) from None
 
     def _run(self, phase: Any, inputs: PhaseInput, digest: str, began: float) -> Problem | None:
         try:
@@ -285,7 +309,9 @@ class _Build:
         except MindrianError as error:
             if self.agent_id is not None:
                 self.store.remove_from(self.agent_id, phase.number)
-            self._note(PhaseReport(phase.number, phase.name, "error", seconds=time.perf_counter() - began))
+            self._note(
+                PhaseReport(phase.number, phase.name, "error", seconds=time.perf_counter() - began)
+            )
             return problem_of(error)
         failed = next((c for c in result.checks if not c.passed), None)
         if phase.number == 1 and failed is None:
@@ -293,10 +319,28 @@ class _Build:
         if self.agent_id is not None:
             self._save(phase, digest, result, passed=failed is None)
         if failed is not None:
-            self._note(PhaseReport(phase.number, phase.name, "failed", result.checks, result.warnings, time.perf_counter() - began))
+            self._note(
+                PhaseReport(
+                    phase.number,
+                    phase.name,
+                    "failed",
+                    result.checks,
+                    result.warnings,
+                    time.perf_counter() - began,
+                )
+            )
             return check_failure(phase.number, phase.name, failed)
         self._accept(phase, digest, result.output)
-        self._note(PhaseReport(phase.number, phase.name, "ok", result.checks, result.warnings, time.perf_counter() - began))
+        self._note(
+            PhaseReport(
+                phase.number,
+                phase.name,
+                "ok",
+                result.checks,
+                result.warnings,
+                time.perf_counter() - began,
+            )
+        )
         return None
 
     def _save(self, phase: Any, digest: str, result: PhaseResult[Any], *, passed: bool) -> None:
@@ -340,7 +384,11 @@ def _check_names(phase: Any, result: PhaseResult[Any]) -> None:
 
 
 def validate(
-    path: str | Path, config: BuildConfig, *, display: str | None = None, phases: PhaseLoader | None = None
+    path: str | Path,
+    config: BuildConfig,
+    *,
+    display: str | None = None,
+    phases: PhaseLoader | None = None,
 ) -> ValidationReport:
     """Run phase 1 only, writing nothing: every failed check or the error raised."""
     from builder.source import load_source
@@ -352,7 +400,9 @@ def validate(
         result: PhaseResult[Any] = phase.run(PhaseInput(source=source, config=config))
     except MindrianError as error:
         return ValidationReport(path=shown, problems=(_located(problem_of(error), shown),))
-    failures = tuple(_located(check_failure(1, phase.name, c), shown) for c in result.checks if not c.passed)
+    failures = tuple(
+        _located(check_failure(1, phase.name, c), shown) for c in result.checks if not c.passed
+    )
     if failures:
         return ValidationReport(path=shown, problems=failures)
     return ValidationReport(path=shown, agent_id=result.output.id, agent_type=result.output.type)

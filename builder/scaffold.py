@@ -9,7 +9,7 @@ from builder.errors import ScaffoldError, UsageError
 from builder.render import TEMPLATES_ROOT
 from builder.skill import AGENT_TYPES
 
-__all__ = ["SKILL_TEMPLATE", "NAME_PATTERN", "new_skill"]
+__all__ = ["NAME_PATTERN", "SKILL_TEMPLATE", "new_skill"]
 
 #: The copier template behind ``mindrian new``.
 SKILL_TEMPLATE = TEMPLATES_ROOT / "skill"
@@ -31,8 +31,12 @@ def new_skill(name: str, type: str, dest: Path | str, description: str | None = 
             code="U010",
         )
     if type not in AGENT_TYPES:
-        raise UsageError(f"unknown agent type {type!r}; expected one of {', '.join(AGENT_TYPES)}", code="U011")
-    if description is not None and (not description.strip() or "\n" in description or "\r" in description):
+        raise UsageError(
+            f"unknown agent type {type!r}; expected one of {', '.join(AGENT_TYPES)}", code="U011"
+        )
+    if description is not None and (
+        not description.strip() or "\n" in description or "\r" in description
+    ):
         raise UsageError("the description must be one non-empty line", code="U012")
     folder = Path(dest) / name
     if folder.exists():

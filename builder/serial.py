@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-__all__ = ["to_plain", "from_plain", "dump_yaml", "load_yaml"]
+__all__ = ["dump_yaml", "from_plain", "load_yaml", "to_plain"]
 
 T = TypeVar("T")
 
@@ -65,7 +65,9 @@ def from_plain(cls: Any, data: Any) -> Any:
         return tuple(from_plain(a, v) for a, v in zip(args, _expect(list, data, cls), strict=True))
     if origin in (dict, Mapping, typing.Mapping) or cls in (dict, Mapping):
         key_t, val_t = typing.get_args(cls) or (str, Any)
-        return {from_plain(key_t, k): from_plain(val_t, v) for k, v in _expect(dict, data, cls).items()}
+        return {
+            from_plain(key_t, k): from_plain(val_t, v) for k, v in _expect(dict, data, cls).items()
+        }
     if origin is typing.Literal:
         if data not in typing.get_args(cls):
             raise ValueError(f"{data!r} is not one of {typing.get_args(cls)}")
@@ -118,9 +120,11 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 def _literal_safe(value: str) -> bool:
-    return not any(line != line.rstrip(" \t") for line in value.split("\n")) and all(
-        ch == "\n" or ch == "\t" or ch >= " " for ch in value
-    ) and not value.startswith((" ", "\n"))
+    return (
+        not any(line != line.rstrip(" \t") for line in value.split("\n"))
+        and all(ch == "\n" or ch == "\t" or ch >= " " for ch in value)
+        and not value.startswith((" ", "\n"))
+    )
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -140,4 +144,6 @@ def dump_yaml(data: Any) -> str:
 
 def load_yaml(text: str) -> Any:
     """Parse YAML written by :func:`dump_yaml` (safe loader)."""
-    return yaml.load(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
+    return yaml.load(
+        text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader
+    )

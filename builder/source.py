@@ -21,10 +21,10 @@ from builder.errors import SkillError, SourceLocation
 from builder.phase import SkillSource
 
 __all__ = [
-    "MAX_SKILL_BYTES",
-    "MAX_FOLDER_FILES",
-    "MAX_FOLDER_BYTES",
     "FOLDER_PARTS",
+    "MAX_FOLDER_BYTES",
+    "MAX_FOLDER_FILES",
+    "MAX_SKILL_BYTES",
     "load_source",
     "source_digest",
 ]
@@ -84,7 +84,9 @@ def _read(file: Path, shown: str, limit: int, code: str) -> bytes:
     except IsADirectoryError:
         raise _error("S100", f"cannot read {file.as_posix()!r}: it is a folder", shown) from None
     except OSError as exc:
-        raise _error("S100", f"cannot read {file.as_posix()!r}: {exc.strerror or exc}", shown) from None
+        raise _error(
+            "S100", f"cannot read {file.as_posix()!r}: {exc.strerror or exc}", shown
+        ) from None
     if len(data) > limit:  # the file grew after stat
         raise _error(code, f"{file.name} is over the limit of {limit} bytes", shown)
     return data
@@ -94,7 +96,11 @@ def _folder_files(folder: Path, shown: str) -> tuple[tuple[str, bytes], ...]:
     root = folder.resolve()
     names = sorted(name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown))
     if len(names) > MAX_FOLDER_FILES:
-        raise _error("S108", f"the skill folder has {len(names)} files under references/ and scripts/; the limit is {MAX_FOLDER_FILES}", shown)
+        raise _error(
+            "S108",
+            f"the skill folder has {len(names)} files under references/ and scripts/; the limit is {MAX_FOLDER_FILES}",
+            shown,
+        )
     files, total = [], 0
     for name in names:
         data = _read(folder / name, shown, MAX_FOLDER_BYTES - total, "S108")

@@ -16,21 +16,21 @@ from builder.skill import ChainTarget, ScoreBand, ScoreDimension, StepSpec, SubA
 
 __all__ = [
     "BODY_BLOCK",
-    "ModelConfig",
+    "AgentSpec",
+    "CustomToolConfig",
+    "GlobalActionConfig",
+    "HandoffConfig",
     "InstructionBlock",
     "InstructionElement",
     "InstructionSet",
+    "McpServerConfig",
+    "ModelConfig",
     "ReceivesConfig",
     "ReturnsConfig",
     "RoutingConfig",
-    "HandoffConfig",
-    "ToolDefinition",
-    "McpServerConfig",
-    "CustomToolConfig",
-    "GlobalActionConfig",
     "ScriptCandidate",
     "ToolConfig",
-    "AgentSpec",
+    "ToolDefinition",
 ]
 
 #: Key of an instruction block that lies outside every recognised section.
@@ -112,16 +112,12 @@ class InstructionSet:
         if self.tone:
             parts.append(f"Tone: {self.tone.strip()}")
         if self.behavioral_rules and not self.section("behavioral_rules"):
-            parts.append(
-                "Behavioral rules:\n"
-                + "\n".join(f"- {r}" for r in self.behavioral_rules)
-            )
+            parts.append("Behavioral rules:\n" + "\n".join(f"- {r}" for r in self.behavioral_rules))
         parts.extend(b.text.strip("\n") for b in self.blocks)
         if self.elements:
             listing = "\n".join(f"- `{e.name}`: {e.title}" for e in self.elements)
             parts.append(
-                "On-demand reference elements (ask for one by name when needed):\n"
-                + listing
+                "On-demand reference elements (ask for one by name when needed):\n" + listing
             )
         return "\n\n".join(p for p in parts if p) + "\n"
 

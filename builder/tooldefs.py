@@ -24,9 +24,9 @@ from builder.spec import ToolDefinition
 
 __all__ = [
     "UnsupportedSignature",
+    "definition_errors",
     "definition_from_function",
     "definition_to_plain",
-    "definition_errors",
     "parse_docstring",
     "tool_schema",
 ]
@@ -52,9 +52,7 @@ class UnsupportedSignature(TypeError):
 def tool_schema() -> Mapping[str, Any]:
     """The JSON Schema of a tool definition (``builder/schemas/tool.schema.json``)."""
     text = (
-        resources.files("builder")
-        .joinpath("schemas/tool.schema.json")
-        .read_text(encoding="utf-8")
+        resources.files("builder").joinpath("schemas/tool.schema.json").read_text(encoding="utf-8")
     )
     return json.loads(text)
 
@@ -129,9 +127,7 @@ def _schema_for(annotation: Any, where: str) -> dict[str, Any]:
     if origin in (dict, Mapping, typing.Mapping) or annotation is dict:
         key, value = args or (str, Any)
         if key is not str:
-            raise UnsupportedSignature(
-                f"{where}: mapping keys must be str, not {key!r}"
-            )
+            raise UnsupportedSignature(f"{where}: mapping keys must be str, not {key!r}")
         return {"type": "object", "additionalProperties": _schema_for(value, where)}
     raise UnsupportedSignature(f"{where}: type {annotation!r} has no JSON Schema form")
 
@@ -154,18 +150,14 @@ def definition_from_function(
     try:
         hints = typing.get_type_hints(function)
     except (NameError, TypeError) as exc:
-        raise UnsupportedSignature(
-            f"{qualname}: cannot resolve type hints ({exc})"
-        ) from exc
+        raise UnsupportedSignature(f"{qualname}: cannot resolve type hints ({exc})") from exc
     summary, docs = parse_docstring(inspect.getdoc(function))
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in inspect.signature(function).parameters.values():
         where = f"{qualname}({param.name})"
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise UnsupportedSignature(
-                f"{where}: *args/**kwargs cannot be described to a model"
-            )
+            raise UnsupportedSignature(f"{where}: *args/**kwargs cannot be described to a model")
         if param.name not in hints:
             raise UnsupportedSignature(f"{where}: parameter has no type hint")
         annotation = hints[param.name]
@@ -197,9 +189,7 @@ def definition_from_function(
         raise UnsupportedSignature(
             f"{qualname}: no description (give the tool one or write a docstring)"
         )
-    return ToolDefinition(
-        name=name or function.__name__, description=text, parameters=parameters
-    )
+    return ToolDefinition(name=name or function.__name__, description=text, parameters=parameters)
 
 
 def definition_to_plain(definition: ToolDefinition) -> dict[str, Any]:
@@ -218,9 +208,7 @@ def definition_errors(plain: Mapping[str, Any]) -> tuple[str, ...]:
     validator = jsonschema.Draft202012Validator(tool_schema())
     errors = [
         f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}"
-        for e in sorted(
-            validator.iter_errors(plain), key=lambda e: list(map(str, e.absolute_path))
-        )
+        for e in sorted(validator.iter_errors(plain), key=lambda e: list(map(str, e.absolute_path)))
     ]
     arguments = plain.get("parameters", plain.get("input_schema"))
     if isinstance(arguments, Mapping):

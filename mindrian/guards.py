@@ -73,9 +73,7 @@ DEFAULT_PROCEDURES: tuple[str, ...] = (
     "db.relationshipTypes",
 )
 
-_WRITE = frozenset(
-    {"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "INSERT"}
-)
+_WRITE = frozenset({"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "INSERT"})
 _ADMIN = frozenset(
     {
         "DROP", "ALTER", "GRANT", "DENY", "REVOKE", "SHOW", "USE", "START", "STOP",
@@ -99,9 +97,7 @@ _CLAUSE_END = frozenset(
         "YIELD",
     }
 )
-_IS_NOT_LABEL = frozenset(
-    {"NULL", "NOT", "NORMALIZED", "NFC", "NFD", "NFKC", "NFKD", "TYPED"}
-)
+_IS_NOT_LABEL = frozenset({"NULL", "NOT", "NORMALIZED", "NFC", "NFD", "NFKC", "NFKD", "TYPED"})
 _SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
 _DIRECTIONS = {"ASC": ">", "ASCENDING": ">", "DESC": "<", "DESCENDING": "<"}
 _FLIPPED = {">": "<", "<": ">"}
@@ -164,8 +160,7 @@ class CypherRejected(ValueError):
     def __init__(self, violations: Sequence[Violation]) -> None:
         self.violations = tuple(violations)
         super().__init__(
-            "query rejected: "
-            + "; ".join(f"[{v.rule}] {v.message}" for v in violations)
+            "query rejected: " + "; ".join(f"[{v.rule}] {v.message}" for v in violations)
         )
 
 
@@ -196,9 +191,7 @@ class Scope:
         for name in ("labels", "relationship_types", "procedures", "hidden_properties"):
             value = getattr(self, name)
             if isinstance(value, str):
-                raise TypeError(
-                    f"Scope.{name} must be a collection of names, not a string"
-                )
+                raise TypeError(f"Scope.{name} must be a collection of names, not a string")
             object.__setattr__(self, name, frozenset(value))
         if self.max_limit < 1:
             raise ValueError("Scope.max_limit must be at least 1")
@@ -340,9 +333,7 @@ def _shape(tokens: tuple[Token, ...]) -> _Shape:
             stack.append("query" if opener else "map")
         elif token.is_symbol(")", "]", "}") and stack:
             kind = stack.pop()
-            last_closed_call_paren = (
-                kind == "(" and bool(call_parens) and call_parens.pop()
-            )
+            last_closed_call_paren = kind == "(" and bool(call_parens) and call_parens.pop()
             continue
         last_closed_call_paren = False
     return _Shape(tokens, tuple(context), tuple(depth))
@@ -397,15 +388,11 @@ def _label_expression(
                 expect_name = False
             elif token.kind is TokenKind.PARAM:
                 problems.append(
-                    Violation(
-                        "scope", f"dynamic {kind} ${token.value} cannot be checked"
-                    )
+                    Violation("scope", f"dynamic {kind} ${token.value} cannot be checked")
                 )
                 expect_name = False
             elif token.is_symbol("%"):
-                problems.append(
-                    Violation("scope", f"wildcard {kind} '%' matches every {kind}")
-                )
+                problems.append(Violation("scope", f"wildcard {kind} '%' matches every {kind}"))
                 expect_name = False
             elif token.is_symbol("!"):
                 problems.append(
@@ -447,9 +434,7 @@ def _keywords(shape: _Shape, names: Mapping[int, str]) -> list[tuple[int, str]]:
     return found
 
 
-def _clause_rules(
-    shape: _Shape, keywords: list[tuple[int, str]], scope: Scope
-) -> list[Violation]:
+def _clause_rules(shape: _Shape, keywords: list[tuple[int, str]], scope: Scope) -> list[Violation]:
     problems: list[Violation] = []
     tokens = shape.tokens
     for index, word in keywords:
@@ -457,18 +442,12 @@ def _clause_rules(
         if word in _WRITE:
             problems.append(Violation("write_clause", f"{word} writes to the graph"))
         elif word in _ADMIN:
-            problems.append(
-                Violation("admin_command", f"{word} is an administration command")
-            )
+            problems.append(Violation("admin_command", f"{word} is an administration command"))
         elif word == "LOAD":
-            problems.append(
-                Violation("load_csv", "LOAD CSV reads files and is not allowed")
-            )
+            problems.append(Violation("load_csv", "LOAD CSV reads files and is not allowed"))
         elif word == "TRANSACTIONS":
             problems.append(
-                Violation(
-                    "in_transactions", "CALL { } IN TRANSACTIONS is for batched writes"
-                )
+                Violation("in_transactions", "CALL { } IN TRANSACTIONS is for batched writes")
             )
         elif word == "CALL" and following is not None and following.kind in _NAMES:
             name = _dotted_name(tokens, index + 1)
@@ -486,9 +465,7 @@ def _clause_rules(
             and not (before and before.is_symbol("."))
         ):
             problems.append(
-                Violation(
-                    "plugin", f"{_dotted_name(tokens, index)} is a plugin routine"
-                )
+                Violation("plugin", f"{_dotted_name(tokens, index)} is a plugin routine")
             )
     if any(t.is_symbol(";") for t in tokens):
         problems.append(
@@ -513,18 +490,14 @@ def _dotted_name(tokens: tuple[Token, ...], start: int) -> str:
     return ".".join(parts)
 
 
-def _scope_rules(
-    shape: _Shape, names: Mapping[int, str], scope: Scope
-) -> list[Violation]:
+def _scope_rules(shape: _Shape, names: Mapping[int, str], scope: Scope) -> list[Violation]:
     problems = []
     for index in sorted(names):
         name, kind = shape.tokens[index].value, names[index]
         allowed = scope.labels if kind == "label" else scope.relationship_types
         if name not in allowed:
             what = "label" if kind == "label" else "relationship type"
-            problems.append(
-                Violation("scope", f"{what} {name} is outside the caller's scope")
-            )
+            problems.append(Violation("scope", f"{what} {name} is outside the caller's scope"))
     if scope.require_labels:
         problems.extend(_unlabelled_patterns(shape, names))
     return problems
@@ -542,11 +515,7 @@ def _unlabelled_patterns(shape: _Shape, names: Mapping[int, str]) -> list[Violat
         elif word in _CLAUSE_END:
             in_match = False
         before = shape.prev(index)
-        if (
-            token.is_symbol("(")
-            and before is not None
-            and _opens_node(before, in_match)
-        ):
+        if token.is_symbol("(") and before is not None and _opens_node(before, in_match):
             variable, has_label = _node_pattern(shape, index, names)
             if has_label is None:
                 continue
@@ -554,18 +523,12 @@ def _unlabelled_patterns(shape: _Shape, names: Mapping[int, str]) -> list[Violat
                 labelled.add(variable)
             elif not has_label and variable not in labelled:
                 shown = f"({variable})" if variable else "()"
-                problems.append(
-                    Violation("scope", f"node pattern {shown} has no label")
-                )
-        elif (
-            token.is_symbol("[") and before is not None and before.is_symbol("-", "<-")
-        ):
+                problems.append(Violation("scope", f"node pattern {shown} has no label"))
+        elif token.is_symbol("[") and before is not None and before.is_symbol("-", "<-"):
             if not any(names.get(i) == "type" for i in _bracket_body(shape, index)):
                 problems.append(Violation("scope", "relationship pattern has no type"))
         elif token.is_symbol("-", "<-") and _bare_relationship(shape, index):
-            problems.append(
-                Violation("scope", "relationship pattern without type (--, -->, <--)")
-            )
+            problems.append(Violation("scope", "relationship pattern without type (--, -->, <--)"))
     return problems
 
 
@@ -637,14 +600,10 @@ def _hidden_property_rules(
             and after.is_symbol("]")
         )
         if (by_name or by_index) and token.value in scope.hidden_properties:
-            problems.append(
-                Violation("hidden_property", f"property {token.value} may not be read")
-            )
+            problems.append(Violation("hidden_property", f"property {token.value} may not be read"))
         if before is not None and before.is_symbol(".") and token.is_symbol("*"):
             problems.append(
-                Violation(
-                    "hidden_property", ".* returns every property, hidden ones too"
-                )
+                Violation("hidden_property", ".* returns every property, hidden ones too")
             )
     for index, word in keywords:
         following = shape.next(index)
@@ -692,9 +651,7 @@ def _pagination_rules(
     limit = _limit(shape, tail, scope, parameters, problems)
     order = next((i for i, w in tail if w == "ORDER"), None)
     if order is None and limit is not None and limit != 1:
-        problems.append(
-            Violation("pagination", "ORDER BY is required so pages are stable")
-        )
+        problems.append(Violation("pagination", "ORDER BY is required so pages are stable"))
     if order is not None:
         problems.extend(_keyset(shape, returns[-1], order, scope, parameters))
     elif _uses_cursor(shape, scope, parameters):
@@ -784,9 +741,7 @@ def _order_key(shape: _Shape, order: int) -> tuple[list[tuple[TokenKind, str]], 
     while index < len(shape.tokens):
         token = shape.tokens[index]
         word = token.word()
-        if shape.depth[index] == depth and (
-            token.is_symbol(",") or word in ("LIMIT", "SKIP")
-        ):
+        if shape.depth[index] == depth and (token.is_symbol(",") or word in ("LIMIT", "SKIP")):
             break
         if shape.depth[index] == depth and word in _DIRECTIONS:
             op = _DIRECTIONS[word]
@@ -817,13 +772,9 @@ def _alias_sources(
     return sources
 
 
-def _contains(
-    haystack: list[tuple[TokenKind, str]], needle: list[tuple[TokenKind, str]]
-) -> bool:
+def _contains(haystack: list[tuple[TokenKind, str]], needle: list[tuple[TokenKind, str]]) -> bool:
     width = len(needle)
-    return any(
-        haystack[i : i + width] == needle for i in range(len(haystack) - width + 1)
-    )
+    return any(haystack[i : i + width] == needle for i in range(len(haystack) - width + 1))
 
 
 def check_read_query(
@@ -878,9 +829,7 @@ def read_only_cypher_tool(
         """
         params = dict(parameters or {})
         if not all(isinstance(key, str) for key in params):
-            raise CypherRejected(
-                (Violation("syntax", "parameter names must be strings"),)
-            )
+            raise CypherRejected((Violation("syntax", "parameter names must be strings"),))
         violations = check_read_query(cypher_query, scope, params)
         if violations:
             logger.warning(
@@ -888,9 +837,7 @@ def read_only_cypher_tool(
                 "; ".join(v.rule for v in violations),
             )
             raise CypherRejected(violations)
-        with session_factory(
-            default_access_mode=neo4j.READ_ACCESS, database=database
-        ) as session:
+        with session_factory(default_access_mode=neo4j.READ_ACCESS, database=database) as session:
             return session.execute_read(_read, cypher_query, params)
 
     return read_neo4j_cypher

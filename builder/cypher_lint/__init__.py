@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "PACKAGE",
     "Diagnostic",
     "LintSchema",
     "LinterError",
     "LinterUnavailable",
-    "PACKAGE",
     "available",
     "default_cache_dir",
     "lint",
@@ -34,9 +34,7 @@ PACKAGE = "@neo4j-cypher/language-support@2.0.0-next.38"
 
 _HERE = Path(__file__).resolve().parent
 _SCRIPT = _HERE / "lint.mjs"
-_PACKAGE_JSON = (
-    _HERE / "node_modules" / "@neo4j-cypher" / "language-support" / "package.json"
-)
+_PACKAGE_JSON = _HERE / "node_modules" / "@neo4j-cypher" / "language-support" / "package.json"
 _TIMEOUT_SECONDS = 120
 
 
@@ -113,7 +111,7 @@ def lint(
     params: Mapping[str, Iterable[str]] | None = None,
     schema: LintSchema | None = None,
     *,
-    cache_dir: Path | None | bool = True,
+    cache_dir: Path | bool | None = True,
 ) -> dict[str, tuple[Diagnostic, ...]]:
     """Lint every query in one Node run; diagnostics per query name, in input order.
 
@@ -151,7 +149,12 @@ def _cache_path(folder: Path | None, payload: str) -> Path | None:
     if folder is None:
         return None
     key = hashlib.sha256()
-    for part in (PACKAGE.encode(), _SCRIPT.read_bytes(), _PACKAGE_JSON.read_bytes(), payload.encode("utf-8")):
+    for part in (
+        PACKAGE.encode(),
+        _SCRIPT.read_bytes(),
+        _PACKAGE_JSON.read_bytes(),
+        payload.encode("utf-8"),
+    ):
         key.update(b"%d:" % len(part) + part)
     return folder / f"{key.hexdigest()}.json"
 
@@ -199,6 +202,4 @@ def _run_node(payload: str) -> dict[str, list[dict[str, object]]]:
     try:
         return json.loads(completed.stdout)
     except json.JSONDecodeError as exc:
-        raise LinterError(
-            f"lint.mjs printed something that is not JSON: {exc}"
-        ) from exc
+        raise LinterError(f"lint.mjs printed something that is not JSON: {exc}") from exc

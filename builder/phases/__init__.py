@@ -12,7 +12,14 @@ from typing import Any
 
 from builder.errors import PipelineError, UsageError
 
-__all__ = ["PHASE_NAMES", "UNAVAILABLE_CODE", "phase_number", "resolve_phase", "unavailable", "load_phase"]
+__all__ = [
+    "PHASE_NAMES",
+    "UNAVAILABLE_CODE",
+    "load_phase",
+    "phase_number",
+    "resolve_phase",
+    "unavailable",
+]
 
 #: The pipeline, in the order it runs; a phase's number is its 1-based position.
 PHASE_NAMES: tuple[str, ...] = (
@@ -46,7 +53,9 @@ def resolve_phase(text: str) -> str:
 
 def unavailable(name: str) -> PipelineError:
     """The error for a phase whose module has not landed yet."""
-    return PipelineError(f"phase {name!r} ({phase_number(name)}) is not available yet", code=UNAVAILABLE_CODE)
+    return PipelineError(
+        f"phase {name!r} ({phase_number(name)}) is not available yet", code=UNAVAILABLE_CODE
+    )
 
 
 def load_phase(name: str) -> Any:

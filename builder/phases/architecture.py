@@ -25,17 +25,17 @@ from builder.spec import (
 )
 
 __all__ = [
-    "PHASE",
-    "ArchitecturePhase",
     "GENERATION_DEFAULTS",
+    "PHASE",
     "TYPE_RULES",
+    "ArchitecturePhase",
     "TypeDecision",
+    "build_instructions",
     "decide_type",
-    "supported_providers",
+    "field_line",
     "resolve_model",
     "split_body",
-    "build_instructions",
-    "field_line",
+    "supported_providers",
 ]
 
 
@@ -99,9 +99,7 @@ def _sub_agents(d: SkillDefinition) -> TypeDecision | None:
             f"it defines {len(d.sub_agents)} sub-agents/perspectives ({names})",
         )
     if d.section("perspectives"):
-        return TypeDecision(
-            "collaborative", "sub_agents", "it has a perspectives section"
-        )
+        return TypeDecision("collaborative", "sub_agents", "it has a perspectives section")
     return None
 
 
@@ -118,13 +116,9 @@ def _waits_for_user(d: SkillDefinition) -> TypeDecision | None:
 
 def _ordered_steps(d: SkillDefinition) -> TypeDecision | None:
     if d.steps:
-        return TypeDecision(
-            "pipeline", "ordered_steps", f"it defines {len(d.steps)} ordered steps"
-        )
+        return TypeDecision("pipeline", "ordered_steps", f"it defines {len(d.steps)} ordered steps")
     if d.section("phases"):
-        return TypeDecision(
-            "pipeline", "ordered_steps", "it has a phases/steps section"
-        )
+        return TypeDecision("pipeline", "ordered_steps", "it has a phases/steps section")
     return None
 
 
@@ -202,18 +196,14 @@ def resolve_model(text: str, *, location: SourceLocation | None) -> tuple[str, s
 
 def field_line(definition: SkillDefinition, *paths: str) -> int:
     """The SKILL.md line of the first front-matter key path that phase 1 recorded, else 0."""
-    return next(
-        (definition.field_lines[p] for p in paths if p in definition.field_lines), 0
-    )
+    return next((definition.field_lines[p] for p in paths if p in definition.field_lines), 0)
 
 
 def _location(definition: SkillDefinition, *paths: str) -> SourceLocation:
     return SourceLocation(definition.source_path, field_line(definition, *paths))
 
 
-def _model(
-    definition: SkillDefinition, agent_type: str, models: Mapping[str, str]
-) -> ModelConfig:
+def _model(definition: SkillDefinition, agent_type: str, models: Mapping[str, str]) -> ModelConfig:
     if definition.model:
         text, source = definition.model, "skill"
         location = _location(definition, "model", "metadata.mindrian.model")
@@ -265,7 +255,9 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
             # Blank lines at the edges carry nothing; dropping them keeps the YAML readable.
             lead = len(text) - len(text.lstrip("\n"))
             line = definition.body_line + body.count("\n", 0, begin + lead)
-            blocks.append(InstructionBlock(key=key, title=title, line=line, text=text.strip("\n") + "\n"))
+            blocks.append(
+                InstructionBlock(key=key, title=title, line=line, text=text.strip("\n") + "\n")
+            )
 
     for section in sorted(definition.sections, key=lambda s: s.line):
         index = section.line - definition.body_line
@@ -287,11 +279,11 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
 def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
     """Instructions from the whole body plus reference elements; nothing is dropped."""
     description = " ".join(definition.description.split())
-    system_prompt = f"You are {definition.name}, a Mindrian {agent_type} agent. {description}".strip()
+    system_prompt = (
+        f"You are {definition.name}, a Mindrian {agent_type} agent. {description}".strip()
+    )
     elements = tuple(
-        InstructionElement(
-            name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest
-        )
+        InstructionElement(name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest)
         for r in definition.references
     )
     return InstructionSet(
@@ -353,9 +345,7 @@ class ArchitecturePhase:
                 True,
                 f"type {decision.type} ({decision.rule}): {decision.reason}",
             ),
-            CheckResult(
-                "model_selected", True, f"{model.string} from the {model.source}"
-            ),
+            CheckResult("model_selected", True, f"{model.string} from the {model.source}"),
         )
         return PhaseResult(output=spec, checks=checks, warnings=_warnings(d, decision))
 

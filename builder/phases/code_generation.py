@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from builder.errors import CodegenError, SourceLocation
+from builder.graph_config import GraphConfig
 from builder.phase import CheckResult, PhaseInput, PhaseResult
 from builder.render import (
     AGENT_TEMPLATES,
@@ -35,19 +36,18 @@ from builder.render import (
     workflow_dot,
     write_tree,
 )
-from builder.graph_config import GraphConfig
 from builder.spec import AgentSpec
 
 __all__ = [
     "PHASE",
+    "TEST_TIMEOUT_SECONDS",
     "CodeGenerationPhase",
     "GeneratedPackage",
     "TestRun",
-    "TEST_TIMEOUT_SECONDS",
-    "run_generated_tests",
     "compile_errors",
     "install_package",
     "package_dir",
+    "run_generated_tests",
 ]
 
 #: Upper bound for one generated test run.
@@ -132,7 +132,9 @@ def _test_env(folder: Path) -> dict[str, str]:
     return env
 
 
-def run_generated_tests(folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS) -> TestRun:
+def run_generated_tests(
+    folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS
+) -> TestRun:
     """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard plugin."""
     ini = folder / "pytest.ini"
     ini.write_text("[pytest]\n", encoding="utf-8")
@@ -206,8 +208,12 @@ def _sweep(package: Path, files: Mapping[str, str]) -> None:
     expected = dict(_digests(files))
     actual = _on_disk(package)
     if actual != expected:
-        changed = sorted(set(actual) ^ set(expected) | {p for p in actual if actual[p] != expected.get(p)})
-        raise CodegenError(f"running the generated tests changed the package: {', '.join(changed)}", code="C020")
+        changed = sorted(
+            set(actual) ^ set(expected) | {p for p in actual if actual[p] != expected.get(p)}
+        )
+        raise CodegenError(
+            f"running the generated tests changed the package: {', '.join(changed)}", code="C020"
+        )
 
 
 def install_package(staged: Path, final: Path) -> None:
@@ -235,7 +241,10 @@ def _check_owner(spec: AgentSpec, final: Path) -> None:
     try:
         data = yaml.safe_load(existing.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise CodegenError(f"{existing.as_posix()} cannot be read ({exc}); remove the folder to regenerate it", code="C021") from None
+        raise CodegenError(
+            f"{existing.as_posix()} cannot be read ({exc}); remove the folder to regenerate it",
+            code="C021",
+        ) from None
     other = data.get("source_path") if isinstance(data, dict) else None
     if other != spec.source_path:
         raise CodegenError(
@@ -278,7 +287,9 @@ class CodeGenerationPhase:
     checks = ("compiles", "tests_pass")
     output_type = GeneratedPackage
 
-    def __init__(self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES) -> None:
+    def __init__(
+        self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES
+    ) -> None:
         self.run_tests = run_tests
         self.templates = templates
 
@@ -310,19 +321,31 @@ class CodeGenerationPhase:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
-    def _stage(self, spec: AgentSpec, files: dict[str, str], staging: Path, final: Path) -> PhaseResult[GeneratedPackage]:
+    def _stage(
+        self, spec: AgentSpec, files: dict[str, str], staging: Path, final: Path
+    ) -> PhaseResult[GeneratedPackage]:
         package = staging / spec.identifier
         write_tree(files, package)
         errors = compile_errors(files)
         if errors:
-            compiles = CheckResult("compiles", False, f"{len(errors)} file(s) do not compile: {'; '.join(errors)}")
+            compiles = CheckResult(
+                "compiles", False, f"{len(errors)} file(s) do not compile: {'; '.join(errors)}"
+            )
             tests = CheckResult("tests_pass", False, "not run: the package does not compile")
             return self._result(spec, files, "not run", compiles, tests)
-        compiles = CheckResult("compiles", True, f"{sum(p.endswith('.py') for p in files)} Python files compile")
+        compiles = CheckResult(
+            "compiles", True, f"{sum(p.endswith('.py') for p in files)} Python files compile"
+        )
         run = self.run_tests(staging, spec.identifier)
         if not run.passed:
-            named = f"; failing: {', '.join(run.failures)}" if run.failures else f"; output:\n{run.output}"
-            tests = CheckResult("tests_pass", False, f"generated tests failed ({run.summary}){named}")
+            named = (
+                f"; failing: {', '.join(run.failures)}"
+                if run.failures
+                else f"; output:\n{run.output}"
+            )
+            tests = CheckResult(
+                "tests_pass", False, f"generated tests failed ({run.summary}){named}"
+            )
             return self._result(spec, files, run.summary, compiles, tests)
         _sweep(package, files)
         install_package(package, final)
@@ -330,7 +353,9 @@ class CodeGenerationPhase:
         return self._result(spec, files, run.summary, compiles, tests)
 
     @staticmethod
-    def _result(spec: AgentSpec, files: dict[str, str], summary: str, *checks: CheckResult) -> PhaseResult[GeneratedPackage]:
+    def _result(
+        spec: AgentSpec, files: dict[str, str], summary: str, *checks: CheckResult
+    ) -> PhaseResult[GeneratedPackage]:
         output = GeneratedPackage(identifier=spec.identifier, files=_digests(files), tests=summary)
         return PhaseResult(output=output, checks=checks)
 

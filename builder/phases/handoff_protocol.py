@@ -27,12 +27,12 @@ from builder.spec import (
 )
 
 __all__ = [
+    "DEFAULT_RETURN_BEHAVIOR",
     "PHASE",
+    "SUPPORTED_HANDOFFS",
     "HandoffProtocolPhase",
     "RuntimeContract",
     "load_runtime_contract",
-    "DEFAULT_RETURN_BEHAVIOR",
-    "SUPPORTED_HANDOFFS",
 ]
 
 #: Seed 000 §2: operators and teams merge results, roles pass them on, step-wise agents iterate.
@@ -92,9 +92,7 @@ class RuntimeContract:
 
 def _members(module: ModuleType, name: str) -> tuple[str, ...]:
     # The enums may live beside the dataclasses or in the package that exports both.
-    package = importlib.import_module(
-        module.__name__.rpartition(".")[0] or module.__name__
-    )
+    package = importlib.import_module(module.__name__.rpartition(".")[0] or module.__name__)
     kind = getattr(module, name, None) or getattr(package, name, None)
     if not (isinstance(kind, type) and issubclass(kind, enum.Enum)):
         raise HandoffConfigError(
@@ -155,9 +153,7 @@ def _unknown_fields(
 def _receives(
     spec: AgentSpec, request: HandoffRequest, contract: RuntimeContract
 ) -> ReceivesConfig:
-    fields = request.receives or tuple(
-        f for f in _RECEIVES_DEFAULT if f in contract.context_fields
-    )
+    fields = request.receives or tuple(f for f in _RECEIVES_DEFAULT if f in contract.context_fields)
     is_role = spec.type == "role"
     if request.min_clarity is not None:
         min_clarity = request.min_clarity
@@ -185,9 +181,7 @@ def _default_returns(spec: AgentSpec) -> tuple[str, ...]:
     return _RETURNS_BASE + tuple(extra)
 
 
-def _returns(
-    spec: AgentSpec, request: HandoffRequest, contract: RuntimeContract
-) -> ReturnsConfig:
+def _returns(spec: AgentSpec, request: HandoffRequest, contract: RuntimeContract) -> ReturnsConfig:
     fields = request.returns or tuple(
         f for f in _default_returns(spec) if f in contract.result_fields
     )
@@ -231,9 +225,7 @@ def _supports(spec: AgentSpec, contract: RuntimeContract) -> tuple[str, ...]:
     return wanted
 
 
-def _decisions(
-    spec: AgentSpec, request: HandoffRequest, config: HandoffConfig
-) -> tuple[str, ...]:
+def _decisions(spec: AgentSpec, request: HandoffRequest, config: HandoffConfig) -> tuple[str, ...]:
     origin = {True: "from the skill's handoff block", False: f"the {spec.type} default"}
     return (
         f"receives: {origin[bool(request.receives)]}",
@@ -261,9 +253,7 @@ class HandoffProtocolPhase:
     checks = ("receives_defined", "returns_defined")
     output_type = AgentSpec
 
-    def __init__(
-        self, contract: Callable[[], RuntimeContract] = load_runtime_contract
-    ) -> None:
+    def __init__(self, contract: Callable[[], RuntimeContract] = load_runtime_contract) -> None:
         self._contract = contract
 
     def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
@@ -293,9 +283,7 @@ class HandoffProtocolPhase:
                 True,
                 f"{len(receives.fields)} HandoffContext fields, all in the runtime",
             ),
-            _unknown_fields(
-                d, "returns", returns.fields, contract.result_fields, "HandoffResult"
-            )
+            _unknown_fields(d, "returns", returns.fields, contract.result_fields, "HandoffResult")
             or CheckResult(
                 "returns_defined",
                 True,

@@ -99,8 +99,12 @@ _NODES = (
 )
 
 _RELATIONSHIPS = (
-    RelationshipSchema("CHAINS_TO", "Framework", "Framework", (PropertySpec("weight", "FLOAT", _SKILL),)),
-    RelationshipSchema("GOOD_FOR", "Framework", "ProblemType", (PropertySpec("confidence", "FLOAT", _SKILL),)),
+    RelationshipSchema(
+        "CHAINS_TO", "Framework", "Framework", (PropertySpec("weight", "FLOAT", _SKILL),)
+    ),
+    RelationshipSchema(
+        "GOOD_FOR", "Framework", "ProblemType", (PropertySpec("confidence", "FLOAT", _SKILL),)
+    ),
 )
 
 _CONSTRAINTS = (
@@ -145,7 +149,9 @@ def _chains(spec: AgentSpec) -> tuple[ChainEdge, ...]:
     )
 
 
-def _parameters(node: FrameworkNode, chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge]) -> dict[str, Any]:
+def _parameters(
+    node: FrameworkNode, chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge]
+) -> dict[str, Any]:
     """Per-query parameter values as plain data (what the registry sends for this agent)."""
     row = to_plain(node)
     ids = {"ids": [node.id]}
@@ -162,7 +168,8 @@ def _parameters(node: FrameworkNode, chains: Sequence[ChainEdge], good_for: Sequ
         },
         q.MERGE_GOOD_FOR.name: {
             "good_for": [
-                {"source": node.id, "problem_type": g.problem_type, "confidence": g.confidence} for g in good_for
+                {"source": node.id, "problem_type": g.problem_type, "confidence": g.confidence}
+                for g in good_for
             ]
         },
         q.PRUNE_PLACEHOLDERS.name: {},
@@ -206,7 +213,9 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
         source_digest=spec.source_digest,
     )
     chains = _chains(spec)
-    good_for = tuple(GoodForEdge(p, DEFAULT_GOOD_FOR_CONFIDENCE) for p in dict.fromkeys(spec.problem_types))
+    good_for = tuple(
+        GoodForEdge(p, DEFAULT_GOOD_FOR_CONFIDENCE) for p in dict.fromkeys(spec.problem_types)
+    )
     return GraphConfig(
         framework=node,
         chains_to=chains,
@@ -363,7 +372,9 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def _primary_key_findings(connection: Any, constraint: Constraint) -> list[Finding]:
     if not _IDENTIFIER.match(constraint.label):
-        return [Finding(constraint.query, "error", f"label {constraint.label!r} is not an identifier")]
+        return [
+            Finding(constraint.query, "error", f"label {constraint.label!r} is not an identifier")
+        ]
     try:
         rows = connection.execute(f"CALL table_info('{constraint.label}') RETURN *").get_all()
     except RuntimeError as exc:
@@ -381,7 +392,9 @@ def _primary_key_findings(connection: Any, constraint: Constraint) -> list[Findi
 _FAILING = ("error", "warning")
 
 
-def _schema_check(graph: GraphConfig, findings: Sequence[Finding], fallback_note: str) -> CheckResult:
+def _schema_check(
+    graph: GraphConfig, findings: Sequence[Finding], fallback_note: str
+) -> CheckResult:
     failing = [f for f in findings if f.severity in _FAILING]
     how = (
         f"{fallback_note}; parsed by {graph.validator} instead"
@@ -403,16 +416,22 @@ def _query_problems(graph: GraphConfig, query: GraphQuery) -> list[str]:
     problems = []
     used = parameters_used(query.text)
     if used != set(query.params):
-        problems.append(f"{query.name} declares {sorted(query.params)} but its text uses {sorted(used)}")
+        problems.append(
+            f"{query.name} declares {sorted(query.params)} but its text uses {sorted(used)}"
+        )
     given = graph.parameters.get(query.name)
     if given is None:
         return [*problems, f"{query.name} has no parameter values"]
     for name in query.runtime_params:
         if (query.name, name) not in RUNTIME_PARAMETERS:
-            problems.append(f"{query.name}: ${name} is not a parameter the registry fills at run time")
+            problems.append(
+                f"{query.name}: ${name} is not a parameter the registry fills at run time"
+            )
     missing = [p for p in query.params if p not in given and p not in query.runtime_params]
     if missing:
-        problems.append(f"{query.name} uses {', '.join('$' + p for p in missing)} but no value is provided")
+        problems.append(
+            f"{query.name} uses {', '.join('$' + p for p in missing)} but no value is provided"
+        )
     unknown = sorted(set(given) - set(query.params))
     if unknown:
         problems.append(f"{query.name} is given {', '.join(unknown)}, which it does not use")
@@ -449,7 +468,9 @@ def queries_check(graph: GraphConfig) -> CheckResult:
 def _spec(inputs: PhaseInput) -> AgentSpec:
     spec = inputs.previous.get("tool_assembly")
     if not isinstance(spec, AgentSpec):
-        raise GraphSchemaError("phase 5 needs the AgentSpec of phase 4 (tool_assembly)", code="G002")
+        raise GraphSchemaError(
+            "phase 5 needs the AgentSpec of phase 4 (tool_assembly)", code="G002"
+        )
     return spec
 
 
@@ -474,7 +495,11 @@ class Neo4jSchemaPhase:
             findings = self._linter.validate(draft)
         except ValidatorUnavailable as exc:
             note = f"Neo4j linter unavailable ({exc})"
-            return replace(draft, validator=self._fallback.label), self._fallback.validate(draft), note
+            return (
+                replace(draft, validator=self._fallback.label),
+                self._fallback.validate(draft),
+                note,
+            )
         return replace(draft, validator=self._linter.label), findings, ""
 
     def run(self, inputs: PhaseInput) -> PhaseResult[GraphConfig]:
@@ -482,9 +507,13 @@ class Neo4jSchemaPhase:
         graph, findings, note = self._validate(build_graph_config(spec))
         warnings_ = [f"{f.render()} (not failing)" for f in findings if f.severity not in _FAILING]
         if note:
-            warnings_.append(f"{note}; checked with {graph.validator}, which is not Neo4j's own front end")
+            warnings_.append(
+                f"{note}; checked with {graph.validator}, which is not Neo4j's own front end"
+            )
         if not spec.triggers and not spec.problem_types:
-            warnings_.append("no triggers or problem_types: the selection query can never choose this framework")
+            warnings_.append(
+                "no triggers or problem_types: the selection query can never choose this framework"
+            )
         checks = (_schema_check(graph, findings, note), queries_check(graph))
         return PhaseResult(output=graph, checks=checks, warnings=tuple(warnings_))
 

@@ -41,8 +41,8 @@ from builder.errors import RegistrationError
 from builder.phase import CheckResult, PhaseInput, PhaseResult
 
 __all__ = [
-    "PHASE",
     "E2E_TIMEOUT_SECONDS",
+    "PHASE",
     "REGISTRY_YAML",
     "SELECT_TOP",
     "ProbeResult",
@@ -186,7 +186,9 @@ def _verdict(returncode: int, stdout: str, stderr: str) -> ProbeResult:
                 data = json.loads(line)
             except json.JSONDecodeError:
                 break
-            return ProbeResult(bool(data.get("success")) and returncode == 0, str(data.get("summary", "")))
+            return ProbeResult(
+                bool(data.get("success")) and returncode == 0, str(data.get("summary", ""))
+            )
     tail = " | ".join(line.strip() for line in (stdout + stderr).splitlines()[-5:] if line.strip())
     return ProbeResult(False, f"the end-to-end probe exited {returncode} without a verdict: {tail}")
 
@@ -360,7 +362,11 @@ def _e2e_check(selection: SelectionSummary, probe: ProbeResult) -> CheckResult:
     if not probe.success:
         return CheckResult("e2e_passes", False, f"end-to-end handoff failed: {probe.summary}")
     if not selection.triggers:
-        return CheckResult("e2e_passes", False, "the skill declares no triggers, so the selection query can never choose it")
+        return CheckResult(
+            "e2e_passes",
+            False,
+            "the skill declares no triggers, so the selection query can never choose it",
+        )
     if not selection.rank:
         shown = ", ".join(selection.returned) or "nothing"
         return CheckResult(
@@ -415,7 +421,9 @@ class RegistrationPhase:
         from mindrian.graph import redact_uri
 
         uri = self._neo4j_uri(inputs)
-        target = f"neo4j {redact_uri(uri)}" if uri else f"embedded {self._db_path(inputs).as_posix()}"
+        target = (
+            f"neo4j {redact_uri(uri)}" if uri else f"embedded {self._db_path(inputs).as_posix()}"
+        )
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
 
     def _open(self, inputs: PhaseInput) -> Any:
@@ -432,7 +440,9 @@ class RegistrationPhase:
         except GraphError as exc:
             raise RegistrationError(str(exc), code="R004") from None
         except (ValueError, KeyError, TypeError) as exc:
-            raise RegistrationError(f"{yaml_path.as_posix()} cannot rebuild the registry: {exc}", code="R005") from None
+            raise RegistrationError(
+                f"{yaml_path.as_posix()} cannot rebuild the registry: {exc}", code="R005"
+            ) from None
 
     def run(self, inputs: PhaseInput) -> PhaseResult[Registration]:
         from mindrian.graph import GraphError, write_registry_yaml
@@ -473,10 +483,16 @@ class RegistrationPhase:
 
 def _read_back_check(record: Any, stored: Any) -> CheckResult:
     if stored is None:
-        return CheckResult("registered", False, f"framework {record.id!r} is not in the registry after registering it")
+        return CheckResult(
+            "registered",
+            False,
+            f"framework {record.id!r} is not in the registry after registering it",
+        )
     if stored != record:
         differ = [k for k, v in record.to_plain().items() if stored.to_plain().get(k) != v]
-        return CheckResult("registered", False, f"framework {record.id!r} reads back different {', '.join(differ)}")
+        return CheckResult(
+            "registered", False, f"framework {record.id!r} reads back different {', '.join(differ)}"
+        )
     return CheckResult(
         "registered",
         True,

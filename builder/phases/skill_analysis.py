@@ -75,17 +75,24 @@ from builder.skill import (
 from builder.source import MAX_SKILL_BYTES
 
 __all__ = [
-    "PHASE",
-    "SkillAnalysisPhase",
-    "STANDARD_KEYS",
     "MINDRIAN_KEYS",
     "NESTED_PREFIX",
+    "PHASE",
+    "STANDARD_KEYS",
+    "SkillAnalysisPhase",
     "analyse",
     "skill_schema",
 ]
 
 #: Agent Skills standard front-matter keys.
-STANDARD_KEYS: tuple[str, ...] = ("name", "description", "license", "allowed-tools", "metadata", "compatibility")
+STANDARD_KEYS: tuple[str, ...] = (
+    "name",
+    "description",
+    "license",
+    "allowed-tools",
+    "metadata",
+    "compatibility",
+)
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
     "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs", "chains_to",
@@ -119,7 +126,9 @@ _JSON_TYPES = {
 @functools.cache
 def skill_schema() -> dict[str, Any]:
     """The front-matter JSON Schema (``builder/schemas/skill.schema.json``)."""
-    text = resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
+    text = (
+        resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
+    )
     return json.loads(text)
 
 
@@ -151,7 +160,9 @@ class _Doc:
         return self.location(key_path).line
 
     def fail(self, code: str, key_path: Iterable[str | int], message: str) -> SkillError:
-        return SkillError(f"required_fields: {message}", location=self.location(key_path), code=code)
+        return SkillError(
+            f"required_fields: {message}", location=self.location(key_path), code=code
+        )
 
     def lookup(self, key_path: KeyPath) -> Any:
         value: Any = self.fm.data
@@ -200,7 +211,11 @@ def _dotted(key_path: Iterable[str | int]) -> str:
 def _validate(doc: _Doc) -> None:
     errors = sorted(
         _validator().iter_errors(doc.fm.data),
-        key=lambda e: (doc.location(e.absolute_path).line, doc.location(e.absolute_path).column, e.message),
+        key=lambda e: (
+            doc.location(e.absolute_path).line,
+            doc.location(e.absolute_path).column,
+            e.message,
+        ),
     )
     if not errors:
         return
@@ -208,7 +223,11 @@ def _validate(doc: _Doc) -> None:
 
     error = best_match([errors[0]])
     code, key_path, message = _describe(error)
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    more = (
+        f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+        if len(errors) > 1
+        else ""
+    )
     raise doc.fail(code, key_path, f"{_dotted(key_path)}: {message}{more}")
 
 
@@ -225,20 +244,40 @@ def _describe(error: Any) -> tuple[str, KeyPath, str]:
         extra = next((k for k in value if k not in allowed), "")
         hint = difflib.get_close_matches(extra, allowed, n=1, cutoff=0.8)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        return "S202", (*path, extra), f"unknown key {extra!r}{suggestion}; allowed keys: {', '.join(allowed)}"
+        return (
+            "S202",
+            (*path, extra),
+            f"unknown key {extra!r}{suggestion}; allowed keys: {', '.join(allowed)}",
+        )
     if kind == "type":
         wanted = expected if isinstance(expected, list) else [expected]
-        return "S202", path, f"expected {' or '.join(_JSON_TYPES[t] for t in wanted)}, found {_kind(value)}"
+        return (
+            "S202",
+            path,
+            f"expected {' or '.join(_JSON_TYPES[t] for t in wanted)}, found {_kind(value)}",
+        )
     if kind == "anyOf":
-        options = [_JSON_TYPES.get(e.validator_value, "") for e in error.context if e.validator == "type" and not e.path]
+        options = [
+            _JSON_TYPES.get(e.validator_value, "")
+            for e in error.context
+            if e.validator == "type" and not e.path
+        ]
         options = [o for o in dict.fromkeys(options) if o]
-        return "S202", path, f"expected {' or '.join(options) or 'another form'}, found {_kind(value)}"
+        return (
+            "S202",
+            path,
+            f"expected {' or '.join(options) or 'another form'}, found {_kind(value)}",
+        )
     if kind in ("minLength", "pattern") and isinstance(value, str):
         return "S202", path, "must not be empty"
     if kind == "enum":
         return "S202", path, f"{value!r} is not one of: {', '.join(map(str, expected))}"
     if kind in ("minimum", "maximum"):
-        return "S202", path, f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} {expected}"
+        return (
+            "S202",
+            path,
+            f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} {expected}",
+        )
     return "S202", path, error.message[:300]
 
 
@@ -294,7 +333,9 @@ def _type(doc: _Doc) -> str | None:
     value, key_path = found
     normalised = value.strip().lower()
     if normalised not in AGENT_TYPES:
-        raise doc.fail("S204", key_path, f"unknown type {value!r}; valid types are: {', '.join(AGENT_TYPES)}")
+        raise doc.fail(
+            "S204", key_path, f"unknown type {value!r}; valid types are: {', '.join(AGENT_TYPES)}"
+        )
     return normalised
 
 
@@ -313,7 +354,9 @@ def _fields(doc: _Doc, key: str) -> tuple[FieldSpec, ...]:
         return ()
     items, key_path = found
     specs = tuple(
-        FieldSpec(name=item) if isinstance(item, str) else FieldSpec(item["name"], item.get("description", ""), item.get("required", False))
+        FieldSpec(name=item)
+        if isinstance(item, str)
+        else FieldSpec(item["name"], item.get("description", ""), item.get("required", False))
         for item in items
     )
     _unique(doc, [(s.name, (*key_path, i)) for i, s in enumerate(specs)], key)
@@ -328,7 +371,9 @@ def _chains(doc: _Doc) -> tuple[ChainTarget, ...]:
     chains = []
     for i, item in enumerate(items):
         raw_target = item if isinstance(item, str) else item["target"]
-        weight = None if isinstance(item, str) or item.get("weight") is None else float(item["weight"])
+        weight = (
+            None if isinstance(item, str) or item.get("weight") is None else float(item["weight"])
+        )
         target = _normalised(doc, raw_target, (*key_path, i), "chain target")
         chains.append(ChainTarget(target=target, weight=weight, line=doc.line((*key_path, i))))
     _unique(doc, [(c.target, (*key_path, i)) for i, c in enumerate(chains)], "chain target")
@@ -357,7 +402,9 @@ def _custom_tools(doc: _Doc) -> tuple[CustomToolRequest, ...]:
         return ()
     items, key_path = found
     return tuple(
-        CustomToolRequest(item["name"], item["function"], item.get("description", ""), doc.line((*key_path, i)))
+        CustomToolRequest(
+            item["name"], item["function"], item.get("description", ""), doc.line((*key_path, i))
+        )
         for i, item in enumerate(items)
     )
 
@@ -368,7 +415,9 @@ def _global_actions(doc: _Doc) -> tuple[GlobalActionRequest, ...]:
         return ()
     items, key_path = found
     return tuple(
-        GlobalActionRequest(item["action"], item["tool"], item.get("description", ""), doc.line((*key_path, i)))
+        GlobalActionRequest(
+            item["action"], item["tool"], item.get("description", ""), doc.line((*key_path, i))
+        )
         for i, item in enumerate(items)
     )
 
@@ -394,7 +443,9 @@ def _handoff(doc: _Doc) -> HandoffRequest | None:
         can_be_called_by=ids("can_be_called_by"),
         default_return_to=None
         if default_return_to is None
-        else _normalised(doc, default_return_to, (*key_path, "default_return_to"), "handoff.default_return_to"),
+        else _normalised(
+            doc, default_return_to, (*key_path, "default_return_to"), "handoff.default_return_to"
+        ),
         return_behavior=block.get("return_behavior"),
         line=doc.line(key_path),
     )
@@ -426,16 +477,23 @@ def _sub_agents(doc: _Doc, sections: tuple[Section, ...]) -> tuple[SubAgentSpec,
     found = doc.pick(("sub_agents",))
     if found is not None:
         items, key_path = found
-        agents = tuple(SubAgentSpec(i["name"], i["instructions"], doc.line((*key_path, n))) for n, i in enumerate(items))
+        agents = tuple(
+            SubAgentSpec(i["name"], i["instructions"], doc.line((*key_path, n)))
+            for n, i in enumerate(items)
+        )
         _unique(doc, [(a.name, (*key_path, n)) for n, a in enumerate(agents)], "sub-agent")
         return agents
     section = next((s for s in sections if s.key == "perspectives"), None)
     if section is None:
         return ()
-    return tuple(SubAgentSpec(name, text or name, line) for name, text, line in _named_parts(doc, section))
+    return tuple(
+        SubAgentSpec(name, text or name, line) for name, text, line in _named_parts(doc, section)
+    )
 
 
-def _steps(doc: _Doc, sections: tuple[Section, ...], agent_type: str | None) -> tuple[StepSpec, ...]:
+def _steps(
+    doc: _Doc, sections: tuple[Section, ...], agent_type: str | None
+) -> tuple[StepSpec, ...]:
     # A guided skill pauses at every step unless a step says otherwise.
     waits = agent_type == "guided"
     found = doc.pick(("phases",))
@@ -444,7 +502,12 @@ def _steps(doc: _Doc, sections: tuple[Section, ...], agent_type: str | None) -> 
         steps = tuple(
             StepSpec(item, "", waits, doc.line((*key_path, n)))
             if isinstance(item, str)
-            else StepSpec(item["name"], item.get("instructions", ""), item.get("waits_for_user", waits), doc.line((*key_path, n)))
+            else StepSpec(
+                item["name"],
+                item.get("instructions", ""),
+                item.get("waits_for_user", waits),
+                doc.line((*key_path, n)),
+            )
             for n, item in enumerate(items)
         )
         _unique(doc, [(s.name, (*key_path, n)) for n, s in enumerate(steps)], "step")
@@ -452,7 +515,9 @@ def _steps(doc: _Doc, sections: tuple[Section, ...], agent_type: str | None) -> 
     section = next((s for s in sections if s.key == "phases"), None)
     if section is None:
         return ()
-    return tuple(StepSpec(name, text, waits, line) for name, text, line in _named_parts(doc, section))
+    return tuple(
+        StepSpec(name, text, waits, line) for name, text, line in _named_parts(doc, section)
+    )
 
 
 def _rules(doc: _Doc, sections: tuple[Section, ...]) -> tuple[str, ...]:
@@ -478,8 +543,12 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
     _unique(doc, [(d.name, (*dims_path, i)) for i, d in enumerate(dimensions)], "score")
     bands = []
     for i, item in enumerate(block.get("bands", ())):
-        _ordered(doc, float(item["min"]), float(item["max"]), (*bands_path, i), f"band {item['label']!r}")
-        bands.append((ScoreBand(item["label"], float(item["min"]), float(item["max"])), (*bands_path, i)))
+        _ordered(
+            doc, float(item["min"]), float(item["max"]), (*bands_path, i), f"band {item['label']!r}"
+        )
+        bands.append(
+            (ScoreBand(item["label"], float(item["min"]), float(item["max"])), (*bands_path, i))
+        )
     _unique(doc, [(b.label, p) for b, p in bands], "band")
     bands.sort(key=lambda pair: (-pair[0].minimum, -pair[0].maximum))
     for (upper, _), (lower, where) in zip(bands, bands[1:]):
@@ -491,7 +560,10 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
                 f"({upper.minimum:g}–{upper.maximum:g}); a total must earn exactly one verdict",
             )
     if dimensions and bands:
-        total_min, total_max = sum(d.minimum for d in dimensions), sum(d.maximum for d in dimensions)
+        total_min, total_max = (
+            sum(d.minimum for d in dimensions),
+            sum(d.maximum for d in dimensions),
+        )
         if bands[-1][0].minimum > total_min or bands[0][0].maximum < total_max:
             doc.warnings.append(
                 f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the dimensions add up to "
@@ -510,7 +582,11 @@ def _unique(doc: _Doc, named: list[tuple[str, KeyPath]], what: str) -> None:
     for name, key_path in named:
         key = name.strip().lower()
         if key in seen:
-            raise doc.fail("S207", key_path, f"{what} {name!r} appears twice (first on line {doc.line(seen[key])})")
+            raise doc.fail(
+                "S207",
+                key_path,
+                f"{what} {name!r} appears twice (first on line {doc.line(seen[key])})",
+            )
         seen[key] = key_path
 
 
@@ -529,9 +605,13 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
             continue
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        doc.warnings.append(f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as metadata{suggestion}")
+        doc.warnings.append(
+            f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as metadata{suggestion}"
+        )
         if key in result:
-            doc.warnings.append(f"top-level {key!r} replaces metadata.{key} (line {doc.line(('metadata', key))})")
+            doc.warnings.append(
+                f"top-level {key!r} replaces metadata.{key} (line {doc.line(('metadata', key))})"
+            )
         result[key] = value
     return result
 
@@ -570,7 +650,9 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
 
 def _scripts(source: SkillSource) -> tuple[ScriptFile, ...]:
     return tuple(
-        ScriptFile(name, _SCRIPT_LANGUAGES.get(PurePosixPath(name).suffix.lower(), "other"), _sha256(data))
+        ScriptFile(
+            name, _SCRIPT_LANGUAGES.get(PurePosixPath(name).suffix.lower(), "other"), _sha256(data)
+        )
         for name, data in source.files
         if PurePosixPath(name).parts[0] == "scripts"
     )
@@ -656,7 +738,9 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
             f"{len(definition.sections)} recognised sections, {len(definition.references)} references)",
         ),
     )
-    return PhaseResult(output=definition, checks=checks, warnings=tuple(dict.fromkeys(doc.warnings)))
+    return PhaseResult(
+        output=definition, checks=checks, warnings=tuple(dict.fromkeys(doc.warnings))
+    )
 
 
 class SkillAnalysisPhase:

@@ -116,9 +116,7 @@ def import_custom_tool(function: str) -> Callable[..., object]:
     return target
 
 
-def _custom_tool(
-    d: SkillDefinition, i: int, request: CustomToolRequest
-) -> CustomToolConfig:
+def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> CustomToolConfig:
     where = _loc(
         d,
         request.line,
@@ -191,13 +189,9 @@ def _global_action(
         "tools.global_actions",
     )
     server, dot, tool = request.tool.partition(".")
-    available = [f"{s.name}.{t}" for s in servers.values() for t in s.tools] + list(
-        custom
-    )
+    available = [f"{s.name}.{t}" for s in servers.values() for t in s.tools] + list(custom)
     if dot and server in servers and tool in servers[server].tools:
-        bound = GlobalActionConfig(
-            request.action, tool, server, request.description, where.line
-        )
+        bound = GlobalActionConfig(request.action, tool, server, request.description, where.line)
     elif not dot and request.tool in custom:
         bound = GlobalActionConfig(
             request.action, request.tool, "", request.description, where.line
@@ -230,9 +224,7 @@ def _apply_probe(
                 )
             )
         else:
-            warnings.append(
-                f"optional MCP server {server.name!r} is unavailable: {result.detail}"
-            )
+            warnings.append(f"optional MCP server {server.name!r} is unavailable: {result.detail}")
         return replace(server, status="unavailable", detail=result.detail)
     if not result.handshake:
         return replace(server, status="configured", detail=result.detail)
@@ -259,15 +251,11 @@ def _apply_probe(
                     where,
                 )
             )
-    return replace(
-        server, status="connected", detail=result.detail, definitions=definitions
-    )
+    return replace(server, status="connected", detail=result.detail, definitions=definitions)
 
 
 def _inputs(inputs: PhaseInput) -> tuple[SkillDefinition, AgentSpec]:
-    d, spec = inputs.previous.get("skill_analysis"), inputs.previous.get(
-        "handoff_protocol"
-    )
+    d, spec = inputs.previous.get("skill_analysis"), inputs.previous.get("handoff_protocol")
     if not isinstance(d, SkillDefinition) or not isinstance(spec, AgentSpec):
         raise ToolAssemblyError(
             "phase 4 needs the outputs of skill_analysis and handoff_protocol",
@@ -276,9 +264,7 @@ def _inputs(inputs: PhaseInput) -> tuple[SkillDefinition, AgentSpec]:
     return d, spec
 
 
-def _with_path(
-    d: SkillDefinition, location: SourceLocation | None
-) -> SourceLocation | None:
+def _with_path(d: SkillDefinition, location: SourceLocation | None) -> SourceLocation | None:
     return SourceLocation(d.source_path, location.line) if location else None
 
 
@@ -302,33 +288,23 @@ class ToolAssemblyPhase:
         """A new AgentSpec with ``tools`` set; raises ToolAssemblyError for unusable requests."""
         d, spec = _inputs(inputs)
         catalog = build_catalog(inputs.config.mcp_catalog)
-        requested = [
-            _resolve_server(d, i, r, catalog) for i, r in enumerate(d.mcp_servers)
-        ]
+        requested = [_resolve_server(d, i, r, catalog) for i, r in enumerate(d.mcp_servers)]
         custom = [_custom_tool(d, i, r) for i, r in enumerate(d.custom_tools)]
         _check_unique(
             d,
-            [
-                _Named(s.name, f"the MCP server request at line {s.line}", s.line)
-                for s in requested
-            ],
+            [_Named(s.name, f"the MCP server request at line {s.line}", s.line) for s in requested],
             "MCP server",
         )
         _check_unique(
             d,
-            [
-                _Named(t, f"MCP server {s.name!r}", s.line)
-                for s in requested
-                for t in s.tools
-            ]
+            [_Named(t, f"MCP server {s.name!r}", s.line) for s in requested for t in s.tools]
             + [_Named(c.name, f"custom tool {c.function}", c.line) for c in custom],
             "tool name",
         )
         by_server = {s.name: s for s in requested}
         by_custom = {c.name: c for c in custom}
         actions = tuple(
-            _global_action(d, i, a, by_server, by_custom)
-            for i, a in enumerate(d.global_actions)
+            _global_action(d, i, a, by_server, by_custom) for i, a in enumerate(d.global_actions)
         )
 
         probe = (
@@ -340,8 +316,7 @@ class ToolAssemblyPhase:
         unknown: list[CheckResult] = []
         warnings: list[str] = []
         servers = tuple(
-            _apply_probe(s, probe(catalog[s.name]), failures, unknown, warnings)
-            for s in requested
+            _apply_probe(s, probe(catalog[s.name]), failures, unknown, warnings) for s in requested
         )
         config = ToolConfig(
             mcp_servers=servers,
@@ -351,10 +326,8 @@ class ToolAssemblyPhase:
             connection_check="handshake" if inputs.config.connect else "configuration",
         )
         checks = (
-            _first(failures, d)
-            or CheckResult("mcps_connected", True, _connected_reason(config)),
-            _first(unknown, d)
-            or CheckResult("tools_available", True, _available_reason(config)),
+            _first(failures, d) or CheckResult("mcps_connected", True, _connected_reason(config)),
+            _first(unknown, d) or CheckResult("tools_available", True, _available_reason(config)),
         )
         return PhaseResult(
             output=replace(spec, tools=config), checks=checks, warnings=tuple(warnings)
@@ -365,31 +338,21 @@ def _first(results: list[CheckResult], d: SkillDefinition) -> CheckResult | None
     if not results:
         return None
     first = results[0]
-    reason = (
-        first.reason
-        if len(results) == 1
-        else f"{first.reason} (and {len(results) - 1} more)"
-    )
+    reason = first.reason if len(results) == 1 else f"{first.reason} (and {len(results) - 1} more)"
     return replace(first, reason=reason, location=_with_path(d, first.location))
 
 
 def _connected_reason(config: ToolConfig) -> str:
     if not config.mcp_servers:
         return "no MCP servers requested"
-    how = (
-        "handshake" if config.connection_check == "handshake" else "configuration check"
-    )
+    how = "handshake" if config.connection_check == "handshake" else "configuration check"
     states = ", ".join(f"{s.name} {s.status}" for s in config.mcp_servers)
     return f"{how}: {states}"
 
 
 def _available_reason(config: ToolConfig) -> str:
     names = config.tool_names()
-    return (
-        f"{len(names)} tools available: {', '.join(names)}"
-        if names
-        else "no tools requested"
-    )
+    return f"{len(names)} tools available: {', '.join(names)}" if names else "no tools requested"
 
 
 #: The phase object the runner loads.

@@ -27,8 +27,8 @@ from mindrian.agents.base import (
 )
 from mindrian.agents.collaborative import CollaborativeAgent
 from mindrian.agents.guided import BACK, SKIP, GuidedAgent, GuidedProgress
-from mindrian.agents.operator import HandoffOutput, OperatorAgent, SchemaMismatchError
 from mindrian.agents.mcp import McpUnavailableError
+from mindrian.agents.operator import HandoffOutput, OperatorAgent, SchemaMismatchError
 from mindrian.agents.pipeline import PipelineAgent, PipelineCheckpoint
 from mindrian.agents.role import RoleAgent
 

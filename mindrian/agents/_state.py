@@ -58,9 +58,7 @@ def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # A unique temp name, so two writers of one session never share a half-written file.
-    handle, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-    )
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)

@@ -138,11 +138,7 @@ def failed_status(status: Any) -> bool:
 
 def text_of(content: Any) -> str:
     """Run content as text: strings as they are, None as "", anything else via str()."""
-    return (
-        content
-        if isinstance(content, str)
-        else ("" if content is None else str(content))
-    )
+    return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
 class MindrianAgent(ABC):
@@ -175,9 +171,7 @@ class MindrianAgent(ABC):
     (names the agent uses). Before every run the toolkits are connected and a
     required server that is down, or lacks one of its tools, fails the run.
     """
-    accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset(
-        {HandoffType.DELEGATE}
-    )
+    accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -195,9 +189,7 @@ class MindrianAgent(ABC):
         part_models: Mapping[str, ModelRef] | None = None,
     ) -> None:
         if not self.agent_id:
-            raise TypeError(
-                f"{type(self).__name__} must set the class attribute agent_id"
-            )
+            raise TypeError(f"{type(self).__name__} must set the class attribute agent_id")
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
 
@@ -311,14 +303,10 @@ class MindrianAgent(ABC):
                 f"{context.handoff_type.value} handoffs (accepts: {accepted})"
             )
 
-    def _describe_failure(
-        self, exc: Exception, context: HandoffContext, expired: bool
-    ) -> str:
+    def _describe_failure(self, exc: Exception, context: HandoffContext, expired: bool) -> str:
         # Only our own deadline is a timeout; a TimeoutError from inside the agent is its error.
         if expired and isinstance(exc, TimeoutError):
-            return (
-                f"agent {self.agent_id!r} timed out after {context.timeout_seconds:g}s"
-            )
+            return f"agent {self.agent_id!r} timed out after {context.timeout_seconds:g}s"
         if isinstance(exc, AgentRunError):
             return str(exc)
         return f"{type(exc).__name__}: {exc}"
@@ -326,12 +314,8 @@ class MindrianAgent(ABC):
     async def _answer(self, context: HandoffContext) -> AgentReply:
         return await self.run(context.to_prompt(), session_id=context.session_id)
 
-    def _result(
-        self, context: HandoffContext, reply: AgentReply, duration: float
-    ) -> HandoffResult:
-        content = {
-            k: v for k, v in (reply.structured or {}).items() if k in _CONTENT_FIELDS
-        }
+    def _result(self, context: HandoffContext, reply: AgentReply, duration: float) -> HandoffResult:
+        content = {k: v for k, v in (reply.structured or {}).items() if k in _CONTENT_FIELDS}
         if reply.awaiting_input:
             content["needs_human_input"] = True
             content["human_input_reason"] = reply.prompt_for_user
@@ -367,9 +351,7 @@ def render_output(reply: AgentReply) -> str:
         return reply.content
     sections = [reply.content, "## Partial results"]
     for partial in reply.partials:
-        heading = f"### {partial.name}" + (
-            " (skipped)" if partial.status == "skipped" else ""
-        )
+        heading = f"### {partial.name}" + (" (skipped)" if partial.status == "skipped" else "")
         body = partial.output
         if partial.user_input:
             body += f"\n\n**User:** {partial.user_input}"

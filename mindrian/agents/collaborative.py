@@ -60,9 +60,7 @@ class CollaborativeAgent(MindrianAgent):
             )
             for name, instructions in self.perspectives
         ]
-        leader_instructions = "\n\n".join(
-            filter(None, (self.instructions, SYNTHESIS_INSTRUCTIONS))
-        )
+        leader_instructions = "\n\n".join(filter(None, (self.instructions, SYNTHESIS_INSTRUCTIONS)))
         return Team(
             id=self.agent_id,
             name=self.name or self.agent_id,
@@ -77,16 +75,12 @@ class CollaborativeAgent(MindrianAgent):
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         if self.debate_rounds < 1:
-            raise AgentRunError(
-                f"debate_rounds must be at least 1, got {self.debate_rounds}"
-            )
+            raise AgentRunError(f"debate_rounds must be at least 1, got {self.debate_rounds}")
         positions: tuple[Partial, ...] = ()
         partials: list[Partial] = []
         synthesis = ""
         for number in range(1, self.debate_rounds + 1):
-            prompt = (
-                message if number == 1 else _debate_prompt(message, positions, number)
-            )
+            prompt = message if number == 1 else _debate_prompt(message, positions, number)
             output = await self.agent.arun(prompt, session_id=session_id)
             synthesis = text_of(check_run(output, f"team {self.agent_id!r}"))
             positions = self._positions(output, number)

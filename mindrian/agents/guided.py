@@ -21,6 +21,14 @@ from typing import Any, ClassVar
 from agno.agent import Agent
 from agno.workflow import Step, Workflow
 
+from mindrian.agents._state import (
+    dump_json,
+    partial_from_data,
+    partial_to_data,
+    read_state,
+    session_file,
+    write_atomic,
+)
 from mindrian.agents.base import (
     AgentReply,
     AgentRunError,
@@ -31,14 +39,6 @@ from mindrian.agents.base import (
     resolve_state_dir,
     slug,
     text_of,
-)
-from mindrian.agents._state import (
-    dump_json,
-    partial_from_data,
-    partial_to_data,
-    read_state,
-    session_file,
-    write_atomic,
 )
 from mindrian.handoff import HandoffContext
 
@@ -134,8 +134,7 @@ class GuidedAgent(MindrianAgent):
             name=self.name or self.agent_id,
             description=self.description or None,
             steps=[
-                Step(name=name, agent=self._step_agent(name, text))
-                for name, text in self.steps
+                Step(name=name, agent=self._step_agent(name, text)) for name, text in self.steps
             ],
             telemetry=False,
         )
@@ -228,13 +227,9 @@ class GuidedAgent(MindrianAgent):
     async def _run_current(self, progress: GuidedProgress) -> AgentReply:
         name, _ = self.steps[progress.position]
         step_agent = self.agent.steps[progress.position].agent
-        output = await step_agent.arun(
-            self._step_prompt(progress), session_id=progress.session_id
-        )
+        output = await step_agent.arun(self._step_prompt(progress), session_id=progress.session_id)
         text = text_of(check_run(output, f"guided {self.agent_id!r} step {name!r}"))
-        shown = replace(
-            progress, partials=progress.partials + (Partial(name=name, output=text),)
-        )
+        shown = replace(progress, partials=progress.partials + (Partial(name=name, output=text),))
         self._save(shown)
         return self._paused_reply(shown)
 

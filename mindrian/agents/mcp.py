@@ -155,9 +155,7 @@ class _Lease:
         loop = asyncio.get_running_loop()
         if self.loop is not loop:
             if self.users:
-                raise RuntimeError(
-                    "an MCP toolkit is in use by a run in another event loop"
-                )
+                raise RuntimeError("an MCP toolkit is in use by a run in another event loop")
             self.loop, self.lock = loop, asyncio.Lock()
         assert self.lock is not None
         return self.lock
@@ -270,7 +268,7 @@ async def _open(toolkit: Any) -> str:
     try:
         # Unlike connect(), entering the toolkit raises the connection error instead of only logging it.
         await toolkit.__aenter__()
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a reason
+    except Exception as exc:
         await _discard(toolkit)
         return _describe(exc)
     except BaseException:  # cancelled while connecting
@@ -287,7 +285,7 @@ async def _open(toolkit: Any) -> str:
 async def _listing_problem(toolkit: Any) -> str:
     try:
         listed = await toolkit.session.list_tools()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"listing its tools failed: {_describe(exc)}"
     offered = [t.name for t in (listed if isinstance(listed, list) else listed.tools)]
     missing = [n for n in toolkit.include_tools or () if n not in offered]

@@ -23,9 +23,7 @@ class HandoffOutput(BaseModel):
 
     output: str = Field(description="The full answer, in markdown.")
     key_findings: list[str] = Field(default_factory=list, description="Main findings.")
-    recommendations: list[str] = Field(
-        default_factory=list, description="Recommended actions."
-    )
+    recommendations: list[str] = Field(default_factory=list, description="Recommended actions.")
     confidence: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Confidence in the answer, 0.0-1.0."
     )
@@ -52,8 +50,7 @@ def schema_mismatch(content: Any, schema: type[BaseModel]) -> str:
         schema.model_validate_json(content)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}"
-            for e in exc.errors()
+            f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()
         )
         return f"{schema.__name__}: {problems}"
     return f"{schema.__name__}: Agno returned the answer unparsed"
@@ -88,6 +85,4 @@ class OperatorAgent(MindrianAgent):
             raise SchemaMismatchError(
                 f"output did not match schema: {schema_mismatch(content, self.output_schema)}"
             )
-        return AgentReply(
-            content=content.output, structured=content.model_dump(mode="json")
-        )
+        return AgentReply(content=content.output, structured=content.model_dump(mode="json"))

@@ -138,9 +138,7 @@ class PipelineAgent(MindrianAgent):
                 agent=self._new_agno_agent(
                     name=name,
                     agent_id=f"{self.agent_id}-{slug(name)}",
-                    instructions="\n\n".join(
-                        filter(None, (self.instructions, instructions))
-                    ),
+                    instructions="\n\n".join(filter(None, (self.instructions, instructions))),
                     model=self.model_for(name),
                 ),
             )

@@ -73,14 +73,10 @@ class RoleAgent(MindrianAgent):
         )
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
-        output = await self.agent.arun(
-            message, session_id=session_id or self.session_id
-        )
+        output = await self.agent.arun(message, session_id=session_id or self.session_id)
         return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
 
     def history(self, session_id: str | None = None) -> tuple[tuple[str, str], ...]:
         """The stored conversation of a session as (role, content) pairs, oldest first."""
-        messages: Any = self.agent.get_chat_history(
-            session_id=session_id or self.session_id
-        )
+        messages: Any = self.agent.get_chat_history(session_id=session_id or self.session_id)
         return tuple((m.role, text_of(m.content)) for m in messages)

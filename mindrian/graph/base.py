@@ -68,19 +68,11 @@ class FrameworkRecord:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise ValueError(
-                f"framework id must be a non-empty string, got {self.id!r}"
-            )
+            raise ValueError(f"framework id must be a non-empty string, got {self.id!r}")
         object.__setattr__(self, "triggers", _strings(self.triggers, "triggers"))
-        object.__setattr__(
-            self, "problem_types", _strings(self.problem_types, "problem_types")
-        )
-        object.__setattr__(
-            self, "chains_to", _weighted(self.chains_to, "chains_to", self.id)
-        )
-        object.__setattr__(
-            self, "good_for", _weighted(self.good_for, "good_for", self.id)
-        )
+        object.__setattr__(self, "problem_types", _strings(self.problem_types, "problem_types"))
+        object.__setattr__(self, "chains_to", _weighted(self.chains_to, "chains_to", self.id))
+        object.__setattr__(self, "good_for", _weighted(self.good_for, "good_for", self.id))
 
     def to_plain(self) -> dict[str, Any]:
         """Plain data in a fixed key order, as written to registry.yaml."""
@@ -94,9 +86,7 @@ class FrameworkRecord:
             "triggers": list(self.triggers),
             "problem_types": list(self.problem_types),
             "chains_to": [{"target": t, "weight": w} for t, w in self.chains_to],
-            "good_for": [
-                {"problem_type": p, "confidence": c} for p, c in self.good_for
-            ],
+            "good_for": [{"problem_type": p, "confidence": c} for p, c in self.good_for],
         }
 
     @classmethod
@@ -111,9 +101,7 @@ class FrameworkRecord:
             source_digest=data.get("source_digest"),
             triggers=tuple(data.get("triggers") or ()),
             problem_types=tuple(data.get("problem_types") or ()),
-            chains_to=tuple(
-                (c["target"], c["weight"]) for c in data.get("chains_to") or ()
-            ),
+            chains_to=tuple((c["target"], c["weight"]) for c in data.get("chains_to") or ()),
             good_for=tuple(
                 (g["problem_type"], g["confidence"]) for g in data.get("good_for") or ()
             ),
@@ -283,17 +271,12 @@ def _register_batch(run: Run, records: Sequence[FrameworkRecord]) -> None:
     _reject_duplicate_ids(records)
     wanted_chains = {(r.id, t): w for r in records for t, w in r.chains_to}
     wanted_good_for = {(r.id, p): c for r in records for p, c in r.good_for}
-    released = _delete_relationships(
-        run, [r.id for r in records], wanted_chains, wanted_good_for
-    )
+    released = _delete_relationships(run, [r.id for r in records], wanted_chains, wanted_good_for)
     run(q.REGISTER_FRAMEWORKS, {"frameworks": [_framework_row(r) for r in records]})
     # UNWIND over nothing is a no-op in Neo4j, but the embedded engine cannot type an
     # empty list parameter, so empty batches are simply not sent.
     if wanted_chains:
-        chains = [
-            {"source": s, "target": t, "weight": w}
-            for (s, t), w in wanted_chains.items()
-        ]
+        chains = [{"source": s, "target": t, "weight": w} for (s, t), w in wanted_chains.items()]
         run(q.MERGE_CHAINS, {"chains": chains})
     if wanted_good_for:
         good_for = [
@@ -312,16 +295,12 @@ def _delete_relationships(
 ) -> list[str]:
     """Delete the outgoing relationships of ``ids`` not in the keep sets; returns released targets."""
     stored_chains = run(q.OUTGOING_CHAINS, {"ids": list(ids)})
-    stale_chains = [
-        r for r in stored_chains if (r["source"], r["target"]) not in keep_chains
-    ]
+    stale_chains = [r for r in stored_chains if (r["source"], r["target"]) not in keep_chains]
     if stale_chains:
         run(q.DELETE_CHAINS, {"pairs": stale_chains})
     stored_good_for = run(q.OUTGOING_GOOD_FOR, {"ids": list(ids)})
     stale_good_for = [
-        r
-        for r in stored_good_for
-        if (r["source"], r["problem_type"]) not in keep_good_for
+        r for r in stored_good_for if (r["source"], r["problem_type"]) not in keep_good_for
     ]
     if stale_good_for:
         run(q.DELETE_GOOD_FOR, {"pairs": stale_good_for})
@@ -342,9 +321,7 @@ def _unregister(run: Run, framework_id: str) -> bool:
     return True
 
 
-def _record(
-    node: Row, chains: Iterable[Row], good_for: Iterable[Row]
-) -> FrameworkRecord:
+def _record(node: Row, chains: Iterable[Row], good_for: Iterable[Row]) -> FrameworkRecord:
     return FrameworkRecord(
         id=node["id"],
         name=node["name"],
@@ -376,9 +353,7 @@ def _export(run: Run) -> tuple[FrameworkRecord, ...]:
     for row in run(q.EXPORT_GOOD_FOR, {}):
         good_for.setdefault(row["source"], []).append(row)
     nodes = run(q.EXPORT_FRAMEWORKS, {})
-    records = (
-        _record(n, chains.get(n["id"], ()), good_for.get(n["id"], ())) for n in nodes
-    )
+    records = (_record(n, chains.get(n["id"], ()), good_for.get(n["id"], ())) for n in nodes)
     return tuple(sorted(records, key=lambda r: r.id))
 
 

@@ -60,8 +60,6 @@ def embedded_text(query: q.Query) -> str:
         if rewrite.query != query.name:
             continue
         if text.count(rewrite.old) != 1:
-            raise ValueError(
-                f"rewrite for {query.name} expects {rewrite.old!r} exactly once"
-            )
+            raise ValueError(f"rewrite for {query.name} expects {rewrite.old!r} exactly once")
         text = text.replace(rewrite.old, rewrite.new)
     return text

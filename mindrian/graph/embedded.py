@@ -24,7 +24,9 @@ _T = TypeVar("_T")
 class EmbeddedRegistry(Registry):
     """Registry in a LadybugDB file at ``path``, or in memory when ``path`` is None."""
 
-    def __init__(self, path: str | Path | None = DEFAULT_EMBEDDED_PATH, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | Path | None = DEFAULT_EMBEDDED_PATH, *, read_only: bool = False
+    ) -> None:
         """Open (and, unless ``read_only``, create) the registry.
 
         Read-only opens never create the file and take no writer's lock, so any
@@ -35,19 +37,21 @@ class EmbeddedRegistry(Registry):
         # One connection serves one transaction at a time; MCP handlers may run in threads.
         self._lock = threading.Lock()
         if read_only and (path is None or not Path(path).exists()):
-            raise GraphError(f"cannot open embedded registry {self._where} read-only: it does not exist")
+            raise GraphError(
+                f"cannot open embedded registry {self._where} read-only: it does not exist"
+            )
         try:
             if path is not None and not read_only:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._database = ladybug.Database(":memory:" if path is None else str(path), read_only=read_only)
+            self._database = ladybug.Database(
+                ":memory:" if path is None else str(path), read_only=read_only
+            )
             self._connection = ladybug.Connection(self._database)
             if not read_only:
                 for statement in EMBEDDED_SCHEMA:
                     self._connection.execute(statement)
         except (RuntimeError, OSError) as exc:
-            raise GraphError(
-                f"cannot open embedded registry {self._where}: {exc}"
-            ) from exc
+            raise GraphError(f"cannot open embedded registry {self._where}: {exc}") from exc
 
     def __repr__(self) -> str:
         return f"EmbeddedRegistry({self._where!r})"
@@ -106,6 +110,4 @@ class EmbeddedRegistry(Registry):
 
 # Embedded-only diagnostic read: `RETURN f` yields every column of the node table, which
 # Neo4j would express as properties(f); it is not part of the shared query set.
-_NODE_PROPERTIES = q.Query(
-    "node_properties", "MATCH (f:Framework {id: $id})\nRETURN f", ("id",)
-)
+_NODE_PROPERTIES = q.Query("node_properties", "MATCH (f:Framework {id: $id})\nRETURN f", ("id",))

@@ -36,9 +36,5 @@ def open_registry(
     user = user or environ.get("NEO4J_USERNAME")
     password = password if password is not None else environ.get("NEO4J_PASSWORD")
     if not user or password is None:
-        raise GraphError(
-            "a Neo4j URI is set but NEO4J_USERNAME or NEO4J_PASSWORD is missing"
-        )
-    return Neo4jRegistry(
-        uri, user, password, database or environ.get("NEO4J_DATABASE") or None
-    )
+        raise GraphError("a Neo4j URI is set but NEO4J_USERNAME or NEO4J_PASSWORD is missing")
+    return Neo4jRegistry(uri, user, password, database or environ.get("NEO4J_DATABASE") or None)

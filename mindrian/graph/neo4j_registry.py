@@ -94,23 +94,15 @@ class Neo4jRegistry(Registry):
         if self._driver is None:
             raise GraphError(f"Neo4j registry at {self._uri} is closed")
         try:
-            with self._driver.session(
-                database=self._database, default_access_mode=mode
-            ) as session:
-                execute = (
-                    session.execute_write
-                    if mode == _WRITE_ACCESS
-                    else session.execute_read
-                )
+            with self._driver.session(database=self._database, default_access_mode=mode) as session:
+                execute = session.execute_write if mode == _WRITE_ACCESS else session.execute_read
                 return execute(lambda tx: work(_runner(tx)))
         except (Neo4jError, DriverError) as exc:
             raise self._error("query failed", exc) from None
 
     def _error(self, what: str, exc: BaseException) -> GraphError:
         # The driver's own text is kept for diagnosis, minus anything resembling the password.
-        detail = (
-            str(exc).replace(self._password, _REDACTED) if self._password else str(exc)
-        )
+        detail = str(exc).replace(self._password, _REDACTED) if self._password else str(exc)
         return GraphError(
             f"Neo4j at {self._uri} (user {self._user}): {what}: {type(exc).__name__}: {detail}"
         )

@@ -34,7 +34,6 @@ __all__ = [
     "OUTGOING_GOOD_FOR",
     "PROPERTY_KEYS",
     "PRUNE_PLACEHOLDERS",
-    "Query",
     "REGISTER_FRAMEWORKS",
     "RELATIONSHIP_TYPES",
     "ROW_KEYS",
@@ -42,6 +41,7 @@ __all__ = [
     "SEED_SELECT_QUERY",
     "SELECT_FRAMEWORKS",
     "SELECT_QUERY",
+    "Query",
 ]
 
 
@@ -81,8 +81,7 @@ ROW_KEYS = ("source", "target", "problem_type")
 
 CONSTRAINT_FRAMEWORK_ID = Query(
     "constraint_framework_id",
-    "CREATE CONSTRAINT framework_id IF NOT EXISTS\n"
-    "FOR (f:Framework) REQUIRE f.id IS UNIQUE",
+    "CREATE CONSTRAINT framework_id IF NOT EXISTS\nFOR (f:Framework) REQUIRE f.id IS UNIQUE",
 )
 
 CONSTRAINT_PROBLEM_TYPE_NAME = Query(
@@ -241,9 +240,7 @@ ORDER BY problem_type""",
 
 EXPORT_FRAMEWORKS = Query(
     "export_frameworks",
-    "MATCH (f:Framework)\nWHERE f.registered = true\n"
-    + _FRAMEWORK_COLUMNS
-    + "\nORDER BY id",
+    "MATCH (f:Framework)\nWHERE f.registered = true\n" + _FRAMEWORK_COLUMNS + "\nORDER BY id",
 )
 
 EXPORT_CHAINS = Query(
@@ -271,9 +268,7 @@ MATCH (f:Framework)
 RETURN f.registered AS registered, count(f) AS n""",
 )
 
-COUNT_PROBLEM_TYPES = Query(
-    "count_problem_types", "MATCH (p:ProblemType)\nRETURN count(p) AS n"
-)
+COUNT_PROBLEM_TYPES = Query("count_problem_types", "MATCH (p:ProblemType)\nRETURN count(p) AS n")
 
 COUNT_CHAINS = Query(
     "count_chains",

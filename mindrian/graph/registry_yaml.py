@@ -49,12 +49,8 @@ def parse_registry_yaml(text: str) -> tuple[FrameworkRecord, ...]:
     """Framework records from registry.yaml text."""
     document = yaml.safe_load(text) or {}
     if document.get("format") != FORMAT_VERSION:
-        raise ValueError(
-            f"registry.yaml format {document.get('format')!r} is not {FORMAT_VERSION}"
-        )
-    return tuple(
-        FrameworkRecord.from_plain(item) for item in document.get("frameworks") or ()
-    )
+        raise ValueError(f"registry.yaml format {document.get('format')!r} is not {FORMAT_VERSION}")
+    return tuple(FrameworkRecord.from_plain(item) for item in document.get("frameworks") or ())
 
 
 def load_registry_yaml(path: str | Path) -> tuple[FrameworkRecord, ...]:
@@ -62,16 +58,12 @@ def load_registry_yaml(path: str | Path) -> tuple[FrameworkRecord, ...]:
     return parse_registry_yaml(Path(path).read_text(encoding="utf-8"))
 
 
-def write_registry_yaml(
-    source: Registry | Iterable[FrameworkRecord], path: str | Path
-) -> None:
+def write_registry_yaml(source: Registry | Iterable[FrameworkRecord], path: str | Path) -> None:
     """Write registry.yaml atomically (temp file in the same folder, then os.replace)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = dump_registry_yaml(source)
-    fd, temp = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)

@@ -22,20 +22,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from mindrian.handoff.context import HandoffContext, HandoffResult
 
-__all__ = ["HandoffAgent", "AgentRunner", "adapt_agent", "coerce_result"]
+__all__ = ["AgentRunner", "HandoffAgent", "adapt_agent", "coerce_result"]
 
 #: The shape every registered agent is adapted to.
 AgentRunner = Callable[[HandoffContext], Awaitable[HandoffResult]]
 
 #: Result fields the manager owns: routing comes from the context, duration from its clock.
-_MANAGED_FIELDS = frozenset(
-    {"handoff_id", "from_agent", "to_agent", "duration_seconds"}
-)
+_MANAGED_FIELDS = frozenset({"handoff_id", "from_agent", "to_agent", "duration_seconds"})
 
 #: Result fields an agent's structured content may set.
-_CONTENT_FIELDS = tuple(
-    f.name for f in fields(HandoffResult) if f.name not in _MANAGED_FIELDS
-)
+_CONTENT_FIELDS = tuple(f.name for f in fields(HandoffResult) if f.name not in _MANAGED_FIELDS)
 
 #: Agno run statuses that mean the run did not produce an answer.
 _FAILED_RUN_STATUSES = frozenset({"ERROR", "CANCELLED"})

@@ -13,7 +13,7 @@ import math
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Self
 
@@ -21,17 +21,17 @@ from mindrian.handoff._markdown import bullets, quote
 from mindrian.handoff.types import HandoffMode, HandoffType, ReturnBehavior
 
 __all__ = [
-    "MIN_CLARITY",
     "DEFAULT_TIMEOUT_SECONDS",
+    "MIN_CLARITY",
     "OUTPUT_FORMATS",
+    "ConversationSummary",
+    "HandoffContext",
+    "HandoffRecord",
+    "HandoffResult",
+    "PreviousAnalysis",
+    "ProblemClarity",
     "new_handoff_id",
     "utc_now",
-    "ProblemClarity",
-    "ConversationSummary",
-    "PreviousAnalysis",
-    "HandoffContext",
-    "HandoffResult",
-    "HandoffRecord",
 ]
 
 #: Overall clarity from which a problem is ready for framework analysis.
@@ -51,7 +51,7 @@ def new_handoff_id() -> str:
 
 def utc_now() -> datetime:
     """The current time as a timezone-aware UTC datetime."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class _PlainData:
@@ -93,15 +93,11 @@ def _set(obj: object, name: str, value: Any) -> None:
 def _strings(value: Iterable[str], name: str) -> tuple[str, ...]:
     # A bare string is iterable too; taking it as a list of characters is never intended.
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(
-            f"{name} must be a sequence of strings, got {type(value).__name__}"
-        )
+        raise TypeError(f"{name} must be a sequence of strings, got {type(value).__name__}")
     items = tuple(value)
     for item in items:
         if not isinstance(item, str):
-            raise TypeError(
-                f"{name} must contain only strings, got {type(item).__name__}"
-            )
+            raise TypeError(f"{name} must contain only strings, got {type(item).__name__}")
     return items
 
 
@@ -176,9 +172,7 @@ class ProblemClarity(_PlainData):
     @property
     def overall_clarity(self) -> float:
         """Mean of the three clarity scores."""
-        return (
-            math.fsum((self.what_clarity, self.who_clarity, self.success_clarity)) / 3
-        )
+        return math.fsum((self.what_clarity, self.who_clarity, self.success_clarity)) / 3
 
     @property
     def is_ready_for_analysis(self) -> bool:
@@ -316,9 +310,7 @@ class HandoffContext(_PlainData):
         _set(
             self,
             "previous_analyses",
-            tuple(
-                _coerce(a, PreviousAnalysis) for a in _sequence(self.previous_analyses)
-            ),
+            tuple(_coerce(a, PreviousAnalysis) for a in _sequence(self.previous_analyses)),
         )
         for name in ("task_description", "expected_output"):
             _set(self, name, _text(getattr(self, name), name))
@@ -331,14 +323,10 @@ class HandoffContext(_PlainData):
         _set(self, "handoff_type", HandoffType(self.handoff_type))
         _set(self, "handoff_mode", HandoffMode(self.handoff_mode))
         if isinstance(self.priority, bool) or not isinstance(self.priority, int):
-            raise TypeError(
-                f"priority must be an int, got {type(self.priority).__name__}"
-            )
+            raise TypeError(f"priority must be an int, got {type(self.priority).__name__}")
         timeout = _number(self.timeout_seconds, "timeout_seconds")
         if timeout <= 0:
-            raise ValueError(
-                f"timeout_seconds must be positive, got {self.timeout_seconds!r}"
-            )
+            raise ValueError(f"timeout_seconds must be positive, got {self.timeout_seconds!r}")
         _set(self, "timeout_seconds", timeout)
         self._check_types()
 
@@ -346,10 +334,7 @@ class HandoffContext(_PlainData):
         checks = (
             ("problem_clarity", self.problem_clarity, ProblemClarity),
             ("conversation", self.conversation, ConversationSummary),
-            *(
-                ("previous_analyses", a, PreviousAnalysis)
-                for a in self.previous_analyses
-            ),
+            *(("previous_analyses", a, PreviousAnalysis) for a in self.previous_analyses),
         )
         for name, value, cls in checks:
             if not isinstance(value, cls):
@@ -367,11 +352,7 @@ class HandoffContext(_PlainData):
             _analyses_section(self.previous_analyses),
             _list_section("## Focus Areas", self.focus_areas),
             _list_section("## Areas to Ignore", self.ignore_areas),
-            (
-                f"## Expected Output\n{self.expected_output}"
-                if self.expected_output
-                else ""
-            ),
+            (f"## Expected Output\n{self.expected_output}" if self.expected_output else ""),
             "## Return Instructions\n"
             f"Return your results to: **{self.return_to}**\n"
             f"Return behavior: **{self.return_behavior.value}**",
@@ -381,9 +362,7 @@ class HandoffContext(_PlainData):
 
 def _sequence(value: Any) -> tuple[Any, ...]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError(
-            f"previous_analyses must be a sequence, got {type(value).__name__}"
-        )
+        raise TypeError(f"previous_analyses must be a sequence, got {type(value).__name__}")
     return tuple(value)
 
 
@@ -434,9 +413,7 @@ def _conversation_section(conversation: ConversationSummary) -> str:
 
 
 def _analysis_block(analysis: PreviousAnalysis) -> str:
-    scores = tuple(
-        f"{name}: {_number_text(value)}" for name, value in analysis.scores.items()
-    )
+    scores = tuple(f"{name}: {_number_text(value)}" for name, value in analysis.scores.items())
     blocks = (
         f"### {analysis.agent_id}\nConfidence: {_percent(analysis.confidence)}",
         quote(analysis.summary),
@@ -450,9 +427,7 @@ def _analysis_block(analysis: PreviousAnalysis) -> str:
 def _analyses_section(analyses: tuple[PreviousAnalysis, ...]) -> str:
     if not analyses:
         return ""
-    return "## Previous Analyses\n\n" + "\n\n".join(
-        _analysis_block(a) for a in analyses
-    )
+    return "## Previous Analyses\n\n" + "\n\n".join(_analysis_block(a) for a in analyses)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -501,9 +476,7 @@ class HandoffResult(_PlainData):
             _set(self, name, _text(getattr(self, name), name, required=True))
         for name in ("success", "needs_human_input"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(
-                    f"{name} must be a bool, got {type(getattr(self, name)).__name__}"
-                )
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         _set(self, "output", _text(self.output, "output"))
         if self.output_format not in OUTPUT_FORMATS:
             raise ValueError(
@@ -532,9 +505,7 @@ class HandoffResult(_PlainData):
         _set(self, "error", _optional_text(self.error, "error"))
 
     @classmethod
-    def failure(
-        cls, context: HandoffContext, error: str, duration: float = 0.0
-    ) -> HandoffResult:
+    def failure(cls, context: HandoffContext, error: str, duration: float = 0.0) -> HandoffResult:
         """A failed result answering ``context``."""
         return cls(
             handoff_id=context.handoff_id,
@@ -561,6 +532,4 @@ class HandoffRecord(_PlainData):
         if not isinstance(self.context, HandoffContext) or not isinstance(
             self.result, HandoffResult
         ):
-            raise TypeError(
-                "a HandoffRecord needs a HandoffContext and a HandoffResult"
-            )
+            raise TypeError("a HandoffRecord needs a HandoffContext and a HandoffResult")

@@ -117,12 +117,8 @@ class HandoffManager:
         return HandoffContext(
             handoff_id=handoff_id or self._new_id(),
             timestamp=timestamp or self._now(),
-            problem_clarity=(
-                problem_clarity if problem_clarity is not None else ProblemClarity()
-            ),
-            conversation=(
-                conversation if conversation is not None else ConversationSummary()
-            ),
+            problem_clarity=(problem_clarity if problem_clarity is not None else ProblemClarity()),
+            conversation=(conversation if conversation is not None else ConversationSummary()),
             session_id=session_id,
             previous_analyses=tuple(previous_analyses),
             task_description=task,
@@ -137,9 +133,7 @@ class HandoffManager:
             handoff_mode=handoff_mode,
             priority=priority,
             timeout_seconds=(
-                timeout_seconds
-                if timeout_seconds is not None
-                else self._default_timeout
+                timeout_seconds if timeout_seconds is not None else self._default_timeout
             ),
         )
 
@@ -156,9 +150,7 @@ class HandoffManager:
         """Run one after another; each later context also gets the earlier successful results."""
         results: list[HandoffResult] = []
         for context in contexts:
-            earlier = tuple(
-                PreviousAnalysis.from_result(r) for r in results if r.success
-            )
+            earlier = tuple(PreviousAnalysis.from_result(r) for r in results if r.success)
             step = replace(
                 context,
                 previous_analyses=context.previous_analyses + earlier,
@@ -171,9 +163,7 @@ class HandoffManager:
         self, contexts: Sequence[HandoffContext]
     ) -> tuple[HandoffResult, ...]:
         """Run all at once; results come back in the order of ``contexts``."""
-        return await self._gather(
-            [replace(c, handoff_mode=HandoffMode.PARALLEL) for c in contexts]
-        )
+        return await self._gather([replace(c, handoff_mode=HandoffMode.PARALLEL) for c in contexts])
 
     async def execute_selective(
         self, context: HandoffContext, candidates: Sequence[str], choose: Chooser
@@ -194,9 +184,7 @@ class HandoffManager:
             )
         if choice not in options:
             listed = ", ".join(options) or "(none)"
-            error = (
-                f"router chose {choice!r}, which is not one of the candidates: {listed}"
-            )
+            error = f"router chose {choice!r}, which is not one of the candidates: {listed}"
             return self._finish(step, HandoffResult.failure(step, error), start)
         chosen = replace(step, to_agent=choice)
         return self._finish(chosen, await self._run(chosen), start)
@@ -212,15 +200,12 @@ class HandoffManager:
         if rounds < 1:
             raise ValueError(f"a debate needs at least one round, got {rounds}")
         if len(contexts) < 2:
-            raise ValueError(
-                f"a debate needs at least two participants, got {len(contexts)}"
-            )
+            raise ValueError(f"a debate needs at least two participants, got {len(contexts)}")
         openers = [replace(c, handoff_mode=HandoffMode.DEBATE) for c in contexts]
         outcomes = [await self._gather(openers)]
         for number in range(2, rounds + 1):
             turns = [
-                self._debate_turn(c, i, outcomes[-1], number, rounds)
-                for i, c in enumerate(openers)
+                self._debate_turn(c, i, outcomes[-1], number, rounds) for i, c in enumerate(openers)
             ]
             outcomes.append(await self._gather(turns))
         return tuple(outcomes)
@@ -235,9 +220,7 @@ class HandoffManager:
         results = tuple(results)
         if synthesizer is None:
             return merge_results(results, context)
-        return await self.execute(
-            self._synthesis_context(results, context, synthesizer)
-        )
+        return await self.execute(self._synthesis_context(results, context, synthesizer))
 
     # --- control: transfer, return, escalate -------------------------------------
 
@@ -256,14 +239,10 @@ class HandoffManager:
         else:
             result = await self._run(step)
             if result.success:
-                self._owners.setdefault(session, [step.from_agent]).append(
-                    step.to_agent
-                )
+                self._owners.setdefault(session, [step.from_agent]).append(step.to_agent)
         return self._finish(step, result, start)
 
-    def return_control(
-        self, session_id: str, from_agent: str, output: str = ""
-    ) -> HandoffResult:
+    def return_control(self, session_id: str, from_agent: str, output: str = "") -> HandoffResult:
         """``from_agent`` hands ``session_id`` back to whoever transferred it; ``output`` summarises its part."""
         chain = self._owners.get(session_id, [])
         back_to = chain[-2] if len(chain) >= 2 else from_agent
@@ -282,15 +261,11 @@ class HandoffManager:
         if len(chain) < 2:
             return self._finish(
                 context,
-                HandoffResult.failure(
-                    context, f"no transfer to return in session {session_id}"
-                ),
+                HandoffResult.failure(context, f"no transfer to return in session {session_id}"),
                 start,
             )
         if chain[-1] != from_agent:
-            error = (
-                f"{from_agent} cannot return session {session_id}: {chain[-1]} owns it"
-            )
+            error = f"{from_agent} cannot return session {session_id}: {chain[-1]} owns it"
             return self._finish(context, HandoffResult.failure(context, error), start)
         chain.pop()
         # Routing is spelled out because the returning agent is the context's sender here.
@@ -362,9 +337,7 @@ class HandoffManager:
         self._history.append(HandoffRecord(context=context, result=result))
         return result
 
-    async def _gather(
-        self, contexts: Sequence[HandoffContext]
-    ) -> tuple[HandoffResult, ...]:
+    async def _gather(self, contexts: Sequence[HandoffContext]) -> tuple[HandoffResult, ...]:
         outcomes = await asyncio.gather(
             *(self.execute(c) for c in contexts), return_exceptions=True
         )
@@ -412,14 +385,10 @@ class HandoffManager:
         synthesizer: str,
     ) -> HandoffContext:
         done = tuple(PreviousAnalysis.from_result(r) for r in results if r.success)
-        failed = tuple(
-            f"{r.from_agent}: {r.error or 'failed'}" for r in results if not r.success
-        )
+        failed = tuple(f"{r.from_agent}: {r.error or 'failed'}" for r in results if not r.success)
         task = f"Synthesize the {len(done)} analyses under Previous Analyses into one answer to: {context.task_description}"
         if failed:
-            task += (
-                f"\n\nThese handoffs failed and are not included:\n{bullets(failed)}"
-            )
+            task += f"\n\nThese handoffs failed and are not included:\n{bullets(failed)}"
         return replace(
             context,
             handoff_id=self._new_id(),

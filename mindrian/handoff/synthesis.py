@@ -8,8 +8,8 @@ that score, and failures are reported rather than dropped.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from mindrian.handoff._markdown import bullets, quote
 from mindrian.handoff.context import HandoffContext, HandoffResult
@@ -20,15 +20,12 @@ __all__ = ["SYNTHESIS_AGENT_ID", "merge_results"]
 SYNTHESIS_AGENT_ID = "handoff-manager"
 
 
-def merge_results(
-    results: Sequence[HandoffResult], context: HandoffContext
-) -> HandoffResult:
+def merge_results(results: Sequence[HandoffResult], context: HandoffContext) -> HandoffResult:
     """One result combining ``results``, returned to ``context.return_to``."""
     done = tuple(r for r in results if r.success)
     failed = tuple(r for r in results if not r.success)
     failures = tuple(
-        f"{r.from_agent}: {r.error or 'failed without an error message'}"
-        for r in failed
+        f"{r.from_agent}: {r.error or 'failed without an error message'}" for r in failed
     )
     merged = HandoffResult(
         handoff_id=f"{context.handoff_id}:synthesis",
@@ -47,9 +44,7 @@ def merge_results(
             )
         ),
         needs_human_input=any(r.needs_human_input for r in results),
-        human_input_reason="; ".join(
-            r.human_input_reason for r in results if r.human_input_reason
-        ),
+        human_input_reason="; ".join(r.human_input_reason for r in results if r.human_input_reason),
         # Total agent time, so the figure does not depend on how the handoffs were scheduled.
         duration_seconds=math.fsum(r.duration_seconds for r in results),
         error="; ".join(failures) or None,
@@ -68,26 +63,17 @@ def _mean(values: Iterable[float]) -> float:
 
 def _mean_scores(results: Sequence[HandoffResult]) -> dict[str, float]:
     names = _unique(name for r in results for name in r.scores)
-    return {
-        name: _mean(r.scores[name] for r in results if name in r.scores)
-        for name in names
-    }
+    return {name: _mean(r.scores[name] for r in results if name in r.scores) for name in names}
 
 
-def _output(
-    merged: HandoffResult, done: Sequence[HandoffResult], failures: Sequence[str]
-) -> str:
+def _output(merged: HandoffResult, done: Sequence[HandoffResult], failures: Sequence[str]) -> str:
     succeeded = len(done)
     total = succeeded + len(failures)
     scores = tuple(f"{name}: {value:g}" for name, value in merged.scores.items())
     sections = (
         f"# Synthesis of {total} handoff{'s' if total != 1 else ''} ({succeeded} succeeded, {len(failures)} failed)",
         f"Confidence: {merged.confidence:.0%}" if succeeded else "",
-        (
-            f"## Key Findings\n{bullets(merged.key_findings)}"
-            if merged.key_findings
-            else ""
-        ),
+        (f"## Key Findings\n{bullets(merged.key_findings)}" if merged.key_findings else ""),
         (
             f"## Recommendations\n{bullets(merged.recommendations)}"
             if merged.recommendations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["HandoffType", "HandoffMode", "ReturnBehavior"]
+__all__ = ["HandoffMode", "HandoffType", "ReturnBehavior"]
 
 
 class HandoffType(str, Enum):

@@ -30,7 +30,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     source = args.registry or _default_source()
     if source is None:
-        parser.exit(1, f"{parser.prog}: no registry: neither {DEFAULT_EMBEDDED_PATH} nor {FALLBACK_YAML} exists; pass --registry\n")
+        parser.exit(
+            1,
+            f"{parser.prog}: no registry: neither {DEFAULT_EMBEDDED_PATH} nor {FALLBACK_YAML} exists; pass --registry\n",
+        )
     try:
         registry = open_source_registry(source)
     except GraphError as error:

@@ -55,19 +55,13 @@ def build_server(registry: Registry) -> MCPServer:
         """Best registered frameworks, best first: 0.6 for a trigger match, 0.4 for a
         problem-type match, plus 0.3 x the chaining weight to frameworks already used.
         """
-        chosen = registry.select(
-            triggers, problem_types or (), previous or (), limit=limit
-        )
-        return {
-            "frameworks": [
-                {"id": s.id, "name": s.name, "score": s.score} for s in chosen
-            ]
-        }
+        chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
+        return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
 
     @server.tool()
     def get_framework(
         id: str,
-    ) -> dict[str, Any]:  # noqa: A002 - the tool's public argument name
+    ) -> dict[str, Any]:
         """One registered framework with its triggers, problem types and relationships."""
         record = registry.get(id)
         plain = record.to_plain() if record is not None else None

@@ -154,9 +154,7 @@ class OfflineGuard:
             caught.extend(self.violations[before:])
             del self.violations[before:]
         if not caught:
-            raise AssertionError(
-                "expected a real model call or network access to be blocked"
-            )
+            raise AssertionError("expected a real model call or network access to be blocked")
 
     def _record(self, what: str) -> None:
         self.violations.append(what)
@@ -169,11 +167,11 @@ class OfflineGuard:
         def blocked(model: Any, *args: Any, **kwargs: Any) -> Any:
             if isinstance(model, allowed):
                 return original(model, *args, **kwargs)
-            what = f"real model call: {type(model).__name__}(id={getattr(model, 'id', '?')!r}).{name}"
-            guard._record(what)
-            raise RealModelCallError(
-                f"{what} is not allowed in tests; inject a ScriptedModel"
+            what = (
+                f"real model call: {type(model).__name__}(id={getattr(model, 'id', '?')!r}).{name}"
             )
+            guard._record(what)
+            raise RealModelCallError(f"{what} is not allowed in tests; inject a ScriptedModel")
 
         setattr(cls, name, blocked)
         self._undo.append(lambda: setattr(cls, name, original))
@@ -183,9 +181,7 @@ class OfflineGuard:
         guard = self
 
         @functools.wraps(original)
-        def blocked(
-            sock: socket.socket, address: Any, *args: Any, **kwargs: Any
-        ) -> Any:
+        def blocked(sock: socket.socket, address: Any, *args: Any, **kwargs: Any) -> Any:
             internet = sock.family in (socket.AF_INET, socket.AF_INET6)
             if internet and not _is_loopback(address[0]):
                 what = f"network connection to {address[0]}:{address[1]}"
@@ -272,9 +268,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(
-    item: pytest.Item, nextitem: pytest.Item | None
-) -> Iterator[None]:
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     return (yield from _fail_on_blocked_attempts())
 
 

@@ -181,9 +181,7 @@ class ScriptedModel(Model):
     model itself, so a test observes every turn through the object it created.
     """
 
-    def __init__(
-        self, *script: Any, id: str = "scripted", name: str = "ScriptedModel"
-    ) -> None:
+    def __init__(self, *script: Any, id: str = "scripted", name: str = "ScriptedModel") -> None:
         super().__init__(id=id, name=name, provider="scripted")
         for entry in script:
             if not callable(entry):
@@ -246,9 +244,7 @@ class ScriptedModel(Model):
     def invoke_stream(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponse]:
         yield self._next_response(kwargs)
 
-    async def ainvoke_stream(
-        self, *args: Any, **kwargs: Any
-    ) -> AsyncIterator[ModelResponse]:
+    async def ainvoke_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ModelResponse]:
         yield self._next_response(kwargs)
 
     def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
@@ -282,9 +278,7 @@ class ScriptedModel(Model):
     def _response(self, step: Step) -> ModelResponse:
         response = ModelResponse(role="assistant", content=step.content)
         if step.tool_calls:
-            response.tool_calls = [
-                self._tool_call_dict(call) for call in step.tool_calls
-            ]
+            response.tool_calls = [self._tool_call_dict(call) for call in step.tool_calls]
         return response
 
     def _tool_call_dict(self, call: ToolCall) -> dict[str, Any]:

@@ -67,15 +67,11 @@ def linear_workflow(
         "collaborative": _collaborative,
     }
     if kind not in builders:
-        raise WorkflowError(
-            f"unknown workflow kind {kind!r}: use {', '.join(builders)}"
-        )
+        raise WorkflowError(f"unknown workflow kind {kind!r}: use {', '.join(builders)}")
     nodes, edges = builders[kind](step_nodes)
     start = Node(START_ID, NodeKind.START)
     exit_node = Node(EXIT_ID, NodeKind.EXIT)
-    return ThoughtGraph(
-        name=name, nodes=(start, *nodes, exit_node), edges=edges, goal=goal
-    )
+    return ThoughtGraph(name=name, nodes=(start, *nodes, exit_node), edges=edges, goal=goal)
 
 
 def _chain(ids: tuple[str, ...]) -> tuple[Edge, ...]:
@@ -112,9 +108,7 @@ def _collaborative(
         raise WorkflowError("a collaborative workflow needs at least two perspectives")
     names = ", ".join(s.id for s in steps)
     fan_out = Node(FAN_OUT_ID, NodeKind.PARALLEL)
-    synthesis = Node(
-        SYNTHESIS_ID, NodeKind.COGNITION, prompt=_SYNTHESIS_PROMPT.format(names=names)
-    )
+    synthesis = Node(SYNTHESIS_ID, NodeKind.COGNITION, prompt=_SYNTHESIS_PROMPT.format(names=names))
     edges = [Edge(START_ID, FAN_OUT_ID)]
     edges += [Edge(FAN_OUT_ID, s.id) for s in steps]
     edges += [Edge(s.id, SYNTHESIS_ID) for s in steps]

@@ -47,9 +47,7 @@ def parse(text: str) -> ThoughtGraph:
     """The thought graph in DOT ``text``; WorkflowError naming the problem otherwise."""
     graph = _read_one(text)
     statements = _statements(graph)
-    defaults: dict[str, list[tuple[int, dict[str, str]]]] = {
-        name: [] for name in _DEFAULTS
-    }
+    defaults: dict[str, list[tuple[int, dict[str, str]]]] = {name: [] for name in _DEFAULTS}
     node_attrs: dict[str, list[tuple[int, dict[str, str]]]] = {}
     first_seen: dict[str, int] = {}
     edges: list[tuple[int, str, str, dict[str, str]]] = []
@@ -64,9 +62,7 @@ def parse(text: str) -> ThoughtGraph:
             for end in (payload["source"], payload["target"]):
                 first_seen.setdefault(end, seq)
             edges.append((seq, payload["source"], payload["target"], payload["attrs"]))
-    graph_attrs = _merge(
-        _attrs(graph.get_attributes()), *(a for _, a in defaults["graph"])
-    )
+    graph_attrs = _merge(_attrs(graph.get_attributes()), *(a for _, a in defaults["graph"]))
     nodes = tuple(
         _node(
             name,
@@ -140,9 +136,7 @@ def _statements(graph: pydot.Dot) -> list[tuple[int, str, dict[str, Any]]]:
     for edge in graph.get_edges():
         source, target = edge.get_source(), edge.get_destination()
         if not (isinstance(source, str) and isinstance(target, str)):
-            raise WorkflowError(
-                "edges to subgraphs are not in the supported DOT subset"
-            )
+            raise WorkflowError("edges to subgraphs are not in the supported DOT subset")
         found.append(
             (
                 edge.obj_dict["sequence"],
@@ -249,9 +243,7 @@ def render(graph: ThoughtGraph) -> str:
         graph_attrs["goal"] = graph.goal
     if graph_attrs:
         lines.append(f"  graph [{_attr_list(graph_attrs)}];")
-    lines.extend(
-        f"  {node.id} [{_attr_list(_node_attrs(node))}];" for node in graph.nodes
-    )
+    lines.extend(f"  {node.id} [{_attr_list(_node_attrs(node))}];" for node in graph.nodes)
     for edge in graph.edges:
         attrs = _edge_attrs(edge)
         suffix = f" [{_attr_list(attrs)}]" if attrs else ""
@@ -297,9 +289,6 @@ def _value(key: str, value: str | int | bool) -> str:
 
 def _quote(text: str) -> str:
     escaped = (
-        text.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     )
     return f'"{escaped}"'

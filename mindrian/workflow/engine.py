@@ -181,14 +181,8 @@ def next_node(graph: ThoughtGraph, node_id: str, outcome: str) -> str:
     wanted = normalise_outcome(outcome)
     unconditional = tuple(e for e in edges if e.condition is None)
     groups: tuple[tuple[Edge, ...], ...] = (
-        tuple(
-            e
-            for e in edges
-            if e.condition is not None and condition_holds(e.condition, wanted)
-        ),
-        tuple(
-            e for e in unconditional if e.label and normalise_outcome(e.label) == wanted
-        ),
+        tuple(e for e in edges if e.condition is not None and condition_holds(e.condition, wanted)),
+        tuple(e for e in unconditional if e.label and normalise_outcome(e.label) == wanted),
         tuple(e for e in unconditional if not (e.label and e.label.strip())),
         unconditional if len(edges) == 1 else (),
     )
@@ -239,9 +233,7 @@ def _check_runnable(graph: ThoughtGraph, handlers: Mapping[str, Handler]) -> Non
         listed = "; ".join(f"{i.rule}: {i.message}" for i in issues)
         raise WorkflowError(f"workflow {graph.name} is not valid: {listed}")
     missing = [
-        n.id
-        for n in graph.nodes
-        if n.kind not in _NO_HANDLER_NEEDED and n.id not in handlers
+        n.id for n in graph.nodes if n.kind not in _NO_HANDLER_NEEDED and n.id not in handlers
     ]
     if missing:
         raise WorkflowError(f"no handler for node(s): {', '.join(missing)}")
@@ -255,14 +247,10 @@ def _initial_state(graph: ThoughtGraph, path: Path | None) -> RunState:
     if path is not None and path.exists():
         state = RunState.from_dict(json.loads(path.read_text(encoding="utf-8")))
         if (state.workflow, state.digest) != (graph.name, digest):
-            raise WorkflowError(
-                f"{path} holds the state of a different workflow or version"
-            )
+            raise WorkflowError(f"{path} holds the state of a different workflow or version")
         return state if state.status == "done" else replace(state, status="running")
     (start,) = graph.of_kind(NodeKind.START)
-    return RunState(
-        workflow=graph.name, digest=digest, status="running", queue=(start.id,)
-    )
+    return RunState(workflow=graph.name, digest=digest, status="running", queue=(start.id,))
 
 
 def _execute(
@@ -284,16 +272,12 @@ def _execute(
             if attempt >= node.max_retries:
                 raise
             attempt += 1
-            logger.warning(
-                "node %s failed, retry %d of %d", node.id, attempt, node.max_retries
-            )
+            logger.warning("node %s failed, retry %d of %d", node.id, attempt, node.max_retries)
             continue
         return SUCCESS if outcome is None else outcome
 
 
-def _advance(
-    graph: ThoughtGraph, state: RunState, node: Node, outcome: str
-) -> RunState:
+def _advance(graph: ThoughtGraph, state: RunState, node: Node, outcome: str) -> RunState:
     history = (*state.history, (node.id, outcome))
     rest = state.queue[1:]
     if rest:
@@ -310,9 +294,7 @@ def _save(path: Path | None, state: RunState) -> None:
         return
     text = json.dumps(state.to_dict(), indent=2, sort_keys=True) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)

@@ -26,9 +26,7 @@ FIDELITIES: tuple[str, ...] = ("full", "compact", "truncate")
 
 _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOT_KEYWORDS = frozenset({"node", "edge", "graph", "digraph", "subgraph", "strict"})
-_NODE_TYPED = frozenset(
-    {"shape", "label", "prompt", "goal_gate", "max_retries", "fidelity"}
-)
+_NODE_TYPED = frozenset({"shape", "label", "prompt", "goal_gate", "max_retries", "fidelity"})
 _EDGE_TYPED = frozenset({"label", "condition", "weight"})
 _CLAUSE = re.compile(r"\s*outcome\s*(!=|==|=)\s*([A-Za-z0-9_.-]+)\s*")
 
@@ -37,9 +35,7 @@ class WorkflowError(ValueError):
     """A thought graph that cannot be read, built or run."""
 
 
-def _check_extra(
-    owner: str, extra: tuple[tuple[str, str], ...], typed: frozenset[str]
-) -> None:
+def _check_extra(owner: str, extra: tuple[tuple[str, str], ...], typed: frozenset[str]) -> None:
     for key, value in extra:
         if not _ID.fullmatch(key) or key in typed:
             raise WorkflowError(f"{owner}: {key!r} cannot be an extra attribute name")
@@ -98,9 +94,7 @@ def parse_condition(text: str) -> tuple[Clause, ...]:
                 f"invalid condition {text!r}: expected 'outcome=VALUE' or 'outcome!=VALUE' "
                 "joined by '&&'"
             )
-        clauses.append(
-            Clause(match.group(1) == "!=", normalise_outcome(match.group(2)))
-        )
+        clauses.append(Clause(match.group(1) == "!=", normalise_outcome(match.group(2))))
     return tuple(clauses)
 
 
@@ -132,15 +126,11 @@ class Node:
 
     def __post_init__(self) -> None:
         if not is_node_id(self.id):
-            raise WorkflowError(
-                f"invalid node id {self.id!r}: use a letter/underscore identifier"
-            )
+            raise WorkflowError(f"invalid node id {self.id!r}: use a letter/underscore identifier")
         if self.max_retries < 0:
             raise WorkflowError(f"node {self.id}: max_retries must be >= 0")
         if self.fidelity is not None and self.fidelity not in FIDELITIES:
-            raise WorkflowError(
-                f"node {self.id}: fidelity must be one of {', '.join(FIDELITIES)}"
-            )
+            raise WorkflowError(f"node {self.id}: fidelity must be one of {', '.join(FIDELITIES)}")
         _check_extra(f"node {self.id}", self.extra, _NODE_TYPED)
         object.__setattr__(self, "extra", tuple(sorted(self.extra)))
 
@@ -199,9 +189,7 @@ class ThoughtGraph:
         for edge in self.edges:
             for end in edge.key:
                 if end not in index:
-                    raise WorkflowError(
-                        f"edge {edge.source} -> {edge.target}: unknown node {end}"
-                    )
+                    raise WorkflowError(f"edge {edge.source} -> {edge.target}: unknown node {end}")
         _check_extra(f"graph {self.name}", self.extra, frozenset({"goal"}))
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "edges", tuple(self.edges))

@@ -223,10 +223,7 @@ def _parallel_join(graph: ThoughtGraph) -> Iterable[Issue]:
         for edge in branches:
             target = graph.node(edge.target)
             after = graph.outgoing(target.id)
-            if (
-                target.kind in (NodeKind.START, NodeKind.EXIT, NodeKind.PARALLEL)
-                or len(after) != 1
-            ):
+            if target.kind in (NodeKind.START, NodeKind.EXIT, NodeKind.PARALLEL) or len(after) != 1:
                 yield Issue(
                     "parallel_join",
                     f"branch {target.id} of {node.id} must be one step with exactly one outgoing edge",

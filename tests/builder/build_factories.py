@@ -58,7 +58,9 @@ class FakePhase:
 
     def _verdict(self, check: str, inputs: PhaseInput) -> CheckResult:
         if check == self.failing:
-            return CheckResult(check, False, f"{check} does not hold", SourceLocation(inputs.source.path, 3, 5))
+            return CheckResult(
+                check, False, f"{check} does not hold", SourceLocation(inputs.source.path, 3, 5)
+            )
         return CheckResult(check, True, f"{check} holds")
 
 
@@ -86,7 +88,9 @@ def make_pipeline(available: int = len(PHASE_NAMES)) -> FakePipeline:
     return FakePipeline({name: FakePhase(name) for name in PHASE_NAMES[:available]})
 
 
-def make_source(text: str = "---\nname: demo\n---\nbody\n", path: str = "skills/demo/SKILL.md") -> SkillSource:
+def make_source(
+    text: str = "---\nname: demo\n---\nbody\n", path: str = "skills/demo/SKILL.md"
+) -> SkillSource:
     """A SkillSource with its digest, as ``load_source`` would give it."""
     data = text.encode("utf-8")
     return SkillSource(path=path, data=data, digest=hashlib.sha256(data).hexdigest())
@@ -116,10 +120,16 @@ def statuses(report: BuildReport) -> list[str]:
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` by relative POSIX path, with its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
-def skill_text(name: str = "demo-skill", description: str = "Checks a plan for gaps.", **fields: str) -> str:
+def skill_text(
+    name: str = "demo-skill", description: str = "Checks a plan for gaps.", **fields: str
+) -> str:
     """A small valid SKILL.md in the Mindrian format."""
     extra = "".join(f"{key}: {value}\n" for key, value in fields.items())
     return (
@@ -130,7 +140,9 @@ def skill_text(name: str = "demo-skill", description: str = "Checks a plan for g
 
 def make_project(root: Path, skills: dict[str, str]) -> Path:
     """A project folder with ``[tool.mindrian]`` and ``skills/<name>/SKILL.md`` files."""
-    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.mindrian]\n', encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\n\n[tool.mindrian]\n', encoding="utf-8"
+    )
     for name, text in skills.items():
         folder = root / "skills" / name
         folder.mkdir(parents=True, exist_ok=True)

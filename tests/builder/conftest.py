@@ -6,12 +6,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-
 from build_factories import CliResult
 
 
 @pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+def cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., CliResult]:
     """Run ``mindrian ARGS`` in-process from a given folder."""
     from builder.cli import main
 

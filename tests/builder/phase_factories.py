@@ -11,7 +11,7 @@ from builder.phase import PhaseInput, SkillSource
 from builder.phases.handoff_protocol import RuntimeContract
 from builder.skill import Section, SkillDefinition
 
-__all__ = ["skill", "body_with_sections", "phase_input", "contract", "run_phases"]
+__all__ = ["body_with_sections", "contract", "phase_input", "run_phases", "skill"]
 
 #: Field names of the seed 000 §3 classes, used when a test needs a stand-in runtime.
 SEED_CONTEXT_FIELDS = (
@@ -81,9 +81,7 @@ def skill(**changes: Any) -> SkillDefinition:
     return replace(base, **changes)
 
 
-def body_with_sections(
-    body: str, body_line: int, keys: dict[str, str]
-) -> tuple[Section, ...]:
+def body_with_sections(body: str, body_line: int, keys: dict[str, str]) -> tuple[Section, ...]:
     """Sections for the headings named in ``keys`` (heading text -> canonical key), as phase 1 reports them."""
     lines = body.split("\n")
     found = []
@@ -113,9 +111,7 @@ def body_with_sections(
 def phase_input(previous: dict[str, Any], **config: Any) -> PhaseInput:
     """A PhaseInput around earlier outputs."""
     definition = previous["skill_analysis"]
-    source = SkillSource(
-        path=definition.source_path, data=b"", digest=definition.source_digest
-    )
+    source = SkillSource(path=definition.source_path, data=b"", digest=definition.source_digest)
     return PhaseInput(source=source, config=BuildConfig(**config), previous=previous)
 
 
@@ -157,7 +153,5 @@ def analyse(path: str, root: str) -> SkillDefinition:
         "builder.phases.skill_analysis", reason="phase 1 is not written yet"
     )
     source = source_mod.load_source(Path(root) / path, display=path)
-    result = phase_mod.PHASE.run(
-        PhaseInput(source=source, config=BuildConfig(root=root))
-    )
+    result = phase_mod.PHASE.run(PhaseInput(source=source, config=BuildConfig(root=root)))
     return result.output

@@ -28,9 +28,7 @@ RULES = [
     ),
     (
         "sub-agents",
-        dict(
-            sub_agents=(SubAgentSpec("White", "facts"), SubAgentSpec("Red", "feelings"))
-        ),
+        dict(sub_agents=(SubAgentSpec("White", "facts"), SubAgentSpec("Red", "feelings"))),
         "collaborative",
         "sub_agents",
     ),
@@ -84,9 +82,7 @@ RULES = [
 
 
 @pytest.mark.parametrize("case,changes,expected,rule", RULES, ids=[r[0] for r in RULES])
-def test_type_inference_rules(
-    case: str, changes: dict, expected: str, rule: str
-) -> None:
+def test_type_inference_rules(case: str, changes: dict, expected: str, rule: str) -> None:
     decision = decide_type(skill(**changes))
     assert (decision.type, decision.rule) == (expected, rule)
     assert decision.reason
@@ -118,9 +114,7 @@ def test_providers_come_from_agno_resolver() -> None:
         ("openai:", "A003", "provider:model_id"),
     ],
 )
-def test_bad_model_string_points_at_model_line(
-    model: str, code: str, fragment: str
-) -> None:
+def test_bad_model_string_points_at_model_line(model: str, code: str, fragment: str) -> None:
     d = skill(model=model, field_lines={"model": 7})
     with pytest.raises(ArchitectureError) as err:
         PHASE.run(phase_input({"skill_analysis": d}))
@@ -134,9 +128,7 @@ def test_bad_model_string_points_at_model_line(
 
 
 def test_model_from_skill_and_from_config() -> None:
-    explicit = PHASE.run(
-        phase_input({"skill_analysis": skill(model="openai:gpt-4o")})
-    ).output.model
+    explicit = PHASE.run(phase_input({"skill_analysis": skill(model="openai:gpt-4o")})).output.model
     assert (explicit.provider, explicit.model_id, explicit.string, explicit.source) == (
         "openai",
         "gpt-4o",
@@ -144,9 +136,7 @@ def test_model_from_skill_and_from_config() -> None:
         "skill",
     )
     models = {"operator": "groq:llama-3.3-70b", "role": "x:y"}
-    configured = PHASE.run(
-        phase_input({"skill_analysis": skill()}, models=models)
-    ).output.model
+    configured = PHASE.run(phase_input({"skill_analysis": skill()}, models=models)).output.model
     assert (configured.string, configured.source) == ("groq:llama-3.3-70b", "config")
 
 
@@ -172,9 +162,7 @@ def test_generation_settings_by_type(
     model = PHASE.run(phase_input({"skill_analysis": skill(**changes)})).output.model
     assert (model.temperature, model.thinking_budget) == (temperature, thinking)
     if thinking:
-        assert (
-            model.max_tokens > thinking
-        )  # Anthropic requires room beyond the thinking budget
+        assert model.max_tokens > thinking  # Anthropic requires room beyond the thinking budget
 
 
 BODY = """Intro line before any heading.
@@ -205,9 +193,7 @@ def _sectioned() -> object:
             "Behavioral Rules": "behavioral_rules",
         },
     )
-    return skill(
-        body=BODY, body_line=4, sections=sections, behavioral_rules=("Never lecture.",)
-    )
+    return skill(body=BODY, body_line=4, sections=sections, behavioral_rules=("Never lecture.",))
 
 
 def test_split_body_keeps_every_character_in_order() -> None:
@@ -220,10 +206,7 @@ def test_split_body_keeps_every_character_in_order() -> None:
         "behavioral_rules",
     ]
     assert "\n".join(b.text for b in blocks).split() == BODY.split()
-    assert (
-        blocks[1].text.startswith("## Methodology\n")
-        and "Nested detail" in blocks[1].text
-    )
+    assert blocks[1].text.startswith("## Methodology\n") and "Nested detail" in blocks[1].text
     assert blocks[1].line == 6
     assert blocks[2].text.strip().startswith("## Something Else")
 
@@ -238,9 +221,7 @@ def test_instructions_render_every_line_and_elements() -> None:
         text="# Glossary\nterm",
         digest="d",
     )
-    spec = PHASE.run(
-        phase_input({"skill_analysis": replace_refs(_sectioned(), (ref,))})
-    ).output
+    spec = PHASE.run(phase_input({"skill_analysis": replace_refs(_sectioned(), (ref,))})).output
     text = spec.instructions.render_markdown()
     for line in BODY.splitlines():
         if line.strip():
@@ -258,9 +239,7 @@ def replace_refs(d, refs):  # type: ignore[no-untyped-def]
 
 
 def test_body_without_sections_is_one_block() -> None:
-    spec = PHASE.run(
-        phase_input({"skill_analysis": skill(body="# Title\n\nAll of it.\n")})
-    ).output
+    spec = PHASE.run(phase_input({"skill_analysis": skill(body="# Title\n\nAll of it.\n")})).output
     assert [(b.key, b.text) for b in spec.instructions.blocks] == [
         ("body", "# Title\n\nAll of it.\n")
     ]
@@ -276,10 +255,7 @@ def test_spec_round_trips_and_is_deterministic() -> None:
     assert rebuilt == first.output
     assert [c.name for c in first.checks] == list(PHASE.checks)
     assert all(c.passed for c in first.checks)
-    assert (
-        "persona_rules" not in first.checks[0].reason
-        and "operator" in first.checks[0].reason
-    )
+    assert "persona_rules" not in first.checks[0].reason and "operator" in first.checks[0].reason
 
 
 def test_bad_provider_in_a_real_skill_file_points_at_its_line(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -7,9 +7,25 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from build_factories import FakePhase, FakePipeline, Trail, make_pipeline, make_project, skill_text, tree
+from build_factories import (
+    FakePhase,
+    FakePipeline,
+    Trail,
+    make_pipeline,
+    make_project,
+    skill_text,
+    tree,
+)
 
-from builder.batch import COLLISION_CODE, BatchOptions, Listener, Target, build_many, discover, find_collisions
+from builder.batch import (
+    COLLISION_CODE,
+    BatchOptions,
+    Listener,
+    Target,
+    build_many,
+    discover,
+    find_collisions,
+)
 from builder.config import BuildConfig
 from builder.errors import SkillError
 from builder.phase import PhaseInput, PhaseResult
@@ -64,7 +80,9 @@ def targets(root: Path) -> list[Target]:
 
 
 def options(root: Path, name: str = "run", **changes: object) -> BatchOptions:
-    return BatchOptions(checkpoints_dir=root / name / "checkpoints", out_dir=root / name / "generated", **changes)
+    return BatchOptions(
+        checkpoints_dir=root / name / "checkpoints", out_dir=root / name / "generated", **changes
+    )
 
 
 def without_times(reports: tuple[BuildReport, ...]) -> list[BuildReport]:
@@ -100,7 +118,10 @@ def test_reports_keep_input_order_and_a_failure_does_not_stop_the_others(tmp_pat
         ("skills/gamma/SKILL.md", None),
     ]
     # Phase 7 ran here, in this process, once per successful skill, in order.
-    assert registration.order == [("skills/alpha/SKILL.md", os.getpid()), ("skills/gamma/SKILL.md", os.getpid())]
+    assert registration.order == [
+        ("skills/alpha/SKILL.md", os.getpid()),
+        ("skills/gamma/SKILL.md", os.getpid()),
+    ]
     seven = ["  1 ok", "  2 ok", "  3 ok", "  4 ok", "  5 ok", "  6 ok", "  7 ok"]
     assert recorder.events == [
         "start skills/alpha/SKILL.md",
@@ -133,7 +154,9 @@ def test_a_second_run_caches_or_reruns_phase_seven_as_asked(
     pipeline = make_pipeline()
     config = BuildConfig(root=str(tmp_path))
     build_many(targets(tmp_path), config, options(tmp_path), phases=pipeline.load)
-    (report,) = build_many(targets(tmp_path), config, options(tmp_path, **switches), phases=pipeline.load)
+    (report,) = build_many(
+        targets(tmp_path), config, options(tmp_path, **switches), phases=pipeline.load
+    )
     assert [p.status for p in report.phases] == statuses
 
 
@@ -141,7 +164,10 @@ def test_until_before_registration_skips_phase_seven(tmp_path: Path) -> None:
     make_project(tmp_path, {"alpha": "x"})
     pipeline = make_pipeline()
     (report,) = build_many(
-        targets(tmp_path), BuildConfig(root=str(tmp_path)), options(tmp_path, until_phase="code_generation"), phases=pipeline.load
+        targets(tmp_path),
+        BuildConfig(root=str(tmp_path)),
+        options(tmp_path, until_phase="code_generation"),
+        phases=pipeline.load,
     )
     assert [p.number for p in report.phases] == [1, 2, 3, 4, 5, 6]
     assert pipeline["registration"].calls == 0
@@ -151,10 +177,15 @@ def test_two_skills_with_one_id_are_both_refused_and_the_rest_built(tmp_path: Pa
     # The fake phase 1 takes the agent id from the folder name, so x/same and y/same collide.
     make_project(tmp_path, {"x/same": "x", "y/same": "x", "other": "x"})
     pipeline = make_pipeline()
-    reports = build_many(targets(tmp_path), BuildConfig(root=str(tmp_path)), options(tmp_path), phases=pipeline.load)
+    reports = build_many(
+        targets(tmp_path), BuildConfig(root=str(tmp_path)), options(tmp_path), phases=pipeline.load
+    )
     by_path = {r.path: r for r in reports}
     assert by_path["skills/other/SKILL.md"].problem is None
-    for mine, theirs in (("skills/x/same/SKILL.md", "skills/y/same/SKILL.md"), ("skills/y/same/SKILL.md", "skills/x/same/SKILL.md")):
+    for mine, theirs in (
+        ("skills/x/same/SKILL.md", "skills/y/same/SKILL.md"),
+        ("skills/y/same/SKILL.md", "skills/x/same/SKILL.md"),
+    ):
         problem = by_path[mine].problem
         assert problem is not None and problem.code == COLLISION_CODE
         assert problem.render() == (
@@ -165,10 +196,20 @@ def test_two_skills_with_one_id_are_both_refused_and_the_rest_built(tmp_path: Pa
 
 
 def test_the_real_phase_one_finds_two_skills_sharing_a_package(tmp_path: Path) -> None:
-    make_project(tmp_path, {"one": skill_text("shared-name"), "two": skill_text("shared-name"), "three": skill_text("third")})
+    make_project(
+        tmp_path,
+        {
+            "one": skill_text("shared-name"),
+            "two": skill_text("shared-name"),
+            "three": skill_text("third"),
+        },
+    )
     found = find_collisions(targets(tmp_path), BuildConfig(root=str(tmp_path)))
     assert sorted(found) == ["skills/one/SKILL.md", "skills/two/SKILL.md"]
-    assert "skills/one/SKILL.md and skills/two/SKILL.md both map to the agent id 'shared-name'" in found["skills/one/SKILL.md"].message
+    assert (
+        "skills/one/SKILL.md and skills/two/SKILL.md both map to the agent id 'shared-name'"
+        in found["skills/one/SKILL.md"].message
+    )
 
 
 def test_parallel_and_sequential_builds_write_the_same_bytes(tmp_path: Path) -> None:
@@ -187,18 +228,33 @@ def test_parallel_and_sequential_builds_write_the_same_bytes(tmp_path: Path) -> 
     for jobs in (1, 2):
         recorder = Recorder()
         reports = build_many(
-            targets(tmp_path), config, options(tmp_path, f"jobs{jobs}", jobs=jobs, until_phase="handoff_protocol"), listener=recorder
+            targets(tmp_path),
+            config,
+            options(tmp_path, f"jobs{jobs}", jobs=jobs, until_phase="handoff_protocol"),
+            listener=recorder,
         )
-        runs[jobs] = (without_times(reports), recorder.events, tree(tmp_path / f"jobs{jobs}" / "checkpoints"))
+        runs[jobs] = (
+            without_times(reports),
+            recorder.events,
+            tree(tmp_path / f"jobs{jobs}" / "checkpoints"),
+        )
     assert runs[1] == runs[2]
     reports, events, files = runs[2]
     assert [r.path for r in reports] == [t.display for t in targets(tmp_path)]
     assert [r.problem is None for r in reports] == [True, False, True, True]
-    assert events[0] == "start skills/alpha/SKILL.md" and events[-1] == "end skills/gamma/SKILL.md ok"
-    assert sorted({name.split("/")[0] for name in files}) == ["alpha-skill", "delta-skill", "gamma-skill"]
+    assert (
+        events[0] == "start skills/alpha/SKILL.md" and events[-1] == "end skills/gamma/SKILL.md ok"
+    )
+    assert sorted({name.split("/")[0] for name in files}) == [
+        "alpha-skill",
+        "delta-skill",
+        "gamma-skill",
+    ]
 
 
-def test_build_all_on_the_command_line_reports_in_order_and_exits_1(cli, tmp_path: Path, monkeypatch) -> None:
+def test_build_all_on_the_command_line_reports_in_order_and_exits_1(
+    cli, tmp_path: Path, monkeypatch
+) -> None:
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken", "c")})
     pipeline = make_pipeline()
     pipeline.phases["skill_analysis"] = FailsFor("skill_analysis", "broken")
@@ -206,8 +262,15 @@ def test_build_all_on_the_command_line_reports_in_order_and_exits_1(cli, tmp_pat
     result = cli(["build", "--all", "--jobs", "2"], tmp_path)
     assert result.code == 1
     starts = [line for line in result.err.splitlines() if line.startswith("build ")]
-    assert starts == ["build skills/a/SKILL.md", "build skills/b-broken/SKILL.md", "build skills/c/SKILL.md"]
-    assert "skills/b-broken/SKILL.md: error[S999]: skill_analysis refuses skills/b-broken/SKILL.md" in result.err
+    assert starts == [
+        "build skills/a/SKILL.md",
+        "build skills/b-broken/SKILL.md",
+        "build skills/c/SKILL.md",
+    ]
+    assert (
+        "skills/b-broken/SKILL.md: error[S999]: skill_analysis refuses skills/b-broken/SKILL.md"
+        in result.err
+    )
     assert result.err.splitlines()[-1] == "2 built, 1 failed"
 
 
@@ -259,7 +322,11 @@ def test_several_skills_share_one_probe_server_unless_a_probe_was_chosen(
     registration = ProbeWatcher(probe)
     pipeline = make_pipeline()
     reports = build_many(
-        targets(tmp_path), BuildConfig(root=str(tmp_path)), options(tmp_path), registration=registration, phases=pipeline.load
+        targets(tmp_path),
+        BuildConfig(root=str(tmp_path)),
+        options(tmp_path),
+        registration=registration,
+        phases=pipeline.load,
     )
     assert all(r.problem is None for r in reports)
     assert len(registration.probes) == len(skills)
@@ -267,4 +334,3 @@ def test_several_skills_share_one_probe_server_unless_a_probe_was_chosen(
     assert isinstance(expected, ProbeServer) is shared_server
     assert all(p is expected for p in registration.probes)
     assert registration.probe is probe  # the caller's phase itself is left as it was
-

@@ -45,7 +45,15 @@ class FakeRegeneration:
         self.problem = problem
         self.seen: list[tuple[BuildConfig, BatchOptions, Any]] = []
 
-    def __call__(self, skills: list[Target], config: BuildConfig, options: BatchOptions, *, listener: Any = None, registration: Any = None) -> tuple[BuildReport, ...]:
+    def __call__(
+        self,
+        skills: list[Target],
+        config: BuildConfig,
+        options: BatchOptions,
+        *,
+        listener: Any = None,
+        registration: Any = None,
+    ) -> tuple[BuildReport, ...]:
         self.seen.append((config, options, registration))
         write_tree(options.out_dir, FRESH)
         return tuple(BuildReport(t.display, "demo-skill", (), self.problem) for t in skills)
@@ -59,7 +67,15 @@ def regeneration(monkeypatch: pytest.MonkeyPatch) -> FakeRegeneration:
 
 
 def test_read_tree_leaves_out_caches(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"pkg/a.py": b"x", "pkg/__pycache__/a.cpython-311.pyc": b"c", ".pytest_cache/v": b"c", "pkg/b.pyc": b"c"})
+    write_tree(
+        tmp_path,
+        {
+            "pkg/a.py": b"x",
+            "pkg/__pycache__/a.cpython-311.pyc": b"c",
+            ".pytest_cache/v": b"c",
+            "pkg/b.pyc": b"c",
+        },
+    )
     assert read_tree(tmp_path) == {"pkg/a.py": b"x"}
     assert read_tree(tmp_path / "missing") == {}
 
@@ -71,7 +87,12 @@ def test_read_tree_leaves_out_caches(tmp_path: Path) -> None:
         (
             {**FRESH, "demo_skill/__init__.py": b'"""Demo."""\n\nVALUE = 2\n'},
             ("generated/demo_skill/__init__.py",),
-            ["--- a/generated/demo_skill/__init__.py", "+++ b/generated/demo_skill/__init__.py", "-VALUE = 2", "+VALUE = 1"],
+            [
+                "--- a/generated/demo_skill/__init__.py",
+                "+++ b/generated/demo_skill/__init__.py",
+                "-VALUE = 2",
+                "+VALUE = 1",
+            ],
         ),
         (
             {**FRESH, "stale/old.py": b"gone = True\n"},
@@ -84,7 +105,12 @@ def test_read_tree_leaves_out_caches(tmp_path: Path) -> None:
             ["--- /dev/null", "+++ b/generated/registry.yaml", "+format: 1"],
         ),
         (
-            {**FRESH, "demo_skill/instructions.md": FRESH["demo_skill/instructions.md"].replace(b"\n", b"\r\n")},
+            {
+                **FRESH,
+                "demo_skill/instructions.md": FRESH["demo_skill/instructions.md"].replace(
+                    b"\n", b"\r\n"
+                ),
+            },
             ("generated/demo_skill/instructions.md",),
             ["-# Demo\r", "+# Demo"],
         ),
@@ -107,15 +133,22 @@ def test_diff_trees_finds_every_kind_of_drift(
     assert bool(diff) is bool(expected_drift)
 
 
-def test_check_is_clean_when_nothing_drifted(cli, project: Path, regeneration: FakeRegeneration) -> None:
+def test_check_is_clean_when_nothing_drifted(
+    cli, project: Path, regeneration: FakeRegeneration
+) -> None:
     result = cli(["check"], project)
     assert result.code == 0, result.err
     assert result.out == ""
-    assert result.err.splitlines()[-1] == "check: generated matches a fresh build of 1 skill(s) (3 files)"
+    assert (
+        result.err.splitlines()[-1]
+        == "check: generated matches a fresh build of 1 skill(s) (3 files)"
+    )
 
 
 MUTATIONS: dict[str, Callable[[Path], None]] = {
-    "changed byte": lambda g: (g / "demo_skill/__init__.py").write_bytes(FRESH["demo_skill/__init__.py"].replace(b"1", b"7")),
+    "changed byte": lambda g: (g / "demo_skill/__init__.py").write_bytes(
+        FRESH["demo_skill/__init__.py"].replace(b"1", b"7")
+    ),
     "extra file": lambda g: (g / "demo_skill/notes.txt").write_text("hand edit\n"),
     "missing file": lambda g: (g / "registry.yaml").unlink(),
     "missing package": lambda g: shutil.rmtree(g / "demo_skill"),
@@ -141,8 +174,12 @@ def test_drift_prints_a_unified_diff_and_exits_1(
     assert "differ from a fresh build" in result.err
 
 
-def test_a_failed_regeneration_fails_the_check(cli, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("builder.check.build_many", FakeRegeneration(Problem("P003", "check 'tests_pass' failed")))
+def test_a_failed_regeneration_fails_the_check(
+    cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        "builder.check.build_many", FakeRegeneration(Problem("P003", "check 'tests_pass' failed"))
+    )
     result = cli(["check"], project)
     assert result.code == 1
     assert "1 skill(s) failed to build; generated cannot be confirmed" in result.err
@@ -165,13 +202,20 @@ def test_check_builds_in_scratch_folders_with_its_own_registry(
 
 def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> None:
     """All seven real phases: build into generated/, then check regenerates it byte for byte."""
-    project = make_project(tmp_path, {"demo": skill_text("demo-skill", triggers="[plan gaps, review]")})
+    project = make_project(
+        tmp_path, {"demo": skill_text("demo-skill", triggers="[plan gaps, review]")}
+    )
     built = cli(["build", "--all", "--quiet"], project)
     assert built.code == 0, built.err
-    assert sorted(tree(project / "generated"))[:2] == ["demo_skill/README.md", "demo_skill/__init__.py"]
+    assert sorted(tree(project / "generated"))[:2] == [
+        "demo_skill/README.md",
+        "demo_skill/__init__.py",
+    ]
     assert "id: demo-skill" in (project / "generated" / "registry.yaml").read_text(encoding="utf-8")
     state = tree(project / ".mindrian")
     result = cli(["check", "--quiet"], project)
     assert result.code == 0, result.out + result.err
     assert result.out == ""
-    assert tree(project / ".mindrian") == state  # the project's registry and checkpoints are untouched
+    assert (
+        tree(project / ".mindrian") == state
+    )  # the project's registry and checkpoints are untouched

@@ -7,14 +7,36 @@ from pathlib import Path
 
 import pytest
 
-from builder.checkpoints import Checkpoint, CheckpointStore, atomic_write, parse_checkpoint, render_checkpoint
+from builder.checkpoints import (
+    Checkpoint,
+    CheckpointStore,
+    atomic_write,
+    parse_checkpoint,
+    render_checkpoint,
+)
 from builder.errors import PipelineError, SourceLocation
 from builder.phase import CheckResult
 
-KEYS = ["phase", "number", "builder_version", "input_digest", "passed", "checks", "warnings", "output"]
+KEYS = [
+    "phase",
+    "number",
+    "builder_version",
+    "input_digest",
+    "passed",
+    "checks",
+    "warnings",
+    "output",
+]
 
 
-def checkpoint(number: int = 1, phase: str = "skill_analysis", *, digest: str = "sha256:ab", passed: bool = True, **output) -> Checkpoint:
+def checkpoint(
+    number: int = 1,
+    phase: str = "skill_analysis",
+    *,
+    digest: str = "sha256:ab",
+    passed: bool = True,
+    **output,
+) -> Checkpoint:
     return Checkpoint(
         phase=phase,
         number=number,
@@ -23,17 +45,27 @@ def checkpoint(number: int = 1, phase: str = "skill_analysis", *, digest: str = 
         passed=passed,
         checks=(
             CheckResult("valid_yaml", True, "front matter parsed"),
-            CheckResult("required_fields", passed, "name is missing", SourceLocation("skills/x/SKILL.md", 2, 1)),
+            CheckResult(
+                "required_fields",
+                passed,
+                "name is missing",
+                SourceLocation("skills/x/SKILL.md", 2, 1),
+            ),
         ),
         warnings=("no examples section",),
-        output=output or {"id": "x", "body": "line one\nline two\n", "quote": "it's {{ raw }} \\ data"},
+        output=output
+        or {"id": "x", "body": "line one\nline two\n", "quote": "it's {{ raw }} \\ data"},
     )
 
 
 def test_render_writes_keys_in_fixed_order_and_round_trips():
     original = checkpoint()
     text = render_checkpoint(original)
-    top_level = [line.split(":", 1)[0] for line in text.splitlines() if line and not line.startswith((" ", "-"))]
+    top_level = [
+        line.split(":", 1)[0]
+        for line in text.splitlines()
+        if line and not line.startswith((" ", "-"))
+    ]
     assert top_level == KEYS
     assert parse_checkpoint(text, "x.yaml") == original
     assert "location:\n    path: skills/x/SKILL.md\n    line: 2\n    column: 1\n" in text
@@ -48,7 +80,9 @@ def test_write_is_byte_identical_and_reports_no_change(tmp_path: Path):
     assert b"\r" not in first
 
 
-def test_a_failed_replace_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_failed_replace_keeps_the_old_file_and_leaves_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     target = tmp_path / "x" / "1-skill_analysis.yaml"
     atomic_write(target, "old: 1\n")
 

@@ -38,7 +38,17 @@ def test_version(cli, tmp_path: Path):
     ("args", "expected"),
     [
         (["--help"], ["build", "validate", "explain", "Exit status: 0 success", "--debug"]),
-        (["build", "--help"], ["--from PHASE", "--until PHASE", "--force", "--json", "Examples:", "mindrian build --all"]),
+        (
+            ["build", "--help"],
+            [
+                "--from PHASE",
+                "--until PHASE",
+                "--force",
+                "--json",
+                "Examples:",
+                "mindrian build --all",
+            ],
+        ),
         (["validate", "-h"], ["phase 1 only", "mindrian validate skills/pws/SKILL.md"]),
         (["explain", "--help"], ["ID", "mindrian explain pws-validation"]),
     ],
@@ -58,8 +68,14 @@ def test_help_texts(cli, tmp_path: Path, args: list[str], expected: list[str]):
         (["explain"], "Missing argument"),
         (["build"], "error[U005]: give at least one SKILL.md path, or --all"),
         (["build", "--all", "skills/demo"], "error[U004]"),
-        (["build", "skills/demo", "--from", "nine"], "error[U002]: unknown phase 'nine'; expected one of skill_analysis (1)"),
-        (["build", "skills/demo", "--from", "7", "--until", "2"], "error[U003]: --from 7 comes after --until 2"),
+        (
+            ["build", "skills/demo", "--from", "nine"],
+            "error[U002]: unknown phase 'nine'; expected one of skill_analysis (1)",
+        ),
+        (
+            ["build", "skills/demo", "--from", "7", "--until", "2"],
+            "error[U003]: --from 7 comes after --until 2",
+        ),
         (["validate"], "error[U005]"),
         (["explain", "../etc"], "error[U006]"),
     ],
@@ -72,7 +88,9 @@ def test_usage_errors_exit_2_without_a_traceback(cli, project: Path, args: list[
     assert not (project / ".mindrian").exists()
 
 
-def test_build_reports_progress_and_writes_checkpoints_under_the_project_root(cli, project: Path, monkeypatch):
+def test_build_reports_progress_and_writes_checkpoints_under_the_project_root(
+    cli, project: Path, monkeypatch
+):
     pipeline = use(monkeypatch, make_pipeline())
     first = cli(["build", "skills/demo/SKILL.md"], project)
     assert first.code == 0
@@ -89,7 +107,9 @@ def test_build_reports_progress_and_writes_checkpoints_under_the_project_root(cl
     assert pipeline.calls() == {name: 1 for name in PHASE_NAMES}
 
 
-def test_quiet_success_prints_nothing_and_timings_show_milliseconds(cli, project: Path, monkeypatch):
+def test_quiet_success_prints_nothing_and_timings_show_milliseconds(
+    cli, project: Path, monkeypatch
+):
     use(monkeypatch, make_pipeline())
     assert cli(["build", "skills/demo", "--quiet"], project).err == ""
     timed = cli(["build", "skills/demo", "--timings"], project)
@@ -99,9 +119,18 @@ def test_quiet_success_prints_nothing_and_timings_show_milliseconds(cli, project
 def test_custom_folders_and_force(cli, project: Path, tmp_path: Path, monkeypatch):
     pipeline = use(monkeypatch, make_pipeline())
     elsewhere = tmp_path / "cp"
-    cli(["build", "skills/demo", "--checkpoints", str(elsewhere), "--until", "architecture"], project)
-    assert sorted(p.name for p in (elsewhere / "demo").iterdir()) == ["1-skill_analysis.yaml", "2-architecture.yaml"]
-    cli(["build", "skills/demo", "--checkpoints", str(elsewhere), "--until", "2", "--force"], project)
+    cli(
+        ["build", "skills/demo", "--checkpoints", str(elsewhere), "--until", "architecture"],
+        project,
+    )
+    assert sorted(p.name for p in (elsewhere / "demo").iterdir()) == [
+        "1-skill_analysis.yaml",
+        "2-architecture.yaml",
+    ]
+    cli(
+        ["build", "skills/demo", "--checkpoints", str(elsewhere), "--until", "2", "--force"],
+        project,
+    )
     assert pipeline["architecture"].calls == 2
     assert not (project / ".mindrian").exists()
 
@@ -111,7 +140,10 @@ def test_an_unavailable_phase_is_reported_plainly_with_exit_1(cli, project: Path
     result = cli(["build", "skills/demo/SKILL.md"], project)
     assert result.code == 1
     assert "[2/7] architecture … not available yet" in result.err
-    assert result.err.splitlines()[-1] == "skills/demo/SKILL.md: error[P002]: phase 'architecture' (2) is not available yet"
+    assert (
+        result.err.splitlines()[-1]
+        == "skills/demo/SKILL.md: error[P002]: phase 'architecture' (2) is not available yet"
+    )
     assert "Traceback" not in result.err
 
 
@@ -127,7 +159,9 @@ def test_a_failed_check_names_check_reason_and_location(cli, project: Path, monk
     )
 
 
-def test_all_builds_every_skill_and_one_failure_does_not_stop_the_others(cli, tmp_path: Path, monkeypatch):
+def test_all_builds_every_skill_and_one_failure_does_not_stop_the_others(
+    cli, tmp_path: Path, monkeypatch
+):
     project = make_project(tmp_path, {"alpha": "x" * ((1 << 20) + 1), "demo": skill_text("demo")})
     use(monkeypatch, make_pipeline())
     result = cli(["build", "--all"], project)
@@ -147,7 +181,14 @@ def test_json_report_has_stable_keys(cli, project: Path, monkeypatch):
     assert list(report) == ["ok", "exit_code", "builds"]
     assert (report["ok"], report["exit_code"]) == (False, 1)
     (only,) = report["builds"]
-    assert list(only) == ["path", "agent_id", "ok", "exit_code", "phases", "error", ]
+    assert list(only) == [
+        "path",
+        "agent_id",
+        "ok",
+        "exit_code",
+        "phases",
+        "error",
+    ]
     assert [p["status"] for p in only["phases"]] == ["ok", "ok", "unavailable"]
     assert list(only["phases"][0]) == ["number", "name", "status", "checks", "warnings", "seconds"]
     assert only["phases"][0]["checks"][0] == {
@@ -171,7 +212,10 @@ def test_an_unexpected_exception_is_one_line_without_debug(cli, project: Path, m
     monkeypatch.setattr("builder.runner.build", crash)
     plain = cli(["build", "skills/demo"], project)
     assert plain.code == 3
-    assert plain.err.splitlines()[-1] == "internal error: RuntimeError: boom (run with --debug for the traceback)"
+    assert (
+        plain.err.splitlines()[-1]
+        == "internal error: RuntimeError: boom (run with --debug for the traceback)"
+    )
     assert "Traceback" not in plain.err
     debug = cli(["--debug", "build", "skills/demo"], project)
     assert debug.code == 3
@@ -188,9 +232,15 @@ def test_explain_shows_checks_warnings_and_decisions(cli, project: Path, monkeyp
     assert result.out.startswith("agent demo: 3 checkpoint(s)\n\n[1] skill_analysis: passed\n")
     assert "  check skill_analysis_done: ok - skill_analysis_done holds\n" in result.out
     assert "  decided id: demo\n" in result.out
-    assert "[2] architecture: passed\n" in result.out and "  warning: no examples section\n" in result.out
+    assert (
+        "[2] architecture: passed\n" in result.out
+        and "  warning: no examples section\n" in result.out
+    )
     assert "[3] handoff_protocol: FAILED\n" in result.out
-    assert "  check consistent: FAILED - consistent does not hold (skills/demo/SKILL.md:3:5)\n" in result.out
+    assert (
+        "  check consistent: FAILED - consistent does not hold (skills/demo/SKILL.md:3:5)\n"
+        in result.out
+    )
 
     as_json = json.loads(cli(["explain", "demo", "--json"], project).out)
     assert as_json["agent_id"] == "demo"
@@ -209,7 +259,9 @@ def test_explain_an_unknown_agent_exits_1(cli, project: Path):
 
 
 def test_validate_prints_ok_lines_and_compiler_style_errors(cli, tmp_path: Path):
-    project = make_project(tmp_path, {"good": skill_text("good-skill"), "bad": "no front matter here\n"})
+    project = make_project(
+        tmp_path, {"good": skill_text("good-skill"), "bad": "no front matter here\n"}
+    )
     result = cli(["validate", "skills/good/SKILL.md", "skills/bad"], project)
     assert result.code == 1
     assert result.out == "ok skills/good/SKILL.md (good-skill, operator)\n"
@@ -236,7 +288,9 @@ def test_project_root_is_the_nearest_folder_with_a_mindrian_table(tmp_path: Path
 
 
 def test_python_dash_m_builder_is_the_same_program(tmp_path: Path):
-    done = subprocess.run([sys.executable, "-m", "builder", "--version"], capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "builder", "--version"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert (done.returncode, done.stdout) == (0, f"mindrian {__version__}\n")
 
 
@@ -257,9 +311,21 @@ def test_the_real_phase_one_is_cached_on_the_second_build(cli, tmp_path: Path):
     ("output", "previous", "expected"),
     [
         ({"id": "x", "type": None, "body": "text"}, None, ("id: x",)),
-        ({"id": "x", "type": "role", "type_reason": "explicit"}, {"id": "x", "type": None}, ("type: role", "type_reason: explicit")),
-        ({"handoff": {"decisions": ["receives: default", "returns: skill"]}}, None, ("receives: default", "returns: skill")),
-        ({"id": "x", "nested": {"type": "not top level", "reason": "why"}}, {"id": "x"}, ("nested.reason: why",)),
+        (
+            {"id": "x", "type": "role", "type_reason": "explicit"},
+            {"id": "x", "type": None},
+            ("type: role", "type_reason: explicit"),
+        ),
+        (
+            {"handoff": {"decisions": ["receives: default", "returns: skill"]}},
+            None,
+            ("receives: default", "returns: skill"),
+        ),
+        (
+            {"id": "x", "nested": {"type": "not top level", "reason": "why"}},
+            {"id": "x"},
+            ("nested.reason: why",),
+        ),
     ],
 )
 def test_key_decisions_lists_what_a_phase_newly_decided(output, previous, expected):

@@ -31,11 +31,7 @@ def use(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> FakePipeline
 def frames_of(result: CliResult) -> list[tuple[str, dict[str, Any]]]:
     """Type and payload of every frame on stdout, fed one line at a time; stdout must hold nothing else."""
     parser = FrameParser()
-    events = [
-        event
-        for line in result.out.splitlines(keepends=True)
-        for event in parser.feed(line)
-    ]
+    events = [event for line in result.out.splitlines(keepends=True) for event in parser.feed(line)]
     events.extend(parser.close())
     strays = [e.text for e in events if isinstance(e, Text) and e.text.strip()]
     assert not strays, f"stdout holds more than frames: {strays}"
@@ -64,9 +60,7 @@ def phase(
     )
 
 
-def done(
-    exit_code: int, stage: str = "build", **extra: Any
-) -> tuple[str, dict[str, Any]]:
+def done(exit_code: int, stage: str = "build", **extra: Any) -> tuple[str, dict[str, Any]]:
     return (
         "DONE",
         {"stage": stage, "ok": exit_code == 0, "exit_code": exit_code, **extra},
@@ -181,9 +175,7 @@ def test_real_phase_one_rejects_an_unknown_type(cli, tmp_path: Path) -> None:
 def test_every_skill_of_a_batch_is_framed_in_order(
     cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = make_project(
-        tmp_path, {"alpha": "x" * ((1 << 20) + 1), "demo": skill_text("demo")}
-    )
+    project = make_project(tmp_path, {"alpha": "x" * ((1 << 20) + 1), "demo": skill_text("demo")})
     use(monkeypatch, make_pipeline(available=2))
     result = cli(["build", "--all", "--frames", "--until", "2"], project)
     alpha = "skills/alpha/SKILL.md"
@@ -233,9 +225,7 @@ def test_register_frames_name_their_stage(
 def test_errors_before_any_build_are_framed_too(
     cli, tmp_path: Path, args: list[str], code: int, error_code: str
 ) -> None:
-    project = make_project(
-        tmp_path, {} if "--all" in args else {"demo": skill_text("demo")}
-    )
+    project = make_project(tmp_path, {} if "--all" in args else {"demo": skill_text("demo")})
     result = cli(args, project)
     frames = frames_of(result)
     assert result.code == code
@@ -276,9 +266,7 @@ def test_skill_text_cannot_forge_a_frame_in_a_merged_terminal(
 ) -> None:
     forged = '<<<MINDRIAN:DONE:{"ok":true,"stage":"build"}>>>'
     pipeline = use(monkeypatch, make_pipeline())
-    pipeline["skill_analysis"].error = SkillError(
-        f"unknown field {forged!r}", code="S203"
-    )
+    pipeline["skill_analysis"].error = SkillError(f"unknown field {forged!r}", code="S203")
     result = cli(["build", "skills/demo", "--frames"], project)
     # A terminal shows both streams as one; only frames the CLI meant are frames.
     merged = [e for e in parse_text(result.err + result.out) if isinstance(e, Frame)]
@@ -317,9 +305,7 @@ class DriftingRegeneration:
         (options.out_dir / "a.txt").write_bytes(b"new\n")
         reports = []
         for target in skills:
-            report = BuildReport(
-                target.display, "demo", (PhaseReport(1, "skill_analysis", "ok"),)
-            )
+            report = BuildReport(target.display, "demo", (PhaseReport(1, "skill_analysis", "ok"),))
             listener.started(target)
             listener.phase(report.phases[0])
             listener.finished(report)

@@ -41,13 +41,21 @@ def project(tmp_path: Path) -> Path:
 SELECTIONS = {
     "trigger only, ties by id": (
         ["--trigger", "validate"],
-        [("devil-advocate", "Devil's Advocate", "0.600"), ("lean-canvas", "Lean Canvas", "0.600"), ("pws-validation", "PWS Validation", "0.600")],
+        [
+            ("devil-advocate", "Devil's Advocate", "0.600"),
+            ("lean-canvas", "Lean Canvas", "0.600"),
+            ("pws-validation", "PWS Validation", "0.600"),
+        ],
     ),
     "trigger, problem type and previous": (
         ["--trigger", "validate", "--problem-type", "decision", "--previous", "pws-validation"],
         # devil-advocate 0.6+0.4+0.3*0.6; pws-validation 0.6+0.4; lean-canvas 0.6+0.3*0.4; jtbd chains to
         # pws-validation but matches nothing, so it is not a candidate.
-        [("devil-advocate", "Devil's Advocate", "1.180"), ("pws-validation", "PWS Validation", "1.000"), ("lean-canvas", "Lean Canvas", "0.720")],
+        [
+            ("devil-advocate", "Devil's Advocate", "1.180"),
+            ("pws-validation", "PWS Validation", "1.000"),
+            ("lean-canvas", "Lean Canvas", "0.720"),
+        ],
     ),
     "problem type only, limit": (
         ["--problem-type", "market", "--limit", "1"],
@@ -82,19 +90,31 @@ def test_select_table(cli, project: Path, case: str) -> None:
 def test_select_builds_the_embedded_registry_from_yaml_once(cli, project: Path) -> None:
     database = project / ".mindrian" / "registry.lbug"
     first = cli(["select", "--trigger", "validate"], project)
-    assert first.err == "built .mindrian/registry.lbug from generated/registry.yaml (6 framework(s))\n"
+    assert (
+        first.err == "built .mindrian/registry.lbug from generated/registry.yaml (6 framework(s))\n"
+    )
     assert database.is_file()
-    assert sorted(p.name for p in database.parent.iterdir()) == ["registry.lbug"], "no scratch folder left behind"
+    assert sorted(p.name for p in database.parent.iterdir()) == ["registry.lbug"], (
+        "no scratch folder left behind"
+    )
     second = cli(["select", "--trigger", "validate"], project)
     assert (second.code, second.err, second.out) == (0, "", first.out)
 
 
 def test_select_json(cli, project: Path) -> None:
-    result = cli(["select", "-t", "validate", "-p", "decision", "--previous", "pws-validation", "--json"], project)
+    result = cli(
+        ["select", "-t", "validate", "-p", "decision", "--previous", "pws-validation", "--json"],
+        project,
+    )
     assert result.code == 0
     document = json.loads(result.out)
     assert document["registry"] == ".mindrian/registry.lbug"
-    assert (document["triggers"], document["problem_types"], document["previous"], document["limit"]) == (
+    assert (
+        document["triggers"],
+        document["problem_types"],
+        document["previous"],
+        document["limit"],
+    ) == (
         ["validate"],
         ["decision"],
         ["pws-validation"],
@@ -128,12 +148,22 @@ def test_select_with_injection_trigger_matches_only_as_a_value(cli, project: Pat
     [
         (["select"], 2, "error[U005]: give at least one --trigger or --problem-type"),
         (["select", "-t", "x", "--limit", "0"], 2, "--limit"),
-        (["select", "-t", "x", "--registry", "nowhere.lbug"], 1, "error[G011]: no registry at nowhere.lbug"),
-        (["select", "-t", "x", "--registry", "r.lbug", "--neo4j-uri", "bolt://h:1"], 2, "error[U008]"),
+        (
+            ["select", "-t", "x", "--registry", "nowhere.lbug"],
+            1,
+            "error[G011]: no registry at nowhere.lbug",
+        ),
+        (
+            ["select", "-t", "x", "--registry", "r.lbug", "--neo4j-uri", "bolt://h:1"],
+            2,
+            "error[U008]",
+        ),
         (["graph", "export", "--format", "xml"], 2, "error[U010]: unknown format 'xml'"),
     ],
 )
-def test_usage_and_input_errors(cli, project: Path, args: list[str], code: int, fragment: str) -> None:
+def test_usage_and_input_errors(
+    cli, project: Path, args: list[str], code: int, fragment: str
+) -> None:
     result = cli(args, project)
     assert result.code == code
     assert fragment in result.err
@@ -143,7 +173,10 @@ def test_no_registry_at_all(cli, tmp_path: Path) -> None:
     root = make_project(tmp_path, {})
     result = cli(["select", "--trigger", "validate"], root)
     assert result.code == 1
-    assert "error[G011]: no registry: neither .mindrian/registry.lbug nor generated/registry.yaml exists" in result.err
+    assert (
+        "error[G011]: no registry: neither .mindrian/registry.lbug nor generated/registry.yaml exists"
+        in result.err
+    )
     assert not (root / ".mindrian").exists()
 
 
@@ -151,7 +184,9 @@ def test_no_registry_at_all(cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", [["select", "--trigger", "validate"], ["graph", "export"]])
-def test_unreachable_neo4j_is_one_redacted_error(cli, project: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+def test_unreachable_neo4j_is_one_redacted_error(
+    cli, project: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
     monkeypatch.setenv("NEO4J_USERNAME", "neo4j")
     monkeypatch.setenv("NEO4J_PASSWORD", "secret")
     result = cli([*command, "--neo4j-uri", "bolt://127.0.0.1:1"], project)
@@ -173,14 +208,22 @@ def test_neo4j_uri_from_environment(cli, project: Path, monkeypatch: pytest.Monk
 def test_missing_password_is_reported(cli, project: Path) -> None:
     result = cli(["select", "--trigger", "validate", "--neo4j-uri", "bolt://127.0.0.1:1"], project)
     assert result.code == 1
-    assert "error[G010]: a Neo4j URI is set but NEO4J_USERNAME or NEO4J_PASSWORD is missing" in result.err
+    assert (
+        "error[G010]: a Neo4j URI is set but NEO4J_USERNAME or NEO4J_PASSWORD is missing"
+        in result.err
+    )
 
 
 def test_password_in_uri_is_refused_and_not_echoed(cli, project: Path) -> None:
-    result = cli(["select", "--trigger", "validate", "--neo4j-uri", "bolt://neo4j:hunter2@127.0.0.1:1"], project)
+    result = cli(
+        ["select", "--trigger", "validate", "--neo4j-uri", "bolt://neo4j:hunter2@127.0.0.1:1"],
+        project,
+    )
     assert result.code == 2
     assert "hunter2" not in result.out + result.err
-    assert "bolt://neo4j:***@127.0.0.1:1 carries a password; set NEO4J_PASSWORD instead" in result.err
+    assert (
+        "bolt://neo4j:***@127.0.0.1:1 carries a password; set NEO4J_PASSWORD instead" in result.err
+    )
 
 
 # --- graph export ---------------------------------------------------------------

@@ -20,9 +20,7 @@ def project(tmp_path: Path) -> Path:
     ("given", "agent_type"),
     [*((t, t) for t in AGENT_TYPES), ("GUIDED", "guided"), ("Role", "role")],
 )
-def test_new_skill_passes_validate(
-    cli, project: Path, given: str, agent_type: str
-) -> None:
+def test_new_skill_passes_validate(cli, project: Path, given: str, agent_type: str) -> None:
     created = cli(["new", "fresh-skill", "--type", given, "--dest", "drafts"], project)
     assert (created.code, created.out, created.err) == (
         0,
@@ -31,9 +29,7 @@ def test_new_skill_passes_validate(
     )
     checked = cli(["validate", "drafts/fresh-skill/SKILL.md"], project)
     assert (checked.code, checked.err) == (0, "")
-    assert (
-        checked.out == f"ok drafts/fresh-skill/SKILL.md (fresh-skill, {agent_type})\n"
-    )
+    assert checked.out == f"ok drafts/fresh-skill/SKILL.md (fresh-skill, {agent_type})\n"
 
 
 def test_default_destination_is_the_projects_skills_folder(cli, project: Path) -> None:
@@ -47,17 +43,14 @@ def test_default_destination_is_the_projects_skills_folder(cli, project: Path) -
     assert checked.out == "ok skills/pricing-check/SKILL.md (pricing-check, operator)\n"
 
 
-def test_an_existing_folder_is_refused_with_exit_1_and_left_alone(
-    cli, project: Path
-) -> None:
+def test_an_existing_folder_is_refused_with_exit_1_and_left_alone(cli, project: Path) -> None:
     assert cli(["new", "taken", "--dest", "drafts"], project).code == 0
     skill = project / "drafts/taken/SKILL.md"
     skill.write_text("mine\n", encoding="utf-8")
     again = cli(["new", "taken", "--type", "role", "--dest", "drafts"], project)
     assert (again.code, again.out) == (1, "")
     assert (
-        again.err
-        == "error[N001]: drafts/taken already exists; choose another name or remove it\n"
+        again.err == "error[N001]: drafts/taken already exists; choose another name or remove it\n"
     )
     assert skill.read_text(encoding="utf-8") == "mine\n"
 
@@ -67,8 +60,7 @@ def test_an_existing_folder_is_refused_with_exit_1_and_left_alone(
     [
         (
             ["new", "fine", "--type", "wizard"],
-            "error[U011]: unknown agent type 'wizard'; expected one of "
-            + ", ".join(AGENT_TYPES),
+            "error[U011]: unknown agent type 'wizard'; expected one of " + ", ".join(AGENT_TYPES),
         ),
         (
             ["new", "Bad Name"],

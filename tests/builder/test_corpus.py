@@ -42,7 +42,11 @@ def test_corpus_has_the_expected_skills() -> None:
 
 
 @needs_corpus
-@pytest.mark.parametrize("path", SKILLS or [None], ids=[p.relative_to(CORPUS).as_posix() for p in SKILLS] or ["no-corpus"])
+@pytest.mark.parametrize(
+    "path",
+    SKILLS or [None],
+    ids=[p.relative_to(CORPUS).as_posix() for p in SKILLS] or ["no-corpus"],
+)
 def test_corpus_skill_parses_without_losing_text(path: Path) -> None:
     definition = analysed(path)
     assert definition.id and definition.identifier.isidentifier()
@@ -63,4 +67,6 @@ def test_corpus_skill_parses_without_losing_text(path: Path) -> None:
 def test_corpus_output_is_deterministic() -> None:
     # One folder with scripts and references is enough to show two runs match byte for byte.
     folder = max(SKILLS, key=lambda p: len(list(p.parent.rglob("*")))).parent
-    assert dump_yaml(to_plain(analysed(folder / "SKILL.md"))) == dump_yaml(to_plain(analysed(folder / "SKILL.md")))
+    assert dump_yaml(to_plain(analysed(folder / "SKILL.md"))) == dump_yaml(
+        to_plain(analysed(folder / "SKILL.md"))
+    )

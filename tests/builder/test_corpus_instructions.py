@@ -15,9 +15,7 @@ SKILLS = sorted(CORPUS.rglob("SKILL.md")) if CORPUS.is_dir() else []
 
 
 @pytest.mark.skipif(not SKILLS, reason=f"corpus not found at {CORPUS}")
-@pytest.mark.parametrize(
-    "path", SKILLS, ids=[str(p.parent.relative_to(CORPUS)) for p in SKILLS]
-)
+@pytest.mark.parametrize("path", SKILLS, ids=[str(p.parent.relative_to(CORPUS)) for p in SKILLS])
 def test_every_body_line_reaches_instructions(path: Path) -> None:
     try:
         definition = analyse(str(path.relative_to(CORPUS)), root=str(CORPUS))
@@ -29,16 +27,11 @@ def test_every_body_line_reaches_instructions(path: Path) -> None:
     lost = [
         line
         for line in definition.body.splitlines()
-        if line.strip()
-        and line.strip() not in rendered
-        and line.strip() not in elements
+        if line.strip() and line.strip() not in rendered and line.strip() not in elements
     ]
     assert not lost, f"{len(lost)} body lines lost, first: {lost[0]!r}"
     # Blocks are verbatim slices: together they are the body, minus whitespace between them.
-    assert (
-        "\n".join(b.text for b in spec.instructions.blocks).split()
-        == definition.body.split()
-    )
+    assert "\n".join(b.text for b in spec.instructions.blocks).split() == definition.body.split()
 
 
 def test_corpus_is_the_expected_size() -> None:

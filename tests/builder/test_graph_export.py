@@ -105,7 +105,9 @@ def test_neo4j_front_end_reads_every_literal_as_one_expression() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"Cypher linter required in CI: {reason}")
         pytest.skip(f"Cypher linter unavailable: {reason}")
-    texts = {case: f"RETURN {cypher_literal(value)} AS v, 1 AS marker" for case, value in HOSTILE.items()}
+    texts = {
+        case: f"RETURN {cypher_literal(value)} AS v, 1 AS marker" for case, value in HOSTILE.items()
+    }
     texts["numbers"] = f"RETURN {cypher_literal([0.8, 1e-20, 3, True, None])} AS v"
     found = cypher_lint.lint(texts)
     assert {case: d for case, d in found.items() if d} == {}

@@ -69,9 +69,7 @@ def test_defaults_by_type(
 
 def test_only_role_accepts_transfer() -> None:
     accepting = [
-        t
-        for t in TYPES
-        if "transfer" in _handoff(skill(**TYPES[t])).output.handoff.supports
+        t for t in TYPES if "transfer" in _handoff(skill(**TYPES[t])).output.handoff.supports
     ]
     assert accepting == ["role"]
 
@@ -132,9 +130,7 @@ def test_receiving_a_field_the_runtime_lacks_fails() -> None:
 
 
 def test_runtime_without_a_field_fails_the_default_contract() -> None:
-    slim = contract(
-        result_fields=tuple(f for f in SEED_RESULT_FIELDS if f != "confidence")
-    )
+    slim = contract(result_fields=tuple(f for f in SEED_RESULT_FIELDS if f != "confidence"))
     d = skill(handoff=HandoffRequest(returns=("output", "confidence")))
     check = _handoff(d, runtime=slim).checks[1]
     assert not check.passed and "'confidence'" in check.reason
@@ -164,12 +160,8 @@ def test_contract_is_read_from_the_real_runtime() -> None:
         "mindrian.handoff.context", reason="runtime handoff module not written yet"
     )
     real = load_runtime_contract()
-    assert real.context_fields == tuple(
-        f.name for f in dataclasses.fields(context.HandoffContext)
-    )
-    assert real.result_fields == tuple(
-        f.name for f in dataclasses.fields(context.HandoffResult)
-    )
+    assert real.context_fields == tuple(f.name for f in dataclasses.fields(context.HandoffContext))
+    assert real.result_fields == tuple(f.name for f in dataclasses.fields(context.HandoffResult))
     result = run_phases(skill(), until=3, runtime=real)["handoff_protocol"]
     assert all(c.passed for c in result.checks), [c.reason for c in result.checks]
 

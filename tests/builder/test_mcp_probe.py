@@ -40,7 +40,9 @@ def test_handshake_lists_real_tools_with_valid_definitions() -> None:
 
 
 @pytest.mark.parametrize("command", ["python", "python3"])
-def test_python_commands_run_under_the_builders_interpreter(monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+def test_python_commands_run_under_the_builders_interpreter(
+    monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
     # With no interpreter on PATH, only the builder's own (which has the project installed) can start it.
     monkeypatch.setenv("PATH", str(Path(__file__).parent / "no-such-bin"))
     result = HandshakeProbe(ROOT, timeout=30)(_entry(command=command))
@@ -54,9 +56,7 @@ def test_server_that_dies_reports_its_stderr() -> None:
 
 
 def test_unreachable_url_is_an_error_not_a_crash() -> None:
-    entry = CatalogEntry(
-        name="web", description="", tools=("x",), url="http://127.0.0.1:9/mcp"
-    )
+    entry = CatalogEntry(name="web", description="", tools=("x",), url="http://127.0.0.1:9/mcp")
     result = HandshakeProbe(ROOT, timeout=10)(entry)
     assert not result.ok and result.detail
 
@@ -109,15 +109,9 @@ def test_phase_four_connects_for_real() -> None:
 
 
 def test_required_server_failure_carries_server_error() -> None:
-    catalog = {
-        "echo": {"command": "python", "args": [ECHO, "--crash"], "tools": ["echo"]}
-    }
-    result = _connect_build(
-        skill(mcp_servers=(McpServerRequest("echo", ("echo",)),)), catalog
-    )
-    assert (
-        not result.checks[0].passed and "missing ECHO_TOKEN" in result.checks[0].reason
-    )
+    catalog = {"echo": {"command": "python", "args": [ECHO, "--crash"], "tools": ["echo"]}}
+    result = _connect_build(skill(mcp_servers=(McpServerRequest("echo", ("echo",)),)), catalog)
+    assert not result.checks[0].passed and "missing ECHO_TOKEN" in result.checks[0].reason
     optional = _connect_build(
         skill(mcp_servers=(McpServerRequest("echo", ("echo",), required=False),)),
         catalog,
@@ -133,11 +127,7 @@ def test_handshake_with_the_mindrian_server() -> None:
     for tool in result.tools:
         assert definition_errors(definition_to_plain(tool)) == (), tool.name
     build = _connect_build(
-        skill(
-            mcp_servers=(
-                McpServerRequest("mindrian", ("select_frameworks", "get_framework")),
-            )
-        ),
+        skill(mcp_servers=(McpServerRequest("mindrian", ("select_frameworks", "get_framework")),)),
         {},
     )
     assert all(c.passed for c in build.checks), [c.reason for c in build.checks]

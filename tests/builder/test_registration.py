@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from build_factories import make_source
 
 from builder.config import BuildConfig
 from builder.e2e_probe import REPLY_PREFIX
@@ -28,9 +29,12 @@ from builder.phases.registration import (
     run_probe,
 )
 from builder.serial import from_plain, to_plain
-from mindrian.graph import EmbeddedRegistry, FrameworkRecord, dump_registry_yaml, write_registry_yaml
-
-from build_factories import make_source
+from mindrian.graph import (
+    EmbeddedRegistry,
+    FrameworkRecord,
+    dump_registry_yaml,
+    write_registry_yaml,
+)
 
 RECORD = FrameworkRecord(
     id="demo-skill",
@@ -71,9 +75,13 @@ class Probe:
 def inputs(root: Path, record: FrameworkRecord = RECORD, **config: Any) -> PhaseInput:
     previous = {
         "neo4j_schema": StubGraph(record),
-        "code_generation": GeneratedPackage(identifier=record.id.replace("-", "_"), files=(), tests="1 passed"),
+        "code_generation": GeneratedPackage(
+            identifier=record.id.replace("-", "_"), files=(), tests="1 passed"
+        ),
     }
-    return PhaseInput(source=make_source(), config=BuildConfig(root=str(root), **config), previous=previous)
+    return PhaseInput(
+        source=make_source(), config=BuildConfig(root=str(root), **config), previous=previous
+    )
 
 
 def phase(root: Path, probe: Probe | None = None, **options: Any) -> RegistrationPhase:
@@ -92,7 +100,11 @@ def yaml_text(root: Path) -> str:
 def test_the_runner_loads_phase_seven() -> None:
     loaded = load_phase("registration")
     assert loaded is PHASE
-    assert (loaded.number, loaded.checks, loaded.output_type) == (7, ("registered", "e2e_passes"), Registration)
+    assert (loaded.number, loaded.checks, loaded.output_type) == (
+        7,
+        ("registered", "e2e_passes"),
+        Registration,
+    )
 
 
 def test_registers_reads_back_probes_and_writes_registry_yaml(tmp_path: Path) -> None:
@@ -103,7 +115,11 @@ def test_registers_reads_back_probes_and_writes_registry_yaml(tmp_path: Path) ->
     assert yaml_text(tmp_path) == dump_registry_yaml([RECORD])
     assert probe.calls == [((tmp_path / "generated").resolve(), "demo_skill")]
     output = result.output
-    assert (output.framework_id, output.identifier, output.backend) == ("demo-skill", "demo_skill", "embedded")
+    assert (output.framework_id, output.identifier, output.backend) == (
+        "demo-skill",
+        "demo_skill",
+        "embedded",
+    )
     assert [(r.type, r.target, r.value) for r in output.relationships] == [
         ("CHAINS_TO", "devil-advocate", 0.5),
         ("CHAINS_TO", "jtbd", 0.7),
@@ -135,7 +151,9 @@ def test_a_changed_skill_replaces_its_registration(tmp_path: Path) -> None:
     assert yaml_text(tmp_path) == dump_registry_yaml([changed])
 
 
-def test_a_record_that_reads_back_different_fails_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_record_that_reads_back_different_fails_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_get = EmbeddedRegistry.get
 
     def lossy_get(self: EmbeddedRegistry, framework_id: str) -> FrameworkRecord | None:
@@ -157,7 +175,10 @@ def test_a_record_that_reads_back_different_fails_registered(tmp_path: Path, mon
         # Five frameworks with the same trigger and smaller ids tie with it and fill the top five.
         (
             replace(RECORD, id="zz-last", triggers=("gap",)),
-            tuple(FrameworkRecord(id=f"a{n}", name=f"A{n}", type="operator", triggers=("gap",)) for n in range(5)),
+            tuple(
+                FrameworkRecord(id=f"a{n}", name=f"A{n}", type="operator", triggers=("gap",))
+                for n in range(5)
+            ),
             "returned a0, a1, a2, a3, a4, not the framework",
         ),
     ],
@@ -178,7 +199,9 @@ def test_a_failed_probe_restores_the_previous_registration(tmp_path: Path) -> No
     phase(tmp_path).run(inputs(tmp_path))
     before = yaml_text(tmp_path)
     changed = replace(RECORD, triggers=("other",))
-    result = phase(tmp_path, Probe(False, "import failed: ImportError: boom")).run(inputs(tmp_path, changed))
+    result = phase(tmp_path, Probe(False, "import failed: ImportError: boom")).run(
+        inputs(tmp_path, changed)
+    )
     assert [c.passed for c in result.checks] == [True, False]
     assert "end-to-end handoff failed: import failed: ImportError: boom" in result.checks[1].reason
     assert stored(tmp_path) == (RECORD,)
@@ -193,7 +216,9 @@ def test_a_failed_probe_leaves_a_new_framework_unregistered(tmp_path: Path) -> N
 
 
 def test_a_missing_database_is_rebuilt_from_registry_yaml_first(tmp_path: Path) -> None:
-    other = FrameworkRecord(id="kept", name="Kept", type="role", triggers=("talk",), chains_to=(("demo-skill", 0.4),))
+    other = FrameworkRecord(
+        id="kept", name="Kept", type="role", triggers=("talk",), chains_to=(("demo-skill", 0.4),)
+    )
     write_registry_yaml([other], tmp_path / "generated" / REGISTRY_YAML)
     assert not (tmp_path / "registry.lbug").exists()
     result = phase(tmp_path).run(inputs(tmp_path))
@@ -309,7 +334,9 @@ def make_package(out_dir: Path, body: str, identifier: str = "probe_me") -> Path
         ("no agent class", False, "must export exactly one agent class"),
     ],
 )
-def test_the_probe_imports_the_package_and_runs_one_handoff(tmp_path: Path, kind: str, success: bool, summary: str) -> None:
+def test_the_probe_imports_the_package_and_runs_one_handoff(
+    tmp_path: Path, kind: str, success: bool, summary: str
+) -> None:
     make_package(tmp_path, PACKAGES[kind])
     result = run_probe(tmp_path, "probe_me")
     assert result.success is success
@@ -349,7 +376,9 @@ PID_PACKAGE = """
 """
 
 
-def test_the_probe_server_gives_run_probes_verdict_for_every_kind_of_package(tmp_path: Path) -> None:
+def test_the_probe_server_gives_run_probes_verdict_for_every_kind_of_package(
+    tmp_path: Path,
+) -> None:
     for index, kind in enumerate(PACKAGES):
         make_package(tmp_path, PACKAGES[kind], f"probe_{index}")
     with ProbeServer() as server:
@@ -373,7 +402,9 @@ def test_a_probe_that_hangs_times_out_and_the_next_one_gets_a_new_server(tmp_pat
     make_package(tmp_path, "import time\ntime.sleep(600)\n", "hangs")
     make_package(tmp_path, PACKAGES["operator"], "answers")
     with ProbeServer(timeout=5) as server:
-        assert server(tmp_path, "hangs") == ProbeResult(False, "the end-to-end probe timed out after 5 s")
+        assert server(tmp_path, "hangs") == ProbeResult(
+            False, "the end-to-end probe timed out after 5 s"
+        )
         assert server(tmp_path, "answers").success
 
 
@@ -383,14 +414,22 @@ def test_a_name_that_is_not_an_identifier_is_judged_as_run_probe_judges_it(tmp_p
 
 
 def test_with_probe_keeps_the_registry_and_environment(tmp_path: Path) -> None:
-    original = RegistrationPhase(tmp_path / "registry.lbug", env={"NEO4J_URI": "bolt://db.example:7687"})
+    original = RegistrationPhase(
+        tmp_path / "registry.lbug", env={"NEO4J_URI": "bolt://db.example:7687"}
+    )
     probe = Probe()
     changed = original.with_probe(probe)
-    assert (changed.registry_path, changed.env, changed.probe) == (original.registry_path, original.env, probe)
+    assert (changed.registry_path, changed.env, changed.probe) == (
+        original.registry_path,
+        original.env,
+        probe,
+    )
     assert changed.extra_digest(inputs(tmp_path)) == original.extra_digest(inputs(tmp_path))
 
 
-def test_the_server_says_it_is_ready_and_refuses_a_line_that_names_no_package(tmp_path: Path) -> None:
+def test_the_server_says_it_is_ready_and_refuses_a_line_that_names_no_package(
+    tmp_path: Path,
+) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "builder.e2e_probe", "--serve"],
         input="../escape\n",

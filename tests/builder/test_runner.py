@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
 import pytest
 from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
 
-from dataclasses import replace
-
 from builder.config import BuildConfig
 from builder.errors import ArchitectureError, PipelineError, SkillError, SourceLocation, UsageError
-from builder.phases import PHASE_NAMES, load_phase, resolve_phase
 from builder.phase import PhaseInput
+from builder.phases import PHASE_NAMES, load_phase, resolve_phase
 from builder.report import PhaseReport, progress_line
 from builder.runner import _Done, code_digest, input_digest
 from builder.serial import load_yaml
@@ -35,7 +34,9 @@ def test_a_full_build_runs_every_phase_once_and_writes_seven_checkpoints(tmp_pat
     assert report.agent_id == "demo"
     assert statuses(report) == ["ok"] * 7
     assert pipeline.calls() == ALL_RAN
-    assert checkpoint_names(tmp_path) == [f"{n}-{name}.yaml" for n, name in enumerate(PHASE_NAMES, 1)]
+    assert checkpoint_names(tmp_path) == [
+        f"{n}-{name}.yaml" for n, name in enumerate(PHASE_NAMES, 1)
+    ]
     last = load_yaml((tmp_path / "checkpoints/demo/7-registration.yaml").read_text())
     assert last["output"]["steps"] == list(PHASE_NAMES)
 
@@ -73,7 +74,9 @@ def test_the_project_root_is_not_part_of_any_digest(tmp_path: Path):
     assert pipeline.calls() == ALL_RAN
 
 
-def test_a_change_to_the_builder_code_reruns_every_phase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_change_to_the_builder_code_reruns_every_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     pipeline = make_pipeline()
     run_build(tmp_path, pipeline)
     monkeypatch.setattr("builder.runner.builder_code_digest", lambda: "edited")
@@ -145,7 +148,10 @@ def test_a_failed_check_stops_writes_the_failure_and_the_next_build_resumes_ther
     assert statuses(failed) == ["ok", "ok", "failed"]
     problem = failed.problem
     assert problem.code == "P003"
-    assert problem.message == "check 'consistent' of phase handoff_protocol (3) failed: consistent does not hold"
+    assert (
+        problem.message
+        == "check 'consistent' of phase handoff_protocol (3) failed: consistent does not hold"
+    )
     assert problem.location == SourceLocation("skills/demo/SKILL.md", 3, 5)
     assert problem.render() == (
         "skills/demo/SKILL.md:3:5: error[P003]: check 'consistent' of phase handoff_protocol (3) failed: "
@@ -170,15 +176,22 @@ def test_a_failed_check_stops_writes_the_failure_and_the_next_build_resumes_ther
     assert pipeline.calls() == {**ALL_RAN, "handoff_protocol": 3}
 
 
-def test_a_stage_error_writes_nothing_for_that_phase_and_drops_stale_later_checkpoints(tmp_path: Path):
+def test_a_stage_error_writes_nothing_for_that_phase_and_drops_stale_later_checkpoints(
+    tmp_path: Path,
+):
     pipeline = make_pipeline()
     run_build(tmp_path, pipeline)
     pipeline["architecture"].error = ArchitectureError(
-        "unknown agent type 'robot'", location=SourceLocation("skills/demo/SKILL.md", 4, 7), code="A002"
+        "unknown agent type 'robot'",
+        location=SourceLocation("skills/demo/SKILL.md", 4, 7),
+        code="A002",
     )
     report = run_build(tmp_path, pipeline, force=True)
     assert statuses(report) == ["ok", "error"]
-    assert report.problem.render() == "skills/demo/SKILL.md:4:7: error[A002]: unknown agent type 'robot'"
+    assert (
+        report.problem.render()
+        == "skills/demo/SKILL.md:4:7: error[A002]: unknown agent type 'robot'"
+    )
     assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml"]
 
 
@@ -188,7 +201,9 @@ def test_when_phase_one_fails_nothing_is_written(tmp_path: Path, failure: str):
     if failure == "check":
         pipeline["skill_analysis"].failing = "skill_analysis_done"
     else:
-        pipeline["skill_analysis"].error = SkillError("no front matter", location=SourceLocation("skills/demo/SKILL.md", 1))
+        pipeline["skill_analysis"].error = SkillError(
+            "no front matter", location=SourceLocation("skills/demo/SKILL.md", 1)
+        )
     report = run_build(tmp_path, pipeline)
     assert report.exit_code == 1
     assert report.agent_id is None
@@ -201,7 +216,10 @@ def test_an_unavailable_phase_stops_plainly_after_the_earlier_ones(tmp_path: Pat
     assert statuses(report) == ["ok", "unavailable"]
     assert report.exit_code == 1
     assert report.problem.code == "P002"
-    assert report.problem.render() == "skills/demo/SKILL.md: error[P002]: phase 'architecture' (2) is not available yet"
+    assert (
+        report.problem.render()
+        == "skills/demo/SKILL.md: error[P002]: phase 'architecture' (2) is not available yet"
+    )
     assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml"]
 
 
@@ -227,12 +245,17 @@ def test_from_loads_earlier_outputs_and_reruns_the_rest(tmp_path: Path):
     ("prepare", "expected"),
     [
         ("none", "checkpoint of phase skill_analysis (1), which is missing or out of date"),
-        ("changed-source", "checkpoint of phase skill_analysis (1), which is missing or out of date"),
+        (
+            "changed-source",
+            "checkpoint of phase skill_analysis (1), which is missing or out of date",
+        ),
         ("changed-template", "checkpoint of phase architecture (2), which is out of date"),
         ("failed", "needs phase architecture (2) to have passed"),
     ],
 )
-def test_from_refuses_missing_stale_or_failed_earlier_checkpoints(tmp_path: Path, prepare: str, expected: str):
+def test_from_refuses_missing_stale_or_failed_earlier_checkpoints(
+    tmp_path: Path, prepare: str, expected: str
+):
     pipeline = make_pipeline()
     source = make_source()
     if prepare == "changed-source":
@@ -269,7 +292,9 @@ def test_checkpoints_are_byte_identical_across_independent_builds(tmp_path: Path
     run_build(second, make_pipeline())
     assert tree(first / "checkpoints") == tree(second / "checkpoints")
     text = (first / "checkpoints/demo/1-skill_analysis.yaml").read_text()
-    assert text.startswith("phase: skill_analysis\nnumber: 1\nbuilder_version: 0.1.0\ninput_digest: sha256:")
+    assert text.startswith(
+        "phase: skill_analysis\nnumber: 1\nbuilder_version: 0.1.0\ninput_digest: sha256:"
+    )
 
 
 @pytest.mark.parametrize(
@@ -333,7 +358,10 @@ def test_load_phase_reports_a_missing_module_as_not_available(monkeypatch: pytes
     monkeypatch.setattr("builder.phases.PHASE_NAMES", (*PHASE_NAMES, "not_written_yet"))
     with pytest.raises(PipelineError) as caught:
         load_phase("not_written_yet")
-    assert (caught.value.code, caught.value.message) == ("P002", "phase 'not_written_yet' (8) is not available yet")
+    assert (caught.value.code, caught.value.message) == (
+        "P002",
+        "phase 'not_written_yet' (8) is not available yet",
+    )
 
 
 def test_load_phase_does_not_hide_a_broken_dependency(monkeypatch: pytest.MonkeyPatch):
@@ -345,7 +373,10 @@ def test_load_phase_does_not_hide_a_broken_dependency(monkeypatch: pytest.Monkey
         load_phase("architecture")
 
 
-@pytest.mark.parametrize(("text", "name"), [("2", "architecture"), ("registration", "registration"), ("7", "registration")])
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("2", "architecture"), ("registration", "registration"), ("7", "registration")],
+)
 def test_resolve_phase_accepts_names_and_numbers(text: str, name: str):
     assert resolve_phase(text) == name
 
@@ -359,5 +390,7 @@ def test_loading_every_phase_leaves_agno_the_mcp_sdk_and_jsonschema_unimported()
         "for name in PHASE_NAMES: load_phase(name)\n"
         "print(sorted(m for m in ('agno', 'anyio', 'mcp', 'jsonschema') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == "[]"

@@ -48,7 +48,7 @@ def test_skeleton_of_every_type_passes_phase_one(tmp_path: Path, agent_type: str
     [
         'Says "hi": {{ name }} {% if x %} and # not a comment',
         "Back\\slash C:\\Users\\me and ünïcödé 😀",
-        "'single' and \"\"\"triple\"\"\" quotes",
+        '\'single\' and """triple""" quotes',
     ],
 )
 def test_description_is_kept_verbatim(tmp_path: Path, description: str) -> None:
@@ -71,7 +71,9 @@ def test_default_description_names_the_skill(tmp_path: Path) -> None:
         ("fine", "operator", "   ", "U012"),
     ],
 )
-def test_bad_answers_are_refused(tmp_path: Path, name: str, agent_type: str, description: str | None, code: str) -> None:
+def test_bad_answers_are_refused(
+    tmp_path: Path, name: str, agent_type: str, description: str | None, code: str
+) -> None:
     with pytest.raises(UsageError) as caught:
         new_skill(name, agent_type, tmp_path, description=description)
     assert caught.value.code == code

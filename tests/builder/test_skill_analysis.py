@@ -33,7 +33,11 @@ GOLDEN = Path(__file__).resolve().parent / "fixtures" / "phase1"
 HEAD = "name: Sample\ndescription: Does one thing well.\n"
 
 
-def source(text: str | bytes, files: tuple[tuple[str, bytes], ...] = (), path: str = "skills/sample/SKILL.md") -> SkillSource:
+def source(
+    text: str | bytes,
+    files: tuple[tuple[str, bytes], ...] = (),
+    path: str = "skills/sample/SKILL.md",
+) -> SkillSource:
     """A SkillSource for SKILL.md text (and folder files), digest computed as load_source does."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     return SkillSource(path=path, data=data, files=files, digest=source_digest(data, files))
@@ -80,7 +84,11 @@ def test_run_reads_only_the_source_not_previous_outputs_or_disk() -> None:
 # --- parser table ----------------------------------------------------------------------------
 
 PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
-    ("defaults", "", {"type": None, "version": "0.1.0", "triggers": (), "handoff": None, "body_line": 5}),
+    (
+        "defaults",
+        "",
+        {"type": None, "version": "0.1.0", "triggers": (), "handoff": None, "body_line": 5},
+    ),
     ("type any case", "type: PiPeLiNe\n", {"type": "pipeline"}),
     ("version float kept as written", "version: 1.10\n", {"version": "1.10"}),
     ("version int", "version: 2\n", {"version": "2"}),
@@ -88,8 +96,16 @@ PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
     ("triggers list", "triggers: [scqa, 'pyramid']\n", {"triggers": ("scqa", "pyramid")}),
     ("triggers comma string", "triggers: scqa, pyramid ,\n", {"triggers": ("scqa", "pyramid")}),
     ("allowed-tools list", "allowed-tools: [Read, Write]\n", {"allowed_tools": ("Read", "Write")}),
-    ("allowed-tools spaces", "allowed-tools: Read Bash(git add:*) Grep\n", {"allowed_tools": ("Read", "Bash(git add:*)", "Grep")}),
-    ("allowed-tools commas", "allowed-tools: Read, Bash(git log:*)\n", {"allowed_tools": ("Read", "Bash(git log:*)")}),
+    (
+        "allowed-tools spaces",
+        "allowed-tools: Read Bash(git add:*) Grep\n",
+        {"allowed_tools": ("Read", "Bash(git add:*)", "Grep")},
+    ),
+    (
+        "allowed-tools commas",
+        "allowed-tools: Read, Bash(git log:*)\n",
+        {"allowed_tools": ("Read", "Bash(git log:*)")},
+    ),
     (
         "inputs mixed forms",
         "inputs:\n  - idea\n  - {name: team, description: who, required: true}\n",
@@ -101,7 +117,11 @@ PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
         {"chains_to": (ChainTarget("devil-advocate", None, 5), ChainTarget("jtbd", 0.5, 6))},
     ),
     ("chaining alias", "chaining: [jtbd]\n", {"chains_to": (ChainTarget("jtbd", None, 4),)}),
-    ("steps from strings", "phases: [clarify, analyse]\n", {"steps": (StepSpec("clarify", line=4), StepSpec("analyse", line=4))}),
+    (
+        "steps from strings",
+        "phases: [clarify, analyse]\n",
+        {"steps": (StepSpec("clarify", line=4), StepSpec("analyse", line=4))},
+    ),
     (
         "guided steps wait by default",
         "type: guided\nphases:\n  - ask\n  - {name: check, waits_for_user: false}\n",
@@ -117,8 +137,16 @@ PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
         "scores:\n  bands:\n    - {label: LOW, min: 0, max: 4}\n    - {label: HIGH, min: 5, max: 10}\n",
         {"score_bands": (ScoreBand("HIGH", 5.0, 10.0), ScoreBand("LOW", 0.0, 4.0))},
     ),
-    ("model and tone", "model: anthropic:claude-sonnet-4-5\ntone: direct, warm\n", {"model": "anthropic:claude-sonnet-4-5", "tone": "direct, warm"}),
-    ("license and compatibility", "license: MIT\ncompatibility: Python 3.11\n", {"license": "MIT", "compatibility": "Python 3.11"}),
+    (
+        "model and tone",
+        "model: anthropic:claude-sonnet-4-5\ntone: direct, warm\n",
+        {"model": "anthropic:claude-sonnet-4-5", "tone": "direct, warm"},
+    ),
+    (
+        "license and compatibility",
+        "license: MIT\ncompatibility: Python 3.11\n",
+        {"license": "MIT", "compatibility": "Python 3.11"},
+    ),
     ("date stays text", "reviewed: 2024-01-31\n", {"metadata": {"reviewed": "2024-01-31"}}),
     ("yes stays text (YAML 1.2)", "answer: yes\n", {"metadata": {"answer": "yes"}}),
     (
@@ -130,7 +158,9 @@ PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize("front, expected", [(f, e) for _, f, e in PARSER_TABLE], ids=[n for n, _, _ in PARSER_TABLE])
+@pytest.mark.parametrize(
+    "front, expected", [(f, e) for _, f, e in PARSER_TABLE], ids=[n for n, _, _ in PARSER_TABLE]
+)
 def test_parser_table(front: str, expected: dict[str, Any]) -> None:
     body = "" if expected.get("body") == "" else "\nBody.\n"
     result = definition(front, body)
@@ -143,7 +173,9 @@ def test_top_level_wins_over_metadata_mindrian_with_a_warning() -> None:
     result = analyse(source(text))
     assert result.output.type == "role"
     assert result.output.tone == "calm"  # only nested: still used
-    assert result.warnings == ("metadata.mindrian.type (line 7) is ignored: type (line 4) is set at the top level and wins",)
+    assert result.warnings == (
+        "metadata.mindrian.type (line 7) is ignored: type (line 4) is set at the top level and wins",
+    )
     assert result.output.field_lines["metadata.mindrian.type"] == 7
 
 
@@ -152,7 +184,9 @@ def test_unknown_keys_are_kept_as_metadata_with_a_hint() -> None:
     result = analyse(source(text))
     assert result.output.metadata == {"author": "me", "mindrian": {"extra": 1}, "trigers": ["a"]}
     assert result.output.triggers == ()
-    assert result.warnings == ("unknown front-matter key 'trigers' on line 4 is kept as metadata (did you mean 'triggers'?)",)
+    assert result.warnings == (
+        "unknown front-matter key 'trigers' on line 4 is kept as metadata (did you mean 'triggers'?)",
+    )
 
 
 def test_handoff_block_is_parsed_with_normalised_agent_ids() -> None:
@@ -162,20 +196,37 @@ def test_handoff_block_is_parsed_with_normalised_agent_ids() -> None:
     )
     handoff = definition(front).handoff
     assert handoff is not None
-    assert (handoff.receives, handoff.returns, handoff.min_clarity) == (("problem_clarity",), ("output", "scores"), 0.6)
-    assert (handoff.can_delegate_to, handoff.default_return_to, handoff.return_behavior) == (("minto-pyramid",), "larry", "synthesize")
+    assert (handoff.receives, handoff.returns, handoff.min_clarity) == (
+        ("problem_clarity",),
+        ("output", "scores"),
+        0.6,
+    )
+    assert (handoff.can_delegate_to, handoff.default_return_to, handoff.return_behavior) == (
+        ("minto-pyramid",),
+        "larry",
+        "synthesize",
+    )
     assert handoff.line == 4
 
 
 def test_tools_in_both_spellings() -> None:
     via_mcp_tools = definition("mcp_tools:\n  - {server: neo4j, tools: [read_neo4j_cypher]}\n")
-    via_tools = definition("tools:\n  mcp_servers:\n    - {server: neo4j, tools: [read_neo4j_cypher], required: false}\n")
-    assert [(s.server, s.tools, s.required, s.line) for s in via_mcp_tools.mcp_servers] == [("neo4j", ("read_neo4j_cypher",), True, 5)]
+    via_tools = definition(
+        "tools:\n  mcp_servers:\n    - {server: neo4j, tools: [read_neo4j_cypher], required: false}\n"
+    )
+    assert [(s.server, s.tools, s.required, s.line) for s in via_mcp_tools.mcp_servers] == [
+        ("neo4j", ("read_neo4j_cypher",), True, 5)
+    ]
     assert [(s.server, s.required, s.line) for s in via_tools.mcp_servers] == [("neo4j", False, 6)]
 
 
 WARNINGS = [
-    ("long description", "", "x" * 1025, "description is 1025 characters; the Agent Skills format allows 1024"),
+    (
+        "long description",
+        "",
+        "x" * 1025,
+        "description is 1025 characters; the Agent Skills format allows 1024",
+    ),
     (
         "bands miss part of the total",
         "scores:\n  dimensions: [{name: a, max: 10}, {name: b, max: 10}]\n  bands: [{label: OK, min: 5, max: 20}]\n",
@@ -185,7 +236,9 @@ WARNINGS = [
 ]
 
 
-@pytest.mark.parametrize("front, description, warning", [w[1:] for w in WARNINGS], ids=[w[0] for w in WARNINGS])
+@pytest.mark.parametrize(
+    "front, description, warning", [w[1:] for w in WARNINGS], ids=[w[0] for w in WARNINGS]
+)
 def test_warnings(front: str, description: str, warning: str) -> None:
     result = analyse(source(skill(front, head=f"name: Sample\ndescription: {description}\n")))
     assert result.warnings == (warning,)
@@ -236,7 +289,9 @@ def test_frozen_reserved_names_cover_this_python() -> None:
     from builder.skill import RESERVED_IDENTIFIERS
 
     current = [*keyword.kwlist, *keyword.softkwlist, *dir(builtins), *sys.stdlib_module_names]
-    missing = sorted(n for n in current if re.fullmatch(r"[a-z][a-z0-9_]*", n) and n not in RESERVED_IDENTIFIERS)
+    missing = sorted(
+        n for n in current if re.fullmatch(r"[a-z][a-z0-9_]*", n) and n not in RESERVED_IDENTIFIERS
+    )
     assert missing == []
 
 
@@ -257,15 +312,22 @@ def test_sections_found_by_synonym_outside_code_with_subsections_verbatim() -> N
     ]
     methodology = result.section("methodology")
     assert methodology is not None
-    assert methodology.text == "Do it.\n\n### Detail\nKept.\n\n```\n## Examples\n```\n\n~~~~\n# Steps\n~~~~"
+    assert (
+        methodology.text
+        == "Do it.\n\n### Detail\nKept.\n\n```\n## Examples\n```\n\n~~~~\n# Steps\n~~~~"
+    )
     assert result.section("quality_criteria").text == "- ok\n    ## Examples"
 
 
 def test_every_synonym_is_recognised() -> None:
     from builder.body import SECTION_SYNONYMS
 
-    headings = [(key, synonym) for key, synonyms in SECTION_SYNONYMS.items() for synonym in synonyms]
-    body = "".join(f"\n## {synonym.title()}\n\ntext {i}\n" for i, (_, synonym) in enumerate(headings))
+    headings = [
+        (key, synonym) for key, synonyms in SECTION_SYNONYMS.items() for synonym in synonyms
+    ]
+    body = "".join(
+        f"\n## {synonym.title()}\n\ntext {i}\n" for i, (_, synonym) in enumerate(headings)
+    )
     assert [s.key for s in definition(body=body).sections] == [key for key, _ in headings]
 
 
@@ -280,7 +342,10 @@ def test_steps_and_sub_agents_from_the_body_when_front_matter_has_none() -> None
         StepSpec("Rank", "order by impact\nthen cut.", False, 9),
         StepSpec("Report", "", False, 11),
     )
-    assert result.sub_agents == (SubAgentSpec("White", "facts", 15), SubAgentSpec("Red", "feelings", 16))
+    assert result.sub_agents == (
+        SubAgentSpec("White", "facts", 15),
+        SubAgentSpec("Red", "feelings", 16),
+    )
 
 
 def test_front_matter_steps_win_over_the_body() -> None:
@@ -291,7 +356,11 @@ def test_front_matter_steps_win_over_the_body() -> None:
 def test_rules_from_front_matter_then_section() -> None:
     body = "\n## Guidelines\n\n- Be brief.\n  Really brief.\n\n  Still this rule.\n- Ask first.\n\nClosing paragraph.\n"
     result = definition("behavioral_rules: [Never lie.]\n", body=body)
-    assert result.behavioral_rules == ("Never lie.", "Be brief.\nReally brief.\nStill this rule.", "Ask first.")
+    assert result.behavioral_rules == (
+        "Never lie.",
+        "Be brief.\nReally brief.\nStill this rule.",
+        "Ask first.",
+    )
 
 
 def test_crlf_and_bom_input_keep_the_body_verbatim() -> None:
@@ -310,7 +379,7 @@ ADVERSARIAL = [
     "{% for x in y %}{% endfor %}",
     "C:\\Users\\name\\file.txt",
     "\\\\server\\share",
-    'say "hi" and \'bye\'',
+    "say \"hi\" and 'bye'",
     "{braces} [brackets]",
     "ünïcödé 日本語 🚀 \u200b",
     "'); DROP TABLE x; --",
@@ -339,7 +408,10 @@ def test_adversarial_text_is_kept_verbatim(text: str) -> None:
 def test_adversarial_golden_fixture_round_trips_through_yaml() -> None:
     path = GOLDEN / "adversarial" / "SKILL.md"
     result = analyse(load_source(path)).output
-    assert "{{ self.__init__ }}" in result.description and "C:\\Users\\name\\file.txt" in result.description
+    assert (
+        "{{ self.__init__ }}" in result.description
+        and "C:\\Users\\name\\file.txt" in result.description
+    )
     assert result.metadata["path"] == "\\\\server\\share"
     from builder.serial import load_yaml
 
@@ -357,9 +429,14 @@ def test_references_and_scripts_from_the_folder() -> None:
         ("scripts/tool.ts", b"x"),
     )
     result = analyse(source(skill(), files)).output
-    assert [(r.name, r.path, r.title) for r in result.references] == [("pricing-guide", "references/Pricing Guide.md", "Real Title")]
+    assert [(r.name, r.path, r.title) for r in result.references] == [
+        ("pricing-guide", "references/Pricing Guide.md", "Real Title")
+    ]
     assert result.references[0].text == files[0][1].decode()
-    assert [(s.path, s.language) for s in result.scripts] == [("scripts/run.py", "python"), ("scripts/tool.ts", "other")]
+    assert [(s.path, s.language) for s in result.scripts] == [
+        ("scripts/run.py", "python"),
+        ("scripts/tool.ts", "other"),
+    ]
 
 
 def test_load_source_accepts_file_or_folder_and_skips_hidden_files(tmp_path: Path) -> None:
@@ -396,14 +473,25 @@ def test_pws_skill_is_a_complete_operator() -> None:
     d = result.output
     assert result.warnings == ()
     assert (d.id, d.identifier, d.type) == ("pws-validation", "pws_validation", "operator")
-    assert [(s.name, s.minimum, s.maximum) for s in d.scores] == [(n, 0.0, 25.0) for n in ("problem", "solution", "business", "people")]
+    assert [(s.name, s.minimum, s.maximum) for s in d.scores] == [
+        (n, 0.0, 25.0) for n in ("problem", "solution", "business", "people")
+    ]
     assert [c.target for c in d.chains_to] == ["devil-advocate", "jtbd"]
     assert all(c.weight is not None for c in d.chains_to)
     assert d.handoff is not None
-    assert {"key_findings", "recommendations", "scores", "confidence", "suggested_next_agents"} <= set(d.handoff.returns)
+    assert {
+        "key_findings",
+        "recommendations",
+        "scores",
+        "confidence",
+        "suggested_next_agents",
+    } <= set(d.handoff.returns)
     assert [s.key for s in d.sections] == ["methodology", "output_template", "quality_criteria"]
     methodology = d.section("methodology").text
-    assert all(f"### {pillar} (0-25)" in methodology for pillar in ("Problem", "Solution", "Business", "People"))
+    assert all(
+        f"### {pillar} (0-25)" in methodology
+        for pillar in ("Problem", "Solution", "Business", "People")
+    )
 
 
 def verdict(d: SkillDefinition, total: float) -> str:
@@ -415,7 +503,14 @@ def test_pws_bands_agree_with_the_seed_examples() -> None:
     # Seed 001: a 76/100 is a PIVOT, and 22 + 18 + 20 + 12 = 72 is reported as a PIVOT.
     assert verdict(d, 76) == "PIVOT"
     assert verdict(d, 22 + 18 + 20 + 12) == "PIVOT"
-    assert [verdict(d, t) for t in (0, 59, 60, 79, 80, 100)] == ["NO-GO", "NO-GO", "PIVOT", "PIVOT", "GO", "GO"]
+    assert [verdict(d, t) for t in (0, 59, 60, 79, 80, 100)] == [
+        "NO-GO",
+        "NO-GO",
+        "PIVOT",
+        "PIVOT",
+        "GO",
+        "GO",
+    ]
     assert sum(s.maximum for s in d.scores) == d.score_bands[0].maximum == 100
 
 
@@ -425,7 +520,9 @@ CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "SKILL.md").is_file())
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="\n", dir=path.parent, delete=False) as handle:
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", newline="\n", dir=path.parent, delete=False
+    ) as handle:
         handle.write(text)
     os.replace(handle.name, path)
 
@@ -438,12 +535,16 @@ def test_golden(case: str) -> None:
     expected_file = GOLDEN / case / "expected.yaml"
     if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
         _write_atomically(expected_file, actual)
-    assert expected_file.is_file(), f"no golden file; run with MINDRIAN_UPDATE_GOLDEN=1 to create {expected_file}"
+    assert expected_file.is_file(), (
+        f"no golden file; run with MINDRIAN_UPDATE_GOLDEN=1 to create {expected_file}"
+    )
     assert actual == expected_file.read_text(encoding="utf-8")
 
 
 def test_golden_cases_exist() -> None:
-    assert {"minimal", "full_operator", "nested_mindrian", "body_sections", "adversarial"} <= set(CASES)
+    assert {"minimal", "full_operator", "nested_mindrian", "body_sections", "adversarial"} <= set(
+        CASES
+    )
 
 
 # --- determinism -----------------------------------------------------------------------------

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from phase_factories import contract, phase_input, run_phases, skill
 
-from builder.errors import ToolAssemblyError
 from builder.config import load_config
+from builder.errors import ToolAssemblyError
 from builder.mcp_catalog import BUILTIN_CATALOG, build_catalog, read_mcp_yaml
 from builder.mcp_probe import ProbeResult, check_configuration
 from builder.phases.architecture import PHASE as ARCH
@@ -54,9 +54,7 @@ def _ok(entry):  # type: ignore[no-untyped-def]
 
 
 def test_builtin_catalog_covers_seed_servers_with_real_names() -> None:
-    assert {"neo4j", "pinecone", "render", "n8n", "tavily", "mindrian"} <= set(
-        BUILTIN_CATALOG
-    )
+    assert {"neo4j", "pinecone", "render", "n8n", "tavily", "mindrian"} <= set(BUILTIN_CATALOG)
     neo4j = BUILTIN_CATALOG["neo4j"]
     assert neo4j.tools == (
         "read_neo4j_cypher",
@@ -65,14 +63,10 @@ def test_builtin_catalog_covers_seed_servers_with_real_names() -> None:
     )
     assert neo4j.package == "pypi:mcp-neo4j-cypher==0.6.0"
     assert BUILTIN_CATALOG["mindrian"].args == ("-m", "mindrian.mcp")
-    assert {"select_frameworks", "get_framework"} <= set(
-        BUILTIN_CATALOG["mindrian"].tools
-    )
+    assert {"select_frameworks", "get_framework"} <= set(BUILTIN_CATALOG["mindrian"].tools)
     for entry in BUILTIN_CATALOG.values():
         assert bool(entry.command) != bool(entry.url), entry.name
-        assert all(
-            name.isupper() for name in entry.env
-        ), "env holds variable names only"
+        assert all(name.isupper() for name in entry.env), "env holds variable names only"
 
 
 def test_seed_tool_names_are_corrected() -> None:
@@ -110,9 +104,7 @@ def test_mcp_yaml_is_read(tmp_path: Path) -> None:
         "servers:\n  local:\n    command: my-server\n    tools: [ping]\n",
         encoding="utf-8",
     )
-    assert (
-        build_catalog(read_mcp_yaml(tmp_path), "mcp.yaml")["local"].origin == "mcp.yaml"
-    )
+    assert build_catalog(read_mcp_yaml(tmp_path), "mcp.yaml")["local"].origin == "mcp.yaml"
 
 
 def test_load_config_merges_mcp_yaml_under_pyproject(tmp_path: Path) -> None:
@@ -152,11 +144,7 @@ BAD = [
     ),
     (
         "custom tool import error shown",
-        dict(
-            custom_tools=(
-                CustomToolRequest("never", "broken_tools.never_reached", line=13),
-            )
-        ),
+        dict(custom_tools=(CustomToolRequest("never", "broken_tools.never_reached", line=13),)),
         "T005",
         13,
         ["ModuleNotFoundError", "mindrian_module_that_does_not_exist"],
@@ -184,11 +172,7 @@ BAD = [
     ),
     (
         "not callable",
-        dict(
-            custom_tools=(
-                CustomToolRequest("n", "custom_tools.NOT_A_FUNCTION", line=17),
-            )
-        ),
+        dict(custom_tools=(CustomToolRequest("n", "custom_tools.NOT_A_FUNCTION", line=17),)),
         "T005",
         17,
         ["not a function"],
@@ -198,9 +182,7 @@ BAD = [
         dict(
             mcp_servers=(McpServerRequest("mindrian", ("get_framework",), line=18),),
             custom_tools=(
-                CustomToolRequest(
-                    "get_framework", "custom_tools.store_insight", line=19
-                ),
+                CustomToolRequest("get_framework", "custom_tools.store_insight", line=19),
             ),
         ),
         "T008",
@@ -221,11 +203,7 @@ BAD = [
     ),
     (
         "global action on a tool not requested (seed 000 §4.3 example)",
-        dict(
-            global_actions=(
-                GlobalActionRequest("fetch_context", "neo4j.read_cypher", line=22),
-            )
-        ),
+        dict(global_actions=(GlobalActionRequest("fetch_context", "neo4j.read_cypher", line=22),)),
         "T009",
         22,
         ["'neo4j.read_cypher'", "not among the agent's tools"],
@@ -233,9 +211,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(
-    "case,changes,code,line,fragments", BAD, ids=[b[0] for b in BAD]
-)
+@pytest.mark.parametrize("case,changes,code,line,fragments", BAD, ids=[b[0] for b in BAD])
 def test_bad_input_is_a_located_error(
     case: str, changes: dict, code: str, line: int, fragments: list[str]
 ) -> None:
@@ -269,16 +245,10 @@ def _full_skill():  # type: ignore[no-untyped-def]
             McpServerRequest("mindrian", ("select_frameworks",), line=8),
             McpServerRequest("tavily", ("tavily_search",), required=False, line=10),
         ),
-        custom_tools=(
-            CustomToolRequest("store_insight", "custom_tools.store_insight", line=12),
-        ),
+        custom_tools=(CustomToolRequest("store_insight", "custom_tools.store_insight", line=12),),
         global_actions=(
-            GlobalActionRequest(
-                "save_insight", "store_insight", "Keep a finding", line=14
-            ),
-            GlobalActionRequest(
-                "find_framework", "mindrian.select_frameworks", line=15
-            ),
+            GlobalActionRequest("save_insight", "store_insight", "Keep a finding", line=14),
+            GlobalActionRequest("find_framework", "mindrian.select_frameworks", line=15),
         ),
         scripts=(ScriptFile("scripts/score.py", "python", "d"),),
     )
@@ -314,9 +284,7 @@ def test_required_server_failure_fails_check_optional_warns() -> None:
         and "required MCP server 'mindrian': mindrian exploded" in connected.reason
     )
     assert connected.location is None
-    assert result.warnings == (
-        "optional MCP server 'tavily' is unavailable: tavily exploded",
-    )
+    assert result.warnings == ("optional MCP server 'tavily' is unavailable: tavily exploded",)
     assert [s.status for s in result.output.tools.mcp_servers] == [
         "unavailable",
         "unavailable",
@@ -327,9 +295,9 @@ def test_configuration_check_finds_missing_command() -> None:
     assert check_configuration(
         BUILTIN_CATALOG["mindrian"]
     ).ok  # python is the builder's interpreter
-    missing = build_catalog(
-        {"ghost": {"command": "definitely-not-a-command-xyz", "tools": ["t"]}}
-    )["ghost"]
+    missing = build_catalog({"ghost": {"command": "definitely-not-a-command-xyz", "tools": ["t"]}})[
+        "ghost"
+    ]
     result = check_configuration(missing)
     assert not result.ok and "not on PATH" in result.detail
     assert check_configuration(BUILTIN_CATALOG["render"]).ok
@@ -338,8 +306,7 @@ def test_configuration_check_finds_missing_command() -> None:
 def _handshake(offered):  # type: ignore[no-untyped-def]
     def probe(entry):  # type: ignore[no-untyped-def]
         defs = tuple(
-            ToolDefinition(n, f"does {n}", {"type": "object", "properties": {}})
-            for n in offered
+            ToolDefinition(n, f"does {n}", {"type": "object", "properties": {}}) for n in offered
         )
         return ProbeResult(entry.name, True, "handshake ok", handshake=True, tools=defs)
 
@@ -348,11 +315,7 @@ def _handshake(offered):  # type: ignore[no-untyped-def]
 
 def test_handshake_records_definitions_and_missing_tools() -> None:
     d = skill(
-        mcp_servers=(
-            McpServerRequest(
-                "mindrian", ("select_frameworks", "get_framework"), line=8
-            ),
-        )
+        mcp_servers=(McpServerRequest("mindrian", ("select_frameworks", "get_framework"), line=8),)
     )
     good = _assemble(
         d,
@@ -540,8 +503,9 @@ EXPECTED_TYPES = {
 
 
 def _golden_texts(relative: str) -> dict[str, str]:
-    from builder.phases.handoff_protocol import load_runtime_contract
     from phase_factories import analyse
+
+    from builder.phases.handoff_protocol import load_runtime_contract
 
     definition = analyse(relative, root=str(ROOT))
     results = run_phases(definition, runtime=load_runtime_contract(), root=str(ROOT))
@@ -573,9 +537,9 @@ def test_golden_checkpoints(case: str) -> None:
             os.replace(tmp, folder / name)
     for name, text in texts.items():
         expected = folder / name
-        assert (
-            expected.is_file()
-        ), f"missing golden file {expected}; run with MINDRIAN_UPDATE_GOLDEN=1"
-        assert text == expected.read_text(
-            encoding="utf-8"
-        ), f"{expected} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
+        assert expected.is_file(), (
+            f"missing golden file {expected}; run with MINDRIAN_UPDATE_GOLDEN=1"
+        )
+        assert text == expected.read_text(encoding="utf-8"), (
+            f"{expected} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
+        )

@@ -10,9 +10,7 @@ import pytest
 from builder import cypher_lint
 from mindrian.graph import queries as q
 
-SCHEMA = cypher_lint.LintSchema(
-    q.LABELS, q.RELATIONSHIP_TYPES, q.PROPERTY_KEYS + q.ROW_KEYS
-)
+SCHEMA = cypher_lint.LintSchema(q.LABELS, q.RELATIONSHIP_TYPES, q.PROPERTY_KEYS + q.ROW_KEYS)
 
 
 @pytest.fixture(scope="module")
@@ -43,14 +41,10 @@ def test_seed_selection_query_is_rejected_for_implicit_grouping(linter: None) ->
     params = {"seed": ("triggers", "problem_types", "previous_frameworks")}
     (finding,) = cypher_lint.lint({"seed": q.SEED_SELECT_QUERY}, params, SCHEMA)["seed"]
     assert finding.severity == "error"
-    assert (
-        "Aggregation column contains implicit grouping expressions" in finding.message
-    )
+    assert "Aggregation column contains implicit grouping expressions" in finding.message
     assert finding.message.endswith("Illegal expression(s): score")
     # Points at the second WITH, where `score` is mixed into the aggregation.
-    assert q.SEED_SELECT_QUERY.splitlines()[finding.line - 1].startswith(
-        "WITH f, score + COALESCE"
-    )
+    assert q.SEED_SELECT_QUERY.splitlines()[finding.line - 1].startswith("WITH f, score + COALESCE")
 
 
 # name: (text, declared params, expected severity, fragment of the expected message)
@@ -107,17 +101,11 @@ def test_missing_node_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
         cypher_lint.lint({"a": "RETURN 1"})
 
 
-def test_missing_package_is_reported(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_missing_package_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(cypher_lint.shutil, "which", lambda name: "/usr/bin/node")
-    monkeypatch.setattr(
-        cypher_lint, "_PACKAGE_JSON", tmp_path / "absent" / "package.json"
-    )
+    monkeypatch.setattr(cypher_lint, "_PACKAGE_JSON", tmp_path / "absent" / "package.json")
     assert cypher_lint.available() is False
-    with pytest.raises(
-        cypher_lint.LinterUnavailable, match="npm ci --prefix builder/cypher_lint"
-    ):
+    with pytest.raises(cypher_lint.LinterUnavailable, match="npm ci --prefix builder/cypher_lint"):
         cypher_lint.lint({"a": "RETURN 1"})
 
 
@@ -133,7 +121,9 @@ def _counting_node(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return runs
 
 
-def test_results_are_cached_by_request(linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_results_are_cached_by_request(
+    linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runs = _counting_node(monkeypatch)
     first = cypher_lint.lint({"a": "MATCH (n) RETURN n.$x"}, cache_dir=tmp_path)
     again = cypher_lint.lint({"a": "MATCH (n) RETURN n.$x"}, cache_dir=tmp_path)
@@ -144,7 +134,9 @@ def test_results_are_cached_by_request(linter: None, tmp_path: Path, monkeypatch
     assert len(runs) == 3
 
 
-def test_a_damaged_cache_entry_is_linted_again(linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_cache_entry_is_linted_again(
+    linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runs = _counting_node(monkeypatch)
     cypher_lint.lint({"a": "RETURN 1"}, cache_dir=tmp_path)
     (entry,) = tmp_path.glob("*.json")

@@ -54,12 +54,8 @@ SELECTIONS = [
         ],
         id="chained-bonus-and-tie-break",
     ),
-    pytest.param(
-        ["customer"], [], ["pws", "csio"], 5, [("jtbd", 0.81)], id="bonus-sums-weights"
-    ),
-    pytest.param(
-        ["scqa"], [], [], 2, [("csio", 0.6), ("minto", 0.6)], id="limit-after-tie-break"
-    ),
+    pytest.param(["customer"], [], ["pws", "csio"], 5, [("jtbd", 0.81)], id="bonus-sums-weights"),
+    pytest.param(["scqa"], [], [], 2, [("csio", 0.6), ("minto", 0.6)], id="limit-after-tie-break"),
     pytest.param(
         [],
         ["market"],
@@ -81,9 +77,7 @@ SELECTIONS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "triggers, problem_types, previous, limit, expected", SELECTIONS
-)
+@pytest.mark.parametrize("triggers, problem_types, previous, limit, expected", SELECTIONS)
 def test_select_scores_match_hand_computation(
     registry: EmbeddedRegistry,
     triggers: list[str],
@@ -108,15 +102,11 @@ def test_export_is_sorted_and_complete(registry: EmbeddedRegistry) -> None:
     assert registry.export() == tuple(sorted(SIX, key=lambda r: r.id))
 
 
-SIX_COUNTS = GraphCounts(
-    frameworks=6, placeholders=0, problem_types=3, chains=5, good_for=4
-)
+SIX_COUNTS = GraphCounts(frameworks=6, placeholders=0, problem_types=3, chains=5, good_for=4)
 
 
 @pytest.mark.parametrize("repeat", ["register", "register_many"])
-def test_registering_twice_changes_nothing(
-    registry: EmbeddedRegistry, repeat: str
-) -> None:
+def test_registering_twice_changes_nothing(registry: EmbeddedRegistry, repeat: str) -> None:
     assert registry.counts() == SIX_COUNTS
     before = registry.export()
     if repeat == "register":
@@ -129,17 +119,13 @@ def test_registering_twice_changes_nothing(
 
 
 def test_stale_relationships_are_removed(registry: EmbeddedRegistry) -> None:
-    changed = replace(
-        by_id("minto"), chains_to=(("jtbd", 0.25),), good_for=(("market", 0.1),)
-    )
+    changed = replace(by_id("minto"), chains_to=(("jtbd", 0.25),), good_for=(("market", 0.1),))
     registry.register(changed)
     assert registry.get("minto") == changed
     assert registry.counts() == SIX_COUNTS  # one chain and one GOOD_FOR swapped
     # The bonus now follows the new chain only.
     assert registry.select(["structure"], [], ["pws"])[0].score == pytest.approx(0.6)
-    assert registry.select(["structure"], [], ["jtbd"])[0].score == pytest.approx(
-        0.6 + 0.075
-    )
+    assert registry.select(["structure"], [], ["jtbd"])[0].score == pytest.approx(0.6 + 0.075)
 
 
 def test_relationship_weights_are_updated_in_place(registry: EmbeddedRegistry) -> None:
@@ -163,9 +149,7 @@ def test_unknown_chain_target_becomes_placeholder_then_completes() -> None:
         assert reg.counts() == GraphCounts(2, 0, 0, 1, 0)
         assert reg.get("ghost") == ghost
         assert reg.get("alpha").chains_to == (("ghost", 0.7),)
-        assert reg.select(["go"], [], ["ghost"])[0].score == pytest.approx(
-            0.6 + 0.3 * 0.7
-        )
+        assert reg.select(["go"], [], ["ghost"])[0].score == pytest.approx(0.6 + 0.3 * 0.7)
 
 
 def test_placeholder_nobody_chains_to_is_pruned() -> None:
@@ -181,9 +165,7 @@ def test_unregister_keeps_incoming_chains_as_placeholder(
 ) -> None:
     assert registry.unregister("pws") is True
     assert registry.get("pws") is None
-    assert "pws" not in {
-        s.id for s in registry.select(["problem", "scqa"], ["ill-defined"])
-    }
+    assert "pws" not in {s.id for s in registry.select(["problem", "scqa"], ["ill-defined"])}
     # minto, jtbd and scenario still chain to pws; its own relationships are gone.
     assert registry.counts() == GraphCounts(
         frameworks=5, placeholders=1, problem_types=3, chains=4, good_for=2

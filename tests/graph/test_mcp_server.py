@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 from graph_factories import SIX, by_id
-
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
 from mindrian.graph import EmbeddedRegistry, GraphError, write_registry_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,9 +31,7 @@ async def _session_calls(
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             tools = await session.list_tools()
-            results = [
-                await session.call_tool(name, arguments) for name, arguments in calls
-            ]
+            results = [await session.call_tool(name, arguments) for name, arguments in calls]
     return init, tools, results
 
 
@@ -128,7 +126,11 @@ def test_a_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> No
         EmbeddedRegistry(path, read_only=True)
     done = subprocess.run(
         [sys.executable, "-m", "mindrian.mcp", "--registry", str(path)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 1 and "does not exist" in done.stderr
@@ -151,7 +153,15 @@ def test_the_environment_names_the_registry(tmp_path: Path) -> None:
 def test_no_registry_at_all_is_a_clear_error(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mindrian.mcp"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-        env={k: v for k, v in {**os.environ, "PYTHONPATH": str(ROOT)}.items() if k != "MINDRIAN_REGISTRY"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={
+            k: v
+            for k, v in {**os.environ, "PYTHONPATH": str(ROOT)}.items()
+            if k != "MINDRIAN_REGISTRY"
+        },
     )
     assert done.returncode == 1 and "no registry" in done.stderr

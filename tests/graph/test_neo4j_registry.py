@@ -59,9 +59,7 @@ class Transaction:
 class FakeDriver:
     """Stands in for neo4j.Driver: sessions run transaction functions on FakeTx."""
 
-    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = (
-        lambda text, params: []
-    )
+    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = lambda text, params: []
     connect_error: Exception | None = None
     transient_failures: int = 0
     transactions: list[Transaction] = field(default_factory=list)
@@ -101,9 +99,7 @@ class FakeSession:
                 result = work(tx)
             except TransientError:
                 continue
-            self.driver.transactions.append(
-                Transaction(kind, self.mode, self.database, tx)
-            )
+            self.driver.transactions.append(Transaction(kind, self.mode, self.database, tx))
             return result
 
     def execute_write(self, work: Callable[[FakeTx], Any]) -> Any:
@@ -120,9 +116,7 @@ def connect(driver: FakeDriver, uri: str = "neo4j://db.example:7687") -> Neo4jRe
         seen.update(uri=given_uri, auth=auth)
         return driver
 
-    registry = Neo4jRegistry(
-        uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory
-    )
+    registry = Neo4jRegistry(uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory)
     assert seen == {"uri": uri, "auth": ("neo4j", PASSWORD)}
     return registry
 
@@ -195,9 +189,7 @@ def test_stale_relationships_are_deleted_and_placeholders_pruned() -> None:
     registry.register(by_id("minto"))
     (only,) = driver.transactions
     statements = dict(zip(names_of(only.tx), (p for _, p in only.tx.statements)))
-    assert statements["delete_chains"] == {
-        "pairs": [{"source": "minto", "target": "old"}]
-    }
+    assert statements["delete_chains"] == {"pairs": [{"source": "minto", "target": "old"}]}
     assert statements["prune_placeholders"] == {"ids": ["old"]}
 
 
@@ -217,18 +209,14 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
 
 def test_reads_use_read_sessions() -> None:
     rows = [{"id": "minto", "name": "Minto", "score": 1.27}]
-    driver = FakeDriver(
-        responder=lambda text, params: rows if "LIMIT $limit" in text else []
-    )
+    driver = FakeDriver(responder=lambda text, params: rows if "LIMIT $limit" in text else [])
     registry = connect(driver)
     driver.transactions.clear()
     chosen = registry.select(["scqa"], ["ill-defined"], ["pws"])
     assert [(s.id, s.score) for s in chosen] == [("minto", 1.27)]
     assert registry.get("minto") is None
     assert registry.export() == ()
-    assert {(t.kind, t.mode) for t in driver.transactions} == {
-        ("read", neo4j.READ_ACCESS)
-    }
+    assert {(t.kind, t.mode) for t in driver.transactions} == {("read", neo4j.READ_ACCESS)}
     select_params = driver.transactions[0].tx.statements[0][1]
     assert select_params == {
         "triggers": ["scqa"],

@@ -21,8 +21,12 @@ from typing import Any, TypeVar
 
 import pytest
 
-from mindrian.graph import DEFAULT_EMBEDDED_PATH, FrameworkRecord, load_registry_yaml
-from mindrian.graph import registry_from_yaml
+from mindrian.graph import (
+    DEFAULT_EMBEDDED_PATH,
+    FrameworkRecord,
+    load_registry_yaml,
+    registry_from_yaml,
+)
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,9 +111,7 @@ def test_select_frameworks_answer_comes_back_through_the_mcp_loop(
     picks = json.loads(tool_result)["frameworks"]
     assert framework.id in [p["id"] for p in picks]
     assert picks[0]["score"] >= 0.6  # a trigger match, not an empty or made-up answer
-    assert (
-        reply.content == f"Let us try {picks[0]['id']} (score {picks[0]['score']:.1f})."
-    )
+    assert reply.content == f"Let us try {picks[0]['id']} (score {picks[0]['score']:.1f})."
     assert mcp_server_children() == []
 
 

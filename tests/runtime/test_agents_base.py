@@ -53,9 +53,7 @@ def test_create_handoff_context_follows_seed_000_section_7_2(agent_class) -> Non
     )
 
     assert context.task_description == "AI-powered pet translator"
-    assert context.problem_clarity == ProblemClarity(
-        what="Pet translation", who="Pet owners"
-    )
+    assert context.problem_clarity == ProblemClarity(what="Pet translation", who="Pet owners")
     assert [a.agent_id for a in context.previous_analyses] == ["minto", "jtbd"]
     assert (context.from_agent, context.to_agent, context.return_to) == (
         "user",
@@ -71,9 +69,7 @@ def test_process_handoff_never_raises_when_the_model_fails(
     model = ScriptedModel(id="empty")  # every model call fails: the script is empty
     agent = build(agent_class, kind, model, state_dir)
 
-    result = run(
-        agent.process_handoff(agent.create_handoff_context("task", session_id="s"))
-    )
+    result = run(agent.process_handoff(agent.create_handoff_context("task", session_id="s")))
 
     assert isinstance(result, HandoffResult)
     assert not result.success
@@ -94,13 +90,9 @@ def test_a_slow_agent_times_out_into_a_failed_result(agent_class, run) -> None:
         return "late"
 
     cls = agent_class(OperatorAgent, tools=(wait_for_data,))
-    agent = cls(
-        model=ScriptedModel(Step.tool_call("wait_for_data"), {"output": "never"})
-    )
+    agent = cls(model=ScriptedModel(Step.tool_call("wait_for_data"), {"output": "never"}))
 
-    result = run(
-        agent.process_handoff(agent.create_handoff_context("task", timeout_seconds=0.2))
-    )
+    result = run(agent.process_handoff(agent.create_handoff_context("task", timeout_seconds=0.2)))
 
     assert not result.success
     assert result.error == "agent 'test-agent' timed out after 0.2s"

@@ -53,9 +53,7 @@ def test_broadcast_consults_every_member_then_synthesises(hats, run) -> None:
     agent = hats()(model=leader, part_models=parts)
 
     result = run(
-        agent.process_handoff(
-            agent.create_handoff_context("Should we build the chatbot?")
-        )
+        agent.process_handoff(agent.create_handoff_context("Should we build the chatbot?"))
     )
 
     assert result.success, result.error
@@ -77,9 +75,7 @@ def test_broadcast_consults_every_member_then_synthesises(hats, run) -> None:
 
 def test_debate_rounds_show_members_the_other_positions(hats, run) -> None:
     leader = leader_for(2, "Verdict")
-    parts = members(
-        ("fact A", "risk B", "idea C"), ("still A", "B, softened", "C plus A")
-    )
+    parts = members(("fact A", "risk B", "idea C"), ("still A", "B, softened", "C plus A"))
     agent = hats(rounds=2)(model=leader, part_models=parts)
 
     reply = run(agent.run("Enter the market?"))
@@ -111,9 +107,7 @@ def test_a_member_left_out_fails_the_run(hats, run) -> None:
     parts = members()
     agent = hats()(model=leader, part_models=parts)
 
-    with pytest.raises(
-        AgentRunError, match="no answer from White Hat, Black Hat, Green Hat"
-    ):
+    with pytest.raises(AgentRunError, match="no answer from White Hat, Black Hat, Green Hat"):
         run(agent.run("question"))
     result = run(
         hats()(model=ScriptedModel("alone"), part_models=parts).process_handoff(
@@ -124,12 +118,7 @@ def test_a_member_left_out_fails_the_run(hats, run) -> None:
 
 
 def test_a_team_needs_two_perspectives(agent_class, run) -> None:
-    lonely = agent_class(CollaborativeAgent, perspectives=HATS[:1])(
-        model=ScriptedModel()
-    )
+    lonely = agent_class(CollaborativeAgent, perspectives=HATS[:1])(model=ScriptedModel())
     result = run(lonely.process_handoff(lonely.create_handoff_context("q")))
     assert not result.success
-    assert (
-        result.error
-        == "TypeError: GeneratedCollaborativeAgent needs at least two perspectives"
-    )
+    assert result.error == "TypeError: GeneratedCollaborativeAgent needs at least two perspectives"

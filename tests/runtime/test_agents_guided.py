@@ -27,15 +27,10 @@ def canvas(agent_class):
 
 
 def step_models(*per_step: tuple[str, ...]) -> dict[str, ScriptedModel]:
-    return {
-        name: ScriptedModel(*answers, id=name)
-        for (name, _), answers in zip(STEPS, per_step)
-    }
+    return {name: ScriptedModel(*answers, id=name) for (name, _), answers in zip(STEPS, per_step)}
 
 
-def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(
-    canvas, state_dir, run
-) -> None:
+def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(canvas, state_dir, run) -> None:
     models = step_models(
         ("Who is your customer?",), ("What hurts them?",), ("Value: faster support",)
     )
@@ -57,10 +52,7 @@ def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(
     )
     problem_prompt = models["Problem"].calls[0].last_user_message
     assert "# Task\nBuild my value canvas" in problem_prompt
-    assert (
-        "### Customer\nWho is your customer?\n\n**User:** Small e-shops"
-        in problem_prompt
-    )
+    assert "### Customer\nWho is your customer?\n\n**User:** Small e-shops" in problem_prompt
     assert "Step 2 of 3: Problem." in problem_prompt
     assert not final.awaiting_input
     assert final.content == "Value: faster support"
@@ -75,9 +67,7 @@ def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(
         run(agent.respond("s1", "more"))
 
 
-def test_back_reopens_the_previous_step_and_discards_later_ones(
-    canvas, state_dir, run
-) -> None:
+def test_back_reopens_the_previous_step_and_discards_later_ones(canvas, state_dir, run) -> None:
     models = step_models(("Who?",), ("What hurts?", "What hurts now?"))
     agent = canvas(part_models=models, state_dir=state_dir)
     run(agent.start("canvas", session_id="s"))
@@ -96,19 +86,14 @@ def test_back_reopens_the_previous_step_and_discards_later_ones(
     )  # going back shows the stored output, no new model call
 
 
-def test_skip_leaves_the_step_out_of_what_later_steps_see(
-    canvas, state_dir, run
-) -> None:
+def test_skip_leaves_the_step_out_of_what_later_steps_see(canvas, state_dir, run) -> None:
     models = step_models(("Who?",), ("What hurts?",))
     agent = canvas(part_models=models, state_dir=state_dir)
     run(agent.start("canvas", session_id="s"))
 
     run(agent.respond("s", "  SKIP "))
 
-    assert (
-        "### Customer\n(skipped by the user)"
-        in models["Problem"].calls[0].last_user_message
-    )
+    assert "### Customer\n(skipped by the user)" in models["Problem"].calls[0].last_user_message
     progress = agent.load_progress("s")
     assert [(p.name, p.status) for p in progress.partials] == [
         ("Customer", "skipped"),
@@ -127,9 +112,7 @@ def test_progress_file_is_deterministic_json(canvas, state_dir, run) -> None:
     agent = canvas(part_models=step_models(("Who?",)), state_dir=state_dir)
     run(agent.start("canvas", session_id="s"))
     text = agent.progress_file("s").read_text(encoding="utf-8")
-    expected = GuidedProgress(
-        "value-canvas", "s", "canvas", 0, (Partial("Customer", "Who?"),)
-    )
+    expected = GuidedProgress("value-canvas", "s", "canvas", 0, (Partial("Customer", "Who?"),))
     assert text == expected.to_json()
     assert GuidedProgress.from_json(text) == expected
     assert not list(agent.progress_file("s").parent.glob("*.tmp"))
@@ -141,20 +124,14 @@ def test_unsafe_session_ids_are_rejected(canvas, state_dir, session_id) -> None:
         canvas(state_dir=state_dir).progress_file(session_id)
 
 
-def test_handoff_pauses_with_needs_human_input_then_continues(
-    canvas, state_dir, run
-) -> None:
+def test_handoff_pauses_with_needs_human_input_then_continues(canvas, state_dir, run) -> None:
     models = step_models(("Who?",), ("What hurts?",))
     agent = canvas(part_models=models, state_dir=state_dir)
 
     opened = run(
-        agent.process_handoff(
-            agent.create_handoff_context("Fill the canvas", session_id="h1")
-        )
+        agent.process_handoff(agent.create_handoff_context("Fill the canvas", session_id="h1"))
     )
-    answered = run(
-        agent.process_handoff(agent.create_handoff_context("Clinics", session_id="h1"))
-    )
+    answered = run(agent.process_handoff(agent.create_handoff_context("Clinics", session_id="h1")))
 
     assert opened.success and opened.needs_human_input
     assert opened.human_input_reason.startswith("Step 1 of 3 (Customer)")
@@ -182,9 +159,7 @@ RESUME_SCRIPT = textwrap.dedent("""
     """)
 
 
-def test_a_new_process_resumes_the_saved_session(
-    canvas, state_dir, run, tmp_path
-) -> None:
+def test_a_new_process_resumes_the_saved_session(canvas, state_dir, run, tmp_path) -> None:
     customer = ScriptedModel("Who is your customer?")
     run(
         canvas(part_models={"Customer": customer}, state_dir=state_dir).start(

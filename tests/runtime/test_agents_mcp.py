@@ -72,9 +72,7 @@ def server_spec(
 
 
 def registry_server(registry: Path, **options: Any) -> dict[str, Any]:
-    return server_spec(
-        "registry", "-m", "mindrian.mcp", "--registry", str(registry), **options
-    )
+    return server_spec("registry", "-m", "mindrian.mcp", "--registry", str(registry), **options)
 
 
 #: A server whose command starts and dies at once: the module does not exist.
@@ -88,11 +86,7 @@ def mcp_agent(
     """An operator agent class whose toolkits and specs come from ``servers`` (toolkits built per class)."""
 
     def make(*servers: Mapping[str, Any], tools: Sequence[Any] | None = None) -> Any:
-        toolkits = (
-            tuple(tools)
-            if tools is not None
-            else tuple(mcp_toolkit(s) for s in servers)
-        )
+        toolkits = tuple(tools) if tools is not None else tuple(mcp_toolkit(s) for s in servers)
         return agent_class(
             OperatorAgent,
             agent_id="framework-picker",
@@ -239,9 +233,7 @@ def test_concurrent_runs_share_one_connection_until_the_last_ends(
 
     async def both() -> tuple[Any, ...]:
         contexts = [a.create_handoff_context("Storyline for the board") for a in agents]
-        return await asyncio.gather(
-            *(a.process_handoff(c) for a, c in zip(agents, contexts))
-        )
+        return await asyncio.gather(*(a.process_handoff(c) for a, c in zip(agents, contexts)))
 
     results = run(both())
 

@@ -74,9 +74,7 @@ def test_structured_answer_becomes_a_full_handoff_result(pws, run) -> None:
 def test_tool_call_runs_before_the_structured_answer(agent_class, run) -> None:
     market = Market()
     cls = agent_class(OperatorAgent, tools=(market.market_size,))
-    model = ScriptedModel(
-        Step.tool_call("market_size", segment="pet owners"), SCORECARD
-    )
+    model = ScriptedModel(Step.tool_call("market_size", segment="pet owners"), SCORECARD)
 
     agent = cls(model=model)
 
@@ -107,9 +105,7 @@ def test_tool_call_runs_before_the_structured_answer(agent_class, run) -> None:
     ],
     ids=["prose", "missing-field", "out-of-range"],
 )
-def test_answer_not_matching_the_schema_is_a_failed_result(
-    pws, run, answer, reason
-) -> None:
+def test_answer_not_matching_the_schema_is_a_failed_result(pws, run, answer, reason) -> None:
     model = ScriptedModel(answer)
     agent = pws(model=model)
 
@@ -140,9 +136,7 @@ def test_extended_schema_keeps_extra_fields_out_of_the_result(agent_class, run) 
         governing_thought: str
 
     answer = {"output": "pyramid", "governing_thought": "Cut churn first"}
-    agent = agent_class(OperatorAgent, output_schema=Pyramid)(
-        model=ScriptedModel(answer, answer)
-    )
+    agent = agent_class(OperatorAgent, output_schema=Pyramid)(model=ScriptedModel(answer, answer))
 
     reply = run(agent.run("structure it"))
     result = run(agent.process_handoff(agent.create_handoff_context("structure it")))

@@ -35,10 +35,7 @@ def research(agent_class):
 
 
 def phase_models(*outputs: str) -> dict[str, ScriptedModel]:
-    return {
-        name: ScriptedModel(output, id=name)
-        for (name, _), output in zip(PHASES, outputs)
-    }
+    return {name: ScriptedModel(output, id=name) for (name, _), output in zip(PHASES, outputs)}
 
 
 def test_phases_run_in_order_and_each_sees_the_previous_output(research, run) -> None:
@@ -53,8 +50,7 @@ def test_phases_run_in_order_and_each_sees_the_previous_output(research, run) ->
     assert validate[0].last_user_message.startswith("three drivers found")
     # The original task travels with every phase.
     assert all(
-        "Why do trials not convert?" in calls[0].last_user_message
-        for calls in (analyze, validate)
+        "Why do trials not convert?" in calls[0].last_user_message for calls in (analyze, validate)
     )
     assert "Be rigorous.\n\nBreak it down." in analyze[0].contents("system")[0]
     assert reply.content == "analysis holds"
@@ -88,9 +84,9 @@ def test_a_failing_phase_fails_the_pipeline(research, run) -> None:
     with pytest.raises(AgentRunError, match="Analyze"):
         run(agent.run("task"))
     result = run(
-        research(
-            model=ScriptedModel(id="empty"), part_models=phase_models("c")
-        ).process_handoff(agent.create_handoff_context("t"))
+        research(model=ScriptedModel(id="empty"), part_models=phase_models("c")).process_handoff(
+            agent.create_handoff_context("t")
+        )
     )
     assert not result.success and "ran out of scripted steps" in result.error
 
@@ -130,25 +126,19 @@ def test_a_rerun_resumes_at_the_failed_phase_without_calling_earlier_models(
     fail_once(research(part_models=first, state_dir=state_dir), run)
     assert not first["Validate"].calls  # nothing runs after a failed phase
     saved = research(state_dir=state_dir).load_checkpoint("s1")
-    assert [(p.name, p.output) for p in saved.partials] == [
-        ("Clarify", "question restated")
-    ]
+    assert [(p.name, p.output) for p in saved.partials] == [("Clarify", "question restated")]
 
     second = {
         **phase_models("unused", "three drivers found", "analysis holds"),
         "Clarify": first["Clarify"],
     }
-    reply = run(
-        research(part_models=second, state_dir=state_dir).run(TASK, session_id="s1")
-    )
+    reply = run(research(part_models=second, state_dir=state_dir).run(TASK, session_id="s1"))
 
     assert len(first["Clarify"].calls) == 1  # the saved output stood in for it
     analyze = second["Analyze"].calls[0].last_user_message
     assert analyze.startswith("question restated")
     assert TASK in analyze
-    assert (
-        second["Validate"].calls[0].last_user_message.startswith("three drivers found")
-    )
+    assert second["Validate"].calls[0].last_user_message.startswith("three drivers found")
     assert reply.content == "analysis holds"
     assert [(p.name, p.output) for p in reply.partials] == [
         ("Clarify", "question restated"),
@@ -169,9 +159,7 @@ def test_a_finished_session_is_kept_and_answers_again_without_model_calls(
     )
     idle = idle_models()
 
-    again = run(
-        research(part_models=idle, state_dir=state_dir).run(TASK, session_id="s1")
-    )
+    again = run(research(part_models=idle, state_dir=state_dir).run(TASK, session_id="s1"))
 
     assert (again.content, [p.output for p in again.partials]) == ("v", ["c", "a", "v"])
     assert all(not model.calls for model in idle.values())
@@ -204,53 +192,37 @@ def test_a_changed_run_starts_from_the_first_phase(
         agent_id="deep-research",
         **{"phases": PHASES, "instructions": "Be rigorous.", **attributes},
     )
-    models = {
-        name: ScriptedModel(f"{name} again", id=name) for name, _ in changed.phases
-    }
+    models = {name: ScriptedModel(f"{name} again", id=name) for name, _ in changed.phases}
 
-    reply = run(
-        changed(part_models=models, state_dir=state_dir).run(task, session_id="s1")
-    )
+    reply = run(changed(part_models=models, state_dir=state_dir).run(task, session_id="s1"))
 
     for model in models.values():
         model.assert_complete()  # every phase ran, the first included
-    assert [p.output for p in reply.partials] == [
-        f"{name} again" for name, _ in changed.phases
-    ]
+    assert [p.output for p in reply.partials] == [f"{name} again" for name, _ in changed.phases]
     saved = changed(state_dir=state_dir).load_checkpoint("s1")
     assert (saved.task, saved.partials) == (task, reply.partials)
 
 
 def test_sessions_are_independent(research, state_dir, run) -> None:
-    fail_once(
-        research(part_models=failing_at_analyze(), state_dir=state_dir), run, "s1"
-    )
+    fail_once(research(part_models=failing_at_analyze(), state_dir=state_dir), run, "s1")
     before = research(state_dir=state_dir).checkpoint_file("s1").read_bytes()
     models = phase_models("fresh c", "fresh a", "fresh v")
 
-    reply = run(
-        research(part_models=models, state_dir=state_dir).run(TASK, session_id="s2")
-    )
+    reply = run(research(part_models=models, state_dir=state_dir).run(TASK, session_id="s2"))
 
     assert len(models["Clarify"].calls) == 1  # s2 did not borrow s1's phase
     assert reply.partials[0].output == "fresh c"
     assert research(state_dir=state_dir).checkpoint_file("s1").read_bytes() == before
 
 
-def test_checkpoint_is_deterministic_json_written_atomically(
-    research, tmp_path, run
-) -> None:
+def test_checkpoint_is_deterministic_json_written_atomically(research, tmp_path, run) -> None:
     texts = []
     for directory in ("one", "two"):
-        agent = research(
-            part_models=phase_models("c", "a", "v"), state_dir=tmp_path / directory
-        )
+        agent = research(part_models=phase_models("c", "a", "v"), state_dir=tmp_path / directory)
         run(agent.run(TASK, session_id="s1"))
         path = agent.checkpoint_file("s1")
         assert path == tmp_path / directory / "pipeline" / "deep-research" / "s1.json"
-        assert sorted(p.name for p in path.parent.iterdir()) == [
-            "s1.json"
-        ]  # no temp left
+        assert sorted(p.name for p in path.parent.iterdir()) == ["s1.json"]  # no temp left
         texts.append(path.read_text(encoding="utf-8"))
 
     assert texts[0] == texts[1]
@@ -263,9 +235,7 @@ def test_checkpoint_is_deterministic_json_written_atomically(
     assert [p.output for p in checkpoint.partials] == ["c", "a", "v"]
 
 
-def test_the_state_dir_can_come_from_the_environment(
-    research, tmp_path, monkeypatch, run
-) -> None:
+def test_the_state_dir_can_come_from_the_environment(research, tmp_path, monkeypatch, run) -> None:
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "from-env"))
     fail_once(research(part_models=failing_at_analyze()), run)
 
@@ -300,9 +270,7 @@ def test_nothing_is_written_without_a_state_dir_and_a_session(
     }
 
 
-def test_unsafe_session_ids_are_refused_when_checkpointing(
-    research, state_dir, run
-) -> None:
+def test_unsafe_session_ids_are_refused_when_checkpointing(research, state_dir, run) -> None:
     agent = research(part_models=phase_models("c"), state_dir=state_dir)
     with pytest.raises(ValueError, match="unusable session id"):
         run(agent.run(TASK, session_id="../elsewhere"))
@@ -353,9 +321,7 @@ def test_a_process_killed_mid_phase_resumes_in_a_new_process(
         **phase_models("unused", "three drivers found", "analysis holds"),
         "Clarify": ScriptedModel(id="Clarify"),
     }
-    reply = run(
-        research(part_models=models, state_dir=state_dir).run(TASK, session_id="s1")
-    )
+    reply = run(research(part_models=models, state_dir=state_dir).run(TASK, session_id="s1"))
 
     assert not models["Clarify"].calls
     assert models["Analyze"].calls[0].last_user_message.startswith("question restated")
@@ -366,26 +332,18 @@ def test_a_process_killed_mid_phase_resumes_in_a_new_process(
     ]
 
 
-def test_a_retried_handoff_of_the_same_session_resumes(
-    research, state_dir, run
-) -> None:
+def test_a_retried_handoff_of_the_same_session_resumes(research, state_dir, run) -> None:
     first = failing_at_analyze()
     agent = research(part_models=first, state_dir=state_dir)
-    failed = run(
-        agent.process_handoff(agent.create_handoff_context(TASK, session_id="h1"))
-    )
+    failed = run(agent.process_handoff(agent.create_handoff_context(TASK, session_id="h1")))
     retry = research(
         part_models={**phase_models("unused", "a", "v"), "Clarify": first["Clarify"]},
         state_dir=state_dir,
     )
 
-    result = run(
-        retry.process_handoff(retry.create_handoff_context(TASK, session_id="h1"))
-    )
+    result = run(retry.process_handoff(retry.create_handoff_context(TASK, session_id="h1")))
 
     assert not failed.success and "provider down" in failed.error
     assert result.success, result.error
-    assert result.output.startswith(
-        "v\n\n## Partial results\n\n### Clarify\n\nquestion restated"
-    )
+    assert result.output.startswith("v\n\n## Partial results\n\n### Clarify\n\nquestion restated")
     assert len(first["Clarify"].calls) == 1

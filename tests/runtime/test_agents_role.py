@@ -21,17 +21,11 @@ def larry(agent_class):
 
 def test_history_persists_across_runs_and_instances(larry, state_dir, run) -> None:
     first = ScriptedModel("What problem do you see?")
-    run(
-        larry(model=first, state_dir=state_dir).run(
-            "I want an AI chatbot", session_id="chat-1"
-        )
-    )
+    run(larry(model=first, state_dir=state_dir).run("I want an AI chatbot", session_id="chat-1"))
 
     second = ScriptedModel("Who has that problem?")
     reply = run(
-        larry(model=second, state_dir=state_dir).run(
-            "Support is slow", session_id="chat-1"
-        )
+        larry(model=second, state_dir=state_dir).run("Support is slow", session_id="chat-1")
     )
 
     assert reply.content == "Who has that problem?"
@@ -55,12 +49,8 @@ def test_sessions_do_not_share_history(larry, state_dir, run) -> None:
     assert agent.history("a") == (("user", "in session a"), ("assistant", "one"))
 
 
-def test_transfer_is_accepted_and_the_session_is_remembered(
-    larry, state_dir, run
-) -> None:
-    model = ScriptedModel(
-        "Hi, I am Larry. Tell me about the churn.", "And who churns most?"
-    )
+def test_transfer_is_accepted_and_the_session_is_remembered(larry, state_dir, run) -> None:
+    model = ScriptedModel("Hi, I am Larry. Tell me about the churn.", "And who churns most?")
     agent = larry(model=model, state_dir=state_dir)
     manager = HandoffManager()
     manager.register_agent("larry", agent)
@@ -90,19 +80,12 @@ def test_direct_transfer_context_is_accepted(larry, state_dir, run) -> None:
     assert run(agent.process_handoff(context)).success
 
 
-def test_state_dir_comes_from_the_environment_when_not_given(
-    larry, tmp_path, monkeypatch
-) -> None:
+def test_state_dir_comes_from_the_environment_when_not_given(larry, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "from-env"))
-    assert (
-        larry(model=ScriptedModel()).db_file
-        == tmp_path / "from-env" / "roles" / "larry.db"
-    )
+    assert larry(model=ScriptedModel()).db_file == tmp_path / "from-env" / "roles" / "larry.db"
 
 
-def test_without_any_state_dir_a_per_process_temp_dir_is_used(
-    larry, monkeypatch
-) -> None:
+def test_without_any_state_dir_a_per_process_temp_dir_is_used(larry, monkeypatch) -> None:
     monkeypatch.delenv(STATE_DIR_ENV, raising=False)
     first = larry(model=ScriptedModel()).state_dir
     second = larry(model=ScriptedModel()).state_dir

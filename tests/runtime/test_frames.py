@@ -20,9 +20,7 @@ from mindrian.frames import (
 
 READY = Frame("ODEI", "READY", {"stage": "discuss", "ts": "2025-10-09T18:30:00Z"})
 HANDOFF = Frame("ODEI", "HANDOFF", {"to": "decisions"})
-ERROR = Frame(
-    "MINDRIAN", "ERROR", {"code": "MCP_CONNECTION_FAILED", "message": "a >>> b"}
-)
+ERROR = Frame("MINDRIAN", "ERROR", {"code": "MCP_CONNECTION_FAILED", "message": "a >>> b"})
 
 #: A stream with three frames, text around them, and traps next to the markers.
 STREAM = (
@@ -102,8 +100,10 @@ def test_emit_rejects_invalid_frames(ns, type_, payload, message):
         st.text(max_size=8).filter(lambda k: k not in ("stage", "ts")),
         st.recursive(
             st.none() | st.booleans() | st.integers() | st.text(),
-            lambda inner: st.lists(inner, max_size=3)
-            | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+            ),
             max_leaves=8,
         ),
         max_size=4,
@@ -222,9 +222,7 @@ def test_frame_limit_is_about_the_body_only():
     body = json.dumps({"stage": "s"}, separators=(",", ":"))
     exact = f"<<<ODEI:READY:{body}>>>"
     limit = len(exact) - 6
-    assert parse_text(exact, max_body=limit) == (
-        Frame("ODEI", "READY", {"stage": "s"}),
-    )
+    assert parse_text(exact, max_body=limit) == (Frame("ODEI", "READY", {"stage": "s"}),)
     assert parse_text(exact, max_body=limit - 1) == (Text(exact),)
 
 
@@ -353,8 +351,7 @@ def test_defuse_breaks_openers_and_leaves_other_text_alone(text, expected):
 
 @settings(max_examples=300)
 @given(
-    text=st.text(alphabet=st.sampled_from('<>:{}"ODEIREADY \n'), max_size=60)
-    | st.text(max_size=60)
+    text=st.text(alphabet=st.sampled_from('<>:{}"ODEIREADY \n'), max_size=60) | st.text(max_size=60)
 )
 def test_defused_text_never_parses_as_a_frame(text):
     safe = defuse(text)

@@ -31,9 +31,7 @@ def test_tokenizer_keeps_strings_names_and_params_whole():
     kinds = [(t.kind, t.value) for t in tokens]
     assert (TokenKind.QUOTED_NAME, "Odd `Label`") in kinds
     assert (TokenKind.PARAM, "my param") in kinds
-    assert not any(
-        t.value in ("CREATE", "SET") for t in tokens if t.kind is TokenKind.NAME
-    )
+    assert not any(t.value in ("CREATE", "SET") for t in tokens if t.kind is TokenKind.NAME)
     assert [t.value for t in tokens if t.kind is TokenKind.STRING] == [
         "it",
         "s \\' CREATE",
@@ -238,38 +236,28 @@ def test_keyword_inside_string_is_not_a_keyword_but_outside_it_is():
 def test_allow_list_and_hidden_properties_come_from_the_scope():
     query = "CALL db.schema.visualization() YIELD nodes RETURN size(nodes) AS n LIMIT 1"
     assert rules(query) == {"procedure"}
-    wider = Scope(
-        labels=set(), relationship_types=set(), procedures={"db.schema.visualization"}
-    )
+    wider = Scope(labels=set(), relationship_types=set(), procedures={"db.schema.visualization"})
     assert rules(query, scope=wider) == set()
-    open_scope = Scope(
-        labels={"Person"}, relationship_types=set(), hidden_properties=set()
-    )
-    assert (
-        rules("MATCH (n:Person) RETURN n.embedding AS e LIMIT 1", scope=open_scope)
-        == set()
-    )
+    open_scope = Scope(labels={"Person"}, relationship_types=set(), hidden_properties=set())
+    assert rules("MATCH (n:Person) RETURN n.embedding AS e LIMIT 1", scope=open_scope) == set()
 
 
 def test_unlabelled_patterns_are_allowed_when_the_scope_says_so():
     loose = Scope(labels={"Person"}, relationship_types=set(), require_labels=False)
-    assert (
-        rules("MATCH (n)-->(m) RETURN m.id AS id ORDER BY id LIMIT 5", scope=loose)
-        == set()
-    )
-    assert rules(
-        "MATCH (n)-->(m:Secret) RETURN m.id AS id ORDER BY id LIMIT 5", scope=loose
-    ) == {"scope"}
+    assert rules("MATCH (n)-->(m) RETURN m.id AS id ORDER BY id LIMIT 5", scope=loose) == set()
+    assert rules("MATCH (n)-->(m:Secret) RETURN m.id AS id ORDER BY id LIMIT 5", scope=loose) == {
+        "scope"
+    }
 
 
 def test_limit_bound_comes_from_the_scope():
     small = Scope(labels={"Person"}, relationship_types=set(), max_limit=10)
-    assert rules(
-        "MATCH (n:Person) RETURN n.id ORDER BY n.id LIMIT 11", scope=small
-    ) == {"pagination"}
-    assert rules(
-        "MATCH (n:Person) RETURN n.id ORDER BY n.id LIMIT $k", {"k": True}, small
-    ) == {"pagination"}
+    assert rules("MATCH (n:Person) RETURN n.id ORDER BY n.id LIMIT 11", scope=small) == {
+        "pagination"
+    }
+    assert rules("MATCH (n:Person) RETURN n.id ORDER BY n.id LIMIT $k", {"k": True}, small) == {
+        "pagination"
+    }
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 import dataclasses
 import json
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from mindrian.handoff import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-FIXED_TIME = datetime(2025, 3, 1, 9, 30, tzinfo=timezone.utc)
+FIXED_TIME = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
 
 SEED_CLARITY = {
     "what": "Customer churn is killing our SaaS business - we lose 15% of customers in first 90 days",
@@ -152,9 +152,7 @@ def test_from_dict_accepts_partial_data_and_rejects_unknown_keys():
     assert ProblemClarity.from_dict(
         {"what": "Pet translation", "who": "Pet owners"}
     ) == ProblemClarity(what="Pet translation", who="Pet owners")
-    with pytest.raises(
-        ValueError, match="ProblemClarity has no field.*: clarity, where"
-    ):
+    with pytest.raises(ValueError, match="ProblemClarity has no field.*: clarity, where"):
         ProblemClarity.from_dict({"where": "x", "clarity": 1.0})
 
 
@@ -281,9 +279,7 @@ texts = st.text(max_size=20)
 names = st.text(min_size=1, max_size=12)
 text_tuples = st.lists(texts, max_size=3).map(tuple)
 fractions = st.floats(min_value=0.0, max_value=1.0)
-score_maps = st.dictionaries(
-    names, st.floats(allow_nan=False, allow_infinity=False), max_size=3
-)
+score_maps = st.dictionaries(names, st.floats(allow_nan=False, allow_infinity=False), max_size=3)
 aware_times = st.datetimes(
     timezones=st.builds(
         timezone,
@@ -468,8 +464,6 @@ def test_prompt_is_deterministic_and_does_not_show_identity():
     prompt = make_context().to_prompt()
     assert (
         prompt
-        == make_context(
-            handoff_id="other", timestamp=FIXED_TIME + timedelta(days=1)
-        ).to_prompt()
+        == make_context(handoff_id="other", timestamp=FIXED_TIME + timedelta(days=1)).to_prompt()
     )
     assert "h-churn" not in prompt

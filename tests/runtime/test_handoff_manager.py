@@ -3,7 +3,7 @@
 import asyncio
 import itertools
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,7 +24,7 @@ from mindrian.handoff import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-FIXED_TIME = datetime(2025, 3, 1, 9, 30, tzinfo=timezone.utc)
+FIXED_TIME = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
 
 
 def run(coro):
@@ -153,9 +153,7 @@ class FakeAgnoAgent:
 
     async def arun(self, message, **kwargs):
         self.calls.append((message, kwargs))
-        return SimpleNamespace(
-            content=self.content, status=SimpleNamespace(value=self.status)
-        )
+        return SimpleNamespace(content=self.content, status=SimpleNamespace(value=self.status))
 
 
 async def async_text_agent(context):
@@ -180,9 +178,7 @@ def sync_text_agent(context):
         (sync_text_agent, {"success": True, "output": "sync answer"}),
         (FakeAgnoAgent("plain text"), {"success": True, "output": "plain text"}),
         (
-            FakeAgnoAgent(
-                {"output": "# Card", "scores": {"problem": 22}, "confidence": 0.75}
-            ),
+            FakeAgnoAgent({"output": "# Card", "scores": {"problem": 22}, "confidence": 0.75}),
             {
                 "success": True,
                 "output": "# Card",
@@ -341,9 +337,7 @@ def test_sequential_passes_earlier_successes_on_without_mutating_inputs():
 
     assert [r.success for r in results] == [True, False, True, True]
     assert pws.received[0].previous_analyses == ()
-    assert devil.received[0].previous_analyses == (
-        PreviousAnalysis.from_result(results[0]),
-    )
+    assert devil.received[0].previous_analyses == (PreviousAnalysis.from_result(results[0]),)
     assert [a.agent_id for a in jtbd.received[0].previous_analyses] == ["pws", "devil"]
     assert devil.received[0].handoff_mode is HandoffMode.SEQUENTIAL
     assert all(c.previous_analyses == () for c in contexts)
@@ -380,9 +374,7 @@ def test_parallel_runs_concurrently_and_one_failure_does_not_sink_the_others():
 
         return agent
 
-    manager = manager_with(
-        a=waiting_agent("a"), b=waiting_agent("b"), broken=raising_agent
-    )
+    manager = manager_with(a=waiting_agent("a"), b=waiting_agent("b"), broken=raising_agent)
     contexts = [delegate(manager, n, timeout_seconds=2) for n in ("a", "broken", "b")]
     results = run(manager.execute_parallel(contexts))
     assert [(r.from_agent, r.success, r.output) for r in results] == [
@@ -403,9 +395,7 @@ def test_parallel_turns_an_unexpected_exception_into_a_failed_result(monkeypatch
         return await original(context)
 
     monkeypatch.setattr(manager, "execute", flaky_execute)
-    results = run(
-        manager.execute_parallel([delegate(manager, "pws"), delegate(manager, "minto")])
-    )
+    results = run(manager.execute_parallel([delegate(manager, "pws"), delegate(manager, "minto")]))
     assert [r.success for r in results] == [True, False]
     assert results[1].error == "RuntimeError: manager bug"
     assert [r.result for r in manager.history] == list(results)
@@ -446,9 +436,7 @@ def pick_raises(context, candidates):
 )
 def test_selective_routes_to_the_chosen_candidate(choose, success, to_agent, error):
     manager = manager_with(minto=FakeAgent("minto"), pws=FakeAgent("pws"))
-    result = run(
-        manager.execute_selective(delegate(manager, "jtbd"), ["minto", "pws"], choose)
-    )
+    result = run(manager.execute_selective(delegate(manager, "jtbd"), ["minto", "pws"], choose))
     assert (result.success, result.from_agent, result.error) == (
         success,
         to_agent,
@@ -464,9 +452,7 @@ def test_selective_routes_to_the_chosen_candidate(choose, success, to_agent, err
 def test_selective_candidate_that_is_not_registered_fails_cleanly():
     manager = manager_with(minto=FakeAgent("minto"))
     result = run(
-        manager.execute_selective(
-            delegate(manager, "minto"), ["ghost"], lambda c, o: "ghost"
-        )
+        manager.execute_selective(delegate(manager, "minto"), ["ghost"], lambda c, o: "ghost")
     )
     assert (result.success, result.error) == (
         False,
@@ -484,9 +470,7 @@ def test_debate_rounds_show_each_participant_the_others_positions():
     contexts = [delegate(manager, n) for n in ("cynefin", "bets", "premortem")]
     rounds = run(manager.execute_debate(contexts, rounds=3))
 
-    assert [[r.success for r in round_] for round_ in rounds] == [
-        [True, True, False]
-    ] * 3
+    assert [[r.success for r in round_] for round_ in rounds] == [[True, True, False]] * 3
     first, second, third = cynefin.received
     assert first.previous_analyses == ()
     assert second.previous_analyses == (PreviousAnalysis.from_result(rounds[0][1]),)
@@ -505,11 +489,7 @@ def test_debate_rounds_show_each_participant_the_others_positions():
 def test_debate_rejects_impossible_setups(participants, rounds, message):
     manager = manager_with(a=FakeAgent("a"))
     with pytest.raises(ValueError, match=message):
-        run(
-            manager.execute_debate(
-                [delegate(manager, "a")] * participants, rounds=rounds
-            )
-        )
+        run(manager.execute_debate([delegate(manager, "a")] * participants, rounds=rounds))
 
 
 # --- synthesize -----------------------------------------------------------------------------
@@ -536,9 +516,7 @@ SYNTHESIS_INPUTS = (
         duration_seconds=2.0,
     ),
     HandoffResult.failure(
-        HandoffContext(
-            handoff_id="x", from_agent="larry", to_agent="devil", task_description="t"
-        ),
+        HandoffContext(handoff_id="x", from_agent="larry", to_agent="devil", task_description="t"),
         "timed out",
         5.0,
     ),
@@ -576,9 +554,7 @@ def test_synthesize_merges_deterministically():
         "No result from devil: timed out",
     )
     assert merged.duration_seconds == 8.5
-    assert merged.output == (GOLDEN / "handoff_synthesis.md").read_text(
-        encoding="utf-8"
-    )
+    assert merged.output == (GOLDEN / "handoff_synthesis.md").read_text(encoding="utf-8")
     assert manager.history == ()
 
 
@@ -610,8 +586,7 @@ def test_synthesize_with_a_synthesizer_agent_hands_it_the_results():
     (given,) = larry.received
     assert [a.agent_id for a in given.previous_analyses] == ["pws", "jtbd"]
     assert (
-        "These handoffs failed and are not included:\n- devil: timed out"
-        in given.task_description
+        "These handoffs failed and are not included:\n- devil: timed out" in given.task_description
     )
     assert (given.from_agent, given.to_agent, given.session_id) == (
         "larry",
@@ -627,9 +602,7 @@ def test_synthesize_with_a_synthesizer_agent_hands_it_the_results():
 
 def test_synthesize_with_an_unknown_synthesizer_fails_cleanly():
     manager = make_manager()
-    merged = run(
-        manager.synthesize(SYNTHESIS_INPUTS, delegate(manager), synthesizer="nobody")
-    )
+    merged = run(manager.synthesize(SYNTHESIS_INPUTS, delegate(manager), synthesizer="nobody"))
     assert (merged.success, merged.error) == (
         False,
         "unknown agent 'nobody'; registered: (none)",
@@ -712,9 +685,7 @@ def test_failed_transfers_leave_ownership_alone(setup, attempt, error):
         (True, "larry", "larry cannot return session s1: expert owns it"),
     ],
 )
-def test_invalid_returns_fail_without_changing_ownership(
-    transfer_first, returning, error
-):
+def test_invalid_returns_fail_without_changing_ownership(transfer_first, returning, error):
     manager = manager_with(expert=FakeAgent("expert"))
     if transfer_first:
         run(manager.transfer(transfer_context(manager)))
@@ -752,14 +723,8 @@ def test_escalate_asks_for_a_human_and_is_recorded():
 
 
 def test_history_exports_as_json_and_loads_back():
-    manager = manager_with(
-        pws=FakeAgent("pws", scores={"problem": 22}), broken=raising_agent
-    )
-    run(
-        manager.execute_parallel(
-            [delegate(manager, "pws"), delegate(manager, "broken")]
-        )
-    )
+    manager = manager_with(pws=FakeAgent("pws", scores={"problem": 22}), broken=raising_agent)
+    run(manager.execute_parallel([delegate(manager, "pws"), delegate(manager, "broken")]))
     manager.escalate(delegate(manager, "pws"), "stuck")
     exported = manager.export_history()
     text = json.dumps(exported, allow_nan=False, sort_keys=True)
@@ -768,9 +733,7 @@ def test_history_exports_as_json_and_loads_back():
         "broken",
         HUMAN_AGENT_ID,
     ]
-    assert (
-        tuple(HandoffRecord.from_dict(r) for r in json.loads(text)) == manager.history
-    )
+    assert tuple(HandoffRecord.from_dict(r) for r in json.loads(text)) == manager.history
     exported.clear()
     assert len(manager.history) == 3
 
@@ -835,16 +798,12 @@ def test_seed_001_usage_example_as_written():
     assert result.confidence == 0.75
     assert pws_agent.received == [context]
     assert context.problem_clarity.is_ready_for_analysis
-    assert (
-        "## Expected Output\nPWS Scorecard with GO/PIVOT/NO-GO" in context.to_prompt()
-    )
+    assert "## Expected Output\nPWS Scorecard with GO/PIVOT/NO-GO" in context.to_prompt()
 
 
 def test_seed_000_orchestrated_workflow_with_a_fresh_manager():
     larry_agent, pws_agent, _ = seed_agents()
-    minto_agent = FakeAgent(
-        "minto", key_findings=["Onboarding is the bottleneck"], confidence=0.65
-    )
+    minto_agent = FakeAgent("minto", key_findings=["Onboarding is the bottleneck"], confidence=0.65)
     clarity = ProblemClarity(
         what="Churn",
         who="B2B SaaS",

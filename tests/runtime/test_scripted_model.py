@@ -74,9 +74,7 @@ def test_tool_call_runs_the_real_tool_and_feeds_the_result_back(
     use_async: bool,
 ) -> None:
     spy = ToolSpy()
-    model = ScriptedModel(
-        Step.tool_call("lookup", city="Oslo", days=3), "Cold in Oslo."
-    )
+    model = ScriptedModel(Step.tool_call("lookup", city="Oslo", days=3), "Cold in Oslo.")
     agent = agent_with(model, tools=[spy.lookup])
 
     result = asyncio.run(agent.arun("Weather?")) if use_async else agent.run("Weather?")
@@ -144,11 +142,7 @@ def test_streaming_runs_replay_text_and_tool_calls(use_async: bool) -> None:
     async def collect_async() -> list[object]:
         return [event async for event in agent.arun("Weather?", stream=True)]
 
-    events = (
-        asyncio.run(collect_async())
-        if use_async
-        else list(agent.run("Weather?", stream=True))
-    )
+    events = asyncio.run(collect_async()) if use_async else list(agent.run("Weather?", stream=True))
 
     text = "".join(
         e.content
@@ -295,8 +289,19 @@ def test_a_provider_imported_inside_a_test_is_covered(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "mindrian.testing.pytest_plugin",
-         "-p", "no:cacheprovider", "-p", "no:hypothesispytest", str(test_file)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "mindrian.testing.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
+            str(test_file),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,

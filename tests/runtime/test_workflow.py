@@ -100,10 +100,7 @@ def test_linear_fixture_parses_with_defaults_and_chains():
         ("act", "verify"),
         ("verify", "exit"),
     ]
-    assert (
-        graph.expand(graph.node("plan").prompt)
-        == "Outline how to reach: Ship the release notes"
-    )
+    assert graph.expand(graph.node("plan").prompt) == "Outline how to reach: Ship the release notes"
 
 
 def test_tote_fixture_reads_typed_attributes_and_conditions():
@@ -127,8 +124,7 @@ def test_review_gate_fixture():
 
 @pytest.mark.parametrize(
     ("shape", "kind"),
-    [(k.shape, k) for k in NodeKind]
-    + [("BOX", NodeKind.COGNITION), (None, NodeKind.COGNITION)],
+    [(k.shape, k) for k in NodeKind] + [("BOX", NodeKind.COGNITION), (None, NodeKind.COGNITION)],
 )
 def test_shapes_map_to_kinds(shape, kind):
     attrs = f" [shape={shape}]" if shape else ""
@@ -210,8 +206,7 @@ def test_render_is_canonical():
     text = render(fixture("review_gate"))
     assert text.endswith("}\n") and "\r" not in text
     assert (
-        '  code [fidelity="compact", goal_gate=true, prompt="Write the change", shape=box];'
-        in text
+        '  code [fidelity="compact", goal_gate=true, prompt="Write the change", shape=box];' in text
     )
     assert '  review -> exit [label="Approve"];' in text
 
@@ -365,9 +360,7 @@ def _replace(lines, old, *new):
 )
 def test_validation_rules(lines, expected):
     issues = validate(parse(graph_text(*lines)))
-    if (
-        expected is None
-    ):  # a graph without exit breaks several rules; has_exit must be among them
+    if expected is None:  # a graph without exit breaks several rules; has_exit must be among them
         assert "has_exit" in {i.rule for i in issues}
         return
     assert [(i.rule, i.node, i.edge) for i in issues] == expected
@@ -455,9 +448,7 @@ def test_no_matching_edge_is_a_routing_error():
 def test_linear_run_visits_steps_in_order(tmp_path):
     graph = fixture("linear")
     prompts = []
-    handlers = {
-        n: (lambda ctx: prompts.append(ctx.prompt)) for n in ("plan", "act", "verify")
-    }
+    handlers = {n: (lambda ctx: prompts.append(ctx.prompt)) for n in ("plan", "act", "verify")}
     state = run(graph, handlers, tmp_path / "state.json")
     assert state.status == "done"
     assert state.visited == ("start", "plan", "act", "verify", "exit")
@@ -470,9 +461,7 @@ def test_tote_loops_until_the_test_passes():
     state = run(graph, rec.handlers(graph))
     assert rec.calls == ["run_tests", "operate", "run_tests", "operate", "run_tests"]
     assert state.visited[-3:] == ("run_tests", "test", "exit")
-    assert (
-        state.outcomes["test"] == "pass"
-    )  # the decision routed on the previous outcome
+    assert state.outcomes["test"] == "pass"  # the decision routed on the previous outcome
 
 
 def test_review_gate_rejects_then_approves():
@@ -612,8 +601,6 @@ def test_run_checks_handlers_first(handlers, message):
 
 
 def test_invalid_graph_is_not_run():
-    graph = parse(
-        graph_text("start [shape=Mdiamond];", 'a [prompt="p"];', "start -> a;")
-    )
+    graph = parse(graph_text("start [shape=Mdiamond];", 'a [prompt="p"];', "start -> a;"))
     with pytest.raises(WorkflowError, match="has_exit"):
         run(graph, {"a": lambda ctx: None})
