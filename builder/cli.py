@@ -28,6 +28,7 @@ import typer
 
 from builder import __version__
 from builder.errors import MindrianError
+from builder.workflow_cli import workflow_app
 
 if TYPE_CHECKING:
     from builder.batch import BatchOptions, Listener
@@ -627,6 +628,7 @@ graph_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(graph_app)
+app.add_typer(workflow_app)
 
 _EXAMPLES_EXPORT = """\
 Examples:

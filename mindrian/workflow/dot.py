@@ -500,7 +500,7 @@ def _node(node_id: str, decl: _NodeDecl) -> Node:
         )
     except WorkflowError as exc:
         line = shape_value.line if shape_value else decl.line
-        raise WorkflowError(exc.message, line=exc.line or line) from None
+        raise WorkflowError(exc.message, line=exc.line or line, column=exc.column) from None
 
 
 def _edge(source: str, target: str, attrs: _Attrs, line: int) -> Edge:
