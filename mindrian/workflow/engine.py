@@ -370,10 +370,14 @@ def _check_runnable(graph: ThoughtGraph, handlers: Mapping[str, Handler]) -> Non
     ]
     if missing:
         raise WorkflowError(f"no handler for node(s): {', '.join(missing)}")
-    types = {kind.handler_type for kind in NodeKind} | {n.type for n in graph.nodes if n.type}
-    unknown = sorted(set(handlers) - {n.id for n in graph.nodes} - types)
+    unknown = sorted(set(handlers) - {n.id for n in graph.nodes} - _handler_types(graph))
     if unknown:
         raise WorkflowError(f"handlers for unknown node(s): {', '.join(unknown)}")
+
+
+def _handler_types(graph: ThoughtGraph) -> set[str]:
+    """Handler types ``graph`` may dispatch to: every built-in one and its nodes' own types."""
+    return {kind.handler_type for kind in NodeKind} | {n.type for n in graph.nodes if n.type}
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -625,8 +629,8 @@ class _Runner:
             raise WorkflowError(
                 f"node {node.id}: cannot read child pipeline {path}: {exc}"
             ) from None
-        types = {k: h for k, h in self.handlers.items() if not self.graph.has_node(k)}
-        child_handlers = {**types, **{k: h for k, h in self.handlers.items() if child.has_node(k)}}
+        wanted = _handler_types(child) | {n.id for n in child.nodes}
+        child_handlers = {k: h for k, h in self.handlers.items() if k in wanted}
         cycles = int(node.attr("manager.max_cycles") or _DEFAULT_MAX_CYCLES)
         stop = node.attr("manager.stop_condition")
         for cycle in range(1, cycles + 1):
