@@ -427,7 +427,7 @@ class _Runner:
         if isinstance(route, _End):
             return self._at_exit(state, node, record=False)
         edge_restarts = any(
-            e.target == route and e.attr("loop_restart", "false").lower() == "true"
+            e.target == route and _flag(e.attr("loop_restart"))
             for e in self.graph.outgoing(node.id)
         )
         if edge_restarts:
@@ -532,7 +532,7 @@ class _Runner:
             if outcome.status != RETRY:
                 return outcome
             if attempt >= retries:
-                if node.attr("allow_partial", "false").lower() == "true":
+                if _flag(node.attr("allow_partial")):
                     return replace(outcome, status=PARTIAL_SUCCESS)
                 return replace(outcome, status=FAIL, failure_reason="max retries exceeded")
             attempt += 1
@@ -652,6 +652,11 @@ class _Runner:
             if stop and condition_holds(stop, FAIL, None, context):
                 return Outcome(notes=f"stop condition {stop!r} holds after cycle {cycle}")
         return Outcome(status=FAIL, failure_reason=f"child {child.name} failed {cycles} cycle(s)")
+
+
+def _flag(value: str | None) -> bool:
+    """A Boolean attribute kept as text (the parser checked it is true or false)."""
+    return (value or "").strip().lower() == "true"
 
 
 async def _ready(value: Any) -> Any:

@@ -352,10 +352,10 @@ def _retry_target_exists(graph: ThoughtGraph) -> Iterable[Issue]:
             (f"node {node.id}: retry_target", node, node.retry_target),
             (f"node {node.id}: fallback_retry_target", node, node.fallback_retry_target),
         ]
-    for what, node, target in owners:
+    for what, owner, target in owners:
         if target and not graph.has_node(target):
             yield _issue(
-                "retry_target_exists", f"{what} names no node: {target!r}", WARNING, node=node
+                "retry_target_exists", f"{what} names no node: {target!r}", WARNING, node=owner
             )
 
 

@@ -507,3 +507,20 @@ def test_run_inside_an_event_loop_asks_for_arun():
 
     with pytest.raises(WorkflowError, match="await arun"):
         asyncio.run(inside())
+
+
+@pytest.mark.parametrize(
+    ("extra", "rule", "node"),
+    [
+        ('a [fidelity="summary:huge"]', "fidelity_valid", "a"),
+        ("a [retry_target=nowhere]", "retry_target_exists", "a"),
+        ("graph [fallback_retry_target=nowhere]", "retry_target_exists", None),
+        ("a [goal_gate=true]", "goal_gate_has_retry", "a"),
+        ('a [type="my.handler"]', "type_known", "a"),
+    ],
+)
+def test_specification_warnings(extra, rule, node):
+    text = graph_text("start [shape=Mdiamond]; exit [shape=Msquare]", 'a [prompt="p"]', extra)
+    text = text.replace("}\n", "start -> a -> exit\n}\n")
+    (issue,) = validate(parse(text))
+    assert (issue.rule, issue.node, issue.severity) == (rule, node, "warning")
