@@ -14,8 +14,10 @@ from mindrian.workflow.build import (
     START_ID,
     SYNTHESIS_ID,
     WorkflowKind,
+    agent_workflow,
     linear_workflow,
     review_gate_id,
+    step_ids,
 )
 from mindrian.workflow.conditions import Clause, condition_holds, parse_condition
 from mindrian.workflow.dot import parse, render
@@ -95,6 +97,7 @@ __all__ = [
     "ThoughtGraph",
     "WorkflowError",
     "WorkflowKind",
+    "agent_workflow",
     "arun",
     "as_outcome",
     "condition_holds",
@@ -114,5 +117,6 @@ __all__ = [
     "route_key",
     "run",
     "select_edge",
+    "step_ids",
     "validate",
 ]
