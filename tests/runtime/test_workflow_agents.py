@@ -59,7 +59,7 @@ def test_without_a_package_the_agent_follows_the_guided_drawing_of_its_steps(can
     assert render(agent_workflow(canvas, "guided", STEPS)) == render(expected)
 
 
-def _package(tmp_path: Path, drawing: str, monkeypatch) -> type[GuidedAgent]:
+def _package(tmp_path: Path, drawing: str, monkeypatch, base: str = "GuidedAgent") -> type:
     """A generated-like package: agent.py declaring the agent, workflow.dot beside it."""
     folder = tmp_path / "canvas_pkg"
     folder.mkdir()
@@ -67,12 +67,13 @@ def _package(tmp_path: Path, drawing: str, monkeypatch) -> type[GuidedAgent]:
     (folder / "agent.py").write_text(
         textwrap.dedent(
             f"""
-            from mindrian.agents import GuidedAgent
+            from mindrian.agents import {base}
 
-            class CanvasAgent(GuidedAgent):
+            class CanvasAgent({base}):
                 agent_id = "drawn-canvas"
                 name = "Drawn canvas"
                 steps = {STEPS!r}
+                phases = {STEPS!r}
             """
         ),
         encoding="utf-8",
@@ -130,3 +131,27 @@ def test_a_drawing_without_a_node_for_a_step_is_refused(
     )
     with pytest.raises(AgentRunError, match=r"has no node for step\(s\): problem, value"):
         run(agent.start("canvas", session_id="s"))
+
+
+def test_a_pipeline_runs_its_phases_in_the_order_drawn(tmp_path, run, monkeypatch) -> None:
+    ids = step_ids(tuple(name for name, _ in STEPS))
+    drawn = render(linear_workflow("research", tuple(zip(ids, "abc", strict=True)), "pipeline"))
+    reordered = (
+        drawn.replace("start -> customer;", "start -> value;")
+        .replace("value -> exit;", "value -> customer;")
+        .replace("problem -> value;", "problem -> exit;")
+    )
+    agent_type = _package(tmp_path, reordered, monkeypatch, base="PipelineAgent")
+    scripted = models(("customers",), ("problems",), ("value",))
+    reply = run(agent_type(part_models=scripted).run("the task"))
+    assert [p.name for p in reply.partials] == ["Value", "Customer", "Problem"]
+    assert scripted["Value"].calls[0].last_user_message.startswith("the task\n")
+    assert scripted["Customer"].calls[0].last_user_message.startswith("value\n")
+    assert reply.content == "problems"
+
+
+def test_a_pipeline_drawing_without_its_phases_is_refused(tmp_path, run, monkeypatch) -> None:
+    drawn = render(linear_workflow("research", (("customer", "a"),), "pipeline"))
+    agent_type = _package(tmp_path, drawn, monkeypatch, base="PipelineAgent")
+    with pytest.raises(AgentRunError, match=r"has no node for step\(s\): problem, value"):
+        run(agent_type(part_models=models(("x",))).run("the task"))
