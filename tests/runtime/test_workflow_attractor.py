@@ -4,6 +4,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pydot
 import pytest
 
 from mindrian.workflow import (
@@ -524,3 +525,32 @@ def test_specification_warnings(extra, rule, node):
     text = text.replace("}\n", "start -> a -> exit\n}\n")
     (issue,) = validate(parse(text))
     assert (issue.rule, issue.node, issue.severity) == (rule, node, "warning")
+
+
+def _unquote(value):
+    text = str(value)
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return text
+
+
+@pytest.mark.parametrize(
+    "graph",
+    [
+        vocabulary(),
+        linear_workflow("guided_demo", (("a", 'say "hi" \\ now'), ("b", "B")), "guided"),
+        linear_workflow("collab_demo", (("a", "A"), ("b", "B")), "collaborative"),
+    ],
+    ids=["vocabulary", "guided", "collaborative"],
+)
+def test_rendered_dot_reads_the_same_in_a_reference_dot_parser(graph):
+    (reference,) = pydot.graph_from_dot_data(render(graph))
+    nodes = {n.get_name(): n.get_attributes() for n in reference.get_nodes()}
+    nodes.pop("graph", None)
+    assert list(nodes) == [n.id for n in graph.nodes]
+    for node in graph.nodes:
+        attributes = {_unquote(k): _unquote(v) for k, v in nodes[node.id].items()}
+        assert attributes.get("prompt") == node.prompt
+        assert attributes["shape"] == (node.shape or node.kind.shape)
+    edges = [(e.get_source(), e.get_destination()) for e in reference.get_edges()]
+    assert edges == [e.key for e in graph.edges]
