@@ -63,7 +63,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from mindrian.workflow.conditions import condition_holds
 from mindrian.workflow.dot import parse, render
@@ -445,12 +445,19 @@ class _Runner:
             self.graph.attr("retry_target"),
             self.graph.attr("fallback_retry_target"),
         ):
-            if target and self.graph.has_node(target):
+            # An exit as retry target would bounce between exits without a step counted.
+            if self._is_step(target):
                 return replace(state, queue=(target,))
         status = state.outcomes[gate.id]
         reason = f"goal gate {gate.id} ended {status!r} and no retry target is set"
         history = (*state.history, (node.id, FAIL)) if record else state.history
         return replace(state, status="failed", queue=(), history=history, failure_reason=reason)
+
+    def _is_step(self, node_id: str | None) -> TypeGuard[str]:
+        """Whether ``node_id`` names a node that is not an exit."""
+        if not node_id or not self.graph.has_node(node_id):
+            return False
+        return self.graph.node(node_id).kind is not NodeKind.EXIT
 
     def _unsatisfied_gate(self, state: RunState) -> Node | None:
         latest = state.outcomes

@@ -260,6 +260,18 @@ def test_goal_gate_routes_to_its_retry_target_until_satisfied():
     assert script.calls == ["plan", "check", "plan", "check"]
 
 
+def test_an_exit_as_goal_gate_retry_target_fails_instead_of_looping():
+    graph = parse(
+        graph_text(
+            "start [shape=Mdiamond]; exit [shape=Msquare]",
+            'check [prompt="Check", goal_gate=true, retry_target=exit]',
+            "start -> check -> exit",
+        )
+    )
+    state = run(graph, {"check": lambda step: "fail"})
+    assert (state.status, state.visited) == ("failed", ("start", "check", "exit"))
+
+
 def test_graph_level_retry_target_and_fail_routing():
     graph = parse(
         graph_text(
