@@ -27,7 +27,10 @@ unconditional edge of highest weight, then lowest target id. A ``fail``
 outcome that no condition caught goes to the node's ``retry_target`` or
 ``fallback_retry_target`` when set (§3.7), else along the unconditional edge
 if there is one, else the run ends ``failed``. A node without outgoing edges
-ends the run as an exit does; an outcome no edge accepts ends it ``failed``.
+ends the run as an exit does; an outcome no edge accepts ends it ``failed``
+(the specification would end such a run successfully without checking goal
+gates). An edge with ``loop_restart=true`` starts the context afresh (graph
+attributes only) at its target; the history is kept.
 
 **Goal gates** (§3.4): at an exit, every visited ``goal_gate`` node must have
 ended ``success`` or ``partial_success``; if one did not, the run jumps to its
