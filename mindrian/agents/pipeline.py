@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -128,6 +129,8 @@ class PipelineAgent(MindrianAgent):
         super().__init__(model=model, part_models=part_models)
         self.state_dir: Path | None = configured_state_dir(state_dir)
         """Directory under which checkpoints are kept; None keeps none."""
+        self.phase_listener: Callable[[int, Partial], None] | None = None
+        """Told (phase index, output) as each phase ends or is resumed, e.g. to show progress."""
 
     def _build(self) -> Workflow:
         if not self.phases:
@@ -155,11 +158,18 @@ class PipelineAgent(MindrianAgent):
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         saved_as = session_id if self.state_dir is not None else None
         partials = self._resumed(message, saved_as) if saved_as is not None else ()
+        for index, resumed in enumerate(partials):
+            self._tell(index, resumed)
         for index in range(len(partials), len(self.phases)):
             partials += (await self._run_phase(index, message, partials, session_id),)
             if saved_as is not None:
                 self._save(message, saved_as, partials)
+            self._tell(index, partials[-1])
         return AgentReply(content=partials[-1].output, partials=partials)
+
+    def _tell(self, index: int, partial: Partial) -> None:
+        if self.phase_listener is not None:
+            self.phase_listener(index, partial)
 
     # -- checkpoints ----------------------------------------------------------------
 
