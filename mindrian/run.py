@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from mindrian.agents import GuidedAgent, MindrianAgent, Partial, PipelineAgent
+from mindrian.agents import STATE_DIR_ENV, GuidedAgent, MindrianAgent, Partial, PipelineAgent
 from mindrian.handoff import HandoffResult
 from mindrian.models import ModelChoice
 from mindrian.packages import agent_class, registered_packages
@@ -50,7 +51,7 @@ class RunRequest:
 
 
 def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> MindrianAgent:
-    """The registered agent ``agent_id``, with its state under the project's ``.mindrian/state``."""
+    """The registered agent ``agent_id``; state in ``$MINDRIAN_STATE_DIR`` or ``.mindrian/state``."""
     packages = {p.agent_id: p for p in registered_packages(project)}
     if agent_id not in packages:
         from mindrian.packages import PackageError
@@ -61,7 +62,7 @@ def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> Mind
     chosen = model.model_for(agent_id)
     options: dict[str, object] = {"model": chosen} if chosen is not None else {}
     if cls.agent_type in ("role", "guided", "pipeline"):
-        options["state_dir"] = project.state_dir
+        options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir
     return cls(**options)  # type: ignore[arg-type]
 
 
