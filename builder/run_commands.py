@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -55,6 +56,7 @@ def register_run_commands(app: typer.Typer) -> None:
 
 
 def run(
+    ctx: typer.Context,
     agent_id: Annotated[
         str,
         typer.Argument(metavar="AGENT_ID", help="Id of a registered agent.", show_default=False),
@@ -89,6 +91,8 @@ def run(
     """
     from mindrian.run import RunRequest, run_agent
 
+    if not getattr(ctx.obj, "debug", False):
+        _quiet_agno()
     project, choice = _project_and_model(model)
     request = RunRequest(project, agent_id, message, choice, session, json_out)
     try:
@@ -137,6 +141,13 @@ def serve(
     typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
     return 0
+
+
+def _quiet_agno() -> None:
+    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says."""
+    # A filter, not a level: Agno sets its loggers back to INFO at the start of every run.
+    for name in ("agno", "agno-team", "agno-workflow"):
+        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
 def _project_and_model(model: str | None) -> tuple[ProjectPaths, ModelChoice]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from mindrian.agents import STATE_DIR_ENV, GuidedAgent, MindrianAgent, Partial, PipelineAgent
+from mindrian.agents.base import render_output
 from mindrian.handoff import HandoffResult
 from mindrian.models import ModelChoice
 from mindrian.packages import agent_class, registered_packages
@@ -51,7 +52,7 @@ class RunRequest:
 
 
 def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> MindrianAgent:
-    """The registered agent ``agent_id``; state in ``$MINDRIAN_STATE_DIR`` or ``.mindrian/state``."""
+    """The registered agent ``agent_id``; state in ``$MINDRIAN_STATE_DIR``, else the project's."""
     packages = {p.agent_id: p for p in registered_packages(project)}
     if agent_id not in packages:
         from mindrian.packages import PackageError
@@ -109,12 +110,26 @@ async def _guided(
         message = _ask(agent, progress.position, stdin, stderr)
     while message is not None:
         result = await _handoff(agent, message, session_id)
-        status = _report(result, request, stdout, stderr)
+        if request.json_output or not result.success:
+            status = _report(result, request, stdout, stderr)
+        else:
+            status = _show_step(agent, session_id, stdout)
         if status or not result.needs_human_input:
             return status
         stderr.write(result.human_input_reason + "\n")
         message = _read_answer(stdin)
     stderr.write(f"paused; resume with: mindrian run {request.agent_id} --session {session_id}\n")
+    return 0
+
+
+def _show_step(agent: GuidedAgent, session_id: str, stdout: TextIO) -> int:
+    """On a terminal only the step just run is shown; once finished, every step."""
+    progress = agent.load_progress(session_id)
+    assert progress is not None  # the handoff that just succeeded saved it
+    if progress.finished(len(agent.steps)):
+        stdout.write(render_output(agent.final_reply(progress)).rstrip("\n") + "\n")
+    else:
+        stdout.write(progress.partials[progress.position].output.rstrip("\n") + "\n")
     return 0
 
 

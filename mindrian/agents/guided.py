@@ -208,7 +208,7 @@ class GuidedAgent(MindrianAgent):
             partials=(*progress.partials[: progress.position], done),
         )
         if advanced.finished(len(self.steps)):
-            return advanced, self._final_reply(advanced)
+            return advanced, self.final_reply(advanced)
         return await self._run_current(advanced)
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
@@ -270,7 +270,8 @@ class GuidedAgent(MindrianAgent):
             prompt_for_user=question,
         )
 
-    def _final_reply(self, progress: GuidedProgress) -> AgentReply:
+    def final_reply(self, progress: GuidedProgress) -> AgentReply:
+        """The reply of a finished session: the last answered step, with every step as partials."""
         done = [p for p in progress.partials if p.status == "done"]
         content = done[-1].output if done else "Every step was skipped."
         return AgentReply(content=content, partials=progress.partials)
