@@ -38,9 +38,11 @@ __all__ = [
     "MODEL_ENV",
     "SCRIPTED_PREFIX",
     "ModelChoice",
+    "ModelScript",
     "ModelScriptError",
     "choose_model",
     "load_script",
+    "model_from_environment",
 ]
 
 #: Environment variable overriding the model of every agent (``provider:id`` or ``scripted:PATH``).
@@ -109,6 +111,11 @@ def choose_model(option: str | None, *, base: Path | None = None) -> ModelChoice
             f"or {SCRIPTED_PREFIX}PATH"
         )
     return ModelChoice(reference)
+
+
+def model_from_environment(agent_id: str) -> ModelRef | None:
+    """What ``$MINDRIAN_MODEL`` gives ``agent_id``, or None when it is unset."""
+    return choose_model(None).model_for(agent_id)
 
 
 def load_script(path: Path) -> ModelScript:
