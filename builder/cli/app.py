@@ -908,3 +908,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
         _frame(error_frame(problem))
     return problem.exit_code
+
+
+from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
+
+register_run_commands(app)

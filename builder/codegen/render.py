@@ -144,6 +144,7 @@ _COMMENT_STYLES: Mapping[str, tuple[str, str, str]] = {
     ".cypher": ("", "// ", ""),
     ".dot": ("", "// ", ""),
     ".md": ("<!--", "  ", "-->"),
+    ".toml": ("", "# ", ""),
 }
 
 
@@ -231,6 +232,7 @@ _COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("spec.yaml", "spec.yaml.jinja"),
     ("registration.cypher", "registration.cypher.jinja"),
     ("README.md", "README.md.jinja"),
+    ("pyproject.toml", "pyproject.toml.jinja"),
     ("tests/__init__.py", "tests/__init__.py.jinja"),
     ("tests/test_agent.py", "tests/test_agent.py.jinja"),
 )
@@ -290,6 +292,7 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("registration.cypher", "the parameterised Cypher that registers the framework"),
     ("workflow.dot", "the thought graph of the agent's steps"),
     ("tests/test_agent.py", "offline tests with a scripted model"),
+    ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
 )
 
 
@@ -318,10 +321,40 @@ def _context(
         "registration": registration,
         "registration_params_json": json_text(registration.params, indent=2),
         "workflow_dot": workflow_dot or "",
+        "distribution": _distribution(spec),
+        "runtime_version": _runtime_version(),
         "file_notes": tuple(
             (p, what) for p, what in _FILE_NOTES if p != "workflow.dot" or workflow_dot is not None
         ),
     }
+
+
+def _runtime_version() -> str:
+    """The version of ``mindrian`` a generated package depends on: the builder's own."""
+    from builder import __version__
+
+    return __version__
+
+
+def _distribution(spec: AgentSpec) -> dict[str, str]:
+    """The pyproject.toml metadata of the package, each value a TOML string literal."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = str(Version(spec.version))
+    except (InvalidVersion, TypeError):
+        version = "0"  # a skill version pip cannot read must not make the package uninstallable
+    return {
+        "name": _toml_string(f"mindrian-agent-{spec.id}"),
+        "version": _toml_string(version),
+        "description": _toml_string(spec.description),
+        "requirement": _toml_string(f"mindrian=={_runtime_version()}"),
+    }
+
+
+def _toml_string(text: str) -> str:
+    # A JSON string is a TOML basic string, except that TOML also forbids a raw DEL.
+    return json_text(text).replace("\x7f", "\\u007f")
 
 
 #: Normalised agent ids (what phase 1 produces); anything else never reaches a comment or a name.

@@ -148,6 +148,8 @@ class MindrianAgent(ABC):
     ``model=`` (a model object such as ``ScriptedModel``, or a "provider:id"
     string) and, for agents made of several Agno agents, ``part_models=`` keyed
     by part name (perspective, phase or step); parts without an entry use ``model``.
+    Without ``model=``, ``$MINDRIAN_MODEL`` (see :mod:`mindrian.models`) overrides
+    the class's ``model``.
     """
 
     agent_id: ClassVar[str] = ""
@@ -190,6 +192,11 @@ class MindrianAgent(ABC):
     ) -> None:
         if not self.agent_id:
             raise TypeError(f"{type(self).__name__} must set the class attribute agent_id")
+        if model is None:
+            # Imported here: mindrian.models builds on this module (ModelRef).
+            from mindrian.models import model_from_environment
+
+            model = model_from_environment(self.agent_id)
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
 
