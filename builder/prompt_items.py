@@ -5,8 +5,9 @@ The items are taken from the skill's own bytes, not from the AgentSpec phases
 drop the check: the description, the tone, every front-matter rule, and every
 body line that carries words (rules, sections, output template, quality
 criteria). Each part's own instructions (perspectives, phases, steps) are
-collected when the front matter states them. JSON examples in the body are
-collected too, for the output-schema check of phase 6.
+collected when the front matter states them, and so are the score ranges the
+schema sent to the model must declare. JSON examples of the body are collected
+too, for the output-schema check of phase 6.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class PromptItems:
     """Items every model acting for the skill must be told, in document order, each once."""
     parts: Mapping[str, str]
     """Part name → its own instructions, as the front matter states them."""
+    scores: Mapping[str, tuple[float, float]]
+    """Score name → (minimum, maximum), as the front matter states them."""
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -73,6 +76,19 @@ def _parts(fields: Mapping[str, Any]) -> dict[str, str]:
     return parts
 
 
+def _scores(fields: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    declared = fields.get("scores")
+    entries = declared.get("dimensions") if isinstance(declared, dict) else declared
+    ranges: dict[str, tuple[float, float]] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        low, high = entry.get("min", entry.get("minimum")), entry.get("max", entry.get("maximum"))
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)):
+            ranges[entry["name"]] = (float(low), float(high))
+    return ranges
+
+
 def prompt_items(data: bytes) -> PromptItems:
     """The items of a SKILL.md (its raw bytes)."""
     front_text, body = _split(data.decode("utf-8-sig").replace("\r\n", "\n"))
@@ -83,7 +99,9 @@ def prompt_items(data: bytes) -> PromptItems:
     found += _text_items(fields.get("behavioral_rules"))
     # A line of only punctuation (fences, table rules) says nothing the model could miss.
     found += [line.strip() for line in body.split("\n") if any(c.isalnum() for c in line)]
-    return PromptItems(skill=tuple(dict.fromkeys(found)), parts=_parts(fields))
+    return PromptItems(
+        skill=tuple(dict.fromkeys(found)), parts=_parts(fields), scores=_scores(fields)
+    )
 
 
 def json_examples(text: str) -> tuple[dict[str, Any], ...]:

@@ -267,7 +267,9 @@ def render_package(
     context.update(
         skill_items=items.skill,
         part_items=dict(items.parts),
+        score_ranges=dict(items.scores) if spec.type in OUTPUT_TYPES else None,
         output_examples=tuple(output_examples) if spec.type in OUTPUT_TYPES else None,
+        handoff_contract=_handoff_contract(spec),
     )
     env = environment(root)
     files: dict[str, str] = {}
@@ -363,6 +365,18 @@ def _context(
 
 #: Normalised agent ids (what phase 1 produces); anything else never reaches a comment or a name.
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+
+
+def _handoff_contract(spec: AgentSpec) -> dict[str, Any]:
+    """Phase 3's contract as the package's tests expect the runtime to hold it."""
+    handoff = spec.handoff
+    if handoff is None:
+        raise CodegenError("phase 6 needs the handoff contract of phase 3", code="C027")
+    return {
+        "min_clarity": handoff.receives.min_clarity,
+        "can_be_called_by": list(handoff.routing.can_be_called_by),
+        "supports": list(handoff.supports),
+    }
 
 
 def _synthesizer(spec: AgentSpec) -> str:

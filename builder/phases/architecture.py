@@ -23,7 +23,7 @@ from builder.spec import (
     InstructionSet,
     ModelConfig,
 )
-from mindrian.agents.models import ModelSettings, unsupported_settings
+from mindrian.agents.models import ModelSettings, configured_model, unsupported_settings
 
 __all__ = [
     "GENERATION_DEFAULTS",
@@ -225,6 +225,8 @@ def _model(
         provider,
         ModelSettings(gen.temperature, gen.max_tokens, gen.thinking_budget),
     )
+    if not notes:
+        _check_model_takes(f"{provider}:{model_id}", settings, location)
     config = ModelConfig(
         provider=provider,
         model_id=model_id,
@@ -235,6 +237,17 @@ def _model(
         thinking_budget=settings.thinking_budget,
     )
     return config, notes
+
+
+def _check_model_takes(string: str, settings: ModelSettings, location: SourceLocation) -> None:
+    """Build the Agno model once with ``settings``, so the provider's own checks fail the build."""
+    try:
+        configured_model(string, settings)
+    except ValueError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ArchitectureError(
+            f"model {string!r} cannot run with {settings}: {first}", location=location, code="A006"
+        ) from None
 
 
 def applicable_settings(
@@ -254,7 +267,7 @@ def applicable_settings(
         return settings, (note,)
     dropped = {name: None for name in missing}
     notes = tuple(
-        f"{name}={getattr(settings, name)} is not applied: Agno's {provider} model has no such field"
+        f"{name}={getattr(settings, name)} is not applied: Agno's {provider} model lacks the field"
         for name in missing
     )
     return replace(settings, **dropped), notes

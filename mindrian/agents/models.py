@@ -23,6 +23,7 @@ __all__ = [
     "ModelSettingsError",
     "configured_model",
     "model_class",
+    "setting_values",
     "unsupported_settings",
 ]
 
@@ -69,7 +70,7 @@ def model_class(provider: str) -> type[Model]:
     return found
 
 
-def _field_values(cls: type[Model], settings: ModelSettings) -> tuple[dict[str, Any], list[str]]:
+def setting_values(cls: type[Model], settings: ModelSettings) -> tuple[dict[str, Any], list[str]]:
     """(field → value for every applicable setting, names of the settings with no field)."""
     names = {f.name for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {}
@@ -97,7 +98,7 @@ def _field_values(cls: type[Model], settings: ModelSettings) -> tuple[dict[str, 
 
 def unsupported_settings(provider: str, settings: ModelSettings) -> tuple[str, ...]:
     """Names of the settings ``provider``'s model class has no field for."""
-    return tuple(_field_values(model_class(provider), settings)[1])
+    return tuple(setting_values(model_class(provider), settings)[1])
 
 
 def configured_model(ref: str, settings: ModelSettings) -> Model:
@@ -112,7 +113,7 @@ def configured_model(ref: str, settings: ModelSettings) -> Model:
         raise ModelSettingsError(f"no model for {ref!r}")
     if settings.empty:
         return model
-    values, missing = _field_values(type(model), settings)
+    values, missing = setting_values(type(model), settings)
     if missing:
         raise ModelSettingsError(
             f"model {ref!r} ({type(model).__name__}) cannot take {', '.join(missing)}"

@@ -130,6 +130,14 @@ class AgentContract:
     """Part name → its own instructions as the skill states them."""
     model_settings: ClassVar[Mapping[str, Any]] = {}
     """``temperature``, ``max_tokens`` and ``thinking_budget`` the built models must carry."""
+    handoff_contract: ClassVar[Mapping[str, Any]] = {}
+    """Phase 3's ``min_clarity``, ``can_be_called_by`` and ``supports``."""
+
+    @property
+    def caller(self) -> str:
+        """An agent allowed to call this one (the tests' handoffs come from it)."""
+        callers = self.handoff_contract.get("can_be_called_by") or ["larry"]
+        return str(callers[0])
 
     # -- what each type provides ------------------------------------------------------
 
@@ -223,14 +231,20 @@ class AgentContract:
 
     # -- the handoff contract ---------------------------------------------------------
 
+    def test_the_runtime_holds_the_spec_contract(self) -> None:
+        cls = self.agent_class
+        assert cls.min_clarity == self.handoff_contract["min_clarity"]
+        assert cls.allowed_callers == frozenset(self.handoff_contract["can_be_called_by"])
+        assert {t.value for t in cls.accepted_handoffs} == set(self.handoff_contract["supports"])
+
     def test_too_little_clarity_is_refused_without_a_model_call(self, tmp_path: Path) -> None:
-        needed = self.agent_class.min_clarity
+        needed = float(self.handoff_contract["min_clarity"])
         if needed <= 0:
             pytest.skip("the spec asks for no minimum clarity")
         model = ScriptedModel()
         agent = self.new_agent(tmp_path, model=model)
         context = agent.create_handoff_context(
-            "Help", problem_clarity=clear_problem(needed / 2), from_agent="larry"
+            "Help", problem_clarity=clear_problem(needed / 2), from_agent=self.caller
         )
         result = run(agent.process_handoff(context))
         assert not result.success
@@ -242,7 +256,7 @@ class AgentContract:
         assert not model.calls, "the model was asked although the problem is unclear"
 
     def test_callers_outside_the_contract_are_refused(self, tmp_path: Path) -> None:
-        callers = self.agent_class.allowed_callers
+        callers = self.handoff_contract["can_be_called_by"]
         if not callers:
             pytest.skip("the spec lets any agent call it")
         model = ScriptedModel()
@@ -256,15 +270,15 @@ class AgentContract:
         assert not model.calls
 
     def test_handoff_types_outside_the_contract_are_refused(self, tmp_path: Path) -> None:
-        accepted = self.agent_class.accepted_handoffs
-        refused = [t for t in HandoffType if t not in accepted]
+        accepted = set(self.handoff_contract["supports"])
+        refused = [t for t in HandoffType if t.value not in accepted]
         if not refused:
             pytest.skip("the spec accepts every handoff type")
         for kind in refused:
             model = ScriptedModel()
             agent = self.new_agent(tmp_path, model=model)
             context = agent.create_handoff_context(
-                "Help", problem_clarity=clear_problem(), from_agent="larry", handoff_type=kind
+                "Help", problem_clarity=clear_problem(), from_agent=self.caller, handoff_type=kind
             )
             result = run(agent.process_handoff(context))
             assert result.error_code == "handoff_type_refused", kind
@@ -353,6 +367,8 @@ class StructuredAnswers:
     agent_class: ClassVar[type[MindrianAgent]]
     output_examples: ClassVar[tuple[Mapping[str, Any], ...]] = ()
     """JSON examples from the skill's output instructions: whole answers, or the ``scores`` object."""
+    score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    """Score name → (minimum, maximum) as the skill declares them."""
 
     def answer(self, **changes: Any) -> dict[str, Any]:
         """A well-formed answer: every declared score at the middle of its range."""
@@ -377,7 +393,7 @@ class StructuredAnswers:
         context = agent.create_handoff_context(
             "Assess the scripted opportunity",
             problem_clarity=clear_problem(),
-            from_agent="larry",
+            from_agent=self.caller,
             return_to="larry",
             **options,
         )
@@ -406,31 +422,20 @@ class StructuredAnswers:
                 assert result.scores[name] == value
 
     def test_the_model_is_sent_every_score_with_its_range(self, tmp_path: Path) -> None:
-        scores = _midpoint_scores(self.agent_class.output_schema)  # type: ignore[attr-defined]
-        if not scores:
+        if not self.score_ranges:
             pytest.skip("the skill declares no scores")
         models = self.script(self.answer())
         self.handoff_with(tmp_path, models)
-        final = self.final_model(models)
-        schema = sent_schema(final.calls[-1])
-        fields = self.agent_class.output_schema.model_fields["scores"].annotation.model_fields  # type: ignore[attr-defined]
-        for info in fields.values():
-            if info.alias is None:
-                continue
-            bounds = {type(m).__name__: m for m in info.metadata}
-            assert _declares(schema, info.alias, bounds["Ge"].ge, bounds["Le"].le), info.alias
+        schema = sent_schema(models["model"].calls[-1])
+        for name, (low, high) in self.score_ranges.items():
+            assert _declares(schema, name, low, high), f"the schema does not declare {name}"
 
     def handoff_with(self, tmp_path: Path, models: dict[str, Any]) -> HandoffResult:
         agent = self.new_agent(tmp_path, **models)  # type: ignore[attr-defined]
         context = agent.create_handoff_context(
-            "Assess", problem_clarity=clear_problem(), from_agent="larry"
+            "Assess", problem_clarity=clear_problem(), from_agent=self.caller
         )
         return run(agent.process_handoff(context))
-
-    def final_model(self, models: dict[str, Any]) -> ScriptedModel:
-        """The model that gave the structured answer."""
-        model: ScriptedModel = models["model"]
-        return model
 
     @pytest.mark.parametrize(
         "breakage",
@@ -472,7 +477,7 @@ class OperatorContract(StructuredAnswers, AgentContract):
         manager = HandoffManager()
         manager.register_agent(agent.agent_id, agent)
         context = manager.create_delegation(
-            from_agent="larry",
+            from_agent=self.caller,
             to_agent=agent.agent_id,
             task="Assess it",
             problem_clarity=clear_problem(),
@@ -606,7 +611,7 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         models["part_models"][silent] = ScriptedModel("")
         agent = self.new_agent(tmp_path, **models)
         context = agent.create_handoff_context(
-            "Decide", problem_clarity=clear_problem(), from_agent="larry"
+            "Decide", problem_clarity=clear_problem(), from_agent=self.caller
         )
         result = run(agent.process_handoff(context))
         assert not result.success
@@ -648,7 +653,7 @@ class PipelineContract(AgentContract):
         models[self.phases[-1]] = ScriptedModel("")
         agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
         context = agent.create_handoff_context(
-            "Go", problem_clarity=clear_problem(), from_agent="larry"
+            "Go", problem_clarity=clear_problem(), from_agent=self.caller
         )
         result = run(agent.process_handoff(context))
         assert not result.success
@@ -657,7 +662,7 @@ class PipelineContract(AgentContract):
     def test_handoff_returns_the_last_phase_with_every_partial(self, tmp_path: Path) -> None:
         agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.phase_models())
         context = agent.create_handoff_context(
-            "Go", problem_clarity=clear_problem(), from_agent="larry", return_to="larry"
+            "Go", problem_clarity=clear_problem(), from_agent=self.caller, return_to="larry"
         )
         result = run(agent.process_handoff(context))
         assert result.success, result.error
@@ -738,7 +743,7 @@ class GuidedContract(AgentContract):
         context = agent.create_handoff_context(
             "Walk me through it",
             problem_clarity=clear_problem(),
-            from_agent="larry",
+            from_agent=self.caller,
             session_id="h",
         )
         result = run(agent.process_handoff(context))
