@@ -53,6 +53,7 @@ __all__ = [
     "PipelineContract",
     "RoleContract",
     "clear_problem",
+    "contract_for",
     "sent_schema",
 ]
 
@@ -168,7 +169,8 @@ class AgentContract:
 
     # -- the prompt ------------------------------------------------------------------------
 
-    def _prompts(self, tmp_path: Path) -> dict[str, str]:
+    def system_prompts(self, tmp_path: Path) -> dict[str, str]:
+        """Part label → the system message its model received when the agent ran once."""
         models = self.acting_models(tmp_path)
         prompts = {}
         for label, model in models.items():
@@ -178,14 +180,14 @@ class AgentContract:
 
     def test_every_skill_item_reaches_every_model(self, tmp_path: Path) -> None:
         assert self.skill_items, "the skill gave no items to check"
-        for label, system in self._prompts(tmp_path).items():
+        for label, system in self.system_prompts(tmp_path).items():
             missing = [item for item in self.skill_items if item not in system]
             assert not missing, f"{label} was not told {len(missing)} item(s), first: {missing[:3]}"
 
     def test_the_description_is_stated_once(self, tmp_path: Path) -> None:
         description = self.agent_class.description.strip()
         assert description
-        for label, system in self._prompts(tmp_path).items():
+        for label, system in self.system_prompts(tmp_path).items():
             assert system.count(description) == 1, (
                 f"{label} was told the description {system.count(description)} times"
             )
@@ -193,7 +195,7 @@ class AgentContract:
     def test_each_part_is_told_its_own_instructions(self, tmp_path: Path) -> None:
         if not self.part_items:
             pytest.skip("the skill states no part instructions of its own")
-        prompts = self._prompts(tmp_path)
+        prompts = self.system_prompts(tmp_path)
         for name, text in self.part_items.items():
             assert name in prompts, f"part {name!r} never acted"
             assert text in prompts[name], f"part {name!r} was not told its instructions"
@@ -750,3 +752,20 @@ class GuidedContract(AgentContract):
         assert result.success, result.error
         assert result.needs_human_input
         assert f"Step 1 of {len(self.steps)}" in result.human_input_reason
+
+
+#: The contract of each agent type.
+_CONTRACTS: Mapping[str, type[AgentContract]] = {
+    "operator": OperatorContract,
+    "role": RoleContract,
+    "collaborative": CollaborativeContract,
+    "pipeline": PipelineContract,
+    "guided": GuidedContract,
+}
+
+
+def contract_for(agent_class: type[MindrianAgent]) -> AgentContract:
+    """The contract of ``agent_class``'s type, bound to it (for use outside pytest)."""
+    contract = _CONTRACTS[agent_class.agent_type]()
+    contract.agent_class = agent_class  # type: ignore[misc]
+    return contract
