@@ -24,11 +24,8 @@ from typing import Any
 
 import yaml
 
-from builder.errors import CodegenError, SourceLocation
-from builder.graph_config import GraphConfig
-from builder.phase import CheckResult, PhaseInput, PhaseResult
-from builder.prompt_items import json_examples, prompt_items
-from builder.render import (
+from builder.codegen.prompt_items import json_examples, prompt_items
+from builder.codegen.render import (
     AGENT_TEMPLATES,
     OUTPUT_TYPES,
     WORKFLOW_TYPES,
@@ -40,8 +37,11 @@ from builder.render import (
     workflow_dot,
     write_tree,
 )
-from builder.serial import to_plain
-from builder.spec import AgentSpec
+from builder.graph.config import GraphConfig
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import CodegenError, SourceLocation
+from builder.pipeline.serial import to_plain
+from builder.skill.spec import AgentSpec
 
 __all__ = [
     "PHASE",
