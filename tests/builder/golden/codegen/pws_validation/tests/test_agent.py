@@ -133,6 +133,19 @@ MODEL_SETTINGS: dict[str, Any] = {
     "temperature": 0.3,
     "thinking_budget": None,
 }
+#: The handoff contract of phase 3, which the runtime must enforce.
+HANDOFF_CONTRACT: dict[str, Any] = {
+    "can_be_called_by": [],
+    "min_clarity": 0.6,
+    "supports": ["delegate", "return", "escalate"],
+}
+#: The skill's scores and their ranges; the schema sent to the model must declare each.
+SCORE_RANGES: dict[str, tuple[float, float]] = {
+    "business": (0.0, 25.0),
+    "people": (0.0, 25.0),
+    "problem": (0.0, 25.0),
+    "solution": (0.0, 25.0),
+}
 #: The JSON examples of the skill's output instructions; an answer following them must pass.
 OUTPUT_EXAMPLES: tuple[dict[str, Any], ...] = (
     {"business": 11, "people": 20, "problem": 18, "solution": 14, "total": 63},
@@ -144,4 +157,6 @@ class TestContract(OperatorContract):
     skill_items = SKILL_ITEMS
     part_items = PART_ITEMS
     model_settings = MODEL_SETTINGS
+    handoff_contract = HANDOFF_CONTRACT
+    score_ranges = SCORE_RANGES
     output_examples = OUTPUT_EXAMPLES
