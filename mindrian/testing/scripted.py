@@ -128,6 +128,8 @@ class ModelCall:
     """Everything the model was sent, in order."""
     tools: tuple[str, ...]
     """Names of the tools offered, sorted."""
+    response_format: Any = None
+    """What Agno asked the answer to follow: an output model class, a JSON-mode dict, or None."""
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -268,7 +270,10 @@ class ScriptedModel(Model):
         messages = tuple(_seen(m) for m in kwargs.get("messages") or ())
         tools = tuple(sorted(_tool_name(t) for t in kwargs.get("tools") or ()))
         with self._lock:
-            self._calls.append(ModelCall(messages=messages, tools=tools))
+            call = ModelCall(
+                messages=messages, tools=tools, response_format=kwargs.get("response_format")
+            )
+            self._calls.append(call)
             if not self._script and self._cycle:
                 self._script.extend(self._cycle)
             if not self._script:
