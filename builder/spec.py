@@ -329,6 +329,8 @@ class AgentSpec:
     """Words that should select this framework."""
     problem_types: tuple[str, ...] = ()
     """Problem types it is good for."""
+    good_for: Mapping[str, float] = field(default_factory=dict)
+    """GOOD_FOR confidence per problem type the skill rates; the others get the default."""
     chains_to: tuple[ChainTarget, ...] = ()
     """Frameworks it hands on to."""
     handoff: HandoffConfig | None = None
