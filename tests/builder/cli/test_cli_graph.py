@@ -307,7 +307,7 @@ def test_export_cypher_passes_the_neo4j_linter(cli, project: Path) -> None:
 
 # --- free text and the generated registry --------------------------------------
 
-GENERATED_REGISTRY = Path(__file__).resolve().parents[2] / "generated" / "registry.yaml"
+GENERATED_REGISTRY = Path(__file__).resolve().parents[3] / "generated" / "registry.yaml"
 
 
 def test_select_a_sentence_matches_triggers_by_their_terms(cli, project: Path) -> None:
