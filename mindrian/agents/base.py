@@ -173,6 +173,8 @@ class MindrianAgent(ABC):
     """
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
+    references: ClassVar[Mapping[str, str]] = {}
+    """On-demand reference elements by name; when any, every Agno agent gets ``read_reference``."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # The run methods are the subclasses' own; wrapping them here checks MCP servers on every path in.
@@ -221,10 +223,19 @@ class MindrianAgent(ABC):
             model=model,
             description=self.description or None,
             instructions=instructions or None,
-            tools=list(self.tools),
+            tools=self._agno_tools(),
             telemetry=False,
             **options,
         )
+
+    def _agno_tools(self) -> list[Any]:
+        tools = list(self.tools)
+        if self.references:
+            # Imported here: most agents have no references, and Agno's Function is heavy.
+            from mindrian.agents.references import read_reference_tool
+
+            tools.append(read_reference_tool(self.references))
+        return tools
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
