@@ -174,7 +174,7 @@ class MindrianAgent(ABC):
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
     references: ClassVar[Mapping[str, str]] = {}
-    """On-demand reference elements by name; when any, every Agno agent gets ``read_reference``."""
+    """On-demand reference elements by name; when any, Agno agents get ``read_reference``."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # The run methods are the subclasses' own; wrapping them here checks MCP servers on every path in.
