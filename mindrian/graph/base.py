@@ -271,6 +271,16 @@ class Registry(ABC):
         row = rows[0] if rows else {"uses": 0, "successes": 0}
         return Usage(int(row["uses"]), int(row["successes"] or 0))
 
+    def read_cypher(self, text: str, parameters: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run a caller's query in a read-only transaction; values only as ``parameters``.
+
+        The transaction itself refuses writes; callers facing untrusted text check
+        it first with :mod:`mindrian.guards` (as ``mindrian.mcp`` does).
+        """
+        params = dict(parameters or {})
+        query = q.Query(q.CALLER_QUERY, text, tuple(sorted(params)))
+        return self._read(lambda run: run(query, params))
+
     def get(self, framework_id: str) -> FrameworkRecord | None:
         """The registered framework with this id, or None."""
         return self._read(lambda run: _get(run, framework_id))

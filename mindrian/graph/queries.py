@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ALL_QUERIES",
+    "CALLER_QUERY",
     "CONSTRAINT_FRAMEWORK_ID",
     "CONSTRAINT_PROBLEM_TYPE_NAME",
     "COUNT_CHAINS",
@@ -82,6 +83,9 @@ PROPERTY_KEYS = (
     "handoff_id",
     "success",
 )
+#: Name of the Query wrapping a caller's text (Registry.read_cypher); never a dialect target.
+CALLER_QUERY = "caller_read"
+
 #: Keys of the UNWIND row maps; the linter cannot tell them from stored properties.
 ROW_KEYS = ("source", "target", "problem_type")
 

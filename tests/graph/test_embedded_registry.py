@@ -381,3 +381,14 @@ def test_a_read_only_open_of_an_older_file_says_how_to_upgrade(tmp_path: Path) -
     EmbeddedRegistry(path).close()  # a writable open adds them
     with EmbeddedRegistry(path, read_only=True) as upgraded:
         assert upgraded.usage("any") == Usage(0, 0)
+
+
+def test_a_callers_query_runs_read_only_with_parameters(registry: EmbeddedRegistry) -> None:
+    rows = registry.read_cypher(
+        "MATCH (f:Framework) WHERE f.id = $id RETURN f.id AS id, f.name AS name", {"id": "jtbd"}
+    )
+    assert rows == [{"id": "jtbd", "name": "Jtbd"}]
+    # The transaction itself refuses a write that got past every check.
+    with pytest.raises(GraphError):
+        registry.read_cypher("MATCH (f:Framework) SET f.name = 'x' RETURN f.id")
+    assert registry.get("jtbd") == by_id("jtbd")
