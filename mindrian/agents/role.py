@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.agent import Agent
 from agno.db.sqlite import SqliteDb
+from agno.models.message import Message
 
 from mindrian.agents.base import (
     AgentReply,
@@ -98,6 +100,16 @@ class RoleAgent(MindrianAgent):
             return self._orchestration
         return default_orchestration(self)
 
+    @cached_property
+    def stateless_agent(self) -> Agent:
+        """The persona with no store of its own, for callers keeping the conversation elsewhere."""
+        return self._new_agno_agent(
+            name=self.name or self.agent_id,
+            agent_id=self.agent_id,
+            instructions=self.instructions,
+            model=self._model,
+        )
+
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         session = session_id or self.session_id
         if not self.orchestrates:
@@ -106,6 +118,24 @@ class RoleAgent(MindrianAgent):
             # Resolved lazily: a turn that calls no orchestration tool opens no registry.
             with bound(lambda: self.orchestration, session):
                 output = await self.agent.arun(message, session_id=session)
+        return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
+
+    async def turn(
+        self, message: str, earlier: Sequence[tuple[str, str]], *, session_id: str
+    ) -> AgentReply:
+        """One turn after the (role, content) messages ``earlier``, which the caller stores.
+
+        The model sees the last ``history_runs`` exchanges as real conversation
+        turns, as it would with the agent's own store; nothing is written here.
+        """
+        kept = list(earlier)[-2 * self.history_runs :]
+        conversation = [Message(role=role, content=text) for role, text in kept]
+        conversation.append(Message(role="user", content=message))
+        if not self.orchestrates:
+            output = await self.stateless_agent.arun(conversation, session_id=session_id)
+        else:
+            with bound(lambda: self.orchestration, session_id):
+                output = await self.stateless_agent.arun(conversation, session_id=session_id)
         return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
 
     def history(self, session_id: str | None = None) -> tuple[tuple[str, str], ...]:
