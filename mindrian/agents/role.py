@@ -154,11 +154,13 @@ def default_orchestration(agent: RoleAgent) -> Orchestration:
     :class:`~mindrian.handoff.tools.Orchestration` whose manager has ``usage=``.
     """
     # Imported here: a role agent without orchestration tools never needs them.
-    from mindrian.agents.packages import GeneratedPackages
     from mindrian.graph import EmbeddedRegistry, Registry, registry_from_yaml
+    from mindrian.packages import PackageFolder
 
-    folder = Path(inspect.getfile(type(agent))).resolve().parent.parent
-    packages = GeneratedPackages(folder)
+    package = type(agent).package
+    home = package.folder if package is not None else Path(inspect.getfile(type(agent))).parent
+    folder = home.resolve().parent
+    packages = PackageFolder(folder)
     source = Path(os.environ.get(REGISTRY_ENV) or folder / "registry.yaml")
     registry: Registry = (
         registry_from_yaml(source)

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from mindrian.agents import MindrianAgent
-from mindrian.agents.packages import GeneratedPackages
 from mindrian.frames import Frame, FrameParser, coalesce
 from mindrian.graph import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry, Usage
 from mindrian.handoff import HandoffManager, HandoffResult, ProblemClarity
 from mindrian.handoff.tools import Orchestration
+from mindrian.packages import PackageFolder
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
 SESSION = "founder-1"
@@ -133,7 +133,7 @@ def flow(
     registry = EmbeddedRegistry(built_project / DEFAULT_EMBEDDED_PATH)
     frames = io.StringIO()
     framework_models: dict[str, ScriptedModel] = {}
-    packages = GeneratedPackages(built_project / "generated", make=scripted(framework_models))
+    packages = PackageFolder(built_project / "generated", make=scripted(framework_models))
     orchestration = Orchestration(
         agent_id="larry",
         registry=registry,
@@ -212,6 +212,7 @@ def test_larry_clarifies_selects_delegates_and_synthesises(flow: dict[str, Any])
         "solution": 15.0,
         "business": 17.0,
         "people": 14.0,
+        "total": 68.0,
     }
     context = flow["orchestration"].manager.history[1].context
     assert context.problem_clarity == ProblemClarity(**CLARIFY_3)
