@@ -131,7 +131,8 @@ class Token:
     kind: TokenKind
     """Category."""
     value: str
-    """Names and symbols as written; strings and backtick names without quotes; params without ``$``."""
+    """Names and symbols as written; strings and backtick names without quotes; params without
+    ``$``."""
     offset: int
     """Position in the query text."""
 
@@ -730,7 +731,8 @@ def _keyset(
     return [
         Violation(
             "pagination",
-            f"keyset paging needs WHERE {shown} {op} ${scope.cursor_parameter} to match ORDER BY {shown}",
+            f"keyset paging needs WHERE {shown} {op} ${scope.cursor_parameter} to match ORDER BY "
+            f"{shown}",
         )
     ]
 

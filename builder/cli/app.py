@@ -73,7 +73,8 @@ class _State:
     debug: bool = False
     """Show tracebacks of internal errors."""
     frames: str | None = None
-    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without ``--frames``."""
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without
+    ``--frames``."""
 
 
 def _show_version(value: bool) -> None:
@@ -99,7 +100,8 @@ def _global(
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else ``start``."""
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else
+    ``start``."""
     for folder in (start, *start.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
@@ -176,7 +178,8 @@ _FramesOpt = Annotated[
     bool,
     typer.Option(
         "--frames",
-        help="Also print control frames on stdout, one per event: <<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        help="Also print control frames on stdout, one per event: "
+        "<<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
         "(human lines stay on stderr).",
     ),
 ]
@@ -325,7 +328,8 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
 ) -> int:
-    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as it goes."""
+    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as
+    it goes."""
     from builder.pipeline.batch import Target, build_many
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
@@ -469,7 +473,8 @@ def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n"
+    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
+    "skills/*/SKILL.md --quiet\n"
 )
 def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
@@ -498,7 +503,8 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation "
+    "--json\n"
 )
 def explain(
     agent_id: Annotated[
@@ -746,7 +752,8 @@ def register(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check "
+    "--frames\n"
 )
 def check(
     ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
@@ -787,7 +794,10 @@ def check(
         say(line)
     if framed and result.drift:
         shown = _display(committed, root)
-        message = f"{len(result.drift)} file(s) in {shown} differ from a fresh build: {', '.join(result.drift)}"
+        message = (
+            f"{len(result.drift)} file(s) in {shown} differ from a fresh build: "
+            f"{', '.join(result.drift)}"
+        )
         _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
 
@@ -803,7 +813,8 @@ def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
+    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new "
+    "interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
 )
 def new(
     name: Annotated[
@@ -856,7 +867,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str], state: _State) -> int:
-    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit status."""
+    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit
+    status."""
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
@@ -898,7 +910,8 @@ def _dispatch(args: list[str], state: _State) -> int:
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:
-    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit status."""
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit
+    status."""
     if line is not None:
         _say(state.frames is not None)(line)
     if state.frames is not None:

@@ -68,7 +68,8 @@ class RegistrationText:
     """The registration Cypher of one agent: the statements and the parameters they take."""
 
     statements: tuple[tuple[str, str], ...]
-    """``(name, cypher text)`` in execution order; the texts hold no skill text, only ``$parameters``."""
+    """``(name, cypher text)`` in execution order; the texts hold no skill text, only
+    ``$parameters``."""
     params: Mapping[str, Any]
     """Plain-data parameters for the statements, by parameter name."""
 
@@ -129,7 +130,8 @@ def check_identifier(name: str, what: str = "identifier") -> str:
 
 
 def class_name(identifier: str) -> str:
-    """The agent class name of a package identifier (``pws_validation`` → ``PwsValidationAgent``)."""
+    """The agent class name of a package identifier (``pws_validation`` →
+    ``PwsValidationAgent``)."""
     words = [w for w in check_identifier(identifier).split("_") if w]
     name = "".join(w[:1].upper() + w[1:] for w in words) + "Agent"
     if not name[0].isalpha():
@@ -184,7 +186,8 @@ def json_text(value: Any, indent: int | None = None) -> str:
 
 
 def format_python(text: str, path: str) -> str:
-    """``text`` formatted by the pinned Black; a generated syntax error is reported with its file."""
+    """``text`` formatted by the pinned Black; a generated syntax error is reported with its
+    file."""
     # Imported here: Black costs ~0.15 s, and a cached build formats nothing. Its settings are
     # pinned so formatting never depends on the machine's configuration.
     import black
@@ -197,7 +200,8 @@ def format_python(text: str, path: str) -> str:
 
 
 def template_digest(root: Path = AGENT_TEMPLATES) -> str:
-    """``sha256:`` over the sorted template file names and bytes (part of phase 6's input digest)."""
+    """``sha256:`` over the sorted template file names and bytes (part of phase 6's input
+    digest)."""
     h = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         name = path.relative_to(root).as_posix().encode("utf-8")
@@ -245,7 +249,8 @@ def render_package(
     workflow_dot: str | None = None,
     root: Path = AGENT_TEMPLATES,
 ) -> dict[str, str]:
-    """Every file of the package, package-relative POSIX path → text, in sorted path order (pure)."""
+    """Every file of the package, package-relative POSIX path → text, in sorted path order
+    (pure)."""
     context = _context(spec, registration, workflow_dot)
     env = environment(root)
     files: dict[str, str] = {}
@@ -413,7 +418,8 @@ def registration_from_graph(graph_config: GraphConfig) -> RegistrationText:
 
 
 def workflow_dot(spec: AgentSpec) -> str:
-    """DOT text of the agent's thought graph: its steps (pipeline, guided) or perspectives (collaborative)."""
+    """DOT text of the agent's thought graph: its steps (pipeline, guided) or perspectives
+    (collaborative)."""
     from mindrian.workflow import linear_workflow, render, validate
 
     parts = (
@@ -433,7 +439,8 @@ def workflow_dot(spec: AgentSpec) -> str:
 
 
 def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """(DOT node id, prompt) pairs: names become unique ``[a-z_][a-z0-9_]*`` ids (the name stays in the prompt)."""
+    """(DOT node id, prompt) pairs: names become unique ``[a-z_][a-z0-9_]*`` ids (the name stays in
+    the prompt)."""
     used: set[str] = set()
     result = []
     for number, (name, prompt) in enumerate(parts, 1):

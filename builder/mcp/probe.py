@@ -60,7 +60,8 @@ _PYTHON_COMMANDS = frozenset({"python", "python3"})
 
 
 def _command(entry: CatalogEntry) -> str:
-    # The project's own servers run under the builder's interpreter, which has the project installed.
+    # The project's own servers run under the builder's interpreter, which has the project
+    # installed.
     return sys.executable if entry.command in _PYTHON_COMMANDS else entry.command
 
 

@@ -202,7 +202,8 @@ def definition_to_plain(definition: ToolDefinition) -> dict[str, Any]:
 
 
 def definition_errors(plain: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every way ``plain`` breaks the tool-definition format, as readable messages (empty when valid)."""
+    """Every way ``plain`` breaks the tool-definition format, as readable messages (empty when
+    valid)."""
     import jsonschema  # imported here: a cached build loads this module without validating anything
 
     validator = jsonschema.Draft202012Validator(tool_schema())

@@ -95,8 +95,9 @@ STANDARD_KEYS: tuple[str, ...] = (
 )
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
-    "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs", "chains_to",
-    "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents", "phases", "scores",
+    "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs",
+    "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents",
+    "phases", "scores",
 )  # fmt: skip
 #: Where nested Mindrian fields live.
 NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
@@ -180,7 +181,8 @@ class _Doc:
         return isinstance(parent, dict) and key_path[-1] in parent
 
     def pick(self, *spellings: KeyPath) -> tuple[Any, KeyPath] | None:
-        """The value of a Mindrian field given by any of its spellings; top level first, then ``metadata.mindrian``."""
+        """The value of a Mindrian field given by any of its spellings; top level first, then
+        ``metadata.mindrian``."""
         chosen: tuple[Any, KeyPath] | None = None
         for prefix in ((), NESTED_PREFIX):
             present = [(*prefix, *s) for s in spellings if self.has((*prefix, *s))]
@@ -189,14 +191,16 @@ class _Doc:
                 raise self.fail(
                     "S205",
                     second,
-                    f"{_dotted(second)} and {_dotted(first)} (line {self.line(first)}) say the same thing; keep one",
+                    f"{_dotted(second)} and {_dotted(first)} (line {self.line(first)}) say the "
+                    "same thing; keep one",
                 )
             if present and chosen is None:
                 chosen = (self.lookup(present[0]), present[0])
             elif present and chosen is not None:
                 self.warnings.append(
                     f"{_dotted(present[0])} (line {self.line(present[0])}) is ignored: "
-                    f"{_dotted(chosen[1])} (line {self.line(chosen[1])}) is set at the top level and wins"
+                    f"{_dotted(chosen[1])} (line {self.line(chosen[1])}) is set at the top level "
+                    "and wins"
                 )
         return chosen
 
@@ -276,7 +280,8 @@ def _describe(error: Any) -> tuple[str, KeyPath, str]:
         return (
             "S202",
             path,
-            f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} {expected}",
+            f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} "
+            f"{expected}",
         )
     return "S202", path, error.message[:300]
 
@@ -310,7 +315,10 @@ def _words(value: Any) -> tuple[str, ...]:
 
 
 def _allowed_tools(value: Any) -> tuple[str, ...]:
-    """A list as is; a string split at commas, or at blanks outside parentheses (``Bash(git log:*)``)."""
+    """A list as is; a string split at commas, or at blanks outside parentheses.
+
+    Parentheses keep ``Bash(git log:*)`` one entry.
+    """
     if not isinstance(value, str):
         return tuple(value or ())
     parts, current, depth = [], "", 0
@@ -556,7 +564,8 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
             raise doc.fail(
                 "S206",
                 where,
-                f"band {lower.label!r} ({lower.minimum:g}–{lower.maximum:g}) overlaps band {upper.label!r} "
+                f"band {lower.label!r} ({lower.minimum:g}–{lower.maximum:g}) overlaps band "
+                f"{upper.label!r} "
                 f"({upper.minimum:g}–{upper.maximum:g}); a total must earn exactly one verdict",
             )
     if dimensions and bands:
@@ -566,7 +575,8 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
         )
         if bands[-1][0].minimum > total_min or bands[0][0].maximum < total_max:
             doc.warnings.append(
-                f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the dimensions add up to "
+                f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the "
+                "dimensions add up to "
                 f"{total_min:g}–{total_max:g}; some totals get no verdict"
             )
     return tuple(dimensions), tuple(b for b, _ in bands)
@@ -591,7 +601,8 @@ def _unique(doc: _Doc, named: list[tuple[str, KeyPath]], what: str) -> None:
 
 
 def _metadata(doc: _Doc) -> dict[str, Any]:
-    """Front-matter entries the model does not cover: ``metadata`` content, unknown keys, unknown nested keys."""
+    """Front-matter entries the model does not cover: ``metadata`` content, unknown keys, unknown
+    nested keys."""
     data = doc.fm.data
     given = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     result = {k: v for k, v in given.items() if k != "mindrian"}
@@ -606,7 +617,8 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
         doc.warnings.append(
-            f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as metadata{suggestion}"
+            f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as "
+            f"metadata{suggestion}"
         )
         if key in result:
             doc.warnings.append(
@@ -640,7 +652,8 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
     for reference in references:
         if reference.name in seen:
             raise SkillError(
-                f"required_fields: reference {reference.path!r} has the same element id {reference.name!r} as {seen[reference.name]!r}",
+                f"required_fields: reference {reference.path!r} has the same element id "
+                f"{reference.name!r} as {seen[reference.name]!r}",
                 location=SourceLocation((folder / reference.path).as_posix()),
                 code="S207",
             )
@@ -672,7 +685,8 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     triggers, problem_types = doc.pick(("triggers",)), doc.pick(("problem_types",))
     if len(data["description"]) > DESCRIPTION_LIMIT:
         doc.warnings.append(
-            f"description is {len(data['description'])} characters; the Agent Skills format allows {DESCRIPTION_LIMIT}"
+            f"description is {len(data['description'])} characters; the Agent Skills format allows "
+            f"{DESCRIPTION_LIMIT}"
         )
     return SkillDefinition(
         id=normalised_id,
@@ -713,10 +727,12 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
 
 
 def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
-    """Parse and validate one skill; raise SkillError (with code and location) when it is unusable."""
+    """Parse and validate one skill; raise SkillError (with code and location) when it is
+    unusable."""
     if len(source.data) > MAX_SKILL_BYTES:
         raise SkillError(
-            f"valid_yaml: SKILL.md is {len(source.data)} bytes; the limit is {MAX_SKILL_BYTES} bytes",
+            f"valid_yaml: SKILL.md is {len(source.data)} bytes; the limit is {MAX_SKILL_BYTES} "
+            "bytes",
             location=SourceLocation(source.path),
             code="S107",
         )
@@ -735,7 +751,8 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
             "required_fields",
             True,
             f"name and description present; schema satisfied (id {definition.id}, "
-            f"{len(definition.sections)} recognised sections, {len(definition.references)} references)",
+            f"{len(definition.sections)} recognised sections, {len(definition.references)} "
+            "references)",
         ),
     )
     return PhaseResult(

@@ -54,7 +54,8 @@ __all__ = [
 #: Called after each phase with its report.
 Progress = Callable[[PhaseReport], None]
 
-#: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a test) passes another.
+# : Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
+# test) passes another.
 PhaseLoader = Callable[[str], Any]
 
 
@@ -157,7 +158,8 @@ def build(
 
 
 def phase_range(from_phase: str | None, until_phase: str | None) -> tuple[int, int]:
-    """First and last phase numbers of a build; :class:`UsageError` for unknown names or an empty range."""
+    """First and last phase numbers of a build; :class:`UsageError` for unknown names or an empty
+    range."""
     start = phase_number(resolve_phase(from_phase)) if from_phase else 1
     stop = phase_number(resolve_phase(until_phase)) if until_phase else len(PHASE_NAMES)
     if start > stop:
@@ -287,7 +289,8 @@ class _Build:
                 else "missing or out of date"
             )
             raise PipelineError(
-                f"--from needs the checkpoint of {where}, which is {state}; run the build without --from first",
+                f"--from needs the checkpoint of {where}, which is {state}; run the build without "
+                "--from first",
                 code="P004",
             )
         if not stored.passed:
@@ -369,7 +372,8 @@ class _Build:
 
 
 def _located(problem: Problem, path: str) -> Problem:
-    """Problems without a place point at the SKILL.md being built, so every error line names a file."""
+    """Problems without a place point at the SKILL.md being built, so every error line names a
+    file."""
     return problem if problem.location else replace(problem, location=SourceLocation(path))
 
 
@@ -378,7 +382,8 @@ def _check_names(phase: Any, result: PhaseResult[Any]) -> None:
     names = tuple(c.name for c in result.checks)
     if names != tuple(phase.checks):
         raise PipelineError(
-            f"phase {phase.name} returned checks {', '.join(names) or 'none'}; it declares {', '.join(phase.checks)}",
+            f"phase {phase.name} returned checks {', '.join(names) or 'none'}; it declares "
+            f"{', '.join(phase.checks)}",
             code="P008",
         )
 

@@ -67,7 +67,8 @@ class ProbeOutcome:
     """What the probe found, printed as JSON (no durations, so the text is deterministic)."""
 
     success: bool
-    """The handoff returned ``success=True`` and nothing tried to reach a real model or the network."""
+    """The handoff returned ``success=True`` and nothing tried to reach a real model or the
+    network."""
     agent_id: str
     """The agent's id, empty when the package could not be imported."""
     agent_type: str
@@ -84,7 +85,8 @@ def _agent_class(package: ModuleType) -> type:
     agents = [c for c in found if issubclass(c, MindrianAgent)]
     if len(agents) != 1:
         raise LookupError(
-            f"package {package.__name__} must export exactly one agent class in __all__, found {len(agents)}"
+            f"package {package.__name__} must export exactly one agent class in __all__, found "
+            f"{len(agents)}"
         )
     return agents[0]
 
@@ -185,7 +187,8 @@ def _describe(result: Any) -> str:
 
 
 def probe(identifier: str) -> ProbeOutcome:
-    """Import ``identifier``, run one scripted handoff, and report; never raises for a broken package."""
+    """Import ``identifier``, run one scripted handoff, and report; never raises for a broken
+    package."""
     from mindrian.testing.pytest_plugin import OfflineGuard
 
     guard = OfflineGuard()
@@ -235,7 +238,8 @@ def _fork_refusal() -> str:
 
 
 def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary files)."""
+    """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary
+    files)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child: become ``python -m builder.probe.e2e IDENTIFIER``
@@ -263,7 +267,8 @@ def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
 
 
 def serve(requests: TextIO, replies: TextIO) -> int:
-    """Answer one probe per identifier line of ``requests`` until it ends; see the module docstring."""
+    """Answer one probe per identifier line of ``requests`` until it ends; see the module
+    docstring."""
     for name in RUNTIME_MODULES:
         importlib.import_module(name)
     refusal = _fork_refusal()
@@ -285,10 +290,12 @@ def serve(requests: TextIO, replies: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success (``--serve``: see :func:`serve`)."""
+    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success
+    (``--serve``: see :func:`serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--serve"]:
-        # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt it.
+        # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt
+        # it.
         replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
         os.dup2(2, 1)
         return serve(sys.stdin, replies)

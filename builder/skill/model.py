@@ -304,7 +304,8 @@ class SkillDefinition:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Front-matter entries not modelled above, as plain data."""
     field_lines: Mapping[str, int] = field(default_factory=dict)
-    """Line of each front-matter key path (``tools.mcp_servers.0.server``), for later phases' errors."""
+    """Line of each front-matter key path (``tools.mcp_servers.0.server``), for later phases'
+    errors."""
 
     def section(self, key: str) -> Section | None:
         """The first section with this canonical key, if any."""
@@ -369,7 +370,8 @@ def skill_id(name: str) -> str:
 def python_identifier(normalised_id: str) -> str:
     """The Python identifier of a normalised id: ``-`` becomes ``_``, made safe to import.
 
-    A leading digit gets the prefix ``skill_``; a name in :data:`RESERVED_IDENTIFIERS` gets a ``_`` suffix.
+    A leading digit gets the prefix ``skill_``; a name in :data:`RESERVED_IDENTIFIERS` gets a ``_``
+    suffix.
     """
     identifier = normalised_id.replace("-", "_")
     if identifier[:1].isdigit():

@@ -48,7 +48,8 @@ class ModelConfig:
     string: str
     """``provider:model_id``, the form ``agno.agent.Agent(model=...)`` accepts."""
     source: str
-    """Where the choice came from: ``skill`` (its ``model`` field) or ``config`` (per-type default)."""
+    """Where the choice came from: ``skill`` (its ``model`` field) or ``config`` (per-type
+    default)."""
     temperature: float | None
     """Sampling temperature; None leaves the provider default (required with extended thinking)."""
     max_tokens: int

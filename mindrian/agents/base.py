@@ -99,7 +99,8 @@ _HOLDING_SERVERS: ContextVar[frozenset[int]] = ContextVar(
 )
 _R = TypeVar("_R")
 
-#: HandoffResult fields an agent's structured answer may fill; the rest come from the context or the run.
+# : HandoffResult fields an agent's structured answer may fill; the rest come from the context or
+# the run.
 _CONTENT_FIELDS = frozenset(f.name for f in fields(HandoffResult)) - {
     "handoff_id",
     "from_agent",
@@ -165,7 +166,8 @@ class MindrianAgent(ABC):
     tools: ClassVar[tuple[Any, ...]] = ()
     """Tools (functions or Agno toolkits) given to every Agno agent built."""
     mcp_servers: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (generated ``tools.MCP_SERVERS``).
+    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (generated
+    ``tools.MCP_SERVERS``).
 
     Each has at least ``name`` (the toolkit's name), ``required`` and ``tools``
     (names the agent uses). Before every run the toolkits are connected and a
@@ -175,7 +177,8 @@ class MindrianAgent(ABC):
     """Handoff types ``process_handoff`` accepts; others fail."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        # The run methods are the subclasses' own; wrapping them here checks MCP servers on every path in.
+        # The run methods are the subclasses' own; wrapping them here checks MCP servers on every
+        # path in.
         super().__init_subclass__(**kwargs)
         for name in _RUN_METHODS:
             method = cls.__dict__.get(name)

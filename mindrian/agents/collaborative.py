@@ -1,4 +1,5 @@
-"""COLLABORATIVE agents: an Agno ``Team`` that puts the question to every perspective, then synthesises."""
+"""COLLABORATIVE agents: an Agno ``Team`` that puts the question to every perspective, then
+synthesises."""
 
 from __future__ import annotations
 

@@ -163,7 +163,8 @@ class GuidedAgent(MindrianAgent):
         existing = self.load_progress(session_id)
         if existing is not None and not existing.finished(len(self.steps)):
             raise AgentRunError(
-                f"guided session {session_id!r} is already in progress at step {existing.position + 1}"
+                f"guided session {session_id!r} is already in progress at step "
+                f"{existing.position + 1}"
             )
         fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
         return await self._run_current(fresh)

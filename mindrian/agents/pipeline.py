@@ -55,7 +55,8 @@ class PipelineCheckpoint:
     task: str
     """What the pipeline was asked."""
     digest: str
-    """SHA-256 of the task, the agent's instructions and its phase list; a run resumes only on a match."""
+    """SHA-256 of the task, the agent's instructions and its phase list; a run resumes only on a
+    match."""
     partials: tuple[Partial, ...]
     """Outputs of the finished phases, in phase order."""
 

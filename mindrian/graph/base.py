@@ -293,7 +293,8 @@ def _delete_relationships(
     keep_chains: Mapping[tuple[str, str], float],
     keep_good_for: Mapping[tuple[str, str], float],
 ) -> list[str]:
-    """Delete the outgoing relationships of ``ids`` not in the keep sets; returns released targets."""
+    """Delete the outgoing relationships of ``ids`` not in the keep sets; returns released
+    targets."""
     stored_chains = run(q.OUTGOING_CHAINS, {"ids": list(ids)})
     stale_chains = [r for r in stored_chains if (r["source"], r["target"]) not in keep_chains]
     if stale_chains:

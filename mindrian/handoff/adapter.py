@@ -47,7 +47,8 @@ class HandoffAgent(Protocol):
 
 
 def adapt_agent(agent: object) -> AgentRunner:
-    """Wrap ``agent`` so it can be called as ``await runner(context)``; TypeError if it fits no kind."""
+    """Wrap ``agent`` so it can be called as ``await runner(context)``; TypeError if it fits no
+    kind."""
     process = getattr(agent, "process_handoff", None)
     if callable(process):
         return _runner(process)

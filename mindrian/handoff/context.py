@@ -59,7 +59,8 @@ class _PlainData:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-safe data, fields in declaration order."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+        # type: ignore[arg-type]
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -480,7 +481,8 @@ class HandoffResult(_PlainData):
         _set(self, "output", _text(self.output, "output"))
         if self.output_format not in OUTPUT_FORMATS:
             raise ValueError(
-                f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}"
+                f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
+                f"{self.output_format!r}"
             )
         for name in (
             "key_findings",

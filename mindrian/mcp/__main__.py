@@ -32,7 +32,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if source is None:
         parser.exit(
             1,
-            f"{parser.prog}: no registry: neither {DEFAULT_EMBEDDED_PATH} nor {FALLBACK_YAML} exists; pass --registry\n",
+            f"{parser.prog}: no registry: neither {DEFAULT_EMBEDDED_PATH} nor {FALLBACK_YAML} "
+            "exists; pass --registry\n",
         )
     try:
         registry = open_source_registry(source)

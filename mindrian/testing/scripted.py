@@ -155,7 +155,8 @@ def _as_step(entry: Any) -> Step:
     if isinstance(entry, (Mapping, BaseModel)):
         return Step.structured(entry)
     raise TypeError(
-        f"a script entry must be str, dict, pydantic model, Step or callable; got {type(entry).__name__}"
+        "a script entry must be str, dict, pydantic model, Step or callable; got "
+        f"{type(entry).__name__}"
     )
 
 

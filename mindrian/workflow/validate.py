@@ -226,7 +226,8 @@ def _parallel_join(graph: ThoughtGraph) -> Iterable[Issue]:
             if target.kind in (NodeKind.START, NodeKind.EXIT, NodeKind.PARALLEL) or len(after) != 1:
                 yield Issue(
                     "parallel_join",
-                    f"branch {target.id} of {node.id} must be one step with exactly one outgoing edge",
+                    f"branch {target.id} of {node.id} must be one step with exactly one outgoing "
+                    "edge",
                     node=target.id,
                     edge=edge.key,
                 )

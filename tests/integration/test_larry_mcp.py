@@ -55,7 +55,8 @@ def in_registry_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def probe_framework() -> FrameworkRecord:
-    """A committed framework and, via its first trigger, what select_frameworks must return first."""
+    """A committed framework and, via its first trigger, what select_frameworks must return
+    first."""
     records = load_registry_yaml(REGISTRY_YAML)
     assert records, "generated/registry.yaml lists no framework"
     return records[0]

@@ -83,7 +83,8 @@ BROKEN = ("-m", "no_such_module_for_mindrian_tests")
 def mcp_agent(
     agent_class: Callable[..., type[OperatorAgent]],
 ) -> Callable[..., type[OperatorAgent]]:
-    """An operator agent class whose toolkits and specs come from ``servers`` (toolkits built per class)."""
+    """An operator agent class whose toolkits and specs come from ``servers`` (toolkits built per
+    class)."""
 
     def make(*servers: Mapping[str, Any], tools: Sequence[Any] | None = None) -> Any:
         toolkits = tuple(tools) if tools is not None else tuple(mcp_toolkit(s) for s in servers)
@@ -99,7 +100,8 @@ def mcp_agent(
 
 
 def answer_from_tool_result(messages: tuple[SeenMessage, ...]) -> dict[str, Any]:
-    """Structured answer built from what the server returned, so it can only exist if the tool ran."""
+    """Structured answer built from what the server returned, so it can only exist if the tool
+    ran."""
     results = [m.content for m in messages if m.role == "tool"]
     chosen = [f["id"] for f in json.loads(results[-1])["frameworks"]]
     return {

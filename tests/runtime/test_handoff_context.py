@@ -27,7 +27,8 @@ GOLDEN = Path(__file__).parent / "golden"
 FIXED_TIME = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
 
 SEED_CLARITY = {
-    "what": "Customer churn is killing our SaaS business - we lose 15% of customers in first 90 days",
+    "what": "Customer churn is killing our SaaS business - we lose 15% of customers in first 90 "
+    "days",
     "who": "B2B SaaS companies with <$1M ARR, self-serve onboarding",
     "success": "Reduce churn from 15% to 8%, increase trial-to-paid conversion by 20%",
     "what_clarity": 0.85,
@@ -68,13 +69,17 @@ def json_round_trip(obj):
 # --- seed field lists -----------------------------------------------------------
 
 SEED_CONTEXT_FIELDS = (
-    "handoff_id timestamp problem_clarity conversation session_id previous_analyses task_description "
-    "expected_output focus_areas ignore_areas from_agent to_agent return_to return_behavior handoff_type "
+    "handoff_id timestamp problem_clarity conversation session_id previous_analyses "
+    "task_description "
+    "expected_output focus_areas ignore_areas from_agent to_agent return_to return_behavior "
+    "handoff_type "
     "handoff_mode priority timeout_seconds"
 ).split()
 SEED_RESULT_FIELDS = (
-    "handoff_id from_agent to_agent success output output_format key_findings recommendations confidence "
-    "scores suggested_next_agents open_questions needs_human_input human_input_reason duration_seconds error"
+    "handoff_id from_agent to_agent success output output_format key_findings recommendations "
+    "confidence "
+    "scores suggested_next_agents open_questions needs_human_input human_input_reason "
+    "duration_seconds error"
 ).split()
 
 
@@ -456,7 +461,8 @@ def test_prompt_omits_empty_sections():
     assert context.to_prompt() == (
         "# Handoff from larry\n\n"
         "## Your Task\nStructure it.\n\n"
-        "## Return Instructions\nReturn your results to: **larry**\nReturn behavior: **synthesize**\n"
+        "## Return Instructions\nReturn your results to: **larry**\nReturn behavior: "
+        "**synthesize**\n"
     )
 
 

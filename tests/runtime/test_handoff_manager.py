@@ -1,4 +1,5 @@
-"""HandoffManager: every handoff type and mode, every failure path, history, and the seed examples."""
+"""HandoffManager: every handoff type and mode, every failure path, history, and the seed
+examples."""
 
 import asyncio
 import itertools
@@ -214,7 +215,8 @@ def sync_text_agent(context):
             FakeAgnoAgent({"output": "x", "confidence": 3}),
             {
                 "success": False,
-                "error": "agent 'pws' raised ValueError: confidence must be between 0.0 and 1.0, got 3",
+                "error": "agent 'pws' raised ValueError: confidence must be between 0.0 and 1.0, "
+                "got 3",
             },
         ),
     ],
@@ -564,7 +566,8 @@ def test_synthesize_of_only_failures_is_a_failure():
     assert (merged.success, merged.confidence, merged.scores) == (False, 0.0, {})
     assert (
         merged.output
-        == "# Synthesis of 1 handoff (0 succeeded, 1 failed)\n\n## Failed Handoffs\n- devil: timed out\n"
+        == "# Synthesis of 1 handoff (0 succeeded, 1 failed)\n\n## Failed Handoffs\n- devil: timed "
+        "out\n"
     )
 
 

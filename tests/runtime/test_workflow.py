@@ -368,7 +368,8 @@ def test_validation_rules(lines, expected):
 
 
 def test_human_gate_with_duplicate_labels_is_ambiguous():
-    # Seed 003 only names diamonds as decision points; a gate with two "Approve" edges is just as unclear.
+    # Seed 003 only names diamonds as decision points; a gate with two "Approve" edges is just as
+    # unclear.
     graph = fixture("review_gate")
     text = render(graph).replace('label="Reject"', 'label="approve"')
     (issue,) = validate(parse(text))

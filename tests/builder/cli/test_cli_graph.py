@@ -1,4 +1,5 @@
-"""``mindrian select`` and ``mindrian graph export``, in-process, on an embedded registry from a registry.yaml fixture."""
+"""``mindrian select`` and ``mindrian graph export``, in-process, on an embedded registry from a
+registry.yaml fixture."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def project(tmp_path: Path) -> Path:
 
 # --- select -------------------------------------------------------------------
 
-#: Fixture scores worked out by hand: 0.6 trigger + 0.4 problem type + 0.3 x weight of CHAINS_TO to --previous.
+# : Fixture scores worked out by hand: 0.6 trigger + 0.4 problem type + 0.3 x weight of CHAINS_TO to
+# --previous.
 SELECTIONS = {
     "trigger only, ties by id": (
         ["--trigger", "validate"],
@@ -49,7 +51,8 @@ SELECTIONS = {
     ),
     "trigger, problem type and previous": (
         ["--trigger", "validate", "--problem-type", "decision", "--previous", "pws-validation"],
-        # devil-advocate 0.6+0.4+0.3*0.6; pws-validation 0.6+0.4; lean-canvas 0.6+0.3*0.4; jtbd chains to
+        # devil-advocate 0.6+0.4+0.3*0.6; pws-validation 0.6+0.4; lean-canvas 0.6+0.3*0.4; jtbd
+        # chains to
         # pws-validation but matches nothing, so it is not a candidate.
         [
             ("devil-advocate", "Devil's Advocate", "1.180"),
@@ -174,8 +177,8 @@ def test_no_registry_at_all(cli, tmp_path: Path) -> None:
     result = cli(["select", "--trigger", "validate"], root)
     assert result.code == 1
     assert (
-        "error[G011]: no registry: neither .mindrian/registry.lbug nor generated/registry.yaml exists"
-        in result.err
+        "error[G011]: no registry: neither .mindrian/registry.lbug nor generated/registry.yaml "
+        "exists" in result.err
     )
     assert not (root / ".mindrian").exists()
 
@@ -246,7 +249,8 @@ def test_export_json(cli, project: Path) -> None:
 
 
 def run_script(statements: list[str], path: Path) -> None:
-    """Run export statements on an embedded database (Neo4j-only clauses in the embedded dialect)."""
+    """Run export statements on an embedded database (Neo4j-only clauses in the embedded
+    dialect)."""
     EmbeddedRegistry(path).close()  # creates the schema tables
     database = ladybug.Database(str(path))
     connection = ladybug.Connection(database)

@@ -186,7 +186,8 @@ def test_pws_package_matches_golden_files(tmp_path: Path) -> None:
 
 HOSTILE = (
     "He said \"stop\" and 'left' \"\"\" ''' {{ spec.id }} {% raw %}{% if x %}{% endraw %} {# c #} "
-    "back\\slash C:\\Users\\new\\table \\N{BULLET} ünïcödé — 😀 -- --> <!-- __import__('os').system('x')"
+    "back\\slash C:\\Users\\new\\table \\N{BULLET} ünïcödé — 😀 -- --> <!-- "
+    "__import__('os').system('x')"
 )
 
 
@@ -283,7 +284,8 @@ def test_failing_generated_test_keeps_the_old_package(tmp_path: Path) -> None:
         templates=templates_with(
             tmp_path,
             "tests/test_agent.py.jinja",
-            "\n\ndef test_deliberately_broken() -> None:\n    assert {{ class_name }}.agent_id == 'someone-else'\n",
+            "\n\ndef test_deliberately_broken() -> None:\n    assert {{ class_name }}.agent_id == "
+            "'someone-else'\n",
         )
     )
     result = broken.run(inputs)

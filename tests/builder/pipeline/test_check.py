@@ -39,7 +39,8 @@ def project(tmp_path: Path) -> Path:
 
 
 class FakeRegeneration:
-    """Replaces ``build_many`` inside ``check``: writes ``FRESH`` and notes where and how it was asked to build."""
+    """Replaces ``build_many`` inside ``check``: writes ``FRESH`` and notes where and how it was
+    asked to build."""
 
     def __init__(self, problem: Problem | None = None) -> None:
         self.problem = problem
