@@ -43,7 +43,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import neo4j
@@ -102,15 +102,13 @@ _SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
 _DIRECTIONS = {"ASC": ">", "ASCENDING": ">", "DESC": "<", "DESCENDING": "<"}
 _FLIPPED = {">": "<", "<": ">"}
 
-_SYMBOLS = ("::", "..", "->", "<-", "<>", "<=", ">=", "=~", "+=", "!=", "||") + tuple(
-    "()[]{},;:.|&!%*+-/^=<>"
-)
+_SYMBOLS = (*"::  .. -> <- <> <= >= =~ += != ||".split(), *"()[]{},;:.|&!%*+-/^=<>")
 _NAME = re.compile(r"[^\W\d]\w*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|0o[0-7]+|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _PARAM = re.compile(r"\$(?:[^\W\d]\w*|\d+)")
 
 
-class TokenKind(str, Enum):
+class TokenKind(StrEnum):
     """What a token is."""
 
     NAME = "name"

@@ -264,7 +264,7 @@ def _files_for(agent_type: str, workflow_dot: str | None) -> tuple[tuple[str, st
     if agent_type in WORKFLOW_TYPES:
         if workflow_dot is None:
             raise CodegenError(f"a {agent_type} agent needs a workflow.dot", code="C014")
-        return _COMMON_FILES + (("workflow.dot", "workflow.dot.jinja"),)
+        return (*_COMMON_FILES, ("workflow.dot", "workflow.dot.jinja"))
     return _COMMON_FILES
 
 

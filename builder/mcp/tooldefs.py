@@ -165,7 +165,8 @@ def definition_from_function(
             typing.Union,
             types.UnionType,
         ):
-            annotation = typing.Union[
+            # The member list is only known at run time, which the ``X | Y`` syntax cannot spell.
+            annotation = typing.Union[  # noqa: UP007
                 tuple(a for a in typing.get_args(annotation) if a is not type(None))
             ]
         schema = _schema_for(annotation, where)

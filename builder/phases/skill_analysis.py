@@ -46,6 +46,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from importlib import resources
+from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -559,7 +560,7 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
         )
     _unique(doc, [(b.label, p) for b, p in bands], "band")
     bands.sort(key=lambda pair: (-pair[0].minimum, -pair[0].maximum))
-    for (upper, _), (lower, where) in zip(bands, bands[1:]):
+    for (upper, _), (lower, where) in pairwise(bands):
         if lower.maximum >= upper.minimum:
             raise doc.fail(
                 "S206",

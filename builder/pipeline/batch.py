@@ -176,7 +176,8 @@ def build_many(
         loader = _loader(base, phase7)
         early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
         return tuple(
-            _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
+            _finish(t, e, config, options, hear, loader, stop)
+            for t, e in zip(targets, early, strict=True)
         )
 
 

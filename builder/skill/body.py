@@ -97,7 +97,7 @@ def _code_mask(lines: list[str]) -> list[bool]:
 def headings(lines: list[str]) -> tuple[Heading, ...]:
     """Every ATX heading outside fenced code."""
     found = []
-    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines))):
+    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines), strict=True)):
         match = None if in_code else _HEADING.match(line.rstrip("\r"))
         if match:
             found.append(Heading(index, len(match.group(1)), (match.group(2) or "").strip()))

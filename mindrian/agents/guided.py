@@ -188,7 +188,7 @@ class GuidedAgent(MindrianAgent):
         advanced = replace(
             progress,
             position=progress.position + 1,
-            partials=progress.partials[: progress.position] + (done,),
+            partials=(*progress.partials[: progress.position], done),
         )
         if advanced.finished(len(self.steps)):
             self._save(advanced)
@@ -220,7 +220,7 @@ class GuidedAgent(MindrianAgent):
         back = replace(
             progress,
             position=position,
-            partials=progress.partials[:position] + (reopened,),
+            partials=(*progress.partials[:position], reopened),
         )
         self._save(back)
         return self._paused_reply(back)
@@ -230,7 +230,7 @@ class GuidedAgent(MindrianAgent):
         step_agent = self.agent.steps[progress.position].agent
         output = await step_agent.arun(self._step_prompt(progress), session_id=progress.session_id)
         text = text_of(check_run(output, f"guided {self.agent_id!r} step {name!r}"))
-        shown = replace(progress, partials=progress.partials + (Partial(name=name, output=text),))
+        shown = replace(progress, partials=(*progress.partials, Partial(name=name, output=text)))
         self._save(shown)
         return self._paused_reply(shown)
 

@@ -105,7 +105,7 @@ class EmbeddedRegistry(Registry):
             raise GraphError(f"embedded registry {self._where}: {exc}") from exc
         assert not isinstance(result, list)  # one statement per call
         columns = result.get_column_names()
-        return [dict(zip(columns, values)) for values in result.get_all()]
+        return [dict(zip(columns, values, strict=True)) for values in result.get_all()]
 
 
 # Embedded-only diagnostic read: `RETURN f` yields every column of the node table, which

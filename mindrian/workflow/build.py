@@ -13,6 +13,7 @@ Step prompts are kept as data: they only ever become quoted DOT values.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Literal
 
 from mindrian.workflow.model import Edge, Node, NodeKind, ThoughtGraph, WorkflowError
@@ -75,7 +76,7 @@ def linear_workflow(
 
 
 def _chain(ids: tuple[str, ...]) -> tuple[Edge, ...]:
-    return tuple(Edge(a, b) for a, b in zip(ids, ids[1:]))
+    return tuple(Edge(a, b) for a, b in pairwise(ids))
 
 
 def _pipeline(steps: tuple[Node, ...]) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:

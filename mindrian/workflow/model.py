@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 __all__ = [
     "FIDELITIES",
@@ -43,7 +43,7 @@ def _check_extra(owner: str, extra: tuple[tuple[str, str], ...], typed: frozense
             raise WorkflowError(f"{owner}: extra attribute {key} must be a string")
 
 
-class NodeKind(str, Enum):
+class NodeKind(StrEnum):
     """What a node does, named by its DOT shape (seed 003 §2.2)."""
 
     START = "Mdiamond"

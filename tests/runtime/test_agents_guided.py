@@ -27,7 +27,10 @@ def canvas(agent_class):
 
 
 def step_models(*per_step: tuple[str, ...]) -> dict[str, ScriptedModel]:
-    return {name: ScriptedModel(*answers, id=name) for (name, _), answers in zip(STEPS, per_step)}
+    return {
+        name: ScriptedModel(*answers, id=name)
+        for (name, _), answers in zip(STEPS, per_step, strict=True)
+    }
 
 
 def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(canvas, state_dir, run) -> None:

@@ -235,7 +235,9 @@ def test_concurrent_runs_share_one_connection_until_the_last_ends(
 
     async def both() -> tuple[Any, ...]:
         contexts = [a.create_handoff_context("Storyline for the board") for a in agents]
-        return await asyncio.gather(*(a.process_handoff(c) for a, c in zip(agents, contexts)))
+        return await asyncio.gather(
+            *(a.process_handoff(c) for a, c in zip(agents, contexts, strict=True))
+        )
 
     results = run(both())
 

@@ -157,7 +157,7 @@ def test_from_dict_accepts_partial_data_and_rejects_unknown_keys():
     assert ProblemClarity.from_dict(
         {"what": "Pet translation", "who": "Pet owners"}
     ) == ProblemClarity(what="Pet translation", who="Pet owners")
-    with pytest.raises(ValueError, match="ProblemClarity has no field.*: clarity, where"):
+    with pytest.raises(ValueError, match=r"ProblemClarity has no field.*: clarity, where"):
         ProblemClarity.from_dict({"where": "x", "clarity": 1.0})
 
 

@@ -345,12 +345,14 @@ def _replace(lines, old, *new):
             [("clear_routes", "check", ("check", "work"))],
         ),
         (
-            _replace(
-                BASE,
-                'check -> exit [condition="outcome=pass"];',
-                "check -> exit;",
-            )[:-1]
-            + ("check -> work;",),
+            (
+                *_replace(
+                    BASE,
+                    'check -> exit [condition="outcome=pass"];',
+                    "check -> exit;",
+                )[:-1],
+                "check -> work;",
+            ),
             [
                 ("clear_routes", "check", ("check", "work")),
                 ("clear_routes", "check", None),

@@ -163,7 +163,7 @@ def test_real_phase_one_rejects_an_unknown_type(cli, tmp_path: Path) -> None:
         {"robot": skill_text("robot").replace("type: operator", "type: robot")},
     )
     result = cli(["build", "skills/robot", "--frames", "--quiet"], project)
-    (_, first), *_, (kind, error), _, _ = frames_of(result)
+    _, *_, (kind, error), _, _ = frames_of(result)
     assert (result.code, kind, error["code"], error["location"]) == (
         1,
         "ERROR",
