@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from builder import __version__
+from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 
 if TYPE_CHECKING:
@@ -633,6 +634,7 @@ graph_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(graph_app)
+app.add_typer(workflow_app)
 
 _EXAMPLES_EXPORT = """\
 Examples:

@@ -439,41 +439,14 @@ def workflow_dot(spec: AgentSpec) -> str:
 
 
 def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """(DOT node id, prompt) pairs: names become unique ``[a-z_][a-z0-9_]*`` ids (the name stays in
-    the prompt)."""
-    used: set[str] = set()
-    result = []
-    for number, (name, prompt) in enumerate(parts, 1):
-        base = (
-            re.sub(r"[^a-z0-9]+", "_", name.lower())[:_MAX_NODE_ID].strip("_") or f"step_{number}"
-        )
-        if base[0].isdigit():
-            base = f"step_{base}"
-        node_id, suffix = base, 2
-        while node_id in used or node_id in _RESERVED_NODE_IDS:
-            node_id, suffix = f"{base}_{suffix}", suffix + 1
-        used.add(node_id)
-        result.append((node_id, f"{name}: {prompt}" if prompt else name))
-    return tuple(result)
+    """(DOT node id, prompt) pairs; the ids are :func:`mindrian.workflow.step_ids` of the names."""
+    from mindrian.workflow import step_ids
 
-
-#: Node ids are cut to this length (the full name stays in the prompt).
-_MAX_NODE_ID = 40
-#: Ids the workflow helpers give their own nodes.
-_RESERVED_NODE_IDS = frozenset(
-    {
-        "start",
-        "exit",
-        "perspectives",
-        "synthesis",
-        "node",
-        "edge",
-        "graph",
-        "digraph",
-        "subgraph",
-        "strict",
-    }
-)
+    ids = step_ids(tuple(name for name, _ in parts))
+    return tuple(
+        (node_id, f"{name}: {prompt}" if prompt else name)
+        for node_id, (name, prompt) in zip(ids, parts, strict=True)
+    )
 
 
 def write_tree(files: Mapping[str, str], root: Path) -> None:
