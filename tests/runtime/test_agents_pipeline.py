@@ -35,9 +35,10 @@ def research(agent_class):
 
 
 def phase_models(*outputs: str) -> dict[str, ScriptedModel]:
+    """Scripted models for the first ``len(outputs)`` phases (a test may stop before the last)."""
     return {
         name: ScriptedModel(output, id=name)
-        for (name, _), output in zip(PHASES, outputs, strict=True)
+        for (name, _), output in zip(PHASES, outputs, strict=False)
     }
 
 
