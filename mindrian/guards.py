@@ -756,16 +756,14 @@ def _alias_sources(
 ) -> list[list[tuple[TokenKind, str]]]:
     if len(key) != 1 or key[0][0] is not TokenKind.NAME:
         return []
-    sources, item = [], []
+    sources: list[list[tuple[TokenKind, str]]] = []
+    item: list[Token] = []
     for index in range(return_index + 1, order):
         token = shape.tokens[index]
+        following = shape.next(index)
         if token.is_symbol(",") and shape.depth[index] == 0:
             item = []
-        elif (
-            token.word() == "AS"
-            and shape.next(index) is not None
-            and shape.next(index).value == key[0][1]
-        ):
+        elif token.word() == "AS" and following is not None and following.value == key[0][1]:
             sources.append([(t.kind, t.value) for t in item if t.word() != "DISTINCT"])
         else:
             item.append(token)
@@ -838,6 +836,7 @@ def read_only_cypher_tool(
             )
             raise CypherRejected(violations)
         with session_factory(default_access_mode=neo4j.READ_ACCESS, database=database) as session:
-            return session.execute_read(_read, cypher_query, params)
+            rows: list[dict[str, Any]] = session.execute_read(_read, cypher_query, params)
+            return rows
 
     return read_neo4j_cypher

@@ -193,7 +193,8 @@ def _entry_schema() -> Mapping[str, Any]:
         .joinpath("schemas/mcp_server.schema.json")
         .read_text(encoding="utf-8")
     )
-    return json.loads(text)
+    schema: Mapping[str, Any] = json.loads(text)
+    return schema
 
 
 def _entry(name: str, data: Any, origin: str) -> CatalogEntry:

@@ -139,7 +139,9 @@ async def _session_tools(read: Any, write: Any, timeout: float) -> tuple[ToolDef
         await session.initialize()
         tools, cursor = [], None
         while True:
-            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            params: PaginatedRequestParams | None = (
+                None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            )
             page = await session.list_tools(params=params)
             tools.extend(page.tools)
             cursor = page.next_cursor

@@ -54,7 +54,8 @@ def tool_schema() -> Mapping[str, Any]:
     text = (
         resources.files("builder").joinpath("schemas/tool.schema.json").read_text(encoding="utf-8")
     )
-    return json.loads(text)
+    schema: Mapping[str, Any] = json.loads(text)
+    return schema
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:

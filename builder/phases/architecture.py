@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
-from builder.skill.model import AGENT_TYPES, SkillDefinition
+from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition
 from builder.skill.spec import (
     BODY_BLOCK,
     AgentSpec,
@@ -65,7 +65,7 @@ GENERATION_DEFAULTS: Mapping[str, GenerationDefaults] = {
 class TypeDecision:
     """The agent type and why."""
 
-    type: str
+    type: AgentType
     """The chosen type."""
     rule: str
     """Id of the rule that fired."""

@@ -118,7 +118,9 @@ def compile_errors(files: Mapping[str, str]) -> tuple[str, ...]:
 
 def _test_env(folder: Path) -> dict[str, str]:
     """A minimal environment: no API keys, no bytecode or cache files, no telemetry."""
-    runtime_root = Path(__import__("mindrian").__file__).resolve().parent.parent
+    import mindrian
+
+    runtime_root = Path(mindrian.__path__[0]).resolve().parent
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(

@@ -56,6 +56,7 @@ from builder.skill.body import find_sections, headings, list_items, split_name, 
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
 from builder.skill.model import (
     AGENT_TYPES,
+    AgentType,
     ChainTarget,
     CustomToolRequest,
     FieldSpec,
@@ -70,6 +71,7 @@ from builder.skill.model import (
     SkillDefinition,
     StepSpec,
     SubAgentSpec,
+    is_agent_type,
     python_identifier,
     skill_id,
 )
@@ -131,7 +133,8 @@ def skill_schema() -> dict[str, Any]:
     text = (
         resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
     )
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 @functools.cache
@@ -288,16 +291,15 @@ def _describe(error: Any) -> tuple[str, KeyPath, str]:
 
 
 def _kind(value: Any) -> str:
-    for kind, test in (
-        ("nothing", lambda v: v is None),
-        ("true or false", lambda v: isinstance(v, bool)),
-        ("a number", lambda v: isinstance(v, (int, float))),
-        ("text", lambda v: isinstance(v, str)),
-        ("a list", lambda v: isinstance(v, list)),
-    ):
-        if test(value):
-            return kind
-    return "a mapping"
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "a list" if isinstance(value, list) else "a mapping"
 
 
 # --- building the definition ------------------------------------------------------------------
@@ -335,13 +337,13 @@ def _allowed_tools(value: Any) -> tuple[str, ...]:
     return tuple(p.strip() for p in parts if p.strip())
 
 
-def _type(doc: _Doc) -> str | None:
+def _type(doc: _Doc) -> AgentType | None:
     found = doc.pick(("type",))
     if found is None:
         return None
     value, key_path = found
     normalised = value.strip().lower()
-    if normalised not in AGENT_TYPES:
+    if not is_agent_type(normalised):
         raise doc.fail(
             "S204", key_path, f"unknown type {value!r}; valid types are: {', '.join(AGENT_TYPES)}"
         )
@@ -605,7 +607,8 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
     """Front-matter entries the model does not cover: ``metadata`` content, unknown keys, unknown
     nested keys."""
     data = doc.fm.data
-    given = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata = data.get("metadata")
+    given: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
     result = {k: v for k, v in given.items() if k != "mindrian"}
     nested = given.get("mindrian") or {}
     extra_nested = {k: v for k, v in nested.items() if k not in MINDRIAN_KEYS}

@@ -115,7 +115,8 @@ def import_custom_tool(function: str) -> Callable[..., object]:
     target = getattr(module, attribute)
     if not callable(target):
         raise TypeError(f"{function} is a {type(target).__name__}, not a function")
-    return target
+    tool: Callable[..., object] = target
+    return tool
 
 
 def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> CustomToolConfig:

@@ -47,6 +47,7 @@ __all__ = [
     "builder_code_digest",
     "code_digest",
     "input_digest",
+    "load_phase",
     "phase_range",
     "validate",
 ]
@@ -54,8 +55,8 @@ __all__ = [
 #: Called after each phase with its report.
 Progress = Callable[[PhaseReport], None]
 
-# : Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
-# test) passes another.
+#: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
+#: test) passes another.
 PhaseLoader = Callable[[str], Any]
 
 
@@ -140,7 +141,7 @@ def build(
 
     shown = display or Path(path).as_posix()
     try:
-        source = load_source(path, display=shown)
+        source = load_source(Path(path), display=shown)
     except MindrianError as error:
         return BuildReport(
             path=shown, agent_id=None, phases=(), problem=_located(problem_of(error), shown)
@@ -400,7 +401,7 @@ def validate(
 
     shown = display or Path(path).as_posix()
     try:
-        source = load_source(path, display=shown)
+        source = load_source(Path(path), display=shown)
         phase = (phases or load_phase)(PHASE_NAMES[0])
         result: PhaseResult[Any] = phase.run(PhaseInput(source=source, config=config))
     except MindrianError as error:

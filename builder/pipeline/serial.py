@@ -14,13 +14,16 @@ import functools
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["dump_yaml", "from_plain", "load_yaml", "to_plain"]
 
-T = TypeVar("T")
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def to_plain(value: Any) -> Any:
@@ -104,7 +107,7 @@ def _dataclass_from_plain(cls: type[T], data: dict[str, Any]) -> T:
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type[DataclassInstance]) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 

@@ -33,8 +33,8 @@ __all__ = [
 
 #: Aliases (``*name``) allowed in one front matter; real skills use a handful at most.
 MAX_ALIASES = 20
-# : Values that may be produced by expanding aliases, so nested aliases cannot multiply (billion
-# laughs).
+#: Values that may be produced by expanding aliases, so nested aliases cannot multiply (billion
+#: laughs).
 MAX_ALIAS_EXPANSION = 10_000
 #: Deepest nesting of mappings and lists.
 MAX_DEPTH = 40

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from builder.skill.model import ChainTarget, ScoreBand, ScoreDimension, StepSpec, SubAgentSpec
+from builder.skill.model import (
+    AgentType,
+    ChainTarget,
+    ScoreBand,
+    ScoreDimension,
+    StepSpec,
+    SubAgentSpec,
+)
 
 __all__ = [
     "BODY_BLOCK",
@@ -308,8 +315,8 @@ class AgentSpec:
     """SKILL.md as the user named it."""
     source_digest: str
     """Digest of SKILL.md and its folder."""
-    type: str
-    """One of ``operator``, ``role``, ``collaborative``, ``pipeline``, ``guided``."""
+    type: AgentType
+    """How the agent is built on Agno."""
     type_rule: str
     """Id of the rule that decided the type (``explicit``, ``sub_agents``…)."""
     type_reason: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from agno.agent import Agent
 from agno.team import Team
 from agno.team.mode import TeamMode
 
@@ -51,7 +52,7 @@ class CollaborativeAgent(MindrianAgent):
     def _build(self) -> Team:
         if len(self.perspectives) < 2:
             raise TypeError(f"{type(self).__name__} needs at least two perspectives")
-        members = [
+        members: list[Agent | Team] = [
             self._new_agno_agent(
                 name=name,
                 agent_id=slug(name),

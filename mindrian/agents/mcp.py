@@ -43,8 +43,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# : Commands meaning "a Python interpreter": run under the agent's own, which has the project
-# installed.
+#: Commands meaning "a Python interpreter": run under the agent's own, which has the project
+#: installed.
 _PYTHON_COMMANDS = frozenset({"python", "python3"})
 #: Seconds Agno's MCP client waits for each answer (handshake, tool list, tool call).
 DEFAULT_TIMEOUT_SECONDS = 10
@@ -221,11 +221,10 @@ async def _hold_all(
         if spec.name not in names:
             problems.append((spec.name, "the agent has no MCP toolkit named after it"))
     for toolkit in toolkits:
-        spec = specs.get(toolkit.name)
         why = await _acquire(toolkit)
         if not why:
             held.append(toolkit)
-            why = _missing_tools(toolkit, spec)
+            why = _missing_tools(toolkit, specs.get(toolkit.name))
         if why:
             problems.append((toolkit.name, why))
     return problems

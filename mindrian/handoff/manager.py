@@ -119,10 +119,10 @@ class HandoffManager:
         return HandoffContext(
             handoff_id=handoff_id or self._new_id(),
             timestamp=timestamp or self._now(),
-            problem_clarity=(problem_clarity if problem_clarity is not None else ProblemClarity()),
-            conversation=(conversation if conversation is not None else ConversationSummary()),
+            problem_clarity=ProblemClarity.coerce(problem_clarity),
+            conversation=ConversationSummary.coerce(conversation),
             session_id=session_id,
-            previous_analyses=tuple(previous_analyses),
+            previous_analyses=tuple(PreviousAnalysis.coerce(a) for a in previous_analyses),
             task_description=task,
             expected_output=expected_output,
             focus_areas=tuple(focus_areas),
@@ -130,9 +130,9 @@ class HandoffManager:
             from_agent=from_agent,
             to_agent=to_agent,
             return_to=return_to,
-            return_behavior=return_behavior,
+            return_behavior=ReturnBehavior(return_behavior),
             handoff_type=HandoffType.DELEGATE,
-            handoff_mode=handoff_mode,
+            handoff_mode=HandoffMode(handoff_mode),
             priority=priority,
             timeout_seconds=(
                 timeout_seconds if timeout_seconds is not None else self._default_timeout

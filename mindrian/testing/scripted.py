@@ -37,7 +37,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from agno.models.base import Model
 from agno.models.message import Message
@@ -249,10 +249,10 @@ class ScriptedModel(Model):
         yield self._next_response(kwargs)
 
     def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-        return response
+        return cast(ModelResponse, response)
 
     def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-        return response
+        return cast(ModelResponse, response)
 
     # -- script replay --------------------------------------------------------
 

@@ -38,8 +38,8 @@ def project(tmp_path: Path) -> Path:
 
 # --- select -------------------------------------------------------------------
 
-# : Fixture scores worked out by hand: 0.6 trigger + 0.4 problem type + 0.3 x weight of CHAINS_TO to
-# --previous.
+#: Fixture scores worked out by hand: 0.6 trigger + 0.4 problem type + 0.3 x weight of CHAINS_TO to
+#: --previous.
 SELECTIONS = {
     "trigger only, ties by id": (
         ["--trigger", "validate"],
