@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench lint regen check lock
+.PHONY: setup run test test-fast bench mutation lint regen check lock
 
 setup: $(SETUP)
 
@@ -63,6 +63,10 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python -m bench.run
+
+# One-line breakages of the runtime and the generated packages; prints how many their tests catch.
+mutation: setup
+	$(BIN)/python -m bench.mutation
 
 # Hand-written code: ruff's rule set and its formatter (configuration in pyproject.toml), and
 # mypy --strict over builder and mindrian. Generated packages are Black's output (88 columns, so

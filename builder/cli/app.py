@@ -101,8 +101,8 @@ def _global(
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else
-    ``start``."""
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``,
+    else ``start``."""
     for folder in (start, *start.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
@@ -304,15 +304,7 @@ _JobsOpt = Annotated[
 
 
 def _batch_options(
-    root: Path,
-    out_dir: Path,
-    checkpoints: Path | None,
-    jobs: int | None,
-    *,
-    from_phase: str | None = None,
-    until_phase: str | None = None,
-    force: bool = False,
-    reregister: bool = False,
+    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -320,10 +312,7 @@ def _batch_options(
         checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
-        from_phase=from_phase,
-        until_phase=until_phase,
-        force=force,
-        reregister=reregister,
+        **switches,
     )
 
 
@@ -340,8 +329,8 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
 ) -> int:
-    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as
-    it goes."""
+    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
+    as it goes."""
     from builder.pipeline.batch import Target, build_many
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
@@ -517,6 +506,7 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 @app.command(
     epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation "
     "--json\n"
+    "  mindrian explain larry --prompt\n"
 )
 def explain(
     agent_id: Annotated[
@@ -533,8 +523,20 @@ def explain(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
     ] = False,
+    prompt: Annotated[
+        bool,
+        typer.Option(
+            "--prompt",
+            help="Print the exact system prompt of every model acting for the agent, "
+            "from its generated package (run offline with scripted models).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Generated packages [default: generated/]."),
+    ] = None,
 ) -> int:
-    """Show what each phase decided for an agent, from its checkpoints."""
+    """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
@@ -543,6 +545,8 @@ def explain(
         raise UsageError(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
+    if prompt:
+        return _explain_prompt(agent_id, out or project_root(Path.cwd()) / "generated")
     folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
@@ -552,6 +556,23 @@ def explain(
     typer.echo(
         explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
     )
+    return 0
+
+
+def _explain_prompt(agent_id: str, out: Path) -> int:
+    from builder.pipeline.errors import PipelineError
+    from mindrian.testing.prompts import (
+        PackageNotFoundError,
+        agent_class_of,
+        render_prompts,
+        system_prompts,
+    )
+
+    try:
+        agent_class = agent_class_of(out, agent_id)
+    except PackageNotFoundError as exc:
+        raise PipelineError(f"{exc}; build its SKILL.md first", code="P010") from None
+    typer.echo(render_prompts(system_prompts(agent_class)), nl=False)
     return 0
 
 
@@ -581,7 +602,8 @@ Examples:
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
-  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri bolt://localhost:7687
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
+  bolt://localhost:7687
 """
 
 
@@ -923,8 +945,8 @@ def _dispatch(args: list[str], state: _State) -> int:
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:
-    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit
-    status."""
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the
+    exit status."""
     if line is not None:
         _say(state.frames is not None)(line)
     if state.frames is not None:
@@ -932,3 +954,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
         _frame(error_frame(problem))
     return problem.exit_code
+
+
+from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
+
+register_run_commands(app)

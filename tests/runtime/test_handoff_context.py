@@ -68,19 +68,19 @@ def json_round_trip(obj):
 
 # --- seed field lists -----------------------------------------------------------
 
-SEED_CONTEXT_FIELDS = (
-    "handoff_id timestamp problem_clarity conversation session_id previous_analyses "
-    "task_description "
-    "expected_output focus_areas ignore_areas from_agent to_agent return_to return_behavior "
-    "handoff_type "
-    "handoff_mode priority timeout_seconds"
-).split()
-SEED_RESULT_FIELDS = (
-    "handoff_id from_agent to_agent success output output_format key_findings recommendations "
-    "confidence "
-    "scores suggested_next_agents open_questions needs_human_input human_input_reason "
-    "duration_seconds error"
-).split()
+SEED_CONTEXT_FIELDS = """
+    handoff_id timestamp problem_clarity conversation session_id previous_analyses
+    task_description expected_output focus_areas ignore_areas from_agent to_agent return_to
+    return_behavior handoff_type handoff_mode priority timeout_seconds
+""".split()
+SEED_RESULT_FIELDS = [
+    *"""
+    handoff_id from_agent to_agent success output output_format key_findings recommendations
+    confidence scores suggested_next_agents open_questions needs_human_input human_input_reason
+    duration_seconds error
+    """.split(),
+    "error_code",  # beyond the seed: what kind of failure, for callers to act on
+]
 
 
 @pytest.mark.parametrize(
