@@ -304,7 +304,15 @@ _JobsOpt = Annotated[
 
 
 def _batch_options(
-    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
+    root: Path,
+    out_dir: Path,
+    checkpoints: Path | None,
+    jobs: int | None,
+    *,
+    from_phase: str | None = None,
+    until_phase: str | None = None,
+    force: bool = False,
+    reregister: bool = False,
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -312,7 +320,10 @@ def _batch_options(
         checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
-        **switches,
+        from_phase=from_phase,
+        until_phase=until_phase,
+        force=force,
+        reregister=reregister,
     )
 
 

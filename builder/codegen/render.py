@@ -193,11 +193,13 @@ def format_python(text: str, path: str) -> str:
     # Imported here: Black costs ~0.15 s, and a cached build formats nothing. Its settings are
     # pinned so formatting never depends on the machine's configuration.
     import black
+    from black.mode import TargetVersion
+    from black.parsing import InvalidInput
 
-    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=88)
+    mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
     try:
         return black.format_str(text, mode=mode)
-    except black.InvalidInput as exc:
+    except InvalidInput as exc:
         raise CodegenError(f"generated {path} is not valid Python: {exc}", code="C013") from None
 
 
@@ -478,13 +480,16 @@ def workflow_dot(spec: AgentSpec) -> str:
     (collaborative)."""
     from mindrian.workflow import linear_workflow, render, validate
 
+    kind = spec.type
+    if kind not in ("pipeline", "guided", "collaborative"):
+        raise ValueError(f"a {kind} agent has no thought graph")  # callers check the type first
     parts = (
         tuple((p.name, p.instructions) for p in spec.sub_agents)
         if spec.type == "collaborative"
         else tuple((s.name, s.instructions) for s in spec.steps)
     )
     graph = linear_workflow(
-        check_identifier(spec.identifier), _node_ids(parts), spec.type, goal=spec.description
+        check_identifier(spec.identifier), _node_ids(parts), kind, goal=spec.description
     )
     problems = validate(graph)
     if problems:

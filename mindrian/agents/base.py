@@ -315,11 +315,10 @@ class MindrianAgent(ABC):
         **options: Any,
     ) -> HandoffContext:
         """A context asking this agent to work on ``challenge`` (seed 000 §7.2)."""
-        clarity = problem_clarity if problem_clarity is not None else ProblemClarity()
         return HandoffContext(
             task_description=challenge,
-            problem_clarity=clarity,
-            previous_analyses=tuple(previous_analyses or ()),
+            problem_clarity=ProblemClarity.coerce(problem_clarity),
+            previous_analyses=tuple(PreviousAnalysis.coerce(a) for a in previous_analyses or ()),
             from_agent=from_agent,
             to_agent=self.agent_id,
             session_id=session_id,
@@ -455,7 +454,8 @@ def check_run(output: Any, what: str) -> Any:
     status = getattr(output, "status", None)
     if failed_status(status):
         raise AgentRunError(
-            f"{what} run ended with status {status.value}: {text_of(output.content)}"
+            f"{what} run ended with status {getattr(status, 'value', status)}: "
+            f"{text_of(output.content)}"
         )
     return output.content
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from agno.agent import Agent
 from agno.team import Team
 from agno.team.mode import TeamMode
 
@@ -78,7 +79,7 @@ class CollaborativeAgent(MindrianAgent):
             raise TypeError(f"{type(self).__name__} needs at least two perspectives")
         # A member's description would be listed to the leader once per member, so the skill's
         # description opens each member's instructions instead.
-        members = [
+        members: list[Agent | Team] = [
             self._new_agno_agent(
                 name=name,
                 agent_id=slug(name),

@@ -20,12 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.workflow import Step, Workflow
+from agno.workflow.workflow import WorkflowStep
 
 from mindrian.agents._state import (
     configured_state_dir,
@@ -137,7 +138,7 @@ class PipelineAgent(MindrianAgent):
         self,
         *,
         model: ModelRef | None = None,
-        part_models: dict[str, ModelRef] | None = None,
+        part_models: Mapping[str, ModelRef] | None = None,
         state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(model=model, part_models=part_models)
@@ -160,7 +161,7 @@ class PipelineAgent(MindrianAgent):
     def _build(self) -> Workflow:
         if not self.phases:
             raise TypeError(f"{type(self).__name__} needs at least one phase")
-        steps = [
+        steps: list[WorkflowStep] = [
             Step(
                 name=name,
                 agent=self._new_agno_agent(
