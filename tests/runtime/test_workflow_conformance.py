@@ -23,6 +23,9 @@ from mindrian.workflow import (
 )
 from mindrian.workflow.command import dry_run_handlers
 
+# Slow: parses and validates a few hundred public pipelines.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent
 MANIFEST = tomllib.loads((HERE / "data" / "attractor_pipelines.toml").read_text(encoding="utf-8"))
 PIPELINES = MANIFEST["pipeline"]

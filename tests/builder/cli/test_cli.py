@@ -15,6 +15,9 @@ from builder import __version__
 from builder.cli.app import project_root
 from builder.phases import PHASE_NAMES
 
+# Slow: whole builds through the command line.
+pytestmark = pytest.mark.slow
+
 ERROR_LINE = re.compile(r"^(?P<path>[^:\n]+)(:\d+){0,2}: error\[(?P<code>[A-Z]\d{3})\]: .+$", re.M)
 
 

@@ -14,6 +14,9 @@ from builder.pipeline.errors import SkillError, SourceLocation
 from builder.pipeline.report import BuildReport, PhaseReport
 from mindrian.frames import Frame, FrameParser, Text, parse_text
 
+# Slow: whole builds through the command line.
+pytestmark = pytest.mark.slow
+
 SKILL = "skills/demo/SKILL.md"
 
 

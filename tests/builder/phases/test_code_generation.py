@@ -24,6 +24,9 @@ from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import CodegenError
 from builder.skill.source import load_source
 
+# Slow: phase 6 runs each generated package's tests in a pytest subprocess.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOLDEN = Path(__file__).parent.parent / "golden" / "codegen"

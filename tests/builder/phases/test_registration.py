@@ -36,6 +36,9 @@ from mindrian.graph import (
     write_registry_yaml,
 )
 
+# Slow: phase 7 starts the end-to-end probe in a subprocess.
+pytestmark = pytest.mark.slow
+
 RECORD = FrameworkRecord(
     id="demo-skill",
     name="Demo Skill",

@@ -34,6 +34,9 @@ from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError
 from builder.pipeline.report import BuildReport, PhaseReport
 
+# Slow: whole builds of several skills, phases 1-7.
+pytestmark = pytest.mark.slow
+
 
 class Recorder(Listener):
     """Every event, in the order the batch told them."""

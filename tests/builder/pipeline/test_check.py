@@ -202,6 +202,7 @@ def test_check_builds_in_scratch_folders_with_its_own_registry(
     assert not (project / ".mindrian").exists()
 
 
+@pytest.mark.slow  # all seven real phases, twice
 def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> None:
     """All seven real phases: build into generated/, then check regenerates it byte for byte."""
     project = make_project(
