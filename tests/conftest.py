@@ -9,6 +9,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["mindrian.testing.pytest_plugin"]
+pytest.register_assert_rewrite("golden_files")
+
+from golden_files import Golden  # noqa: E402  (after the rewrite hook, so its asserts explain)
 
 # Property tests never fail on time: a first example can take half a second on a loaded machine
 # (imports, caches warming up), and generating one can take seconds when other processes hold
@@ -27,3 +30,9 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     patch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     yield
     patch.undo()
+
+
+@pytest.fixture(scope="session")
+def golden() -> Golden:
+    """The one golden-file helper every golden test uses."""
+    return Golden(update=os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1")

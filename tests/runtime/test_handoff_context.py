@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from golden_files import Golden
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -399,7 +400,7 @@ SEED_HEADINGS = (
 )
 
 
-def test_prompt_of_the_seed_example_matches_the_golden_file():
+def test_prompt_of_the_seed_example_matches_the_golden_file(golden: Golden) -> None:
     prompt = make_context().to_prompt()
     for heading in SEED_HEADINGS:
         assert heading in prompt.splitlines()
@@ -410,7 +411,7 @@ def test_prompt_of_the_seed_example_matches_the_golden_file():
         "Return behavior: **synthesize**",
     ):
         assert line in prompt.splitlines()
-    assert prompt == (GOLDEN / "handoff_prompt.md").read_text(encoding="utf-8")
+    golden.check(GOLDEN / "handoff_prompt.md", prompt)
 
 
 def full_context() -> HandoffContext:
@@ -445,9 +446,8 @@ def full_context() -> HandoffContext:
     )
 
 
-def test_prompt_with_every_section_matches_the_golden_file():
-    prompt = full_context().to_prompt()
-    assert prompt == (GOLDEN / "handoff_prompt_full.md").read_text(encoding="utf-8")
+def test_prompt_with_every_section_matches_the_golden_file(golden: Golden) -> None:
+    golden.check(GOLDEN / "handoff_prompt_full.md", full_context().to_prompt())
 
 
 def test_prompt_omits_empty_sections():

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pydantic
 import pytest
+from golden_files import Golden
 
 from mindrian.handoff import (
     HUMAN_AGENT_ID,
@@ -535,7 +536,7 @@ SYNTHESIS_INPUTS = (
 )
 
 
-def test_synthesize_merges_deterministically():
+def test_synthesize_merges_deterministically(golden: Golden) -> None:
     manager = make_manager()
     context = delegate(manager, "validation-team")
     merged = run(manager.synthesize(SYNTHESIS_INPUTS, context))
@@ -556,7 +557,7 @@ def test_synthesize_merges_deterministically():
         "No result from devil: timed out",
     )
     assert merged.duration_seconds == 8.5
-    assert merged.output == (GOLDEN / "handoff_synthesis.md").read_text(encoding="utf-8")
+    golden.check(GOLDEN / "handoff_synthesis.md", merged.output)
     assert manager.history == ()
 
 

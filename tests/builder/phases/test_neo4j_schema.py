@@ -10,6 +10,7 @@ from typing import Any
 
 import ladybug
 import pytest
+from golden_files import Golden
 from phase_factories import analyse, phase_input, run_phases, skill
 
 from builder.graph import cypher_lint
@@ -99,7 +100,9 @@ def pws_input() -> PhaseInput:
     return phase_input(previous, root=str(ROOT))
 
 
-def test_pws_golden_graph_config_linted_by_neo4j(linter: None, pws_input: PhaseInput) -> None:
+def test_pws_golden_graph_config_linted_by_neo4j(
+    linter: None, pws_input: PhaseInput, golden: Golden
+) -> None:
     result = PHASE.run(pws_input)
     assert [(c.name, c.passed) for c in result.checks] == [
         ("schema_valid", True),
@@ -112,13 +115,7 @@ def test_pws_golden_graph_config_linted_by_neo4j(linter: None, pws_input: PhaseI
         "two runs must give the same bytes"
     )
     assert from_plain(GraphConfig, to_plain(result.output)) == result.output
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text, encoding="utf-8", newline="\n")
-    assert GOLDEN.is_file(), f"missing {GOLDEN}; run with MINDRIAN_UPDATE_GOLDEN=1"
-    assert text == GOLDEN.read_text(encoding="utf-8"), (
-        f"{GOLDEN} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
-    )
+    golden.check(GOLDEN, text)
 
 
 def test_pws_values_and_record(pws_input: PhaseInput) -> None:

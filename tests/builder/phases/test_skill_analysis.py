@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from golden_files import Golden
 
 from builder.phases.skill_analysis import PHASE, analyse
 from builder.pipeline.config import BuildConfig
@@ -532,26 +532,12 @@ def test_pws_bands_agree_with_the_seed_examples() -> None:
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "SKILL.md").is_file())
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", newline="\n", dir=path.parent, delete=False
-    ) as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
-
-
 @pytest.mark.parametrize("case", CASES)
-def test_golden(case: str) -> None:
+def test_golden(case: str, golden: Golden) -> None:
     skill_md = GOLDEN / case / "SKILL.md"
     display = skill_md.relative_to(REPO).as_posix()
     actual = dump_yaml(to_plain(analyse(load_source(skill_md, display)).output))
-    expected_file = GOLDEN / case / "expected.yaml"
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        _write_atomically(expected_file, actual)
-    assert expected_file.is_file(), (
-        f"no golden file; run with MINDRIAN_UPDATE_GOLDEN=1 to create {expected_file}"
-    )
-    assert actual == expected_file.read_text(encoding="utf-8")
+    golden.check(GOLDEN / case / "expected.yaml", actual)
 
 
 def test_golden_cases_exist() -> None:
