@@ -4,7 +4,7 @@ Each command is a thin wrapper: it resolves paths against the project root,
 calls one library function and prints the report. Heavy modules (the phases,
 YAML and schema libraries, Agno) are imported inside the commands, so
 ``mindrian --help`` only pays for Typer. Exit statuses are documented in
-:mod:`builder.pipeline.report`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
+:mod:`builder.pipeline.results`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
 
 ``--frames`` (build, register, check) adds control frames for tools that drive
 the command in a terminal. The human lines stay on stderr, so a tool reading
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from builder.pipeline.results import BuildReport, PhaseReport, Problem, ValidationReport
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -840,7 +840,8 @@ def check(
     from builder.pipeline.check import check as run_check
     from builder.pipeline.check import summary
     from builder.pipeline.errors import UsageError
-    from builder.pipeline.report import DRIFT_CODE, Problem, error_frame
+    from builder.pipeline.report import error_frame
+    from builder.pipeline.results import DRIFT_CODE, Problem
 
     framed = _use_frames(ctx, "check", frames)
     say = _say(framed)
@@ -947,23 +948,23 @@ def _dispatch(args: list[str], state: _State) -> int:
         show() if callable(show) else _err(f"error: {error.format_message()}")
         return error.exit_code
     except typer.Abort:
-        from builder.pipeline.report import EXIT_FAILED
+        from builder.pipeline.results import EXIT_FAILED
 
         _err("aborted")
         return EXIT_FAILED
     except MindrianError as error:
-        from builder.pipeline.report import problem_of
+        from builder.pipeline.results import problem_of
 
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
     except Exception as error:
-        from builder.pipeline.report import (
+        from builder.pipeline.report import internal_error_line
+        from builder.pipeline.results import (
             EXIT_INTERNAL,
             INTERNAL_CODE,
             Problem,
             exit_code_of,
             graph_problem,
-            internal_error_line,
         )
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug

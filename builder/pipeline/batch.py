@@ -32,7 +32,7 @@ from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.pipeline import runner
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import MindrianError, SourceLocation
-from builder.pipeline.report import BuildReport, PhaseReport, Problem
+from builder.pipeline.results import BuildReport, PhaseReport, Problem
 from builder.pipeline.runner import PhaseLoader, Progress, phase_range
 
 __all__ = [

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from builder.pipeline.batch import BatchOptions, Listener, Target, build_many
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.report import BuildReport
+from builder.pipeline.results import BuildReport
 
 __all__ = [
     "IGNORED_DIRS",

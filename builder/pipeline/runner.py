@@ -26,9 +26,10 @@ from builder.pipeline.checkpoints import Checkpoint, CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, PipelineError, SourceLocation, UsageError
-from builder.pipeline.report import (
+from builder.pipeline.results import (
     BuildReport,
     PhaseReport,
+    PhaseStatus,
     Problem,
     ValidationReport,
     check_failure,
@@ -231,6 +232,7 @@ class _Build:
 
     def _step(self, name: str, began: float) -> Problem | None:
         number = phase_number(name)
+        status: PhaseStatus
         try:
             phase = self.phases(name)
             inputs = PhaseInput(source=self.source, config=self.config, previous=self._previous())

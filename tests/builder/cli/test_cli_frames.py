@@ -11,7 +11,7 @@ from build_factories import CliResult, FakePipeline, make_pipeline, make_project
 from builder.phases import PHASE_NAMES
 from builder.pipeline.batch import BatchOptions, Target
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.pipeline.report import BuildReport, PhaseReport
+from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame, FrameParser, Text, parse_text
 
 # Slow: whole builds through the command line.

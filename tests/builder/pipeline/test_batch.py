@@ -32,7 +32,7 @@ from builder.pipeline.batch import (
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError
-from builder.pipeline.report import BuildReport, PhaseReport
+from builder.pipeline.results import BuildReport, PhaseReport
 
 # Slow: whole builds of several skills, phases 1-7.
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from build_factories import make_project, skill_text, tree
 from builder.pipeline.batch import BatchOptions, Target
 from builder.pipeline.check import diff_trees, read_tree
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.report import BuildReport, Problem
+from builder.pipeline.results import BuildReport, Problem
 
 #: What the fake regeneration writes: a small package and a registry export.
 FRESH: dict[str, bytes] = {

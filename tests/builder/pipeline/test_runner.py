@@ -22,7 +22,8 @@ from builder.pipeline.errors import (
     SourceLocation,
     UsageError,
 )
-from builder.pipeline.report import PhaseReport, progress_line
+from builder.pipeline.report import progress_line
+from builder.pipeline.results import PhaseReport
 from builder.pipeline.runner import _Done, code_digest, input_digest
 from builder.pipeline.serial import load_yaml
 
