@@ -196,23 +196,41 @@ class GuidedAgent(MindrianAgent):
         existing = self.load_progress(session_id)
         if existing is not None and not existing.finished(len(self.steps)):
             raise AgentRunError(
-                f"guided session {session_id!r} is already in progress at step {existing.position + 1}"
+                f"guided session {session_id!r} is already in progress "
+                f"at step {existing.position + 1}"
             )
-        fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
-        return await self._run_current(fresh)
+        progress, reply = await self.begin(task, session_id=session_id)
+        self._save(progress)
+        return reply
 
     async def respond(self, session_id: str, answer: str) -> AgentReply:
         """Take the user's answer to the step shown: text, ``back`` or ``skip``."""
         progress = self.load_progress(session_id)
         if progress is None:
             raise AgentRunError(f"no guided session {session_id!r} to continue")
+        moved, reply = await self.advance(progress, answer)
+        self._save(moved)
+        return reply
+
+    # -- moves on explicit progress (callers that keep progress elsewhere, e.g. AgentOS sessions) --
+
+    async def begin(self, task: str, *, session_id: str) -> tuple[GuidedProgress, AgentReply]:
+        """Run the first step of a new session; returns the progress to keep and the reply."""
+        fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
+        return await self._run_current(fresh)
+
+    async def advance(
+        self, progress: GuidedProgress, answer: str
+    ) -> tuple[GuidedProgress, AgentReply]:
+        """Apply an answer (text, ``back`` or ``skip``); returns the new progress and the reply."""
         if progress.finished(len(self.steps)):
-            raise AgentRunError(f"guided session {session_id!r} is already finished")
+            raise AgentRunError(f"guided session {progress.session_id!r} is already finished")
         command = answer.strip().lower()
         move = command if command in (BACK, REDO) else _CONTINUE
         target = self._route(progress.position, move)
         if move == BACK:
-            return self._go_back(progress, target)
+            back = self._went_back(progress, target)
+            return back, self._paused_reply(back)
         if move == REDO:
             retry = replace(progress, partials=progress.partials[: progress.position])
             return await self._run_current(retry)
@@ -234,8 +252,7 @@ class GuidedAgent(MindrianAgent):
             partials=(*progress.partials[: progress.position], done)[:position],
         )
         if advanced.finished(len(self.steps)):
-            self._save(advanced)
-            return self._final_reply(advanced)
+            return advanced, self.final_reply(advanced)
         return await self._run_current(advanced)
 
     def _route(self, position: int, move: str) -> int | None:
@@ -276,27 +293,24 @@ class GuidedAgent(MindrianAgent):
 
     # -- moves ------------------------------------------------------------------------
 
-    def _go_back(self, progress: GuidedProgress, target: int | None) -> AgentReply:
+    def _went_back(self, progress: GuidedProgress, target: int | None) -> GuidedProgress:
         position = progress.position - 1 if target is None else target
         if position >= progress.position:
             raise AgentRunError(f"guided {self.agent_id!r}: 'back' must lead to an earlier step")
         reopened = replace(progress.partials[position], user_input="", status="done")
-        back = replace(
+        return replace(
             progress,
             position=position,
-            partials=progress.partials[:position] + (reopened,),
+            partials=(*progress.partials[:position], reopened),
         )
-        self._save(back)
-        return self._paused_reply(back)
 
-    async def _run_current(self, progress: GuidedProgress) -> AgentReply:
+    async def _run_current(self, progress: GuidedProgress) -> tuple[GuidedProgress, AgentReply]:
         name, _ = self.steps[progress.position]
         step_agent = self.agent.steps[progress.position].agent
         output = await step_agent.arun(self._step_prompt(progress), session_id=progress.session_id)
         text = text_of(check_run(output, f"guided {self.agent_id!r} step {name!r}"))
-        shown = replace(progress, partials=progress.partials + (Partial(name=name, output=text),))
-        self._save(shown)
-        return self._paused_reply(shown)
+        shown = replace(progress, partials=(*progress.partials, Partial(name=name, output=text)))
+        return shown, self._paused_reply(shown)
 
     def _step_prompt(self, progress: GuidedProgress) -> str:
         name, _ = self.steps[progress.position]
@@ -325,7 +339,8 @@ class GuidedAgent(MindrianAgent):
             prompt_for_user=question,
         )
 
-    def _final_reply(self, progress: GuidedProgress) -> AgentReply:
+    def final_reply(self, progress: GuidedProgress) -> AgentReply:
+        """The reply of a finished session: the last answered step, with every step as partials."""
         done = [p for p in progress.partials if p.status == "done"]
         content = done[-1].output if done else "Every step was skipped."
         return AgentReply(content=content, partials=progress.partials)

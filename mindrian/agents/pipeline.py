@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -141,6 +142,8 @@ class PipelineAgent(MindrianAgent):
         super().__init__(model=model, part_models=part_models)
         self.state_dir: Path | None = configured_state_dir(state_dir)
         """Directory under which checkpoints are kept; None keeps none."""
+        self.phase_listener: Callable[[int, Partial], None] | None = None
+        """Told (phase index, output) as each phase ends or is resumed, e.g. to show progress."""
         self._workflow: ThoughtGraph | None = None
 
     @property
@@ -190,16 +193,22 @@ class PipelineAgent(MindrianAgent):
             saved = resumed[len(done)] if len(done) < len(resumed) else None
             if saved is not None and saved.name == self.phases[index][0]:
                 partials.append(saved)  # finished in an earlier run: no model call
+                self._tell(index, saved)
                 return
             partials.append(await self._run_phase(index, message, done, session_id))
             if saved_as is not None:
                 self._save(message, saved_as, tuple(partials))
+            self._tell(index, partials[-1])
 
         state = await arun(self.workflow, dict.fromkeys(index_of, phase))
         if state.status != "done" or not partials:
             reason = state.failure_reason or f"the workflow ended {state.status}"
             raise AgentRunError(f"pipeline {self.agent_id!r}: {reason}")
         return AgentReply(content=partials[-1].output, partials=tuple(partials))
+
+    def _tell(self, index: int, partial: Partial) -> None:
+        if self.phase_listener is not None:
+            self.phase_listener(index, partial)
 
     # -- checkpoints ----------------------------------------------------------------
 
