@@ -27,11 +27,12 @@ Examples:
   mindrian workflow validate generated/lean_canvas/workflow.dot
   mindrian workflow render pipeline.dot > canonical.dot
   mindrian workflow run pipeline.dot --outcome review=reject --outcome review=approve
+  mindrian workflow run pipeline.dot --model scripted:answers.yaml
 """
 
 workflow_app = typer.Typer(
     name="workflow",
-    help="Check, render and dry-run DOT thought graphs (seed 003, Attractor vocabulary).",
+    help="Check, render and run DOT thought graphs (seed 003, Attractor vocabulary).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
