@@ -358,13 +358,10 @@ def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Pat
     import asyncio
 
     from mindrian.agents import OperatorAgent
-    from mindrian.agents.references import reference_elements
+    from mindrian.agents.package import AgentPackage
     from mindrian.testing import ScriptedModel, Step
 
     _, files = PHASE.render(inputs_for(SKILLS_BY_TYPE["operator"], tmp_path))
-    assert (
-        "    references: ClassVar[dict[str, str]] = reference_elements(SPEC)\n" in files["agent.py"]
-    )
     instructions = files["instructions.md"]
     assert (
         "On-demand reference elements (call `read_reference` with the name when needed):\n"
@@ -372,15 +369,19 @@ def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Pat
         "asked, the budget assumed best cases,)"
     ) in instructions
     assert "the timeline ignored holidays" not in instructions, "the text stays on demand"
-    _, no_references = PHASE.render(inputs_for(PWS, tmp_path))
-    assert "reference_elements" not in no_references["agent.py"]
 
-    # The generated wiring, run: the element is read by name, paths are refused.
-    spec = yaml.safe_load(files["spec.yaml"])
+    # The package's data gives the class its references (the generated class's wiring).
+    folder = tmp_path / "premortem_check"
+    for name in ("spec.yaml", "instructions.md"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(files[name], encoding="utf-8")
+    attributes = AgentPackage.load(folder / "agent.py").class_attributes("operator")
+    assert list(attributes["references"]) == ["failure-catalog"]
 
+    # Run: the element is read by name, paths are refused.
     class Premortem(OperatorAgent):
         agent_id = "premortem-check"
-        references = reference_elements(spec)
+        references = attributes["references"]
 
     model = ScriptedModel(
         Step.tool_call("read_reference", name="failure-catalog"),
