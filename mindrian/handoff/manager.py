@@ -59,7 +59,7 @@ class HandoffManager:
         self._new_id = id_factory
         self._default_timeout = default_timeout_seconds
         self._agents: dict[str, AgentRunner] = {}
-        # Each agent's declared return behaviour (phase 3's contract); None leaves it to the context.
+        # Each agent's declared return behaviour (phase 3's contract); None: the context's.
         self._return_behaviors: dict[str, ReturnBehavior | None] = {}
         self._history: list[HandoffRecord] = []
         # Per session, the chain of owners opened by transfers; the last one talks to the user.

@@ -368,7 +368,7 @@ class StructuredAnswers:
 
     agent_class: ClassVar[type[MindrianAgent]]
     output_examples: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """JSON examples from the skill's output instructions: whole answers, or the ``scores`` object."""
+    """JSON examples of the skill's output instructions: whole answers, or ``scores`` objects."""
     score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
     """Score name → (minimum, maximum) as the skill declares them."""
 
@@ -387,7 +387,7 @@ class StructuredAnswers:
         return answer
 
     def script(self, answer: Any) -> dict[str, Any]:
-        """Constructor arguments that make the agent give ``answer`` as its final structured turn."""
+        """Constructor arguments making the agent give ``answer`` as its final structured turn."""
         raise NotImplementedError
 
     def handoff(self, tmp_path: Path, answer: Any, **options: Any) -> HandoffResult:
@@ -589,7 +589,7 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         reply = run(self.new_agent(tmp_path, **models).run("Should we open a second shop?"))
         models["model"].assert_complete()
         rounds = self.agent_class.debate_rounds  # type: ignore[attr-defined]
-        for name, model in models["part_models"].items():
+        for model in models["part_models"].values():
             model.assert_complete()
             assert "Should we open a second shop?" in model.calls[0].last_user_message
         assert len(reply.partials) == len(self.members) * rounds
