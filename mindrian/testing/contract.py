@@ -441,14 +441,21 @@ class StructuredAnswers:
 
     @pytest.mark.parametrize(
         "breakage",
-        ["prose", "confidence", "unknown_score", "out_of_range", "no_scores"],
+        ["prose", "confidence", "unknown_score", "out_of_range", "no_scores", "wrong_total"],
     )
     def test_an_answer_that_breaks_the_schema_fails(self, tmp_path: Path, breakage: str) -> None:
         answer: Any = self.answer()
         scores = answer["scores"]
-        if breakage in ("out_of_range", "no_scores") and not scores:
+        if breakage in ("out_of_range", "no_scores", "wrong_total") and not scores:
             pytest.skip("the skill declares no scores")
+        schema: Any = self.agent_class.output_schema  # type: ignore[attr-defined]
+        if (
+            breakage == "wrong_total"
+            and "total" not in schema.model_fields["scores"].annotation.model_fields
+        ):
+            pytest.skip("the skill derives no total from its scores")
         answer = {
+            "wrong_total": {**answer, "scores": {**scores, "total": sum(scores.values()) + 1}},
             "prose": "This is prose, not the structured answer.",
             "confidence": {**answer, "confidence": 1.5},
             "unknown_score": {**answer, "scores": {**scores, "not_a_declared_score": 1.0}},
@@ -558,6 +565,12 @@ class RoleContract(AgentContract):
 
 class CollaborativeContract(StructuredAnswers, AgentContract):
     """A team: every member consulted, then one structured synthesis."""
+
+    synthesizer: ClassVar[str] = ""
+    """The perspective the skill names to write the synthesis ("" for none)."""
+
+    def test_the_synthesiser_is_the_one_the_skill_names(self) -> None:
+        assert self.agent_class.synthesizer == self.synthesizer  # type: ignore[attr-defined]
 
     @property
     def members(self) -> tuple[str, ...]:
