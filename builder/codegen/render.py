@@ -145,6 +145,7 @@ _COMMENT_STYLES: Mapping[str, tuple[str, str, str]] = {
     ".cypher": ("", "// ", ""),
     ".dot": ("", "// ", ""),
     ".md": ("<!--", "  ", "-->"),
+    ".toml": ("", "# ", ""),
 }
 
 
@@ -231,6 +232,7 @@ _COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("spec.yaml", "spec.yaml.jinja"),
     ("registration.cypher", "registration.cypher.jinja"),
     ("README.md", "README.md.jinja"),
+    ("pyproject.toml", "pyproject.toml.jinja"),
     ("tests/__init__.py", "tests/__init__.py.jinja"),
     ("tests/conftest.py", "tests/conftest.py.jinja"),
     ("tests/test_agent.py", "tests/test_agent.py.jinja"),
@@ -326,6 +328,7 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("workflow.dot", "the thought graph of the agent's steps"),
     ("tests/conftest.py", "loads the offline guard when the tests run on their own"),
     ("tests/test_agent.py", "offline tests: the shared contract of the type on this package"),
+    ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
 )
 
 
@@ -360,8 +363,39 @@ def _context(
         "registration": registration,
         "registration_params_json": json_text(registration.params, indent=2),
         "workflow_dot": workflow_dot or "",
+        "distribution": _distribution(spec),
+        "runtime_version": _runtime_version(),
+        "mcp_servers": spec.tools.mcp_servers if spec.tools is not None else (),
         "file_notes": tuple((p, what) for p, what in _FILE_NOTES if p not in omitted),
     }
+
+
+def _runtime_version() -> str:
+    """The version of ``mindrian`` a generated package depends on: the builder's own."""
+    from builder import __version__
+
+    return __version__
+
+
+def _distribution(spec: AgentSpec) -> dict[str, str]:
+    """The pyproject.toml metadata of the package, each value a TOML string literal."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = str(Version(spec.version))
+    except (InvalidVersion, TypeError):
+        version = "0"  # a skill version pip cannot read must not make the package uninstallable
+    return {
+        "name": _toml_string(f"mindrian-agent-{spec.id}"),
+        "version": _toml_string(version),
+        "description": _toml_string(spec.description),
+        "requirement": _toml_string(f"mindrian=={_runtime_version()}"),
+    }
+
+
+def _toml_string(text: str) -> str:
+    # A JSON string is a TOML basic string, except that TOML also forbids a raw DEL.
+    return json_text(text).replace("\x7f", "\\u007f")
 
 
 #: Normalised agent ids (what phase 1 produces); anything else never reaches a comment or a name.
@@ -458,40 +492,14 @@ def workflow_dot(spec: AgentSpec) -> str:
 
 
 def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """(DOT node id, prompt) pairs: names become unique ``[a-z_][a-z0-9_]*`` ids (the name stays in the prompt)."""
-    used: set[str] = set()
-    result = []
-    for number, (name, prompt) in enumerate(parts, 1):
-        base = (
-            re.sub(r"[^a-z0-9]+", "_", name.lower())[:_MAX_NODE_ID].strip("_") or f"step_{number}"
-        )
-        if base[0].isdigit():
-            base = f"step_{base}"
-        node_id, suffix = base, 2
-        while node_id in used or node_id in _RESERVED_NODE_IDS:
-            node_id, suffix = f"{base}_{suffix}", suffix + 1
-        used.add(node_id)
-        result.append((node_id, f"{name}: {prompt}" if prompt else name))
-    return tuple(result)
+    """(DOT node id, prompt) pairs; the ids are :func:`mindrian.workflow.step_ids` of the names."""
+    from mindrian.workflow import step_ids
 
-
-#: Node ids are cut to this length (the full name stays in the prompt).
-_MAX_NODE_ID = 40
-#: Ids the workflow helpers give their own nodes.
-_RESERVED_NODE_IDS = frozenset(
-    {
-        "start",
-        "exit",
-        "perspectives",
-        "synthesis",
-        "node",
-        "edge",
-        "graph",
-        "digraph",
-        "subgraph",
-        "strict",
-    }
-)
+    ids = step_ids(tuple(name for name, _ in parts))
+    return tuple(
+        (node_id, f"{name}: {prompt}" if prompt else name)
+        for node_id, (name, prompt) in zip(ids, parts, strict=True)
+    )
 
 
 def write_tree(files: Mapping[str, str], root: Path) -> None:

@@ -165,6 +165,8 @@ class MindrianAgent(ABC):
     ``model=`` (a model object such as ``ScriptedModel``, or a "provider:id"
     string) and, for agents made of several Agno agents, ``part_models=`` keyed
     by part name (perspective, phase or step); parts without an entry use ``model``.
+    Without ``model=``, ``$MINDRIAN_MODEL`` (see :mod:`mindrian.models`) overrides
+    the class's ``model``.
     """
 
     agent_id: ClassVar[str] = ""
@@ -190,6 +192,8 @@ class MindrianAgent(ABC):
     """
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
+    references: ClassVar[Mapping[str, str]] = {}
+    """On-demand reference elements by name; when any, Agno agents get ``read_reference``."""
     model_settings: ClassVar[ModelSettings] = ModelSettings()
     """Temperature, response cap and thinking budget applied to every model built from a string."""
     min_clarity: ClassVar[float] = 0.0
@@ -221,6 +225,11 @@ class MindrianAgent(ABC):
     ) -> None:
         if not self.agent_id:
             raise TypeError(f"{type(self).__name__} must set the class attribute agent_id")
+        if model is None:
+            # Imported here: mindrian.models builds on this module (ModelRef).
+            from mindrian.models import model_from_environment
+
+            model = model_from_environment(self.agent_id)
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
 
@@ -256,10 +265,19 @@ class MindrianAgent(ABC):
             name=name,
             model=self.built_model(model),
             instructions=instructions or None,
-            tools=list(self.tools),
+            tools=self._agno_tools(),
             telemetry=False,
             **options,
         )
+
+    def _agno_tools(self) -> list[Any]:
+        tools = list(self.tools)
+        if self.references:
+            # Imported here: most agents have no references, and Agno's Function is heavy.
+            from mindrian.agents.references import read_reference_tool
+
+            tools.append(read_reference_tool(self.references))
+        return tools
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
