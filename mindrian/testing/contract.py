@@ -150,10 +150,6 @@ class AgentContract:
         """An instance of the agent class with test state under ``tmp_path``."""
         return self.agent_class(**options)
 
-    def scripted_handoff_models(self) -> dict[str, Any]:
-        """Constructor arguments making a handoff succeed with scripted models."""
-        raise NotImplementedError
-
     # -- fixtures -----------------------------------------------------------------------
 
     @pytest.fixture(autouse=True)
