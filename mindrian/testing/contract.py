@@ -40,8 +40,9 @@ from typing import Any, ClassVar, TypeVar
 import jsonschema
 import pytest
 from agno.tools.function import Function
+from pydantic import BaseModel
 
-from mindrian.agents import BACK, SKIP, MindrianAgent
+from mindrian.agents import BACK, SKIP, MindrianAgent, RoleAgent
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
 from mindrian.testing.scripted import ModelCall, ScriptedModel, Step
 
@@ -90,7 +91,7 @@ def sent_schema(call: ModelCall) -> Any:
     message, between ``<json_field_properties>`` tags.
     """
     fmt = call.response_format
-    if isinstance(fmt, type):
+    if isinstance(fmt, type) and issubclass(fmt, BaseModel):
         return fmt.model_json_schema()
     found = re.search(
         r"<json_field_properties>\s*(\{.*\})\s*</json_field_properties>",
@@ -359,7 +360,7 @@ def _midpoint_scores(schema: type[Any]) -> dict[str, float]:
     return values
 
 
-class StructuredAnswers:
+class StructuredAnswers(AgentContract):
     """Shared by the types whose answer is an output model (operator, collaborative)."""
 
     agent_class: ClassVar[type[MindrianAgent]]
@@ -387,7 +388,7 @@ class StructuredAnswers:
         raise NotImplementedError
 
     def handoff(self, tmp_path: Path, answer: Any, **options: Any) -> HandoffResult:
-        agent = self.new_agent(tmp_path, **self.script(answer))  # type: ignore[attr-defined]
+        agent = self.new_agent(tmp_path, **self.script(answer))
         context = agent.create_handoff_context(
             "Assess the scripted opportunity",
             problem_clarity=clear_problem(),
@@ -429,7 +430,7 @@ class StructuredAnswers:
             assert _declares(schema, name, low, high), f"the schema does not declare {name}"
 
     def handoff_with(self, tmp_path: Path, models: dict[str, Any]) -> HandoffResult:
-        agent = self.new_agent(tmp_path, **models)  # type: ignore[attr-defined]
+        agent = self.new_agent(tmp_path, **models)
         context = agent.create_handoff_context(
             "Assess", problem_clarity=clear_problem(), from_agent=self.caller
         )
@@ -510,6 +511,7 @@ class RoleContract(AgentContract):
         turns = [f"question {n}" for n in range(1, 5)]
         model = ScriptedModel(*turns)
         agent = self.new_agent(tmp_path, model=model)
+        assert isinstance(agent, RoleAgent)
         for n in range(1, 5):
             assert run(agent.run(f"user turn {n}", session_id="c")).content == f"question {n}"
         model.assert_complete()
