@@ -6,7 +6,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.mindrian-installed
-NODE_DIR := builder/cypher_lint
+NODE_DIR := builder/graph/cypher_lint
 NODE_STAMP := $(NODE_DIR)/node_modules/.mindrian-installed
 PIP_INSTALL := -m pip install --quiet --disable-pip-version-check
 # Tests spend much of their time waiting on subprocesses (pytest, Node, MCP servers): one worker per core.

@@ -1,5 +1,5 @@
 """``python -m builder``: the same as the ``mindrian`` script."""
 
-from builder.cli import main
+from builder.cli.app import main
 
 raise SystemExit(main())

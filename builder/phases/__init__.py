@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from builder.errors import PipelineError, UsageError
+from builder.pipeline.errors import PipelineError, UsageError
 
 __all__ = [
     "PHASE_NAMES",

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from builder.errors import ArchitectureError, SourceLocation
-from builder.phase import CheckResult, PhaseInput, PhaseResult
-from builder.skill import AGENT_TYPES, SkillDefinition
-from builder.spec import (
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import ArchitectureError, SourceLocation
+from builder.skill.model import AGENT_TYPES, SkillDefinition
+from builder.skill.spec import (
     BODY_BLOCK,
     AgentSpec,
     InstructionBlock,

@@ -23,10 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from builder.errors import CodegenError, SourceLocation
-from builder.graph_config import GraphConfig
-from builder.phase import CheckResult, PhaseInput, PhaseResult
-from builder.render import (
+from builder.codegen.render import (
     AGENT_TEMPLATES,
     WORKFLOW_TYPES,
     RegistrationText,
@@ -36,7 +33,10 @@ from builder.render import (
     workflow_dot,
     write_tree,
 )
-from builder.spec import AgentSpec
+from builder.graph.config import GraphConfig
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import CodegenError, SourceLocation
+from builder.skill.spec import AgentSpec
 
 __all__ = [
     "PHASE",

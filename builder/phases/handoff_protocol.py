@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
 
-from builder.errors import HandoffConfigError, SourceLocation
-from builder.phase import CheckResult, PhaseInput, PhaseResult
 from builder.phases.architecture import field_line
-from builder.skill import HandoffRequest, SkillDefinition
-from builder.spec import (
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import HandoffConfigError, SourceLocation
+from builder.skill.model import HandoffRequest, SkillDefinition
+from builder.skill.spec import (
     AgentSpec,
     HandoffConfig,
     ReceivesConfig,

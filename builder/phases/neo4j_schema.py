@@ -2,7 +2,7 @@
 
 The query texts are the registry's fixed templates (:mod:`mindrian.graph.queries`);
 skill values only ever become query parameters. ``schema_valid`` lints every query
-with Neo4j's own front end (``builder.cypher_lint``); without Node or the npm package
+with Neo4j's own front end (``builder.graph.cypher_lint``); without Node or the npm package
 it falls back to LadybugDB's parser and binder, and the check reason and the
 output's ``validator`` say which one ran. Both validators are injected, so the
 phase is a pure function of its inputs and their answers.
@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from builder import cypher_lint
-from builder.errors import GraphSchemaError
-from builder.graph_config import (
+from builder.graph import cypher_lint
+from builder.graph.config import (
     DEFAULT_CHAIN_WEIGHT,
     DEFAULT_GOOD_FOR_CONFIDENCE,
     ChainEdge,
@@ -31,9 +30,10 @@ from builder.graph_config import (
     PropertySpec,
     RelationshipSchema,
 )
-from builder.phase import CheckResult, PhaseInput, PhaseResult
-from builder.serial import to_plain
-from builder.spec import AgentSpec
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import GraphSchemaError
+from builder.pipeline.serial import to_plain
+from builder.skill.spec import AgentSpec
 from mindrian.graph import DEFAULT_SELECT_LIMIT
 from mindrian.graph import queries as q
 

@@ -8,7 +8,7 @@ clone), the database is first rebuilt from the yaml so the other frameworks
 are kept.
 
 ``registered`` holds when the node and relationships read back equal the
-record. ``e2e_passes`` holds when :mod:`builder.e2e_probe`, run in a
+record. ``e2e_passes`` holds when :mod:`builder.probe.e2e`, run in a
 subprocess, imports the generated package and gets a successful handoff from
 it with a scripted model, and the selection query with the skill's own
 triggers ranks the framework in the top five. Only then is
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.config import BuildConfig
-from builder.errors import RegistrationError
-from builder.phase import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import RegistrationError
 
 __all__ = [
     "E2E_TIMEOUT_SECONDS",
@@ -154,8 +154,8 @@ def _probe_env(out_dir: Path) -> dict[str, str]:
 
 
 def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECONDS) -> ProbeResult:
-    """``python -m builder.e2e_probe IDENTIFIER`` with ``out_dir`` on the path; its JSON verdict."""
-    command = [sys.executable, "-m", "builder.e2e_probe", identifier]
+    """``python -m builder.probe.e2e IDENTIFIER`` with ``out_dir`` on the path; its JSON verdict."""
+    command = [sys.executable, "-m", "builder.probe.e2e", identifier]
     try:
         done = subprocess.run(
             command,
@@ -194,10 +194,10 @@ def _verdict(returncode: int, stdout: str, stderr: str) -> ProbeResult:
 
 
 class ProbeServer:
-    """A :data:`ProbeRunner` for batches: one ``python -m builder.e2e_probe --serve`` per output folder.
+    """A :data:`ProbeRunner` for batches: one ``python -m builder.probe.e2e --serve`` per output folder.
 
     Each probe still runs in a fresh process (a fork of the server, see
-    :mod:`builder.e2e_probe`) and is judged exactly as :func:`run_probe` judges
+    :mod:`builder.probe.e2e`) and is judged exactly as :func:`run_probe` judges
     it; only importing the runtime is done once. :meth:`start` may be called
     early so the server loads while other work runs. A probe that times out
     fails as with :func:`run_probe` (the server is stopped, the next probe
@@ -228,7 +228,7 @@ class ProbeServer:
         self._out_dir, self._ready, self._pending = out_dir, None, b""
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "builder.e2e_probe", "--serve"],
+                [sys.executable, "-m", "builder.probe.e2e", "--serve"],
                 cwd=out_dir,
                 env=_probe_env(out_dir),
                 stdin=subprocess.PIPE,
@@ -269,7 +269,7 @@ class ProbeServer:
 
     def _read(self, deadline: float) -> dict[str, Any]:
         """The server's next reply; TimeoutError past ``deadline``, EOFError when it has gone."""
-        from builder.e2e_probe import REPLY_PREFIX
+        from builder.probe.e2e import REPLY_PREFIX
 
         assert self._process is not None and self._process.stdout is not None
         fd = self._process.stdout.fileno()
@@ -427,7 +427,7 @@ class RegistrationPhase:
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
 
     def _open(self, inputs: PhaseInput) -> Any:
-        from builder.graph_commands import build_registry_from_yaml
+        from builder.graph.commands import build_registry_from_yaml
         from mindrian.graph import GraphError, open_registry
 
         uri = self._neo4j_uri(inputs)

@@ -49,11 +49,11 @@ from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
-from builder.body import find_sections, headings, list_items, split_name, subsections
-from builder.errors import SkillError, SourceLocation
-from builder.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
-from builder.phase import CheckResult, PhaseInput, PhaseResult, SkillSource
-from builder.skill import (
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.body import find_sections, headings, list_items, split_name, subsections
+from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
+from builder.skill.model import (
     AGENT_TYPES,
     ChainTarget,
     CustomToolRequest,
@@ -72,7 +72,7 @@ from builder.skill import (
     python_identifier,
     skill_id,
 )
-from builder.source import MAX_SKILL_BYTES
+from builder.skill.source import MAX_SKILL_BYTES
 
 __all__ = [
     "MINDRIAN_KEYS",

@@ -16,30 +16,30 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from builder.errors import SourceLocation, ToolAssemblyError
-from builder.mcp_catalog import CatalogEntry, build_catalog
-from builder.mcp_probe import HandshakeProbe, Probe, ProbeResult, check_configuration
-from builder.phase import CheckResult, PhaseInput, PhaseResult
+from builder.mcp.catalog import CatalogEntry, build_catalog
+from builder.mcp.probe import HandshakeProbe, Probe, ProbeResult, check_configuration
+from builder.mcp.tooldefs import (
+    UnsupportedSignature,
+    definition_errors,
+    definition_from_function,
+    definition_to_plain,
+)
 from builder.phases.architecture import field_line
-from builder.skill import (
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.errors import SourceLocation, ToolAssemblyError
+from builder.skill.model import (
     CustomToolRequest,
     GlobalActionRequest,
     McpServerRequest,
     SkillDefinition,
 )
-from builder.spec import (
+from builder.skill.spec import (
     AgentSpec,
     CustomToolConfig,
     GlobalActionConfig,
     McpServerConfig,
     ScriptCandidate,
     ToolConfig,
-)
-from builder.tooldefs import (
-    UnsupportedSignature,
-    definition_errors,
-    definition_from_function,
-    definition_to_plain,
 )
 
 __all__ = ["PHASE", "ToolAssemblyPhase", "import_custom_tool"]

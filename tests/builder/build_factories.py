@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builder.config import BuildConfig
-from builder.errors import MindrianError, SourceLocation
-from builder.phase import CheckResult, PhaseInput, PhaseResult, SkillSource
 from builder.phases import PHASE_NAMES, phase_number, unavailable
-from builder.report import BuildReport
-from builder.runner import build_source
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.pipeline.errors import MindrianError, SourceLocation
+from builder.pipeline.report import BuildReport
+from builder.pipeline.runner import build_source
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ def cli(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> Callable[..., CliResult]:
     """Run ``mindrian ARGS`` in-process from a given folder."""
-    from builder.cli import main
+    from builder.cli.app import main
 
     def invoke(args: Sequence[str], cwd: Path) -> CliResult:
         monkeypatch.chdir(cwd)

@@ -6,10 +6,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from builder.config import BuildConfig
-from builder.phase import PhaseInput, SkillSource
 from builder.phases.handoff_protocol import RuntimeContract
-from builder.skill import Section, SkillDefinition
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import PhaseInput, SkillSource
+from builder.skill.model import Section, SkillDefinition
 
 __all__ = ["body_with_sections", "contract", "phase_input", "run_phases", "skill"]
 
@@ -123,7 +123,7 @@ def run_phases(
     **config: Any,
 ):
     """Run phases 2..until on a definition; returns {phase name: PhaseResult}."""
-    from builder.mcp_probe import check_configuration
+    from builder.mcp.probe import check_configuration
     from builder.phases.architecture import PHASE as ARCH
     from builder.phases.handoff_protocol import HandoffProtocolPhase
     from builder.phases.tool_assembly import ToolAssemblyPhase
@@ -147,7 +147,7 @@ def analyse(path: str, root: str) -> SkillDefinition:
     import pytest
 
     source_mod = pytest.importorskip(
-        "builder.source", reason="phase 1 (builder/source.py) is not written yet"
+        "builder.skill.source", reason="phase 1 (builder/source.py) is not written yet"
     )
     phase_mod = pytest.importorskip(
         "builder.phases.skill_analysis", reason="phase 1 is not written yet"

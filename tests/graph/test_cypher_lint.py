@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builder import cypher_lint
+from builder.graph import cypher_lint
 from mindrian.graph import queries as q
 
 SCHEMA = cypher_lint.LintSchema(q.LABELS, q.RELATIONSHIP_TYPES, q.PROPERTY_KEYS + q.ROW_KEYS)
@@ -105,7 +105,9 @@ def test_missing_package_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     monkeypatch.setattr(cypher_lint.shutil, "which", lambda name: "/usr/bin/node")
     monkeypatch.setattr(cypher_lint, "_PACKAGE_JSON", tmp_path / "absent" / "package.json")
     assert cypher_lint.available() is False
-    with pytest.raises(cypher_lint.LinterUnavailable, match="npm ci --prefix builder/cypher_lint"):
+    with pytest.raises(
+        cypher_lint.LinterUnavailable, match="npm ci --prefix builder/graph/cypher_lint"
+    ):
         cypher_lint.lint({"a": "RETURN 1"})
 
 

@@ -1,0 +1,912 @@
+"""The ``mindrian`` command line.
+
+Each command is a thin wrapper: it resolves paths against the project root,
+calls one library function and prints the report. Heavy modules (the phases,
+YAML and schema libraries, Agno) are imported inside the commands, so
+``mindrian --help`` only pays for Typer. Exit statuses are documented in
+:mod:`builder.pipeline.report`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
+
+``--frames`` (build, register, check) adds control frames for tools that drive
+the command in a terminal. The human lines stay on stderr, so a tool reading
+stdout sees frames only, one per line; with ``--frames`` those lines pass
+through :func:`mindrian.frames.defuse`, so where a terminal merges both streams
+no text quoted from a SKILL.md can pose as a frame.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from builder import __version__
+from builder.cli.agents import register_run_commands
+from builder.cli.workflow import workflow_app
+from builder.pipeline.errors import MindrianError
+
+if TYPE_CHECKING:
+    from builder.phases.registration import RegistrationPhase
+    from builder.pipeline.batch import BatchOptions, Listener
+    from builder.pipeline.config import BuildConfig
+    from builder.pipeline.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from mindrian.frames import Frame
+
+__all__ = ["app", "main", "project_root"]
+
+_EXAMPLES_BUILD = """\
+Examples:
+
+\b
+  mindrian build skills/pws/SKILL.md
+  mindrian build --all --quiet
+  mindrian build skills/pws --from architecture --until tool_assembly
+  mindrian build skills/pws/SKILL.md --force --timings
+  mindrian build --all --json > build-report.json
+  mindrian build skills/pws/SKILL.md --frames --quiet
+"""
+
+app = typer.Typer(
+    name="mindrian",
+    help=(
+        "Compile SKILL.md files into Agno agent packages.\n\n"
+        "Exit status: 0 success, 1 invalid input or failed check, 2 usage error, "
+        "3 internal error (rerun with --debug for the traceback)."
+    ),
+    epilog="Run 'mindrian COMMAND --help' for a command's options and examples.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@dataclass
+class _State:
+    """Global switches, shared with ``main`` so it knows how to report a crash."""
+
+    debug: bool = False
+    """Show tracebacks of internal errors."""
+    frames: str | None = None
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without ``--frames``."""
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"mindrian {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an internal error.")
+    ] = False,
+    version: Annotated[
+        bool | None,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = None,
+) -> None:
+    ctx.ensure_object(_State).debug = debug
+
+
+def project_root(start: Path) -> Path:
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else ``start``."""
+    for folder in (start, *start.parents):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if "mindrian" in table.get("tool", {}):
+                return folder
+    return start
+
+
+def _display(path: Path, root: Path) -> str:
+    """How a path appears in messages and generated headers: relative to the root when inside it."""
+    absolute = path.absolute()
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _skill_file(path: Path) -> Path:
+    return path / "SKILL.md" if path.is_dir() else path
+
+
+def _err(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def _defused_err(line: str) -> None:
+    from mindrian.frames import defuse
+
+    _err(defuse(line))
+
+
+def _say(frames: bool) -> Callable[[str], None]:
+    """How human lines are printed: defused when frames share the terminal."""
+    return _defused_err if frames else _err
+
+
+def _frame(frame: Frame) -> None:
+    typer.echo(frame.to_text())
+
+
+def _use_frames(ctx: typer.Context, stage: str, frames: bool, json_out: bool = False) -> bool:
+    """Switch ``--frames`` on for ``stage``; ``--json`` cannot share stdout with it."""
+    from builder.pipeline.errors import UsageError
+
+    if frames:
+        ctx.ensure_object(_State).frames = stage
+        if json_out:
+            raise UsageError(
+                "give --json or --frames, not both: each needs stdout to itself", code="U014"
+            )
+    return frames
+
+
+def _config(root: Path, **switches: object) -> BuildConfig:
+    from builder.pipeline.config import load_config
+
+    return load_config(root).with_switches(**switches)
+
+
+_PathsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="PATH...",
+        help="SKILL.md files, or skill folders containing one.",
+        show_default=False,
+    ),
+]
+_QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
+_FramesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--frames",
+        help="Also print control frames on stdout, one per event: <<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        "(human lines stay on stderr).",
+    ),
+]
+
+
+@app.command(epilog=_EXAMPLES_BUILD)
+def build(
+    ctx: typer.Context,
+    paths: _PathsArg = None,
+    all_skills: Annotated[
+        bool, typer.Option("--all", help="Build every skills/**/SKILL.md of the project.")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Output folder [default: generated/]."),
+    ] = None,
+    checkpoints: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="Checkpoint folder [default: .mindrian/checkpoints/].",
+        ),
+    ] = None,
+    from_phase: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="PHASE",
+            help="Re-run from this phase (name or number); earlier ones come from checkpoints.",
+        ),
+    ] = None,
+    until_phase: Annotated[
+        str | None, typer.Option("--until", metavar="PHASE", help="Stop after this phase.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Run every phase even when its checkpoint is current.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print a machine-readable report on stdout.")
+    ] = False,
+    timings: Annotated[
+        bool, typer.Option("--timings", help="Show how long each phase took.")
+    ] = False,
+    connect: Annotated[
+        bool,
+        typer.Option(
+            "--connect",
+            help="Phase 4 connects to MCP servers instead of checking their configuration.",
+        ),
+    ] = False,
+    neo4j_uri: Annotated[
+        str | None,
+        typer.Option(
+            "--neo4j-uri",
+            metavar="URI",
+            help="Register in Neo4j at URI instead of the embedded registry.",
+        ),
+    ] = None,
+    registry: _RegistryDbOpt = None,
+    jobs: _JobsOpt = None,
+    quiet: _QuietOpt = False,
+    frames: _FramesOpt = False,
+) -> int:
+    """Build SKILL.md files through the seven phases.
+
+    Each phase is skipped when its inputs are unchanged since its last
+    passing checkpoint; a failed check stops the build (exit status 1) and
+    the next build resumes at that phase. Phases 1-6 of different skills run
+    in parallel (--jobs); phase 7 registers them one by one in the given order.
+    A failing skill does not stop the others.
+    """
+    from builder.pipeline.runner import phase_range
+
+    framed = _use_frames(ctx, "build", frames, json_out)
+    phase_range(from_phase, until_phase)
+    root = project_root(Path.cwd())
+    targets = _targets(paths, all_skills, root)
+    out_dir = (out or root / "generated").absolute()
+    options = _batch_options(
+        root,
+        out_dir,
+        checkpoints,
+        jobs,
+        from_phase=from_phase,
+        until_phase=until_phase,
+        force=force,
+    )
+    config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
+    return _run_batch(
+        root,
+        targets,
+        config,
+        options,
+        registry,
+        quiet=quiet,
+        timings=timings,
+        json_out=json_out,
+        frames=framed,
+    )
+
+
+_RegistryDbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        metavar="DB",
+        help="Embedded registry database phase 7 writes [default: .mindrian/registry.lbug].",
+    ),
+]
+_JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N",
+        min=1,
+        help="Skills built at once (phases 1-6) [default: min(2, CPUs)].",
+    ),
+]
+
+
+def _batch_options(
+    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
+) -> BatchOptions:
+    from builder.pipeline.batch import BatchOptions, default_jobs
+
+    return BatchOptions(
+        checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
+        out_dir=out_dir,
+        jobs=jobs or default_jobs(),
+        **switches,
+    )
+
+
+def _run_batch(
+    root: Path,
+    paths: Sequence[Path],
+    config: BuildConfig,
+    options: BatchOptions,
+    registry: Path | None,
+    *,
+    quiet: bool,
+    timings: bool,
+    json_out: bool,
+    frames: bool = False,
+    prefix: str = "build",
+) -> int:
+    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as it goes."""
+    from builder.pipeline.batch import Target, build_many
+    from builder.pipeline.errors import UsageError
+    from builder.pipeline.report import build_json
+
+    if registry is not None and config.neo4j_uri:
+        raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
+    targets = [Target(path=p, display=_display(p, root)) for p in paths]
+    listener = _listener(quiet, timings, options, prefix, _say(frames))
+    if frames:
+        listener = _framed(listener, prefix)
+    reports = build_many(
+        targets, config, options, listener=listener, registration=_registration(registry)
+    )
+    if len(reports) > 1 and not quiet:
+        failed = sum(1 for r in reports if r.problem)
+        _say(frames)(f"{len(reports) - failed} built, {failed} failed")
+    if json_out:
+        typer.echo(build_json(reports))
+    return max(r.exit_code for r in reports)
+
+
+def _registration(registry: Path | None) -> RegistrationPhase | None:
+    """Phase 7 writing to ``registry`` when given, else None (the default registry)."""
+    if registry is None:
+        return None
+    from builder.phases.registration import RegistrationPhase
+
+    return RegistrationPhase(registry.absolute())
+
+
+def _listener(
+    quiet: bool,
+    timings: bool,
+    options: BatchOptions | None,
+    prefix: str = "build",
+    say: Callable[[str], None] = _err,
+) -> Listener:
+    from builder.pipeline.batch import Listener, Target
+
+    progress = None if quiet else _progress_printer(timings, say)
+
+    class Printer(Listener):
+        def started(self, target: Target) -> None:
+            if not quiet:
+                say(f"{prefix} {target.display}")
+
+        def phase(self, report: PhaseReport) -> None:
+            if progress is not None:
+                progress(report)
+
+        def finished(self, report: BuildReport) -> None:
+            _print_outcome(report, quiet, options, say)
+
+    return Printer()
+
+
+def _framed(inner: Listener, stage: str) -> Listener:
+    """``inner``, plus READY, PHASE, ERROR and DONE frames for each skill on stdout."""
+    from builder.pipeline.batch import Listener, Target
+    from builder.pipeline.report import done_frame, error_frame, phase_frame, ready_frame
+
+    class Framer(Listener):
+        skill = ""
+
+        def started(self, target: Target) -> None:
+            inner.started(target)
+            self.skill = target.display
+            _frame(ready_frame(stage, target.display))
+
+        def phase(self, report: PhaseReport) -> None:
+            inner.phase(report)
+            _frame(phase_frame(self.skill, report))
+
+        def finished(self, report: BuildReport) -> None:
+            inner.finished(report)
+            if report.problem is not None:
+                _frame(error_frame(report.problem, report.path))
+            _frame(done_frame(stage, report.exit_code, skill=report.path, agent_id=report.agent_id))
+
+    return Framer()
+
+
+def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
+    from builder.pipeline.errors import UsageError
+
+    if all_skills and paths:
+        raise UsageError("give SKILL.md paths or --all, not both", code="U004")
+    if all_skills:
+        found = sorted(
+            (root / "skills").glob("**/SKILL.md"), key=lambda p: p.relative_to(root).as_posix()
+        )
+        if not found:
+            raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
+        return found
+    if not paths:
+        raise UsageError("give at least one SKILL.md path, or --all", code="U005")
+    return [_skill_file(p) for p in paths]
+
+
+def _progress_printer(
+    timings: bool, say: Callable[[str], None] = _err
+) -> Callable[[PhaseReport], None]:
+    from builder.phases import PHASE_NAMES
+    from builder.pipeline.report import progress_line
+
+    def show(report: PhaseReport) -> None:
+        say(progress_line(report, len(PHASE_NAMES), timings=timings))
+
+    return show
+
+
+def _print_outcome(
+    report: BuildReport,
+    quiet: bool,
+    options: BatchOptions | None = None,
+    say: Callable[[str], None] = _err,
+) -> None:
+    if report.problem is not None:
+        say(report.problem.render())
+    elif not quiet:
+        package = _package_path(report, options)
+        where = f" -> {package}" if package else ""
+        say(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
+
+
+def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
+    """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
+    from builder.pipeline.checkpoints import CheckpointStore
+
+    if report.agent_id is None or options is None or len(report.phases) < 6:
+        return ""
+    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
+    identifier = (
+        stored.output.get("identifier")
+        if stored is not None and isinstance(stored.output, dict)
+        else None
+    )
+    if not identifier:
+        return ""
+    return _display(options.out_dir / identifier, Path.cwd().absolute()) + "/"
+
+
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n"
+)
+def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
+    """Check SKILL.md files (phase 1 only); nothing is written.
+
+    Prints 'ok PATH (id, type)' for each valid file and a
+    PATH:LINE:COL: error[CODE]: message line for each problem.
+    """
+    from builder.pipeline.errors import UsageError
+    from builder.pipeline.report import validation_line
+    from builder.pipeline.runner import validate as validate_one
+
+    if not paths:
+        raise UsageError("give at least one SKILL.md path", code="U005")
+    root = project_root(Path.cwd())
+    config = _config(root)
+    status = 0
+    for path in paths:
+        target = _skill_file(path)
+        report: ValidationReport = validate_one(target, config, display=_display(target, root))
+        for problem in report.problems:
+            _err(problem.render())
+        if not report.problems and not quiet:
+            typer.echo(validation_line(report))
+        status = max(status, report.exit_code)
+    return status
+
+
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+)
+def explain(
+    agent_id: Annotated[
+        str, typer.Argument(metavar="ID", help="Agent id, e.g. pws-validation.", show_default=False)
+    ],
+    checkpoints: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="Checkpoint folder [default: .mindrian/checkpoints/].",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
+    ] = False,
+) -> int:
+    """Show what each phase decided for an agent, from its checkpoints."""
+    from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
+    from builder.pipeline.errors import PipelineError, UsageError
+    from builder.pipeline.report import explain_json, explain_text
+
+    if not valid_agent_id(agent_id):
+        raise UsageError(
+            f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
+        )
+    folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
+    found = CheckpointStore(folder).load_all(agent_id)
+    if not found:
+        raise PipelineError(
+            f"no checkpoints for {agent_id!r} under {folder}; build its SKILL.md first", code="P007"
+        )
+    typer.echo(
+        explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
+    )
+    return 0
+
+
+_RegistryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        metavar="PATH",
+        help="Embedded registry database, or a registry.yaml to load into memory "
+        "[default: .mindrian/registry.lbug, built from generated/registry.yaml when missing].",
+    ),
+]
+_Neo4jUriOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--neo4j-uri",
+        metavar="URI",
+        help="Read the Neo4j database at URI instead (also NEO4J_URI); user and password "
+        "come from NEO4J_USERNAME and NEO4J_PASSWORD, never from the command line.",
+    ),
+]
+
+_EXAMPLES_SELECT = """\
+Examples:
+
+\b
+  mindrian select --trigger validate
+  mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
+  mindrian select --trigger validate --json --limit 10
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri bolt://localhost:7687
+"""
+
+
+@app.command(epilog=_EXAMPLES_SELECT)
+def select(
+    triggers: Annotated[
+        list[str] | None,
+        typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable)."),
+    ] = None,
+    problem_types: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--problem-type", "-p", metavar="P", help="A problem type of the context (repeatable)."
+        ),
+    ] = None,
+    previous: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--previous", metavar="F", help="Id of a framework already used (repeatable)."
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    registry: _RegistryOpt = None,
+    neo4j_uri: _Neo4jUriOpt = None,
+) -> int:
+    """Rank the registered frameworks for a context with the selection query.
+
+    Score: 0.6 for a trigger match + 0.4 for a problem-type match + 0.3 x the
+    weight of CHAINS_TO from the framework to the --previous ones; ties by id.
+    """
+    from builder.graph.commands import open_project_registry, select_json, select_table
+    from builder.pipeline.errors import UsageError
+
+    if not triggers and not problem_types:
+        raise UsageError("give at least one --trigger or --problem-type", code="U005")
+    root = project_root(Path.cwd())
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        found = graph.select(triggers or (), problem_types or (), previous or (), limit)
+    if json_out:
+        typer.echo(
+            select_json(
+                found, opened.where, triggers or (), problem_types or (), previous or (), limit
+            )
+        )
+    elif found:
+        typer.echo(select_table(found), nl=False)
+    else:
+        _err(f"no registered framework matches (registry {opened.where})")
+    return 0
+
+
+graph_app = typer.Typer(
+    name="graph",
+    help="Work with the framework registry graph.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(graph_app)
+app.add_typer(workflow_app)
+register_run_commands(app)
+
+_EXAMPLES_EXPORT = """\
+Examples:
+
+\b
+  mindrian graph export > registry.yaml
+  mindrian graph export --format json
+  mindrian graph export --format cypher | cypher-shell -u neo4j
+"""
+
+
+@graph_app.command("export", epilog=_EXAMPLES_EXPORT)
+def graph_export(
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cypher.")
+    ] = "yaml",
+    registry: _RegistryOpt = None,
+    neo4j_uri: _Neo4jUriOpt = None,
+) -> int:
+    """Print every registered framework and its relationships.
+
+    yaml and json have the layout of generated/registry.yaml; cypher is a
+    parameter-free script (values as escaped literals) that re-creates the graph.
+    """
+    from builder.graph.commands import open_project_registry
+    from builder.graph.export import EXPORT_FORMATS, export_text
+    from builder.pipeline.errors import UsageError
+
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(
+            f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}", code="U010"
+        )
+    root = project_root(Path.cwd())
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        records = graph.export()
+    typer.echo(export_text(records, fmt), nl=False)
+    return 0
+
+
+_EXAMPLES_REGISTER = """\
+Examples:
+
+\b
+  mindrian register skills/pws/SKILL.md
+  mindrian register --all
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian register --all --neo4j-uri bolt://localhost:7687
+"""
+
+
+@app.command(epilog=_EXAMPLES_REGISTER)
+def register(
+    ctx: typer.Context,
+    paths: _PathsArg = None,
+    all_skills: Annotated[
+        bool, typer.Option("--all", help="Register every skills/**/SKILL.md of the project.")
+    ] = False,
+    neo4j_uri: Annotated[
+        str | None,
+        typer.Option(
+            "--neo4j-uri",
+            metavar="URI",
+            help="Register in Neo4j at URI (also NEO4J_URI) instead of the embedded registry.",
+        ),
+    ] = None,
+    registry: _RegistryDbOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Output folder [default: generated/]."),
+    ] = None,
+    checkpoints: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="Checkpoint folder [default: .mindrian/checkpoints/].",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print a machine-readable report on stdout.")
+    ] = False,
+    timings: Annotated[
+        bool, typer.Option("--timings", help="Show how long each phase took.")
+    ] = False,
+    jobs: _JobsOpt = None,
+    quiet: _QuietOpt = False,
+    frames: _FramesOpt = False,
+) -> int:
+    """Run phase 7 (registration) again, even when its checkpoint is current.
+
+    Phases 1-6 are taken from their checkpoints when current; a skill whose
+    checkpoints are missing or out of date is built first, as by 'build'.
+    Registration then always runs, in the given order, so this is how a
+    registry (embedded, or Neo4j) is brought back in sync; generated/registry.yaml
+    is rewritten from it.
+    """
+    framed = _use_frames(ctx, "register", frames, json_out)
+    root = project_root(Path.cwd())
+    targets = _targets(paths, all_skills, root)
+    out_dir = (out or root / "generated").absolute()
+    options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
+    config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
+    return _run_batch(
+        root,
+        targets,
+        config,
+        options,
+        registry,
+        quiet=quiet,
+        timings=timings,
+        json_out=json_out,
+        frames=framed,
+        prefix="register",
+    )
+
+
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+)
+def check(
+    ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
+) -> int:
+    """Regenerate every skill in a temporary folder and diff it against generated/.
+
+    Phases 1-7 run from nothing with their own temporary checkpoints and
+    registry (the project's are never touched, and Neo4j is never used). Every
+    file counts, registry.yaml included; a unified diff of what differs is
+    printed on stdout (on stderr with --frames, which keeps stdout for frames).
+    Exit status 1 on any difference or failed build, 0 when clean.
+    """
+    from builder.pipeline.batch import Target, default_jobs, discover
+    from builder.pipeline.check import check as run_check
+    from builder.pipeline.check import summary
+    from builder.pipeline.errors import UsageError
+    from builder.pipeline.report import DRIFT_CODE, Problem, error_frame
+
+    framed = _use_frames(ctx, "check", frames)
+    say = _say(framed)
+    root = project_root(Path.cwd())
+    skills = discover(root)
+    if not skills:
+        raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
+    targets = [Target(path=p, display=_display(p, root)) for p in skills]
+    committed = root / "generated"
+    listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
+    if framed:
+        listener = _framed(listener, "regenerate")
+    result = run_check(
+        root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener
+    )
+    if result.diff and framed:
+        say(result.diff.removesuffix("\n"))
+    elif result.diff:
+        typer.echo(result.diff, nl=False)
+    for line in summary(result, _display(committed, root)):
+        say(line)
+    if framed and result.drift:
+        shown = _display(committed, root)
+        message = f"{len(result.drift)} file(s) in {shown} differ from a fresh build: {', '.join(result.drift)}"
+        _frame(error_frame(Problem(DRIFT_CODE, message)))
+    return 0 if result.clean else 1
+
+
+def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
+    from builder.pipeline.batch import Listener
+
+    class Errors(Listener):
+        def finished(self, report: BuildReport) -> None:
+            _print_outcome(report, True, say=say)
+
+    return Errors()
+
+
+@app.command(
+    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
+)
+def new(
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="Skill name: lowercase words joined by hyphens.",
+            show_default=False,
+        ),
+    ],
+    agent_type: Annotated[
+        str,
+        typer.Option(
+            "--type",
+            metavar="TYPE",
+            help="operator, role, collaborative, pipeline or guided (any case).",
+        ),
+    ] = "operator",
+    description: Annotated[
+        str | None, typer.Option("--description", metavar="TEXT", help="One-line description.")
+    ] = None,
+    dest: Annotated[
+        Path | None,
+        typer.Option("--dest", metavar="DIR", help="Parent folder [default: skills/]."),
+    ] = None,
+) -> int:
+    """Create a new skill folder with a SKILL.md to fill in (never overwrites).
+
+    Prints the SKILL.md path. Exit status 2 for a bad name, type or
+    description; 1 when the skill folder already exists.
+    """
+    from builder.codegen.scaffold import new_skill
+
+    root = project_root(Path.cwd())
+    # Seed 000 spells the types in capitals (OPERATOR); the template's choices are lowercase.
+    created = new_skill(name, agent_type.lower(), dest or root / "skills", description)
+    typer.echo(_display(created, root))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mindrian`` script; returns the exit status."""
+    state = _State()
+    status = _dispatch(list(sys.argv[1:] if argv is None else argv), state)
+    if state.frames is not None:
+        from builder.pipeline.report import done_frame
+
+        _frame(done_frame(state.frames, status))
+    return status
+
+
+def _dispatch(args: list[str], state: _State) -> int:
+    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit status."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
+    except typer.TyperException as error:  # usage errors found while parsing arguments
+        show = getattr(error, "show", None)
+        show() if callable(show) else _err(f"error: {error.format_message()}")
+        return error.exit_code
+    except typer.Abort:
+        from builder.pipeline.report import EXIT_FAILED
+
+        _err("aborted")
+        return EXIT_FAILED
+    except MindrianError as error:
+        from builder.pipeline.report import problem_of
+
+        problem = problem_of(error)
+        return _fail(state, problem, problem.render())
+    except Exception as error:
+        from builder.pipeline.report import (
+            EXIT_INTERNAL,
+            INTERNAL_CODE,
+            Problem,
+            exit_code_of,
+            graph_problem,
+            internal_error_line,
+        )
+
+        if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
+            problem = graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),))
+            return _fail(state, problem, problem.render())
+        line = internal_error_line(error)
+        problem = Problem(
+            INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL
+        )
+        if state.debug:
+            traceback.print_exc()
+        return _fail(state, problem, None if state.debug else line)
+    return result if isinstance(result, int) else 0
+
+
+def _fail(state: _State, problem: Problem, line: str | None) -> int:
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit status."""
+    if line is not None:
+        _say(state.frames is not None)(line)
+    if state.frames is not None:
+        from builder.pipeline.report import error_frame
+
+        _frame(error_frame(problem))
+    return problem.exit_code

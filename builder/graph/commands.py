@@ -1,0 +1,171 @@
+"""What ``mindrian select`` and ``mindrian graph export`` do, behind the thin CLI wrappers.
+
+Which registry a command reads: ``--registry PATH`` (an embedded database, or a
+registry.yaml loaded into memory), else Neo4j at ``--neo4j-uri`` or ``NEO4J_URI``
+(password only from ``NEO4J_PASSWORD``), else the project's embedded database
+``.mindrian/registry.lbug``, built from ``generated/registry.yaml`` when it does not
+exist yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from builder.pipeline.errors import MindrianError, UsageError
+from mindrian.graph import (
+    EmbeddedRegistry,
+    Registry,
+    Selection,
+    open_registry,
+    redact_uri,
+    registry_from_yaml,
+)
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "DEFAULT_YAML",
+    "OpenedRegistry",
+    "build_registry_from_yaml",
+    "open_project_registry",
+    "select_json",
+    "select_table",
+]
+
+#: The project's embedded registry, relative to the project root.
+DEFAULT_DATABASE = Path(".mindrian") / "registry.lbug"
+#: The committed export it is rebuilt from, relative to the project root.
+DEFAULT_YAML = Path("generated") / "registry.yaml"
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class OpenedRegistry:
+    """A registry ready to query, what it is, and anything worth telling the user."""
+
+    registry: Registry
+    """The open registry; the caller closes it."""
+    where: str
+    """The database as shown to the user (path, or URI without password)."""
+    note: str = ""
+    """A line for stderr (e.g. that the database was just built from registry.yaml)."""
+
+
+def open_project_registry(
+    root: Path,
+    path: Path | None = None,
+    neo4j_uri: str | None = None,
+    env: Mapping[str, str] | None = None,
+    display: Callable[[Path], str] = str,
+) -> OpenedRegistry:
+    """The registry a command should read (see the module docstring for the order)."""
+    environ = os.environ if env is None else env
+    if path is not None and neo4j_uri:
+        raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
+    if path is not None:
+        return _explicit(path, display)
+    uri = neo4j_uri or environ.get("NEO4J_URI") or None
+    if uri:
+        return _neo4j(uri, environ)
+    return _project_default(root, display)
+
+
+def _explicit(path: Path, display: Callable[[Path], str]) -> OpenedRegistry:
+    if not path.exists():
+        raise MindrianError(f"no registry at {display(path)}", code="G011")
+    if path.suffix in _YAML_SUFFIXES:
+        return OpenedRegistry(registry_from_yaml(path), f"{display(path)} (loaded into memory)")
+    return OpenedRegistry(EmbeddedRegistry(path), display(path))
+
+
+def _neo4j(uri: str, environ: Mapping[str, str]) -> OpenedRegistry:
+    try:
+        has_password = urlsplit(uri).password is not None
+    except ValueError:
+        raise UsageError("the Neo4j URI cannot be parsed", code="U009") from None
+    if has_password:
+        raise UsageError(
+            f"the Neo4j URI {redact_uri(uri)} carries a password; set NEO4J_PASSWORD instead",
+            code="U009",
+        )
+    return OpenedRegistry(open_registry(uri, env=environ), redact_uri(uri))
+
+
+def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegistry:
+    database, exported = root / DEFAULT_DATABASE, root / DEFAULT_YAML
+    if database.exists():
+        return OpenedRegistry(EmbeddedRegistry(database), display(database))
+    if not exported.is_file():
+        raise MindrianError(
+            f"no registry: neither {display(database)} nor {display(exported)} exists; "
+            "build and register skills first, or pass --registry PATH",
+            code="G011",
+        )
+    count = build_registry_from_yaml(exported, database)
+    note = f"built {display(database)} from {display(exported)} ({count} framework(s))"
+    return OpenedRegistry(EmbeddedRegistry(database), display(database), note)
+
+
+def build_registry_from_yaml(exported: Path, database: Path) -> int:
+    """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in it.
+
+    The database is built in a scratch folder beside it and moved into place
+    whole, so no reader ever sees a half-built one.
+    """
+    database.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=database.parent, prefix=".registry-build-"))
+    try:
+        built = registry_from_yaml(exported, scratch / database.name)
+        try:
+            count = built.counts().frameworks
+        finally:
+            built.close()
+        os.replace(scratch / database.name, database)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return count
+
+
+def _cell(text: str) -> str:
+    """Registry text made safe for a terminal: control characters shown escaped."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def select_table(selections: Sequence[Selection]) -> str:
+    """``rank id name score`` columns, best first."""
+    rows = [("rank", "id", "name", "score")] + [
+        (str(rank), _cell(s.id), _cell(s.name or ""), f"{s.score:.3f}")
+        for rank, s in enumerate(selections, 1)
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3] for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def select_json(
+    selections: Sequence[Selection],
+    where: str,
+    triggers: Sequence[str],
+    problem_types: Sequence[str],
+    previous: Sequence[str],
+    limit: int,
+) -> str:
+    """The machine-readable result of ``select --json``."""
+    document = {
+        "registry": where,
+        "triggers": list(triggers),
+        "problem_types": list(problem_types),
+        "previous": list(previous),
+        "limit": limit,
+        "results": [
+            {"rank": rank, "id": s.id, "name": s.name, "score": round(s.score, 6)}
+            for rank, s in enumerate(selections, 1)
+        ],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -1,0 +1,205 @@
+"""Lint Cypher texts with Neo4j's own front end, run by Node (`lint.mjs` next to this file).
+
+Install the linter once with ``npm ci --prefix builder/graph/cypher_lint``. Without Node or
+the package, :func:`available` is false and :func:`lint` raises
+:class:`LinterUnavailable` saying which of the two is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "PACKAGE",
+    "Diagnostic",
+    "LintSchema",
+    "LinterError",
+    "LinterUnavailable",
+    "available",
+    "default_cache_dir",
+    "lint",
+    "unavailable_reason",
+]
+
+#: The npm package (and exact version, pinned in package.json) doing the analysis.
+PACKAGE = "@neo4j-cypher/language-support@2.0.0-next.38"
+
+_HERE = Path(__file__).resolve().parent
+_SCRIPT = _HERE / "lint.mjs"
+_PACKAGE_JSON = _HERE / "node_modules" / "@neo4j-cypher" / "language-support" / "package.json"
+_TIMEOUT_SECONDS = 120
+
+
+class LinterUnavailable(RuntimeError):
+    """Node or the npm package is missing, so nothing was linted."""
+
+
+class LinterError(RuntimeError):
+    """The linter ran but failed (crash or unreadable output)."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding of the Neo4j front end."""
+
+    severity: str
+    """'error', 'warning', 'information' or 'hint'."""
+    message: str
+    """The front end's message, verbatim."""
+    line: int
+    """1-based line of the start of the offending text."""
+    column: int
+    """1-based column of the start of the offending text."""
+
+
+@dataclass(frozen=True)
+class LintSchema:
+    """The graph vocabulary to declare, so a misspelt label or property is a warning."""
+
+    labels: tuple[str, ...] = ()
+    """Node labels that exist."""
+    relationship_types: tuple[str, ...] = ()
+    """Relationship types that exist."""
+    property_keys: tuple[str, ...] = ()
+    """Property keys that exist."""
+
+    def to_json(self) -> dict[str, list[str]]:
+        """The shape lint.mjs passes on as part of the linter's DbSchema."""
+        return {
+            "labels": list(self.labels),
+            "relationshipTypes": list(self.relationship_types),
+            "propertyKeys": list(self.property_keys),
+        }
+
+
+def unavailable_reason() -> str | None:
+    """Why the linter cannot run, or None when it can."""
+    if shutil.which("node") is None:
+        return "node is not on PATH (install Node.js to lint Cypher)"
+    if not _PACKAGE_JSON.is_file():
+        return f"{PACKAGE} is not installed (run: npm ci --prefix builder/graph/cypher_lint)"
+    return None
+
+
+def available() -> bool:
+    """True when Node and the linter package are both installed."""
+    return unavailable_reason() is None
+
+
+def default_cache_dir() -> Path | None:
+    """Where lint results are kept: ``$MINDRIAN_CACHE_DIR``, else the user's cache folder.
+
+    ``MINDRIAN_CACHE_DIR=`` (empty) turns the cache off.
+    """
+    configured = os.environ.get("MINDRIAN_CACHE_DIR")
+    if configured is not None:
+        return Path(configured) / "cypher-lint" if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mindrian" / "cypher-lint"
+
+
+def lint(
+    queries: Mapping[str, str],
+    params: Mapping[str, Iterable[str]] | None = None,
+    schema: LintSchema | None = None,
+    *,
+    cache_dir: Path | bool | None = True,
+) -> dict[str, tuple[Diagnostic, ...]]:
+    """Lint every query in one Node run; diagnostics per query name, in input order.
+
+    ``params`` maps a query name to the parameter names it may use; any other
+    ``$name`` in that query is reported as undefined. Results are cached under
+    ``cache_dir`` (``True``: :func:`default_cache_dir`; ``None``/``False``: no
+    cache), keyed on the whole request, the linter script and the installed
+    package, because starting Node and loading the front end costs about a
+    second while the query texts rarely change.
+    """
+    reason = unavailable_reason()
+    if reason is not None:
+        raise LinterUnavailable(reason)
+    declared = params or {}
+    batch = [
+        {
+            "name": name,
+            "query": text,
+            "params": sorted(declared.get(name, ())),
+            **({"schema": schema.to_json()} if schema is not None else {}),
+        }
+        for name, text in queries.items()
+    ]
+    payload = json.dumps(batch, sort_keys=True)
+    folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
+    cached = _cache_path(folder, payload)
+    raw = _read_cache(cached)
+    if raw is None:
+        raw = _run_node(payload)
+        _write_cache(cached, raw)
+    return {name: tuple(Diagnostic(**d) for d in raw.get(name, ())) for name in queries}
+
+
+def _cache_path(folder: Path | None, payload: str) -> Path | None:
+    if folder is None:
+        return None
+    key = hashlib.sha256()
+    for part in (
+        PACKAGE.encode(),
+        _SCRIPT.read_bytes(),
+        _PACKAGE_JSON.read_bytes(),
+        payload.encode("utf-8"),
+    ):
+        key.update(b"%d:" % len(part) + part)
+    return folder / f"{key.hexdigest()}.json"
+
+
+def _read_cache(path: Path | None) -> dict[str, list[dict[str, object]]] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # absent or damaged: lint again and rewrite it
+    return data if isinstance(data, dict) else None
+
+
+def _write_cache(path: Path | None, raw: Mapping[str, object]) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".lint-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(raw, handle, sort_keys=True)
+        os.replace(temp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def _run_node(payload: str) -> dict[str, list[dict[str, object]]]:
+    node = shutil.which("node")
+    assert node is not None  # checked by unavailable_reason
+    completed = subprocess.run(
+        [node, str(_SCRIPT)],
+        input=payload,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=_HERE,
+        timeout=_TIMEOUT_SECONDS,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise LinterError(
+            f"lint.mjs exited with {completed.returncode}: {completed.stderr.strip()}"
+        )
+    try:
+        return json.loads(completed.stdout)
+    except json.JSONDecodeError as exc:
+        raise LinterError(f"lint.mjs printed something that is not JSON: {exc}") from exc

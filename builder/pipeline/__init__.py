@@ -1,0 +1,3 @@
+"""The pipeline machinery: phase contract, runner, batch, checkpoints, reports, errors."""
+
+__all__: list[str] = []

@@ -1,0 +1,418 @@
+"""What a command reports: result types, error lines, exit statuses, JSON and text.
+
+This is the one place that maps errors to messages and exit statuses:
+
+====  =====================================================================
+exit  meaning
+====  =====================================================================
+0     success
+1     invalid input, a failed check, a phase that is not available yet, or the
+      registry database unreachable or refusing a statement (``GraphError``)
+2     usage error (unknown option, bad phase name, missing argument)
+3     internal error (a bug): one line, the traceback only with ``--debug``
+====  =====================================================================
+
+With ``--frames`` the same events are also told as control frames
+(:mod:`mindrian.frames`, namespace ``MINDRIAN``): per skill READY, one PHASE per
+phase reached, ERROR when it stopped, DONE with its verdict; then one DONE
+without a skill for the whole command. Frames carry no times, so the same
+build prints the same frames.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from builder.pipeline.contract import CheckResult
+from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
+from mindrian.frames import Frame
+
+__all__ = [
+    "CHECK_FAILED_CODE",
+    "DRIFT_CODE",
+    "EXIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "FRAME_NAMESPACE",
+    "GRAPH_ERROR_CODE",
+    "INTERNAL_CODE",
+    "BuildReport",
+    "PhaseReport",
+    "Problem",
+    "ValidationReport",
+    "build_json",
+    "check_failure",
+    "done_frame",
+    "error_frame",
+    "exit_code_of",
+    "explain_json",
+    "explain_text",
+    "graph_problem",
+    "internal_error_line",
+    "key_decisions",
+    "phase_frame",
+    "problem_of",
+    "progress_line",
+    "ready_frame",
+    "validation_line",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+#: Error code of a phase check that does not hold.
+CHECK_FAILED_CODE = "P003"
+#: Error code of a registry database failure (``mindrian.graph.GraphError``).
+GRAPH_ERROR_CODE = "G010"
+#: Error code of ``mindrian check`` finding generated files that differ from a fresh build.
+DRIFT_CODE = "D001"
+#: Error code of an internal error (a bug) in an ERROR frame.
+INTERNAL_CODE = "I001"
+#: Namespace of every control frame the commands print.
+FRAME_NAMESPACE = "MINDRIAN"
+
+#: What a phase status looks like at the end of a progress line.
+_STATUS_TEXT: Mapping[str, str] = {
+    "ok": "ok",
+    "cached": "ok (cached)",
+    "loaded": "ok (from checkpoint)",
+    "failed": "FAILED",
+    "error": "error",
+    "unavailable": "not available yet",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a command did not succeed, ready to print."""
+
+    code: str
+    """Machine-readable code (``S003``, ``P002``…)."""
+    message: str
+    """One sentence for the user."""
+    location: SourceLocation | None = None
+    """Where in the sources, when known."""
+    exit_code: int = EXIT_FAILED
+    """The process exit status this problem leads to."""
+
+    def render(self) -> str:
+        """The compiler-style line: ``PATH:LINE:COL: error[CODE]: message``."""
+        prefix = f"{self.location}: " if self.location else ""
+        return f"{prefix}error[{self.code}]: {self.message}"
+
+
+@dataclass(frozen=True)
+class PhaseReport:
+    """What happened to one phase during a build."""
+
+    number: int
+    """1-based phase number."""
+    name: str
+    """Phase name."""
+    status: str
+    """``ok``, ``cached``, ``loaded``, ``failed``, ``error`` or ``unavailable``."""
+    checks: tuple[CheckResult, ...] = ()
+    """The checks' verdicts (empty when the phase raised or is unavailable)."""
+    warnings: tuple[str, ...] = ()
+    """The phase's warnings."""
+    seconds: float = 0.0
+    """Wall-clock time spent on the phase (console only, never written to checkpoints)."""
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """The outcome of building one SKILL.md."""
+
+    path: str
+    """SKILL.md as displayed."""
+    agent_id: str | None
+    """The agent id, None when phase 1 did not produce one."""
+    phases: tuple[PhaseReport, ...]
+    """Phases reached, in order."""
+    problem: Problem | None = None
+    """Why the build stopped early, None on success."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 on success, else the problem's status."""
+        return self.problem.exit_code if self.problem else EXIT_OK
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """The outcome of validating one SKILL.md (phase 1 only)."""
+
+    path: str
+    """SKILL.md as displayed."""
+    agent_id: str | None = None
+    """Normalised id when valid."""
+    agent_type: str | None = None
+    """Explicit type, None when phase 2 will infer it."""
+    problems: tuple[Problem, ...] = ()
+    """Every failed check or the error raised; empty when valid."""
+
+    @property
+    def exit_code(self) -> int:
+        """The worst status among the problems."""
+        return max((p.exit_code for p in self.problems), default=EXIT_OK)
+
+
+def exit_code_of(error: BaseException) -> int:
+    """The exit status for an exception reaching the command line."""
+    if isinstance(error, UsageError):
+        return EXIT_USAGE
+    if isinstance(error, MindrianError) or _is_graph_error(error):
+        return EXIT_FAILED
+    return EXIT_INTERNAL
+
+
+def _is_graph_error(error: BaseException) -> bool:
+    # Looked up rather than imported: loading mindrian.graph pulls in both database
+    # drivers, and an error of that type can only exist once the module is loaded.
+    module = sys.modules.get("mindrian.graph.errors")
+    return module is not None and isinstance(error, module.GraphError)
+
+
+def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> Problem:
+    """A registry database failure as one line; any of ``secrets`` in it becomes ``***``.
+
+    The registry already redacts the password it knows; ``secrets`` covers values
+    (e.g. ``NEO4J_PASSWORD``) that reached the message some other way.
+    """
+    message = " ".join(str(error).split())
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    return Problem(code=GRAPH_ERROR_CODE, message=message, exit_code=EXIT_FAILED)
+
+
+def problem_of(error: MindrianError) -> Problem:
+    """A stage error as a printable problem."""
+    return Problem(
+        code=error.code,
+        message=error.message,
+        location=error.location,
+        exit_code=exit_code_of(error),
+    )
+
+
+def check_failure(number: int, phase: str, check: CheckResult) -> Problem:
+    """The problem reported for a phase check that does not hold."""
+    return Problem(
+        code=CHECK_FAILED_CODE,
+        message=f"check {check.name!r} of phase {phase} ({number}) failed: {check.reason}",
+        location=check.location,
+    )
+
+
+def internal_error_line(error: BaseException) -> str:
+    """The single line shown for a bug when ``--debug`` is off."""
+    detail = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    return f"internal error: {text} (run with --debug for the traceback)"
+
+
+def progress_line(report: PhaseReport, total: int, *, timings: bool = False) -> str:
+    """``[1/7] skill_analysis … ok (cached)``, with the time when asked."""
+    status = _STATUS_TEXT[report.status]
+    if report.status == "failed":
+        failed = [c.name for c in report.checks if not c.passed]
+        status = f"FAILED ({', '.join(failed)})"
+    line = f"[{report.number}/{total}] {report.name} … {status}"
+    return f"{line} [{report.seconds * 1000:.1f} ms]" if timings else line
+
+
+def _location_json(location: SourceLocation | None) -> dict[str, Any] | None:
+    return (
+        None
+        if location is None
+        else {"path": location.path, "line": location.line, "column": location.column}
+    )
+
+
+def _problem_json(problem: Problem | None) -> dict[str, Any] | None:
+    if problem is None:
+        return None
+    return {
+        "code": problem.code,
+        "message": problem.message,
+        "location": _location_json(problem.location),
+        "text": problem.render(),
+    }
+
+
+def _check_json(check: CheckResult) -> dict[str, Any]:
+    return {
+        "name": check.name,
+        "passed": check.passed,
+        "reason": check.reason,
+        "location": _location_json(check.location),
+    }
+
+
+def build_json(reports: Sequence[BuildReport]) -> str:
+    """The machine-readable report of ``build --json`` (keys are stable)."""
+    builds = [
+        {
+            "path": r.path,
+            "agent_id": r.agent_id,
+            "ok": r.problem is None,
+            "exit_code": r.exit_code,
+            "phases": [
+                {
+                    "number": p.number,
+                    "name": p.name,
+                    "status": p.status,
+                    "checks": [_check_json(c) for c in p.checks],
+                    "warnings": list(p.warnings),
+                    "seconds": round(p.seconds, 4),
+                }
+                for p in r.phases
+            ],
+            "error": _problem_json(r.problem),
+        }
+        for r in reports
+    ]
+    status = max((r.exit_code for r in reports), default=EXIT_OK)
+    return json.dumps(
+        {"ok": status == EXIT_OK, "exit_code": status, "builds": builds},
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def ready_frame(stage: str, skill: str) -> Frame:
+    """READY: ``stage`` (``build``, ``register``, ``regenerate``) of one SKILL.md begins."""
+    return Frame(FRAME_NAMESPACE, "READY", {"stage": stage, "skill": skill})
+
+
+def phase_frame(skill: str, report: PhaseReport) -> Frame:
+    """PHASE: one phase of ``skill`` finished; ``failed`` names the checks that do not hold."""
+    payload: dict[str, Any] = {
+        "skill": skill,
+        "phase": report.name,
+        "number": report.number,
+        "status": report.status,
+    }
+    failed = [c.name for c in report.checks if not c.passed]
+    if failed:
+        payload["failed"] = failed
+    return Frame(FRAME_NAMESPACE, "PHASE", payload)
+
+
+def error_frame(problem: Problem, skill: str | None = None) -> Frame:
+    """ERROR: the problem's code, message and, when known, its place in the sources."""
+    payload: dict[str, Any] = {"code": problem.code, "message": problem.message}
+    if problem.location is not None:
+        payload["location"] = _location_json(problem.location)
+    if skill is not None:
+        payload["skill"] = skill
+    return Frame(FRAME_NAMESPACE, "ERROR", payload)
+
+
+def done_frame(
+    stage: str, exit_code: int, *, skill: str | None = None, agent_id: str | None = None
+) -> Frame:
+    """DONE: ``stage`` ended, for one skill or (without ``skill``) the whole command."""
+    payload: dict[str, Any] = {"stage": stage, "ok": exit_code == EXIT_OK, "exit_code": exit_code}
+    if skill is not None:
+        payload["skill"] = skill
+    if agent_id is not None:
+        payload["agent_id"] = agent_id
+    return Frame(FRAME_NAMESPACE, "DONE", payload)
+
+
+def validation_line(report: ValidationReport) -> str:
+    """``ok PATH (id, type)`` for a valid file."""
+    return (
+        f"ok {report.path} ({report.agent_id}, {report.agent_type or 'type inferred in phase 2'})"
+    )
+
+
+def key_decisions(output: Any, previous: Any = None) -> tuple[str, ...]:
+    """Decisions recorded in a phase output that the previous phase's output did not already hold.
+
+    A decision is the agent's ``id``/``type``, or any value under a key named
+    ``decisions``, ``reason`` or ending in ``_reason``/``_rule``.
+    """
+    seen = set(_decision_items(previous, ())) if previous is not None else set()
+    fresh = [
+        (path, value) for path, value in _decision_items(output, ()) if (path, value) not in seen
+    ]
+    # A ``decisions`` list already reads as sentences; other values need their key.
+    return tuple(
+        value if path.endswith("decisions") else f"{path}: {value}" for path, value in fresh
+    )
+
+
+def _decision_items(data: Any, path: tuple[str, ...]) -> Iterable[tuple[str, str]]:
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            here = (*path, str(key))
+            if _is_decision(here) and value not in (None, "", []):
+                yield from _flatten(".".join(here), value)
+            else:
+                yield from _decision_items(value, here)
+
+
+def _is_decision(path: tuple[str, ...]) -> bool:
+    key = path[-1]
+    top_level = len(path) == 1 and key in ("id", "type")
+    return top_level or key in ("decisions", "reason") or key.endswith(("_reason", "_rule"))
+
+
+def _flatten(path: str, value: Any) -> Iterable[tuple[str, str]]:
+    if isinstance(value, list):
+        for item in value:
+            yield path, str(item)
+    else:
+        yield path, str(value)
+
+
+def explain_text(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str:
+    """A readable account of an agent's checkpoints (plain data as stored)."""
+    lines = [f"agent {agent_id}: {len(checkpoints)} checkpoint(s)"]
+    previous_output = None
+    for data in checkpoints:
+        verdict = "passed" if data["passed"] else "FAILED"
+        lines.append("")
+        lines.append(f"[{data['number']}] {data['phase']}: {verdict}")
+        for check in data["checks"]:
+            mark = "ok" if check["passed"] else "FAILED"
+            where = f" ({_location_text(check['location'])})" if check.get("location") else ""
+            lines.append(f"  check {check['name']}: {mark} - {check['reason']}{where}")
+        lines.extend(f"  warning: {w}" for w in data["warnings"])
+        lines.extend(f"  decided {d}" for d in key_decisions(data["output"], previous_output))
+        previous_output = data["output"]
+    return "\n".join(lines) + "\n"
+
+
+def explain_json(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str:
+    """``explain --json``: the checkpoints without their outputs, plus the key decisions."""
+    phases = []
+    previous_output = None
+    for data in checkpoints:
+        phases.append(
+            {
+                "phase": data["phase"],
+                "number": data["number"],
+                "passed": data["passed"],
+                "input_digest": data["input_digest"],
+                "checks": list(data["checks"]),
+                "warnings": list(data["warnings"]),
+                "decisions": list(key_decisions(data["output"], previous_output)),
+            }
+        )
+        previous_output = data["output"]
+    return json.dumps({"agent_id": agent_id, "phases": phases}, indent=2, ensure_ascii=False)
+
+
+def _location_text(location: Mapping[str, Any]) -> str:
+    return str(SourceLocation(location["path"], location.get("line", 0), location.get("column", 0)))

@@ -1,0 +1,304 @@
+"""Phase 7's end-to-end probe: import a generated package and hand its agent one task.
+
+Run as ``python -m builder.probe.e2e IDENTIFIER`` with the package's folder on
+``PYTHONPATH``. It installs the offline guard of :mod:`mindrian.testing`, gives
+the agent a :class:`~mindrian.testing.ScriptedModel` scripted for its type,
+registers it with a :class:`~mindrian.handoff.HandoffManager`, runs one DELEGATE
+handoff and prints one JSON object (:class:`ProbeOutcome`) on stdout. Exit
+status 0 means the handoff succeeded offline; 1 means it did not, and the JSON
+says why. This module is fixed code: nothing about the package is rendered into it.
+
+``python -m builder.probe.e2e --serve`` probes many packages for a batch: it
+imports the runtime once, then for each identifier read from stdin forks a
+child that runs exactly what ``python -m builder.probe.e2e IDENTIFIER`` runs,
+with its own stdout and stderr, and answers one :data:`REPLY_PREFIX` line with
+the child's exit status and output. Every probe still gets a process of its
+own (nothing a package does survives it); only the ~0.5 s of importing Agno
+and the runtime is shared. Where ``fork`` is missing or the runtime started a
+thread, the server says so in its first line and the caller probes the usual way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import sys
+import tempfile
+import threading
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+__all__ = [
+    "PROBE_AGENT",
+    "PROBE_TASK",
+    "REPLY_PREFIX",
+    "RUNTIME_MODULES",
+    "ProbeOutcome",
+    "main",
+    "probe",
+    "serve",
+]
+
+#: The agent the probe's handoff comes from.
+PROBE_AGENT = "e2e-probe"
+#: The task every probed agent is given.
+PROBE_TASK = "End-to-end probe: assess the scripted challenge"
+#: Seconds the one handoff may take (the scripted model answers at once).
+HANDOFF_TIMEOUT_SECONDS = 60.0
+#: Starts every line the server writes for its caller; anything else on its stdout is noise.
+REPLY_PREFIX = "mindrian-e2e-server: "
+#: What every probe imports whatever the package: loaded once by the server, before it forks.
+RUNTIME_MODULES = (
+    "mindrian.testing.pytest_plugin",
+    "mindrian.testing",
+    "mindrian.agents",
+    "mindrian.handoff",
+)
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """What the probe found, printed as JSON (no durations, so the text is deterministic)."""
+
+    success: bool
+    """The handoff returned ``success=True`` and nothing tried to reach a real model or the network."""
+    agent_id: str
+    """The agent's id, empty when the package could not be imported."""
+    agent_type: str
+    """The agent's type, empty when unknown."""
+    summary: str
+    """One line: what happened, or the error."""
+
+
+def _agent_class(package: ModuleType) -> type:
+    from mindrian.agents import MindrianAgent
+
+    names = getattr(package, "__all__", ())
+    found = [getattr(package, n) for n in names if isinstance(getattr(package, n, None), type)]
+    agents = [c for c in found if issubclass(c, MindrianAgent)]
+    if len(agents) != 1:
+        raise LookupError(
+            f"package {package.__name__} must export exactly one agent class in __all__, found {len(agents)}"
+        )
+    return agents[0]
+
+
+def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A structured answer valid for the operator's schema: every declared score at mid-range."""
+    scores = {
+        s["name"]: (float(s["minimum"]) + float(s["maximum"])) / 2 for s in spec.get("scores") or ()
+    }
+    return {
+        "output": "# Probe result\n\nScripted answer of the end-to-end probe.",
+        "key_findings": ["the package imports and answers a handoff"],
+        "recommendations": ["none: this is a probe"],
+        "confidence": 0.5,
+        "scores": scores,
+        "open_questions": [],
+    }
+
+
+def _scripted(cls: type, spec: Mapping[str, Any], state_dir: Path) -> Any:
+    """An instance of the agent class whose every model is scripted for one handoff."""
+    from mindrian.testing import ScriptedModel, Step
+
+    kind = cls.agent_type
+    if kind == "operator":
+        return cls(model=ScriptedModel(Step.structured(_operator_answer(spec))))
+    if kind == "role":
+        return cls(
+            model=ScriptedModel("Probe reply: what is the problem, and for whom?"),
+            state_dir=state_dir,
+        )
+    if kind == "collaborative":
+        rounds = int(cls.debate_rounds)
+        members = {
+            name: ScriptedModel(*[f"{name}: probe position"] * rounds)
+            for name, _ in cls.perspectives
+        }
+        leader = [
+            Step.tool_call("delegate_task_to_members", task=PROBE_TASK),
+            "Probe synthesis",
+        ] * rounds
+        return cls(model=ScriptedModel(*leader), part_models=members)
+    if kind == "pipeline":
+        parts = {name: ScriptedModel(f"probe output of {name}") for name, _ in cls.phases}
+        return cls(model=ScriptedModel(), part_models=parts)
+    if kind == "guided":
+        parts = {name: ScriptedModel(f"probe question of {name}") for name, _ in cls.steps}
+        return cls(model=ScriptedModel(), part_models=parts, state_dir=state_dir)
+    raise LookupError(f"unknown agent type {kind!r}")
+
+
+def _handoff(agent_id: str, agent: Any) -> Any:
+    from mindrian.handoff import HandoffManager
+
+    manager = HandoffManager()
+    manager.register_agent(agent_id, agent)
+    context = manager.create_delegation(
+        from_agent=PROBE_AGENT,
+        to_agent=agent_id,
+        task=PROBE_TASK,
+        problem_clarity={
+            "what": "a scripted challenge",
+            "who": "the builder",
+            "success": "a successful result",
+        },
+        timeout_seconds=HANDOFF_TIMEOUT_SECONDS,
+        session_id="e2e-probe",
+    )
+    return asyncio.run(manager.execute(context))
+
+
+def _without_mcp_servers(cls: type) -> tuple[type, str]:
+    """``cls`` without its MCP toolkits, and a note naming them ("" when it has none).
+
+    The probe is offline and its scripted model calls no tool, while starting a
+    server could need the network or credentials; whether the servers answer is
+    checked by the agent itself before each real run.
+    """
+    from mindrian.agents.mcp import is_mcp_toolkit
+
+    names = [str(s["name"]) for s in cls.mcp_servers]
+    if not names and not any(map(is_mcp_toolkit, cls.tools)):
+        return cls, ""
+    tools = tuple(t for t in cls.tools if not is_mcp_toolkit(t))
+    offline = type(
+        cls.__name__, (cls,), {"__module__": cls.__module__, "tools": tools, "mcp_servers": ()}
+    )
+    return (
+        offline,
+        f"; MCP servers not started by the offline probe: {', '.join(names) or 'unnamed'}",
+    )
+
+
+def _describe(result: Any) -> str:
+    shape = f"{result.output_format}, {len(result.key_findings)} finding(s)"
+    paused = ", paused for the user" if result.needs_human_input else ""
+    return f"handoff {PROBE_AGENT} -> {result.from_agent} succeeded ({shape}{paused})"
+
+
+def probe(identifier: str) -> ProbeOutcome:
+    """Import ``identifier``, run one scripted handoff, and report; never raises for a broken package."""
+    from mindrian.testing.pytest_plugin import OfflineGuard
+
+    guard = OfflineGuard()
+    guard.install()
+    agent_id = agent_type = ""
+    try:
+        package = importlib.import_module(identifier)
+        cls = _agent_class(package)
+        agent_id, agent_type = cls.agent_id, cls.agent_type
+        spec = getattr(sys.modules[cls.__module__], "SPEC", {}) or {}
+        cls, left_out = _without_mcp_servers(cls)
+        with tempfile.TemporaryDirectory(prefix="mindrian-e2e-") as state:
+            result = _handoff(agent_id, _scripted(cls, spec, Path(state)))
+    except Exception as exc:  # a broken package is a finding, reported as data
+        where = "import" if not agent_id else "handoff"
+        return ProbeOutcome(False, agent_id, agent_type, f"{where} failed: {_one_line(exc)}")
+    finally:
+        guard.uninstall()
+    blocked = guard.take()
+    if blocked:
+        return ProbeOutcome(
+            False, agent_id, agent_type, "blocked (must stay offline): " + "; ".join(blocked)
+        )
+    if not result.success:
+        return ProbeOutcome(False, agent_id, agent_type, f"handoff failed: {result.error}")
+    return ProbeOutcome(True, agent_id, agent_type, _describe(result) + left_out)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = traceback.format_exception_only(type(exc), exc)
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+def _reply(out: TextIO, **fields: Any) -> None:
+    out.write(REPLY_PREFIX + json.dumps(fields, sort_keys=True, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def _fork_refusal() -> str:
+    """Why this process must not fork, or ``""`` when it may."""
+    if not hasattr(os, "fork"):
+        return "os.fork is not available on this platform"
+    if threading.active_count() != 1:
+        # A fork copies locks held by other threads; the child could hang on one.
+        return f"the runtime started {threading.active_count() - 1} thread(s) while importing"
+    return ""
+
+
+def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary files)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child: become ``python -m builder.probe.e2e IDENTIFIER``
+            status = 70
+            try:
+                os.close(replies.fileno())  # only the server answers the caller
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                importlib.invalidate_caches()  # the package may be newer than the path caches
+                status = main([identifier])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+        _, wait_status = os.waitpid(pid, 0)
+        texts = []
+        for handle in (out, err):
+            handle.seek(0)
+            texts.append(handle.read().decode("utf-8", errors="replace"))
+    return os.waitstatus_to_exitcode(wait_status), texts[0], texts[1]
+
+
+def serve(requests: TextIO, replies: TextIO) -> int:
+    """Answer one probe per identifier line of ``requests`` until it ends; see the module docstring."""
+    for name in RUNTIME_MODULES:
+        importlib.import_module(name)
+    refusal = _fork_refusal()
+    _reply(replies, ready=not refusal, reason=refusal)
+    if refusal:
+        return 0
+    for line in requests:
+        identifier = line.strip()
+        if not identifier.isidentifier():
+            _reply(
+                replies, returncode=2, stdout="", stderr=f"not a package identifier: {identifier!r}"
+            )
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        returncode, stdout, stderr = _probe_in_child(identifier, replies)
+        _reply(replies, returncode=returncode, stdout=stdout, stderr=stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success (``--serve``: see :func:`serve`)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--serve"]:
+        # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt it.
+        replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+        os.dup2(2, 1)
+        return serve(sys.stdin, replies)
+    if len(args) != 1:
+        print("usage: python -m builder.probe.e2e IDENTIFIER | --serve", file=sys.stderr)
+        return 2
+    outcome = probe(args[0])
+    print(json.dumps(asdict(outcome), sort_keys=True, ensure_ascii=False))
+    return 0 if outcome.success else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

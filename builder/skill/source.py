@@ -1,0 +1,129 @@
+"""Reading a skill from disk: SKILL.md plus ``references/**`` and ``scripts/**`` of its folder.
+
+This is the only place phase 1's input touches the file system. Limits keep a
+hostile folder from exhausting memory; hidden files and ``__pycache__`` are
+not part of a skill (editors and interpreters drop them there), so they are
+skipped and never change the digest.
+
+Error codes: S100 cannot read, S107 SKILL.md over :data:`MAX_SKILL_BYTES`,
+S108 folder over :data:`MAX_FOLDER_FILES` files or :data:`MAX_FOLDER_BYTES`
+bytes, S112 a link that leads out of the skill folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from builder.pipeline.contract import SkillSource
+from builder.pipeline.errors import SkillError, SourceLocation
+
+__all__ = [
+    "FOLDER_PARTS",
+    "MAX_FOLDER_BYTES",
+    "MAX_FOLDER_FILES",
+    "MAX_SKILL_BYTES",
+    "load_source",
+    "source_digest",
+]
+
+#: Largest SKILL.md accepted (1 MiB).
+MAX_SKILL_BYTES = 1 << 20
+#: Most files read from the folder parts.
+MAX_FOLDER_FILES = 500
+#: Most bytes read from the folder parts together (16 MiB).
+MAX_FOLDER_BYTES = 16 << 20
+#: Sub-folders of a skill that phase 1 reads.
+FOLDER_PARTS: tuple[str, ...] = ("references", "scripts")
+
+
+def _error(code: str, message: str, path: str) -> SkillError:
+    return SkillError(f"valid_yaml: {message}", location=SourceLocation(path), code=code)
+
+
+def source_digest(skill: bytes, files: Iterable[tuple[str, bytes]]) -> str:
+    """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs collide)."""
+    digest = hashlib.sha256()
+    for name, data in (("SKILL.md", skill), *files):
+        encoded = name.encode("utf-8")
+        digest.update(b"%d:%s\x00%d:" % (len(encoded), encoded, len(data)))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def load_source(path: Path, display: str | None = None) -> SkillSource:
+    """Read a skill from a SKILL.md path or from its folder.
+
+    ``display`` is how the user named it (used in messages); a folder's display
+    gets ``/SKILL.md`` appended. Raises SkillError for a missing or unreadable
+    file, a folder without SKILL.md, and the size limits above.
+    """
+    path = Path(path)
+    skill_file = path / "SKILL.md" if path.is_dir() else path
+    shown = (display if display is not None else path.as_posix()).replace("\\", "/")
+    if path.is_dir() and not shown.endswith("SKILL.md"):
+        shown = f"{shown.rstrip('/')}/SKILL.md"
+    if path.is_dir() and not skill_file.is_file():
+        raise _error("S100", f"the folder {path.as_posix()!r} has no SKILL.md", shown)
+    data = _read(skill_file, shown, MAX_SKILL_BYTES, "S107")
+    files = _folder_files(skill_file.parent, shown)
+    return SkillSource(path=shown, data=data, files=files, digest=source_digest(data, files))
+
+
+def _read(file: Path, shown: str, limit: int, code: str) -> bytes:
+    try:
+        size = file.stat().st_size
+        if size > limit:
+            raise _error(code, f"{file.name} is {size} bytes; the limit is {limit} bytes", shown)
+        with file.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise _error("S100", f"cannot read {file.as_posix()!r}: no such file", shown) from None
+    except IsADirectoryError:
+        raise _error("S100", f"cannot read {file.as_posix()!r}: it is a folder", shown) from None
+    except OSError as exc:
+        raise _error(
+            "S100", f"cannot read {file.as_posix()!r}: {exc.strerror or exc}", shown
+        ) from None
+    if len(data) > limit:  # the file grew after stat
+        raise _error(code, f"{file.name} is over the limit of {limit} bytes", shown)
+    return data
+
+
+def _folder_files(folder: Path, shown: str) -> tuple[tuple[str, bytes], ...]:
+    root = folder.resolve()
+    names = sorted(name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown))
+    if len(names) > MAX_FOLDER_FILES:
+        raise _error(
+            "S108",
+            f"the skill folder has {len(names)} files under references/ and scripts/; the limit is {MAX_FOLDER_FILES}",
+            shown,
+        )
+    files, total = [], 0
+    for name in names:
+        data = _read(folder / name, shown, MAX_FOLDER_BYTES - total, "S108")
+        total += len(data)
+        files.append((name, data))
+    return tuple(files)
+
+
+def _walk(top: Path, root: Path, shown: str) -> Iterable[str]:
+    """Folder-relative POSIX names of the regular files under ``top``.
+
+    Hidden entries are skipped; links to folders are not followed; a link to a
+    file is read only when it stays inside the skill folder.
+    """
+    if not top.is_dir():
+        return
+    for directory, subdirs, filenames in os.walk(top, followlinks=False):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d != "__pycache__"]
+        for filename in filenames:
+            if filename.startswith("."):
+                continue
+            file = Path(directory, filename)
+            if file.is_symlink() and not file.resolve().is_relative_to(root):
+                raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
+            if file.is_file():
+                yield file.relative_to(top.parent).as_posix()

@@ -1,0 +1,186 @@
+"""The rendering engine: literals, identifiers, headers, formatting, template digest."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from builder.codegen.render import (
+    GENERATED_NOTICE,
+    check_identifier,
+    class_name,
+    environment,
+    format_python,
+    header,
+    pyliteral,
+    template_digest,
+)
+from builder.pipeline.errors import CodegenError
+
+#: Text a SKILL.md may hold that would break naive code generation.
+ADVERSARIAL_TEXT = (
+    'say "hi"',
+    "it's",
+    '"""',
+    "'''",
+    '""""""x"""',
+    "{{ spec.id }}",
+    "{% for x in y %}{% endfor %}",
+    "{# comment #}",
+    "back\\slash\\",
+    "C:\\path\\new\\table",
+    "ends with a backslash \\",
+    "ünïcödé — 😀 \u2028 \u200b",
+    "line\nbreak\r\nand\rcarriage",
+    "tab\tand \x0b \x0c \x7f \x1b[31m",
+    "\\N{BULLET} \\u2022 \\x00",
+    "__import__('os').system('echo pwned')",
+    "class def return lambda",
+    "",
+)
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL_TEXT)
+def test_pyliteral_of_text_reads_back_exactly(text: str) -> None:
+    source = f"VALUE = {pyliteral(text)}\n"
+    tree = ast.parse(source)
+    assert isinstance(tree.body[0].value, ast.Constant)
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<test>", "exec"), namespace)
+    assert namespace["VALUE"] == text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, "None"),
+        (True, "True"),
+        (3, "3"),
+        (0.25, "0.25"),
+        ([], "[]"),
+        ((), "()"),
+        (["a"], "['a']"),
+        (("a",), "('a',)"),
+        (("a", [1]), "('a', [1])"),
+        ({"b": 1, "a": [2]}, "{'a': [2], 'b': 1}"),
+    ],
+)
+def test_pyliteral_of_plain_data(value: object, expected: str) -> None:
+    assert pyliteral(value) == expected
+
+
+def test_pyliteral_survives_black_inside_nested_data() -> None:
+    data = {"schema": {"properties": {t: {"description": t} for t in ADVERSARIAL_TEXT if t}}}
+    source = format_python(f"DATA = {pyliteral(data)}\n", "x.py")
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<test>", "exec"), namespace)
+    assert namespace["DATA"] == ast.literal_eval(pyliteral(data))
+    assert format_python(source, "x.py") == source
+
+
+@pytest.mark.parametrize(
+    "value",
+    [float("nan"), float("inf"), {1: "int key"}, {"k": object()}, b"bytes", {"a", "b"}],
+)
+def test_pyliteral_refuses_what_has_no_plain_literal(value: object) -> None:
+    with pytest.raises(CodegenError):
+        pyliteral(value)
+
+
+@pytest.mark.parametrize("name", ["pws_validation", "larry", "_private", "café"])
+def test_identifiers_accepted(name: str) -> None:
+    assert check_identifier(name) == name
+
+
+@pytest.mark.parametrize("name", ["class", "None", "a-b", "1abc", "", "a b", "x;import os", "a.b"])
+def test_identifiers_refused(name: str) -> None:
+    with pytest.raises(CodegenError) as caught:
+        check_identifier(name)
+    assert caught.value.code == "C011"
+
+
+@pytest.mark.parametrize(
+    ("identifier", "expected"),
+    [
+        ("pws_validation", "PwsValidationAgent"),
+        ("larry", "LarryAgent"),
+        ("class_", "ClassAgent"),
+        ("de_bono_hats", "DeBonoHatsAgent"),
+        ("_x", "XAgent"),
+    ],
+)
+def test_class_names(identifier: str, expected: str) -> None:
+    assert class_name(identifier) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "first_line", "last_line"),
+    [
+        ("agent.py", "# " + GENERATED_NOTICE + ".", '# digest: "sha256:abc"'),
+        ("spec.yaml", "# " + GENERATED_NOTICE + ".", '# digest: "sha256:abc"'),
+        ("registration.cypher", "// " + GENERATED_NOTICE + ".", '// digest: "sha256:abc"'),
+        ("workflow.dot", "// " + GENERATED_NOTICE + ".", '// digest: "sha256:abc"'),
+        ("README.md", "<!--", "-->"),
+    ],
+)
+def test_header_syntax_per_file_kind(path: str, first_line: str, last_line: str) -> None:
+    lines = header(path, "skills/pws/SKILL.md", "sha256:abc").splitlines()
+    assert lines[0] == first_line
+    assert lines[-1] == last_line
+    assert any('source: "skills/pws/SKILL.md"' in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    "source_path",
+    ["skills/a\nimport os/SKILL.md", "skills/--> <script>/SKILL.md", "skills/a\r\nb/SKILL.md"],
+)
+def test_header_cannot_be_broken_out_of(source_path: str) -> None:
+    py = header("agent.py", source_path, "d")
+    assert all(line.startswith("# ") for line in py.splitlines())
+    ast.parse(py)
+    md = header("README.md", source_path, "d")
+    assert md.count("-->") == 1 and md.rstrip().endswith("-->")
+    assert len(md.splitlines()) == 5
+
+
+def test_header_for_unknown_suffix_is_an_error() -> None:
+    with pytest.raises(CodegenError):
+        header("data.bin", "s", "d")
+
+
+def test_format_python_reports_the_file_on_syntax_error() -> None:
+    with pytest.raises(CodegenError, match="broken.py"):
+        format_python("def (:\n", "broken.py")
+
+
+def test_environment_is_strict_and_sandboxed(tmp_path: Path) -> None:
+    (tmp_path / "t.jinja").write_text("{{ missing }}", encoding="utf-8")
+    (tmp_path / "u.jinja").write_text("{{ ''.__class__.__mro__ }}", encoding="utf-8")
+    env = environment(tmp_path)
+    import jinja2.exceptions
+
+    with pytest.raises(jinja2.exceptions.UndefinedError):
+        env.get_template("t.jinja").render()
+    with pytest.raises(jinja2.exceptions.SecurityError):
+        env.get_template("u.jinja").render()
+    assert env.autoescape is False
+
+
+def test_template_digest_tracks_names_and_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.jinja").write_text("A", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.jinja").write_text("B", encoding="utf-8")
+    first = template_digest(tmp_path)
+    assert first == template_digest(tmp_path)
+    (tmp_path / "sub" / "b.jinja").write_text("B2", encoding="utf-8")
+    changed_bytes = template_digest(tmp_path)
+    (tmp_path / "sub" / "b.jinja").rename(tmp_path / "sub" / "c.jinja")
+    renamed = template_digest(tmp_path)
+    assert len({first, changed_bytes, renamed}) == 3
+    assert first.startswith("sha256:")
+
+
+def test_shipped_templates_have_a_digest() -> None:
+    assert template_digest().startswith("sha256:")

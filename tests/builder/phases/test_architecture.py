@@ -1,0 +1,274 @@
+"""Phase 2: type inference, model choice, instructions, serialisation."""
+
+from __future__ import annotations
+
+import pytest
+from agno.models.utils import MODEL_PROVIDER_CLASSES
+from phase_factories import body_with_sections, phase_input, skill
+
+from builder.phases.architecture import (
+    PHASE,
+    decide_type,
+    resolve_model,
+    split_body,
+    supported_providers,
+)
+from builder.pipeline.errors import ArchitectureError
+from builder.pipeline.serial import dump_yaml, from_plain, load_yaml, to_plain
+from builder.skill.model import Section, StepSpec, SubAgentSpec
+from builder.skill.spec import AgentSpec
+
+RULES = [
+    # (case, changes, expected type, expected rule)
+    (
+        "explicit wins over evidence",
+        dict(type="guided", sub_agents=(SubAgentSpec("A", "a"),)),
+        "guided",
+        "explicit",
+    ),
+    (
+        "sub-agents",
+        dict(sub_agents=(SubAgentSpec("White", "facts"), SubAgentSpec("Red", "feelings"))),
+        "collaborative",
+        "sub_agents",
+    ),
+    (
+        "perspectives section only",
+        dict(sections=(Section("perspectives", "Perspectives", 2, 6, "x"),)),
+        "collaborative",
+        "sub_agents",
+    ),
+    (
+        "steps waiting for user",
+        dict(steps=(StepSpec("one"), StepSpec("two", waits_for_user=True))),
+        "guided",
+        "waits_for_user",
+    ),
+    (
+        "ordered steps",
+        dict(steps=(StepSpec("clarify"), StepSpec("analyze"))),
+        "pipeline",
+        "ordered_steps",
+    ),
+    (
+        "phases section only",
+        dict(sections=(Section("phases", "Phases", 2, 6, "x"),)),
+        "pipeline",
+        "ordered_steps",
+    ),
+    (
+        "persona: rules, no template",
+        dict(behavioral_rules=("Ask, do not tell.",)),
+        "role",
+        "persona_rules",
+    ),
+    (
+        "rules plus template is an operator",
+        dict(
+            behavioral_rules=("Be brief.",),
+            sections=(Section("output_template", "Output", 2, 6, "x"),),
+        ),
+        "operator",
+        "default",
+    ),
+    ("nothing special", {}, "operator", "default"),
+    (
+        "sub-agents beat steps",
+        dict(sub_agents=(SubAgentSpec("A", "a"),), steps=(StepSpec("s"),)),
+        "collaborative",
+        "sub_agents",
+    ),
+]
+
+
+@pytest.mark.parametrize("case,changes,expected,rule", RULES, ids=[r[0] for r in RULES])
+def test_type_inference_rules(case: str, changes: dict, expected: str, rule: str) -> None:
+    decision = decide_type(skill(**changes))
+    assert (decision.type, decision.rule) == (expected, rule)
+    assert decision.reason
+
+
+def test_unknown_explicit_type_lists_the_five() -> None:
+    d = skill(type="wizard", field_lines={"type": 3})
+    with pytest.raises(ArchitectureError) as err:
+        decide_type(d)
+    assert "operator, role, collaborative, pipeline, guided" in err.value.message
+    assert err.value.location.line == 3
+
+
+def test_providers_come_from_agno_resolver() -> None:
+    assert set(supported_providers()) == set(MODEL_PROVIDER_CLASSES)
+    assert resolve_model("anthropic:claude-sonnet-4-5", location=None) == (
+        "anthropic",
+        "claude-sonnet-4-5",
+    )
+    # Agno's alias for Azure OpenAI resolves to its provider key.
+    assert resolve_model("Azure:gpt-4o", location=None) == ("azure-openai", "gpt-4o")
+
+
+@pytest.mark.parametrize(
+    "model,code,fragment",
+    [
+        ("acme:brain-9000", "A004", "unknown model provider 'acme'"),
+        ("claude-sonnet", "A003", "provider:model_id"),
+        ("openai:", "A003", "provider:model_id"),
+    ],
+)
+def test_bad_model_string_points_at_model_line(model: str, code: str, fragment: str) -> None:
+    d = skill(model=model, field_lines={"model": 7})
+    with pytest.raises(ArchitectureError) as err:
+        PHASE.run(phase_input({"skill_analysis": d}))
+    assert err.value.code == code
+    assert fragment in err.value.message
+    assert (err.value.location.path, err.value.location.line) == (
+        "skills/sample/SKILL.md",
+        7,
+    )
+    assert "skills/sample/SKILL.md:7: error[" in err.value.render()
+
+
+def test_model_from_skill_and_from_config() -> None:
+    explicit = PHASE.run(phase_input({"skill_analysis": skill(model="openai:gpt-4o")})).output.model
+    assert (explicit.provider, explicit.model_id, explicit.string, explicit.source) == (
+        "openai",
+        "gpt-4o",
+        "openai:gpt-4o",
+        "skill",
+    )
+    models = {"operator": "groq:llama-3.3-70b", "role": "x:y"}
+    configured = PHASE.run(phase_input({"skill_analysis": skill()}, models=models)).output.model
+    assert (configured.string, configured.source) == ("groq:llama-3.3-70b", "config")
+
+
+def test_bad_config_default_points_at_pyproject() -> None:
+    d = skill(behavioral_rules=("Ask questions.",))
+    with pytest.raises(ArchitectureError) as err:
+        PHASE.run(phase_input({"skill_analysis": d}, models={"role": "nowhere:model"}))
+    assert err.value.location.path == "pyproject.toml"
+
+
+@pytest.mark.parametrize(
+    "changes,temperature,thinking",
+    [
+        ({}, 0.3, None),
+        (dict(behavioral_rules=("Ask.",)), 0.7, None),
+        (dict(sub_agents=(SubAgentSpec("A", "a"),)), None, 8000),
+        (dict(steps=(StepSpec("a"),)), None, 4000),
+    ],
+)
+def test_generation_settings_by_type(
+    changes: dict, temperature: float | None, thinking: int | None
+) -> None:
+    model = PHASE.run(phase_input({"skill_analysis": skill(**changes)})).output.model
+    assert (model.temperature, model.thinking_budget) == (temperature, thinking)
+    if thinking:
+        assert model.max_tokens > thinking  # Anthropic requires room beyond the thinking budget
+
+
+BODY = """Intro line before any heading.
+
+## Methodology
+Step one: listen.
+### Detail
+Nested detail stays with methodology.
+
+## Something Else
+Free text the phase does not know.
+
+## Output Template
+| field | value |
+
+## Behavioral Rules
+- Never lecture.
+"""
+
+
+def _sectioned() -> object:
+    sections = body_with_sections(
+        BODY,
+        4,
+        {
+            "Methodology": "methodology",
+            "Output Template": "output_template",
+            "Behavioral Rules": "behavioral_rules",
+        },
+    )
+    return skill(body=BODY, body_line=4, sections=sections, behavioral_rules=("Never lecture.",))
+
+
+def test_split_body_keeps_every_character_in_order() -> None:
+    blocks = split_body(_sectioned())
+    assert [b.key for b in blocks] == [
+        "body",
+        "methodology",
+        "body",
+        "output_template",
+        "behavioral_rules",
+    ]
+    assert "\n".join(b.text for b in blocks).split() == BODY.split()
+    assert blocks[1].text.startswith("## Methodology\n") and "Nested detail" in blocks[1].text
+    assert blocks[1].line == 6
+    assert blocks[2].text.strip().startswith("## Something Else")
+
+
+def test_instructions_render_every_line_and_elements() -> None:
+    from builder.skill.model import Reference
+
+    ref = Reference(
+        name="glossary",
+        path="references/glossary.md",
+        title="Glossary",
+        text="# Glossary\nterm",
+        digest="d",
+    )
+    spec = PHASE.run(phase_input({"skill_analysis": replace_refs(_sectioned(), (ref,))})).output
+    text = spec.instructions.render_markdown()
+    for line in BODY.splitlines():
+        if line.strip():
+            assert line.strip() in text
+    assert spec.instructions.section("methodology").startswith("## Methodology")
+    assert spec.instructions.elements[0].name == "glossary"
+    assert "`glossary`: Glossary" in text
+    assert text.startswith("You are Sample Skill, a Mindrian operator agent.")
+
+
+def replace_refs(d, refs):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(d, references=refs)
+
+
+def test_body_without_sections_is_one_block() -> None:
+    spec = PHASE.run(phase_input({"skill_analysis": skill(body="# Title\n\nAll of it.\n")})).output
+    assert [(b.key, b.text) for b in spec.instructions.blocks] == [
+        ("body", "# Title\n\nAll of it.\n")
+    ]
+
+
+def test_spec_round_trips_and_is_deterministic() -> None:
+    d = _sectioned()
+    first = PHASE.run(phase_input({"skill_analysis": d}))
+    second = PHASE.run(phase_input({"skill_analysis": d}))
+    text = dump_yaml(to_plain(first.output))
+    assert text == dump_yaml(to_plain(second.output))
+    rebuilt = from_plain(AgentSpec, load_yaml(text))
+    assert rebuilt == first.output
+    assert [c.name for c in first.checks] == list(PHASE.checks)
+    assert all(c.passed for c in first.checks)
+    assert "persona_rules" not in first.checks[0].reason and "operator" in first.checks[0].reason
+
+
+def test_bad_provider_in_a_real_skill_file_points_at_its_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from phase_factories import analyse
+
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "SKILL.md").write_text(
+        "---\nname: odd\ndescription: Uses a model nobody sells.\nmodel: acme:brain-9000\n---\n\nBody.\n",
+        encoding="utf-8",
+    )
+    definition = analyse("odd/SKILL.md", root=str(tmp_path))
+    with pytest.raises(ArchitectureError) as err:
+        PHASE.run(phase_input({"skill_analysis": definition}))
+    assert err.value.render().startswith(
+        "odd/SKILL.md:4: error[A004]: unknown model provider 'acme'"
+    )

@@ -1,0 +1,456 @@
+"""Phase 7: registration, read-back, the end-to-end probe, registry.yaml, rebuilding from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from build_factories import make_source
+
+from builder.phases import load_phase
+from builder.phases.code_generation import GeneratedPackage
+from builder.phases.registration import (
+    PHASE,
+    REGISTRY_YAML,
+    ProbeResult,
+    ProbeServer,
+    Registration,
+    RegistrationPhase,
+    run_probe,
+)
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import PhaseInput
+from builder.pipeline.errors import RegistrationError
+from builder.pipeline.serial import from_plain, to_plain
+from builder.probe.e2e import REPLY_PREFIX
+from mindrian.graph import (
+    EmbeddedRegistry,
+    FrameworkRecord,
+    dump_registry_yaml,
+    write_registry_yaml,
+)
+
+RECORD = FrameworkRecord(
+    id="demo-skill",
+    name="Demo Skill",
+    type="operator",
+    description="Checks a plan for gaps.",
+    triggers=("gap", "plan review"),
+    problem_types=("planning",),
+    version="1.0.0",
+    source_digest="ab" * 32,
+    chains_to=(("jtbd", 0.7), ("devil-advocate", 0.5)),
+    good_for=(("planning", 1.0),),
+)
+
+
+@dataclass(frozen=True)
+class StubGraph:
+    """Stands in for phase 5's GraphConfig: all phase 7 asks of it is the record."""
+
+    record: FrameworkRecord
+
+    def to_framework_record(self) -> FrameworkRecord:
+        return self.record
+
+
+class Probe:
+    """A probe runner that records its calls and answers as told."""
+
+    def __init__(self, success: bool = True, summary: str = "scripted handoff succeeded") -> None:
+        self.result = ProbeResult(success, summary)
+        self.calls: list[tuple[Path, str]] = []
+
+    def __call__(self, out_dir: Path, identifier: str) -> ProbeResult:
+        self.calls.append((out_dir, identifier))
+        return self.result
+
+
+def inputs(root: Path, record: FrameworkRecord = RECORD, **config: Any) -> PhaseInput:
+    previous = {
+        "neo4j_schema": StubGraph(record),
+        "code_generation": GeneratedPackage(
+            identifier=record.id.replace("-", "_"), files=(), tests="1 passed"
+        ),
+    }
+    return PhaseInput(
+        source=make_source(), config=BuildConfig(root=str(root), **config), previous=previous
+    )
+
+
+def phase(root: Path, probe: Probe | None = None, **options: Any) -> RegistrationPhase:
+    return RegistrationPhase(root / "registry.lbug", probe=probe or Probe(), **options)
+
+
+def stored(root: Path) -> tuple[FrameworkRecord, ...]:
+    with EmbeddedRegistry(root / "registry.lbug") as registry:
+        return registry.export()
+
+
+def yaml_text(root: Path) -> str:
+    return (root / "generated" / REGISTRY_YAML).read_text(encoding="utf-8")
+
+
+def test_the_runner_loads_phase_seven() -> None:
+    loaded = load_phase("registration")
+    assert loaded is PHASE
+    assert (loaded.number, loaded.checks, loaded.output_type) == (
+        7,
+        ("registered", "e2e_passes"),
+        Registration,
+    )
+
+
+def test_registers_reads_back_probes_and_writes_registry_yaml(tmp_path: Path) -> None:
+    probe = Probe()
+    result = phase(tmp_path, probe).run(inputs(tmp_path))
+    assert [c.passed for c in result.checks] == [True, True], result.checks
+    assert stored(tmp_path) == (RECORD,)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD])
+    assert probe.calls == [((tmp_path / "generated").resolve(), "demo_skill")]
+    output = result.output
+    assert (output.framework_id, output.identifier, output.backend) == (
+        "demo-skill",
+        "demo_skill",
+        "embedded",
+    )
+    assert [(r.type, r.target, r.value) for r in output.relationships] == [
+        ("CHAINS_TO", "devil-advocate", 0.5),
+        ("CHAINS_TO", "jtbd", 0.7),
+        ("GOOD_FOR", "planning", 1.0),
+    ]
+    assert (output.selection.rank, output.selection.returned) == (1, ("demo-skill",))
+    assert "scripted handoff succeeded" in output.e2e
+    assert from_plain(Registration, to_plain(output)) == output
+
+
+def test_registering_again_changes_nothing(tmp_path: Path) -> None:
+    first = phase(tmp_path).run(inputs(tmp_path))
+    text = yaml_text(tmp_path)
+    second = phase(tmp_path).run(inputs(tmp_path))
+    assert second == first
+    assert yaml_text(tmp_path) == text
+    with EmbeddedRegistry(tmp_path / "registry.lbug") as registry:
+        counts = registry.counts()
+    # demo-skill, plus placeholders for the two chain targets; one problem type.
+    assert (counts.frameworks, counts.placeholders, counts.chains, counts.good_for) == (1, 2, 2, 1)
+
+
+def test_a_changed_skill_replaces_its_registration(tmp_path: Path) -> None:
+    phase(tmp_path).run(inputs(tmp_path))
+    changed = replace(RECORD, triggers=("gap",), chains_to=(("jtbd", 0.9),))
+    result = phase(tmp_path).run(inputs(tmp_path, changed))
+    assert all(c.passed for c in result.checks)
+    assert stored(tmp_path) == (changed,)
+    assert yaml_text(tmp_path) == dump_registry_yaml([changed])
+
+
+def test_a_record_that_reads_back_different_fails_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_get = EmbeddedRegistry.get
+
+    def lossy_get(self: EmbeddedRegistry, framework_id: str) -> FrameworkRecord | None:
+        found = real_get(self, framework_id)
+        return None if found is None else replace(found, triggers=found.triggers[:1])
+
+    monkeypatch.setattr(EmbeddedRegistry, "get", lossy_get)
+    result = phase(tmp_path).run(inputs(tmp_path))
+    registered = result.checks[0]
+    assert not registered.passed
+    assert "reads back different triggers" in registered.reason
+    assert not (tmp_path / "generated" / REGISTRY_YAML).exists()
+
+
+@pytest.mark.parametrize(
+    ("record", "others", "reason"),
+    [
+        (replace(RECORD, triggers=()), (), "declares no triggers"),
+        # Five frameworks with the same trigger and smaller ids tie with it and fill the top five.
+        (
+            replace(RECORD, id="zz-last", triggers=("gap",)),
+            tuple(
+                FrameworkRecord(id=f"a{n}", name=f"A{n}", type="operator", triggers=("gap",))
+                for n in range(5)
+            ),
+            "returned a0, a1, a2, a3, a4, not the framework",
+        ),
+    ],
+)
+def test_selection_must_rank_it_in_the_top_five(
+    tmp_path: Path, record: FrameworkRecord, others: tuple[FrameworkRecord, ...], reason: str
+) -> None:
+    with EmbeddedRegistry(tmp_path / "registry.lbug") as registry:
+        registry.register_many(others)
+    result = phase(tmp_path).run(inputs(tmp_path, record))
+    e2e = result.checks[1]
+    assert not e2e.passed
+    assert reason in e2e.reason
+    assert [r.id for r in stored(tmp_path)] == [r.id for r in others]
+
+
+def test_a_failed_probe_restores_the_previous_registration(tmp_path: Path) -> None:
+    phase(tmp_path).run(inputs(tmp_path))
+    before = yaml_text(tmp_path)
+    changed = replace(RECORD, triggers=("other",))
+    result = phase(tmp_path, Probe(False, "import failed: ImportError: boom")).run(
+        inputs(tmp_path, changed)
+    )
+    assert [c.passed for c in result.checks] == [True, False]
+    assert "end-to-end handoff failed: import failed: ImportError: boom" in result.checks[1].reason
+    assert stored(tmp_path) == (RECORD,)
+    assert yaml_text(tmp_path) == before
+
+
+def test_a_failed_probe_leaves_a_new_framework_unregistered(tmp_path: Path) -> None:
+    result = phase(tmp_path, Probe(False, "handoff failed: no")).run(inputs(tmp_path))
+    assert not result.checks[1].passed
+    assert stored(tmp_path) == ()
+    assert not (tmp_path / "generated" / REGISTRY_YAML).exists()
+
+
+def test_a_missing_database_is_rebuilt_from_registry_yaml_first(tmp_path: Path) -> None:
+    other = FrameworkRecord(
+        id="kept", name="Kept", type="role", triggers=("talk",), chains_to=(("demo-skill", 0.4),)
+    )
+    write_registry_yaml([other], tmp_path / "generated" / REGISTRY_YAML)
+    assert not (tmp_path / "registry.lbug").exists()
+    result = phase(tmp_path).run(inputs(tmp_path))
+    assert all(c.passed for c in result.checks)
+    assert stored(tmp_path) == (RECORD, other)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, other])
+    assert not list(tmp_path.glob(".registry-build-*"))
+
+
+def test_a_broken_registry_yaml_is_a_registration_error(tmp_path: Path) -> None:
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / REGISTRY_YAML).write_text("format: 99\n", encoding="utf-8")
+    with pytest.raises(RegistrationError, match="cannot rebuild the registry"):
+        phase(tmp_path).run(inputs(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("config", "env"),
+    [
+        ({"neo4j_uri": "bolt://neo4j:hunter2@db.example:7687"}, {}),
+        ({}, {"NEO4J_URI": "bolt://neo4j:hunter2@db.example:7687"}),
+    ],
+)
+def test_a_neo4j_uri_selects_neo4j_and_never_leaks_the_password(
+    tmp_path: Path, config: dict[str, str], env: dict[str, str]
+) -> None:
+    registration = phase(tmp_path, env=env)
+    digest_part = registration.extra_digest(inputs(tmp_path, **config))
+    assert digest_part["registry"].startswith("neo4j ")
+    assert "hunter2" not in repr(digest_part)
+    # Without NEO4J_USERNAME/NEO4J_PASSWORD it refuses instead of falling back to the embedded file.
+    with pytest.raises(RegistrationError, match="NEO4J_USERNAME or NEO4J_PASSWORD") as caught:
+        registration.run(inputs(tmp_path, **config))
+    assert "hunter2" not in caught.value.message
+    assert not (tmp_path / "registry.lbug").exists()
+
+
+def test_the_digest_follows_the_registry_and_output_folder(tmp_path: Path) -> None:
+    base = phase(tmp_path).extra_digest(inputs(tmp_path))
+    assert RegistrationPhase(tmp_path / "other.lbug").extra_digest(inputs(tmp_path)) != base
+    assert phase(tmp_path).extra_digest(inputs(tmp_path, out_dir="elsewhere")) != base
+    assert phase(tmp_path, env={}).extra_digest(inputs(tmp_path)) == base
+
+
+# --- the end-to-end probe, for real, in a subprocess ---------------------------------------
+
+PACKAGES = {
+    "operator": """
+        from mindrian.agents import OperatorAgent
+
+        __all__ = ["ProbeMeAgent"]
+
+
+        class ProbeMeAgent(OperatorAgent):
+            agent_id = "probe-me"
+            name = "Probe me"
+            instructions = "Answer the task."
+    """,
+    "role": """
+        from mindrian.agents import RoleAgent
+
+        __all__ = ["ProbeMeAgent"]
+
+
+        class ProbeMeAgent(RoleAgent):
+            agent_id = "probe-me"
+            name = "Probe me"
+            instructions = "Ask what, who and success."
+    """,
+    "role with a required MCP server that cannot start": """
+        from mindrian.agents import RoleAgent
+        from mindrian.agents.mcp import mcp_toolkit
+
+        __all__ = ["ProbeMeAgent"]
+        SERVER = {"name": "nowhere", "command": "/nonexistent/mcp-server", "tools": ["lookup"]}
+
+
+        class ProbeMeAgent(RoleAgent):
+            agent_id = "probe-me"
+            name = "Probe me"
+            instructions = "Ask what, who and success."
+            tools = (mcp_toolkit(SERVER),)
+            mcp_servers = (SERVER,)
+    """,
+    "broken import": """
+        raise ImportError("this package is broken on purpose")
+    """,
+    "no agent class": """
+        __all__ = ["VALUE"]
+        VALUE = 1
+    """,
+}
+
+
+def make_package(out_dir: Path, body: str, identifier: str = "probe_me") -> Path:
+    package = out_dir / identifier
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return package
+
+
+@pytest.mark.parametrize(
+    ("kind", "success", "summary"),
+    [
+        ("operator", True, "handoff e2e-probe -> probe-me succeeded (structured, 1 finding(s))"),
+        ("role", True, "handoff e2e-probe -> probe-me succeeded (markdown, 0 finding(s))"),
+        (
+            "role with a required MCP server that cannot start",
+            True,
+            "succeeded (markdown, 0 finding(s)); MCP servers not started by the offline probe: nowhere",
+        ),
+        ("broken import", False, "import failed: ImportError: this package is broken on purpose"),
+        ("no agent class", False, "must export exactly one agent class"),
+    ],
+)
+def test_the_probe_imports_the_package_and_runs_one_handoff(
+    tmp_path: Path, kind: str, success: bool, summary: str
+) -> None:
+    make_package(tmp_path, PACKAGES[kind])
+    result = run_probe(tmp_path, "probe_me")
+    assert result.success is success
+    assert summary in result.summary
+
+
+def test_a_package_that_fails_to_import_fails_e2e_passes(tmp_path: Path) -> None:
+    make_package(tmp_path / "generated", PACKAGES["broken import"], "demo_skill")
+    result = RegistrationPhase(tmp_path / "registry.lbug").run(inputs(tmp_path))
+    e2e = result.checks[1]
+    assert not e2e.passed
+    assert "ImportError: this package is broken on purpose" in e2e.reason
+    assert stored(tmp_path) == ()
+
+
+# --- the probe server of batches: same verdicts, one process per probe ----------------------
+
+PID_PACKAGE = """
+    import os
+    from pathlib import Path
+
+    # One file per process: a second probe run in the same process would fail here.
+    marker = Path(__file__).resolve().parent.parent / "pids" / str(os.getpid())
+    marker.parent.mkdir(exist_ok=True)
+    with marker.open("x") as handle:
+        handle.write(__name__)
+
+    from mindrian.agents import OperatorAgent
+
+    __all__ = ["ProbeMeAgent"]
+
+
+    class ProbeMeAgent(OperatorAgent):
+        agent_id = "probe-me"
+        name = "Probe me"
+        instructions = "Answer the task."
+"""
+
+
+def test_the_probe_server_gives_run_probes_verdict_for_every_kind_of_package(
+    tmp_path: Path,
+) -> None:
+    for index, kind in enumerate(PACKAGES):
+        make_package(tmp_path, PACKAGES[kind], f"probe_{index}")
+    with ProbeServer() as server:
+        served = [server(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
+    assert served == [run_probe(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
+    assert [r.success for r in served] == [True, True, True, False, False]
+
+
+def test_the_probe_server_runs_each_probe_in_a_process_of_its_own(tmp_path: Path) -> None:
+    with ProbeServer() as server:
+        server.start(tmp_path)  # before the packages exist, as in a batch
+        for identifier in ("first", "second"):
+            make_package(tmp_path, PID_PACKAGE, identifier)
+            assert server(tmp_path, identifier).success
+        assert server(tmp_path, "first").success
+    probed = sorted(path.read_text() for path in (tmp_path / "pids").iterdir())
+    assert probed == ["first", "first", "second"]
+
+
+def test_a_probe_that_hangs_times_out_and_the_next_one_gets_a_new_server(tmp_path: Path) -> None:
+    make_package(tmp_path, "import time\ntime.sleep(600)\n", "hangs")
+    make_package(tmp_path, PACKAGES["operator"], "answers")
+    with ProbeServer(timeout=5) as server:
+        assert server(tmp_path, "hangs") == ProbeResult(
+            False, "the end-to-end probe timed out after 5 s"
+        )
+        assert server(tmp_path, "answers").success
+
+
+def test_a_name_that_is_not_an_identifier_is_judged_as_run_probe_judges_it(tmp_path: Path) -> None:
+    with ProbeServer() as server:
+        assert server(tmp_path, "not-a-module") == run_probe(tmp_path, "not-a-module")
+
+
+def test_with_probe_keeps_the_registry_and_environment(tmp_path: Path) -> None:
+    original = RegistrationPhase(
+        tmp_path / "registry.lbug", env={"NEO4J_URI": "bolt://db.example:7687"}
+    )
+    probe = Probe()
+    changed = original.with_probe(probe)
+    assert (changed.registry_path, changed.env, changed.probe) == (
+        original.registry_path,
+        original.env,
+        probe,
+    )
+    assert changed.extra_digest(inputs(tmp_path)) == original.extra_digest(inputs(tmp_path))
+
+
+def test_the_server_says_it_is_ready_and_refuses_a_line_that_names_no_package(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "builder.probe.e2e", "--serve"],
+        input="../escape\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=True,
+    )
+    replies = [json.loads(line[len(REPLY_PREFIX) :]) for line in done.stdout.splitlines()]
+    assert replies == [
+        {"ready": True, "reason": ""},
+        {"returncode": 2, "stdout": "", "stderr": "not a package identifier: '../escape'"},
+    ]
+
+
+def test_a_server_that_cannot_start_leaves_the_probe_to_run_probe(tmp_path: Path) -> None:
+    later = tmp_path / "created-later"
+    with ProbeServer() as server:
+        server.start(later)  # its folder does not exist yet: no server, and no error either
+        make_package(later, PACKAGES["operator"])
+        result = server(later, "probe_me")
+    assert result == run_probe(later, "probe_me")
+    assert result.success

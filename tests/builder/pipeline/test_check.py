@@ -1,0 +1,222 @@
+"""``mindrian check``: regenerate in a scratch folder, diff against generated/, exit 1 on drift."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from build_factories import make_project, skill_text, tree
+
+from builder.pipeline.batch import BatchOptions, Target
+from builder.pipeline.check import diff_trees, read_tree
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.report import BuildReport, Problem
+
+#: What the fake regeneration writes: a small package and a registry export.
+FRESH: dict[str, bytes] = {
+    "demo_skill/__init__.py": b'"""Demo."""\n\nVALUE = 1\n',
+    "demo_skill/instructions.md": b"# Demo\n\nAsk what is missing.\n",
+    "registry.yaml": b"format: 1\nframeworks: []\n",
+}
+
+
+def write_tree(root: Path, files: Mapping[str, bytes]) -> None:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "project").mkdir()
+    root = make_project(tmp_path / "project", {"demo": skill_text("demo-skill")})
+    write_tree(root / "generated", FRESH)
+    return root
+
+
+class FakeRegeneration:
+    """Replaces ``build_many`` inside ``check``: writes ``FRESH`` and notes where and how it was asked to build."""
+
+    def __init__(self, problem: Problem | None = None) -> None:
+        self.problem = problem
+        self.seen: list[tuple[BuildConfig, BatchOptions, Any]] = []
+
+    def __call__(
+        self,
+        skills: list[Target],
+        config: BuildConfig,
+        options: BatchOptions,
+        *,
+        listener: Any = None,
+        registration: Any = None,
+    ) -> tuple[BuildReport, ...]:
+        self.seen.append((config, options, registration))
+        write_tree(options.out_dir, FRESH)
+        return tuple(BuildReport(t.display, "demo-skill", (), self.problem) for t in skills)
+
+
+@pytest.fixture
+def regeneration(monkeypatch: pytest.MonkeyPatch) -> FakeRegeneration:
+    fake = FakeRegeneration()
+    monkeypatch.setattr("builder.pipeline.check.build_many", fake)
+    return fake
+
+
+def test_read_tree_leaves_out_caches(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "pkg/a.py": b"x",
+            "pkg/__pycache__/a.cpython-311.pyc": b"c",
+            ".pytest_cache/v": b"c",
+            "pkg/b.pyc": b"c",
+        },
+    )
+    assert read_tree(tmp_path) == {"pkg/a.py": b"x"}
+    assert read_tree(tmp_path / "missing") == {}
+
+
+@pytest.mark.parametrize(
+    ("committed", "expected_drift", "expected_lines"),
+    [
+        (FRESH, (), []),
+        (
+            {**FRESH, "demo_skill/__init__.py": b'"""Demo."""\n\nVALUE = 2\n'},
+            ("generated/demo_skill/__init__.py",),
+            [
+                "--- a/generated/demo_skill/__init__.py",
+                "+++ b/generated/demo_skill/__init__.py",
+                "-VALUE = 2",
+                "+VALUE = 1",
+            ],
+        ),
+        (
+            {**FRESH, "stale/old.py": b"gone = True\n"},
+            ("generated/stale/old.py",),
+            ["--- a/generated/stale/old.py", "+++ /dev/null", "-gone = True"],
+        ),
+        (
+            {k: v for k, v in FRESH.items() if k != "registry.yaml"},
+            ("generated/registry.yaml",),
+            ["--- /dev/null", "+++ b/generated/registry.yaml", "+format: 1"],
+        ),
+        (
+            {
+                **FRESH,
+                "demo_skill/instructions.md": FRESH["demo_skill/instructions.md"].replace(
+                    b"\n", b"\r\n"
+                ),
+            },
+            ("generated/demo_skill/instructions.md",),
+            ["-# Demo\r", "+# Demo"],
+        ),
+        (
+            {**FRESH, "registry.yaml": b"\xff\xfe binary"},
+            ("generated/registry.yaml",),
+            ["Binary files a/generated/registry.yaml and b/generated/registry.yaml differ"],
+        ),
+    ],
+    ids=["clean", "changed byte", "extra file", "missing file", "line endings", "binary"],
+)
+def test_diff_trees_finds_every_kind_of_drift(
+    committed: dict[str, bytes], expected_drift: tuple[str, ...], expected_lines: list[str]
+) -> None:
+    drift, diff = diff_trees(committed, FRESH, "generated")
+    assert drift == expected_drift
+    lines = diff.split("\n")
+    for line in expected_lines:
+        assert line in lines
+    assert bool(diff) is bool(expected_drift)
+
+
+def test_check_is_clean_when_nothing_drifted(
+    cli, project: Path, regeneration: FakeRegeneration
+) -> None:
+    result = cli(["check"], project)
+    assert result.code == 0, result.err
+    assert result.out == ""
+    assert (
+        result.err.splitlines()[-1]
+        == "check: generated matches a fresh build of 1 skill(s) (3 files)"
+    )
+
+
+MUTATIONS: dict[str, Callable[[Path], None]] = {
+    "changed byte": lambda g: (g / "demo_skill/__init__.py").write_bytes(
+        FRESH["demo_skill/__init__.py"].replace(b"1", b"7")
+    ),
+    "extra file": lambda g: (g / "demo_skill/notes.txt").write_text("hand edit\n"),
+    "missing file": lambda g: (g / "registry.yaml").unlink(),
+    "missing package": lambda g: shutil.rmtree(g / "demo_skill"),
+}
+
+
+@pytest.mark.parametrize(
+    ("mutation", "header"),
+    [
+        ("changed byte", "--- a/generated/demo_skill/__init__.py"),
+        ("extra file", "--- a/generated/demo_skill/notes.txt"),
+        ("missing file", "+++ b/generated/registry.yaml"),
+        ("missing package", "+++ b/generated/demo_skill/instructions.md"),
+    ],
+)
+def test_drift_prints_a_unified_diff_and_exits_1(
+    cli, project: Path, regeneration: FakeRegeneration, mutation: str, header: str
+) -> None:
+    MUTATIONS[mutation](project / "generated")
+    result = cli(["check"], project)
+    assert result.code == 1
+    assert header in result.out.splitlines()
+    assert "differ from a fresh build" in result.err
+
+
+def test_a_failed_regeneration_fails_the_check(
+    cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        "builder.pipeline.check.build_many",
+        FakeRegeneration(Problem("P003", "check 'tests_pass' failed")),
+    )
+    result = cli(["check"], project)
+    assert result.code == 1
+    assert "1 skill(s) failed to build; generated cannot be confirmed" in result.err
+
+
+def test_check_builds_in_scratch_folders_with_its_own_registry(
+    cli, project: Path, regeneration: FakeRegeneration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", "bolt://db.example:7687")
+    assert cli(["check"], project).code == 0
+    ((config, options, registration),) = regeneration.seen
+    scratch = options.out_dir.parent
+    assert not scratch.exists()  # removed afterwards
+    assert options.checkpoints_dir.parent == scratch
+    assert config.out_dir == str(options.out_dir) and config.neo4j_uri is None
+    assert registration.registry_path.parent == scratch
+    assert registration.env == {}  # the caller's NEO4J_URI is not used
+    assert not (project / ".mindrian").exists()
+
+
+def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> None:
+    """All seven real phases: build into generated/, then check regenerates it byte for byte."""
+    project = make_project(
+        tmp_path, {"demo": skill_text("demo-skill", triggers="[plan gaps, review]")}
+    )
+    built = cli(["build", "--all", "--quiet"], project)
+    assert built.code == 0, built.err
+    assert sorted(tree(project / "generated"))[:2] == [
+        "demo_skill/README.md",
+        "demo_skill/__init__.py",
+    ]
+    assert "id: demo-skill" in (project / "generated" / "registry.yaml").read_text(encoding="utf-8")
+    state = tree(project / ".mindrian")
+    result = cli(["check", "--quiet"], project)
+    assert result.code == 0, result.out + result.err
+    assert result.out == ""
+    assert (
+        tree(project / ".mindrian") == state
+    )  # the project's registry and checkpoints are untouched

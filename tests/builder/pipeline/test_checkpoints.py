@@ -1,0 +1,147 @@
+"""Checkpoint files: fixed key order, exact round trips, atomic replacement, lookups."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from builder.pipeline.checkpoints import (
+    Checkpoint,
+    CheckpointStore,
+    atomic_write,
+    parse_checkpoint,
+    render_checkpoint,
+)
+from builder.pipeline.contract import CheckResult
+from builder.pipeline.errors import PipelineError, SourceLocation
+
+KEYS = [
+    "phase",
+    "number",
+    "builder_version",
+    "input_digest",
+    "passed",
+    "checks",
+    "warnings",
+    "output",
+]
+
+
+def checkpoint(
+    number: int = 1,
+    phase: str = "skill_analysis",
+    *,
+    digest: str = "sha256:ab",
+    passed: bool = True,
+    **output,
+) -> Checkpoint:
+    return Checkpoint(
+        phase=phase,
+        number=number,
+        builder_version="0.1.0",
+        input_digest=digest,
+        passed=passed,
+        checks=(
+            CheckResult("valid_yaml", True, "front matter parsed"),
+            CheckResult(
+                "required_fields",
+                passed,
+                "name is missing",
+                SourceLocation("skills/x/SKILL.md", 2, 1),
+            ),
+        ),
+        warnings=("no examples section",),
+        output=output
+        or {"id": "x", "body": "line one\nline two\n", "quote": "it's {{ raw }} \\ data"},
+    )
+
+
+def test_render_writes_keys_in_fixed_order_and_round_trips():
+    original = checkpoint()
+    text = render_checkpoint(original)
+    top_level = [
+        line.split(":", 1)[0]
+        for line in text.splitlines()
+        if line and not line.startswith((" ", "-"))
+    ]
+    assert top_level == KEYS
+    assert parse_checkpoint(text, "x.yaml") == original
+    assert "location:\n    path: skills/x/SKILL.md\n    line: 2\n    column: 1\n" in text
+
+
+def test_write_is_byte_identical_and_reports_no_change(tmp_path: Path):
+    store = CheckpointStore(tmp_path)
+    assert store.write("x", checkpoint()) is True
+    first = (tmp_path / "x" / "1-skill_analysis.yaml").read_bytes()
+    assert store.write("x", checkpoint()) is False
+    assert (tmp_path / "x" / "1-skill_analysis.yaml").read_bytes() == first
+    assert b"\r" not in first
+
+
+def test_a_failed_replace_keeps_the_old_file_and_leaves_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    target = tmp_path / "x" / "1-skill_analysis.yaml"
+    atomic_write(target, "old: 1\n")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, "new: 2\n")
+    assert target.read_text() == "old: 1\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["1-skill_analysis.yaml"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "phase: [unclosed\n",
+        "just a string\n",
+        "phase: x\nnumber: 1\n",
+        render_checkpoint(checkpoint()).replace("passed: true", "passed: maybe", 1),
+    ],
+    ids=["yaml-syntax", "not-a-mapping", "missing-keys", "wrong-type"],
+)
+def test_damaged_checkpoints_raise_a_pipeline_error_naming_the_file(text: str):
+    with pytest.raises(PipelineError) as caught:
+        parse_checkpoint(text, "cp/x/1-skill_analysis.yaml")
+    assert caught.value.code == "P005"
+    assert "cp/x/1-skill_analysis.yaml" in caught.value.message
+
+
+def test_find_agent_matches_only_passing_checkpoints_with_the_digest(tmp_path: Path):
+    store = CheckpointStore(tmp_path)
+    store.write("alpha", checkpoint(digest="sha256:aa"))
+    store.write("beta", checkpoint(digest="sha256:bb"))
+    store.write("gamma", checkpoint(digest="sha256:cc", passed=False))
+    assert store.find_agent(1, "skill_analysis", "sha256:bb") == "beta"
+    assert store.find_agent(1, "skill_analysis", "sha256:cc") is None
+    assert store.find_agent(1, "skill_analysis", "sha256:zz") is None
+
+
+def test_remove_from_deletes_that_phase_and_later_ones_only(tmp_path: Path):
+    store = CheckpointStore(tmp_path)
+    for number, phase in enumerate(("skill_analysis", "architecture", "handoff_protocol"), 1):
+        store.write("x", checkpoint(number, phase))
+    store.remove_from("x", 2)
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["1-skill_analysis.yaml"]
+
+
+def test_load_all_orders_by_phase_number(tmp_path: Path):
+    store = CheckpointStore(tmp_path)
+    store.write("x", checkpoint(3, "handoff_protocol"))
+    store.write("x", checkpoint(1, "skill_analysis"))
+    assert [c["number"] for c in store.load_all("x")] == [1, 3]
+    assert list(store.load_all("x")[0]) == KEYS
+    assert store.load_all("nobody") == ()
+
+
+@pytest.mark.parametrize("agent_id", ["", "../escape", "a/b", "..", ".hidden", "a b"])
+def test_unsafe_agent_ids_cannot_name_a_folder(tmp_path: Path, agent_id: str):
+    with pytest.raises(PipelineError) as caught:
+        CheckpointStore(tmp_path).path(agent_id, 1, "skill_analysis")
+    assert caught.value.code == "P006"

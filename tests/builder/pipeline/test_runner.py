@@ -1,0 +1,402 @@
+"""The phase runner with fake phases: digests, skipping, failing, resuming, --from/--until/--force."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
+
+from builder.phases import PHASE_NAMES, load_phase, resolve_phase
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import PhaseInput
+from builder.pipeline.errors import (
+    ArchitectureError,
+    PipelineError,
+    SkillError,
+    SourceLocation,
+    UsageError,
+)
+from builder.pipeline.report import PhaseReport, progress_line
+from builder.pipeline.runner import _Done, code_digest, input_digest
+from builder.pipeline.serial import load_yaml
+
+ALL_RAN = {name: 1 for name in PHASE_NAMES}
+
+
+def checkpoint_names(tmp_path: Path, agent: str = "demo") -> list[str]:
+    folder = tmp_path / "checkpoints" / agent
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_full_build_runs_every_phase_once_and_writes_seven_checkpoints(tmp_path: Path):
+    pipeline = make_pipeline()
+    report = run_build(tmp_path, pipeline)
+    assert report.exit_code == 0 and report.problem is None
+    assert report.agent_id == "demo"
+    assert statuses(report) == ["ok"] * 7
+    assert pipeline.calls() == ALL_RAN
+    assert checkpoint_names(tmp_path) == [
+        f"{n}-{name}.yaml" for n, name in enumerate(PHASE_NAMES, 1)
+    ]
+    last = load_yaml((tmp_path / "checkpoints/demo/7-registration.yaml").read_text())
+    assert last["output"]["steps"] == list(PHASE_NAMES)
+
+
+def test_an_unchanged_build_runs_no_phase_the_second_time(tmp_path: Path):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    report = run_build(tmp_path, pipeline)
+    assert pipeline.calls() == ALL_RAN
+    assert statuses(report) == ["cached"] * 7
+    assert report.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"source": make_source("---\nname: demo\n---\nother body\n")},
+        {"source": make_source(path="skills/elsewhere/demo/SKILL.md")},
+        {"config": BuildConfig(models={"operator": "openai:gpt-4o"})},
+        {"config": BuildConfig(connect=True)},
+    ],
+    ids=["skill-bytes", "skill-path", "models", "connect"],
+)
+def test_a_changed_input_reruns_every_phase(tmp_path: Path, change: dict):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    run_build(tmp_path, pipeline, **change)
+    assert pipeline.calls() == {name: 2 for name in PHASE_NAMES}
+
+
+def test_the_project_root_is_not_part_of_any_digest(tmp_path: Path):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline, config=BuildConfig(root="/one"))
+    run_build(tmp_path, pipeline, config=BuildConfig(root="/two"))
+    assert pipeline.calls() == ALL_RAN
+
+
+def test_a_change_to_the_builder_code_reruns_every_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    monkeypatch.setattr("builder.pipeline.runner.builder_code_digest", lambda: "edited")
+    run_build(tmp_path, pipeline)
+    assert pipeline.calls() == {name: 2 for name in PHASE_NAMES}
+
+
+def test_the_code_digest_covers_builder_schemas_and_runtime(tmp_path: Path):
+    files = {
+        "builder/phases/x.py": "A = 1\n",
+        "builder/schemas/s.json": "{}\n",
+        "mindrian/handoff/context.py": "FIELDS = ()\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    seen = {code_digest(tmp_path)}
+    for name in files:
+        (tmp_path / name).write_text(files[name] + "# edited\n")
+        seen.add(code_digest(tmp_path))
+    (tmp_path / "README.md").write_text("not code\n")
+    seen.add(code_digest(tmp_path))
+    assert len(seen) == 4
+
+
+def test_extra_digest_reruns_that_phase_and_later_ones_only(tmp_path: Path):
+    pipeline = make_pipeline()
+    template = {"digest": "t1"}
+    pipeline["code_generation"].extra_digest = lambda inputs: dict(template)
+    run_build(tmp_path, pipeline)
+    template["digest"] = "t2"
+    report = run_build(tmp_path, pipeline)
+    assert statuses(report) == ["cached"] * 5 + ["ok"] * 2
+    assert pipeline.calls() == {**ALL_RAN, "code_generation": 2, "registration": 2}
+
+
+def test_the_digest_covers_the_previous_output_and_digest(tmp_path: Path):
+    pipeline = make_pipeline(available=2)
+    phase = pipeline["architecture"]
+    inputs = PhaseInput(source=make_source(), config=BuildConfig())
+    base = _Done(digest="sha256:1", output=None, plain={"id": "demo", "steps": ["skill_analysis"]})
+    digests = {
+        input_digest(phase, inputs, base),
+        input_digest(phase, inputs, replace(base, plain={"id": "demo", "steps": []})),
+        input_digest(phase, inputs, replace(base, digest="sha256:2")),
+        input_digest(phase, inputs, None),
+        input_digest(pipeline["skill_analysis"], inputs, base),
+    }
+    assert len(digests) == 5
+    assert input_digest(phase, inputs, base) == input_digest(phase, inputs, replace(base))
+
+
+def test_a_rerun_phase_with_a_new_output_drops_the_later_checkpoints(tmp_path: Path):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    pipeline["architecture"].note = "a different decision"
+    run_build(tmp_path, pipeline, force=True, until_phase="architecture")
+    assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml", "2-architecture.yaml"]
+    report = run_build(tmp_path, pipeline)
+    assert statuses(report) == ["cached", "cached"] + ["ok"] * 5
+
+
+def test_a_failed_check_stops_writes_the_failure_and_the_next_build_resumes_there(tmp_path: Path):
+    pipeline = make_pipeline()
+    pipeline["handoff_protocol"].failing = "consistent"
+    failed = run_build(tmp_path, pipeline)
+
+    assert failed.exit_code == 1
+    assert statuses(failed) == ["ok", "ok", "failed"]
+    problem = failed.problem
+    assert problem.code == "P003"
+    assert (
+        problem.message
+        == "check 'consistent' of phase handoff_protocol (3) failed: consistent does not hold"
+    )
+    assert problem.location == SourceLocation("skills/demo/SKILL.md", 3, 5)
+    assert problem.render() == (
+        "skills/demo/SKILL.md:3:5: error[P003]: check 'consistent' of phase handoff_protocol (3) failed: "
+        "consistent does not hold"
+    )
+    stored = load_yaml((tmp_path / "checkpoints/demo/3-handoff_protocol.yaml").read_text())
+    assert stored["passed"] is False
+    assert stored["checks"][1] == {
+        "name": "consistent",
+        "passed": False,
+        "reason": "consistent does not hold",
+        "location": {"path": "skills/demo/SKILL.md", "line": 3, "column": 5},
+    }
+    assert checkpoint_names(tmp_path)[-1] == "3-handoff_protocol.yaml"
+
+    again = run_build(tmp_path, pipeline)
+    assert statuses(again) == ["cached", "cached", "failed"]
+
+    pipeline["handoff_protocol"].failing = None
+    fixed = run_build(tmp_path, pipeline)
+    assert statuses(fixed) == ["cached", "cached"] + ["ok"] * 5
+    assert pipeline.calls() == {**ALL_RAN, "handoff_protocol": 3}
+
+
+def test_a_stage_error_writes_nothing_for_that_phase_and_drops_stale_later_checkpoints(
+    tmp_path: Path,
+):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    pipeline["architecture"].error = ArchitectureError(
+        "unknown agent type 'robot'",
+        location=SourceLocation("skills/demo/SKILL.md", 4, 7),
+        code="A002",
+    )
+    report = run_build(tmp_path, pipeline, force=True)
+    assert statuses(report) == ["ok", "error"]
+    assert (
+        report.problem.render()
+        == "skills/demo/SKILL.md:4:7: error[A002]: unknown agent type 'robot'"
+    )
+    assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml"]
+
+
+@pytest.mark.parametrize("failure", ["check", "error"])
+def test_when_phase_one_fails_nothing_is_written(tmp_path: Path, failure: str):
+    pipeline = make_pipeline()
+    if failure == "check":
+        pipeline["skill_analysis"].failing = "skill_analysis_done"
+    else:
+        pipeline["skill_analysis"].error = SkillError(
+            "no front matter", location=SourceLocation("skills/demo/SKILL.md", 1)
+        )
+    report = run_build(tmp_path, pipeline)
+    assert report.exit_code == 1
+    assert report.agent_id is None
+    assert not (tmp_path / "checkpoints").exists()
+
+
+def test_an_unavailable_phase_stops_plainly_after_the_earlier_ones(tmp_path: Path):
+    pipeline = make_pipeline(available=1)
+    report = run_build(tmp_path, pipeline)
+    assert statuses(report) == ["ok", "unavailable"]
+    assert report.exit_code == 1
+    assert report.problem.code == "P002"
+    assert (
+        report.problem.render()
+        == "skills/demo/SKILL.md: error[P002]: phase 'architecture' (2) is not available yet"
+    )
+    assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml"]
+
+
+def test_until_stops_after_the_named_phase(tmp_path: Path):
+    pipeline = make_pipeline(available=2)
+    report = run_build(tmp_path, pipeline, until_phase="architecture")
+    assert report.exit_code == 0
+    assert statuses(report) == ["ok", "ok"]
+    assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml", "2-architecture.yaml"]
+
+
+def test_from_loads_earlier_outputs_and_reruns_the_rest(tmp_path: Path):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    report = run_build(tmp_path, pipeline, from_phase="tool_assembly")
+    assert statuses(report) == ["loaded"] * 3 + ["ok"] * 4
+    assert pipeline.calls() == {name: 1 if n < 3 else 2 for n, name in enumerate(PHASE_NAMES)}
+    earlier = pipeline["tool_assembly"].seen[-1].previous["handoff_protocol"]
+    assert earlier == Trail(id="demo", steps=PHASE_NAMES[:3])
+
+
+@pytest.mark.parametrize(
+    ("prepare", "expected"),
+    [
+        ("none", "checkpoint of phase skill_analysis (1), which is missing or out of date"),
+        (
+            "changed-source",
+            "checkpoint of phase skill_analysis (1), which is missing or out of date",
+        ),
+        ("changed-template", "checkpoint of phase architecture (2), which is out of date"),
+        ("failed", "needs phase architecture (2) to have passed"),
+    ],
+)
+def test_from_refuses_missing_stale_or_failed_earlier_checkpoints(
+    tmp_path: Path, prepare: str, expected: str
+):
+    pipeline = make_pipeline()
+    source = make_source()
+    if prepare == "changed-source":
+        run_build(tmp_path, pipeline)
+        source = make_source("---\nname: demo\n---\nedited\n")
+    if prepare == "changed-template":
+        run_build(tmp_path, pipeline)
+        pipeline["architecture"].extra_digest = lambda inputs: "new template"
+    if prepare == "failed":
+        pipeline["architecture"].failing = "consistent"
+        run_build(tmp_path, pipeline)
+    calls = pipeline.calls()
+    report = run_build(tmp_path, pipeline, source=source, from_phase="handoff_protocol")
+    assert report.exit_code == 1
+    assert report.problem.code == "P004"
+    assert expected in report.problem.message
+    assert pipeline.calls() == calls
+
+
+def test_force_reruns_every_phase_with_identical_checkpoints(tmp_path: Path):
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    before = tree(tmp_path / "checkpoints")
+    report = run_build(tmp_path, pipeline, force=True)
+    assert statuses(report) == ["ok"] * 7
+    assert pipeline.calls() == {name: 2 for name in PHASE_NAMES}
+    assert tree(tmp_path / "checkpoints") == before
+
+
+def test_checkpoints_are_byte_identical_across_independent_builds(tmp_path: Path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    run_build(first, make_pipeline())
+    run_build(second, make_pipeline())
+    assert tree(first / "checkpoints") == tree(second / "checkpoints")
+    text = (first / "checkpoints/demo/1-skill_analysis.yaml").read_text()
+    assert text.startswith(
+        "phase: skill_analysis\nnumber: 1\nbuilder_version: 0.1.0\ninput_digest: sha256:"
+    )
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "code"),
+    [("registration", "architecture", "U003"), ("nine", None, "U002"), (None, "0", "U002")],
+)
+def test_bad_phase_ranges_are_usage_errors(tmp_path: Path, start, stop, code):
+    with pytest.raises(UsageError) as caught:
+        run_build(tmp_path, make_pipeline(), from_phase=start, until_phase=stop)
+    assert caught.value.code == code
+
+
+def test_phases_see_earlier_outputs_read_only(tmp_path: Path):
+    pipeline = make_pipeline(available=3)
+    run_build(tmp_path, pipeline, until_phase="handoff_protocol")
+    previous = pipeline["handoff_protocol"].seen[0].previous
+    assert isinstance(previous, MappingProxyType)
+    assert list(previous) == ["skill_analysis", "architecture"]
+    with pytest.raises(TypeError):
+        previous["skill_analysis"] = None  # type: ignore[index]
+
+
+def test_a_damaged_checkpoint_is_rebuilt_not_trusted(tmp_path: Path):
+    pipeline = make_pipeline(available=2)
+    run_build(tmp_path, pipeline, until_phase="architecture")
+    path = tmp_path / "checkpoints/demo/2-architecture.yaml"
+    good = path.read_bytes()
+    path.write_text(path.read_text().replace("steps:", "stepz:"))
+    report = run_build(tmp_path, pipeline, until_phase="architecture")
+    assert statuses(report) == ["cached", "ok"]
+    assert path.read_bytes() == good
+
+
+def test_a_phase_must_return_its_declared_checks(tmp_path: Path):
+    pipeline = make_pipeline(available=2)
+    pipeline["architecture"].returned_checks = ("consistent", "architecture_done")
+    report = run_build(tmp_path, pipeline, until_phase="architecture")
+    assert statuses(report) == ["ok", "error"]
+    assert report.problem.code == "P008"
+    assert checkpoint_names(tmp_path) == ["1-skill_analysis.yaml"]
+
+
+def test_progress_reports_each_phase_in_order(tmp_path: Path):
+    pipeline = make_pipeline(available=2)
+    seen: list[PhaseReport] = []
+    run_build(tmp_path, pipeline, progress=seen.append)
+    run_build(tmp_path, pipeline, progress=seen.append)
+    lines = [progress_line(r, 7) for r in seen]
+    assert lines == [
+        "[1/7] skill_analysis … ok",
+        "[2/7] architecture … ok",
+        "[3/7] handoff_protocol … not available yet",
+        "[1/7] skill_analysis … ok (cached)",
+        "[2/7] architecture … ok (cached)",
+        "[3/7] handoff_protocol … not available yet",
+    ]
+    assert progress_line(seen[0], 7, timings=True).endswith(" ms]")
+
+
+def test_load_phase_reports_a_missing_module_as_not_available(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr("builder.phases.PHASE_NAMES", (*PHASE_NAMES, "not_written_yet"))
+    with pytest.raises(PipelineError) as caught:
+        load_phase("not_written_yet")
+    assert (caught.value.code, caught.value.message) == (
+        "P002",
+        "phase 'not_written_yet' (8) is not available yet",
+    )
+
+
+def test_load_phase_does_not_hide_a_broken_dependency(monkeypatch: pytest.MonkeyPatch):
+    def missing_dependency(name: str):
+        raise ModuleNotFoundError("No module named 'agno'", name="agno")
+
+    monkeypatch.setattr("importlib.import_module", missing_dependency)
+    with pytest.raises(ModuleNotFoundError):
+        load_phase("architecture")
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("2", "architecture"), ("registration", "registration"), ("7", "registration")],
+)
+def test_resolve_phase_accepts_names_and_numbers(text: str, name: str):
+    assert resolve_phase(text) == name
+
+
+def test_loading_every_phase_leaves_agno_the_mcp_sdk_and_jsonschema_unimported():
+    # A cached build loads each phase module only for its name, digest and output type;
+    # these imports cost ~0.6 s together and belong to running the phases.
+    script = (
+        "import sys\n"
+        "from builder.phases import PHASE_NAMES, load_phase\n"
+        "for name in PHASE_NAMES: load_phase(name)\n"
+        "print(sorted(m for m in ('agno', 'anyio', 'mcp', 'jsonschema') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
