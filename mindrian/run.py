@@ -22,6 +22,7 @@ from typing import TextIO
 
 from mindrian.agents import STATE_DIR_ENV, GuidedAgent, MindrianAgent, Partial, PipelineAgent
 from mindrian.agents.base import render_output
+from mindrian.agents.guided import GuidedProgress
 from mindrian.handoff import HandoffResult
 from mindrian.models import ModelChoice
 from mindrian.packages import agent_class, registered_packages
@@ -107,7 +108,7 @@ async def _guided(
             )
             return 2
         stdout.write(progress.partials[progress.position].output + "\n")
-        message = _ask(agent, progress.position, stdin, stderr)
+        message = _ask(agent, progress, stdin, stderr)
     while message is not None:
         result = await _handoff(agent, message, session_id)
         if request.json_output or not result.success:
@@ -126,16 +127,14 @@ def _show_step(agent: GuidedAgent, session_id: str, stdout: TextIO) -> int:
     """On a terminal only the step just run is shown; once finished, every step."""
     progress = agent.load_progress(session_id)
     assert progress is not None  # the handoff that just succeeded saved it
-    if progress.finished(len(agent.steps)):
-        stdout.write(render_output(agent.final_reply(progress)).rstrip("\n") + "\n")
-    else:
-        stdout.write(progress.partials[progress.position].output.rstrip("\n") + "\n")
+    reply = agent.current_reply(progress)
+    shown = reply.content if reply.awaiting_input else render_output(reply)
+    stdout.write(shown.rstrip("\n") + "\n")
     return 0
 
 
-def _ask(agent: GuidedAgent, position: int, stdin: TextIO, stderr: TextIO) -> str | None:
-    name, _ = agent.steps[position]
-    stderr.write(f"Step {position + 1} of {len(agent.steps)} ({name}): answer, 'back' or 'skip'.\n")
+def _ask(agent: GuidedAgent, progress: GuidedProgress, stdin: TextIO, stderr: TextIO) -> str | None:
+    stderr.write(agent.current_reply(progress).prompt_for_user + "\n")
     return _read_answer(stdin)
 
 

@@ -341,6 +341,12 @@ class GuidedAgent(MindrianAgent):
             prompt_for_user=question,
         )
 
+    def current_reply(self, progress: GuidedProgress) -> AgentReply:
+        """What the session shows now: the waiting step and its question, or the final reply."""
+        if progress.finished(len(self.steps)):
+            return self.final_reply(progress)
+        return self._paused_reply(progress)
+
     def final_reply(self, progress: GuidedProgress) -> AgentReply:
         """The reply of a finished session: the last answered step, with every step as partials."""
         done = [p for p in progress.partials if p.status == "done"]

@@ -131,8 +131,8 @@ def test_a_guided_agent_steps_on_stdin_and_resumes_in_a_new_process(tmp_path: Pa
     assert first.stdout == "canvas step 1\ncanvas step 2\n"
     assert first.stderr.splitlines() == [
         "session c1",
-        "Step 1 of 7 (problem): answer to continue, or say 'back' or 'skip'.",
-        "Step 2 of 7 (customer segments): answer to continue, or say 'back' or 'skip'.",
+        "Step 1 of 7 (problem): answer to continue, or say 'redo' or 'skip'.",
+        "Step 2 of 7 (customer segments): answer to continue, or say 'back', 'redo' or 'skip'.",
         "paused; resume with: mindrian run lean-canvas --session c1",
     ]
 
