@@ -69,6 +69,11 @@ class ServedAgent(BaseExternalAgent):
     _sdk_name: ClassVar[str] = "mindrian"
     _supports_output_schema: ClassVar[bool] = True
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._paused_runs: set[str] = set()
+        """Runs that ended waiting for the user, until their stream's terminal event is sent."""
+
     @classmethod
     def of(cls, agent: MindrianAgent, *, db: Any = None) -> ServedAgent:
         """Serve ``agent``; ``db`` holds its sessions (None: AgentOS gives it its own)."""
@@ -122,6 +127,21 @@ class ServedAgent(BaseExternalAgent):
     def _annotate_run_output(self, run: RunOutput, run_state: dict[str, Any]) -> None:
         if run_state.get(_PAUSED) and run.status == RunStatus.completed:
             run.status = RunStatus.paused
+            self._paused_runs.add(run.run_id or "")
+
+    async def _arun_stream(self, input: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        # Agno ends every successful stream with RunCompleted; a paused run ends with RunPaused.
+        async for event in super()._arun_stream(input, **kwargs):
+            if isinstance(event, RunCompletedEvent) and event.run_id in self._paused_runs:
+                self._paused_runs.discard(event.run_id)
+                event = RunPausedEvent(
+                    run_id=event.run_id,
+                    session_id=event.session_id,
+                    agent_id=event.agent_id,
+                    agent_name=event.agent_name,
+                    content=event.content,
+                )
+            yield event
 
     async def _guided_turn(
         self,
