@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
+from copy import copy
 from time import time
 from typing import Any, ClassVar
 
@@ -123,6 +124,14 @@ class ServedAgent(BaseExternalAgent):
             from agno.agents.base import ExternalRunStructuredOutputEvent
 
             yield ExternalRunStructuredOutputEvent(structured_output=result.structured_output)
+
+    def _get_history_from_session(
+        self, session: AgentSession, exclude_run_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        # A failed or refused run's error text is not something the agent said.
+        answered = copy(session)
+        answered.runs = [r for r in session.runs or [] if r.status == RunStatus.completed]
+        return super()._get_history_from_session(answered, exclude_run_id=exclude_run_id)
 
     def _annotate_run_output(self, run: RunOutput, run_state: dict[str, Any]) -> None:
         if run_state.get(_PAUSED) and run.status == RunStatus.completed:
