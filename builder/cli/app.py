@@ -4,7 +4,7 @@ Each command is a thin wrapper: it resolves paths against the project root,
 calls one library function and prints the report. Heavy modules (the phases,
 YAML and schema libraries, Agno) are imported inside the commands, so
 ``mindrian --help`` only pays for Typer. Exit statuses are documented in
-:mod:`builder.pipeline.report`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
+:mod:`builder.pipeline.results`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
 
 ``--frames`` (build, register, check) adds control frames for tools that drive
 the command in a terminal. The human lines stay on stderr, so a tool reading
@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from builder import __version__
-from builder.cli.agents import register_run_commands
 from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from builder.pipeline.results import BuildReport, PhaseReport, Problem, ValidationReport
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -75,7 +74,8 @@ class _State:
     debug: bool = False
     """Show tracebacks of internal errors."""
     frames: str | None = None
-    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without ``--frames``."""
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without
+    ``--frames``."""
 
 
 def _show_version(value: bool) -> None:
@@ -101,7 +101,8 @@ def _global(
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else ``start``."""
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``,
+    else ``start``."""
     for folder in (start, *start.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
@@ -178,7 +179,8 @@ _FramesOpt = Annotated[
     bool,
     typer.Option(
         "--frames",
-        help="Also print control frames on stdout, one per event: <<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        help="Also print control frames on stdout, one per event: "
+        "<<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
         "(human lines stay on stderr).",
     ),
 ]
@@ -302,7 +304,15 @@ _JobsOpt = Annotated[
 
 
 def _batch_options(
-    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
+    root: Path,
+    out_dir: Path,
+    checkpoints: Path | None,
+    jobs: int | None,
+    *,
+    from_phase: str | None = None,
+    until_phase: str | None = None,
+    force: bool = False,
+    reregister: bool = False,
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -310,7 +320,10 @@ def _batch_options(
         checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
-        **switches,
+        from_phase=from_phase,
+        until_phase=until_phase,
+        force=force,
+        reregister=reregister,
     )
 
 
@@ -327,7 +340,8 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
 ) -> int:
-    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as it goes."""
+    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
+    as it goes."""
     from builder.pipeline.batch import Target, build_many
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
@@ -471,7 +485,8 @@ def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n"
+    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
+    "skills/*/SKILL.md --quiet\n"
 )
 def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
@@ -500,7 +515,9 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation "
+    "--json\n"
+    "  mindrian explain larry --prompt\n"
 )
 def explain(
     agent_id: Annotated[
@@ -517,8 +534,20 @@ def explain(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
     ] = False,
+    prompt: Annotated[
+        bool,
+        typer.Option(
+            "--prompt",
+            help="Print the exact system prompt of every model acting for the agent, "
+            "from its generated package (run offline with scripted models).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Generated packages [default: generated/]."),
+    ] = None,
 ) -> int:
-    """Show what each phase decided for an agent, from its checkpoints."""
+    """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
@@ -527,6 +556,8 @@ def explain(
         raise UsageError(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
+    if prompt:
+        return _explain_prompt(agent_id, out or project_root(Path.cwd()) / "generated")
     folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
@@ -536,6 +567,23 @@ def explain(
     typer.echo(
         explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
     )
+    return 0
+
+
+def _explain_prompt(agent_id: str, out: Path) -> int:
+    from builder.pipeline.errors import PipelineError
+    from mindrian.testing.prompts import (
+        PackageNotFoundError,
+        agent_class_of,
+        render_prompts,
+        system_prompts,
+    )
+
+    try:
+        agent_class = agent_class_of(out, agent_id)
+    except PackageNotFoundError as exc:
+        raise PipelineError(f"{exc}; build its SKILL.md first", code="P010") from None
+    typer.echo(render_prompts(system_prompts(agent_class)), nl=False)
     return 0
 
 
@@ -562,15 +610,25 @@ _EXAMPLES_SELECT = """\
 Examples:
 
 \b
+  mindrian select "is my startup idea worth building?"
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
-  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri bolt://localhost:7687
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
+  bolt://localhost:7687
 """
 
 
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SENTENCE]",
+            help="The context in the user's words; triggers and problem types sharing a term "
+            "with it count as given (instead of --trigger).",
+        ),
+    ] = None,
     triggers: Annotated[
         list[str] | None,
         typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable)."),
@@ -594,24 +652,39 @@ def select(
 ) -> int:
     """Rank the registered frameworks for a context with the selection query.
 
-    Score: 0.6 for a trigger match + 0.4 for a problem-type match + 0.3 x the
-    weight of CHAINS_TO from the framework to the --previous ones; ties by id.
+    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
+    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
+    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
+    rate - 0.5) from recorded usage; ties by id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
 
-    if not triggers and not problem_types:
-        raise UsageError("give at least one --trigger or --problem-type", code="U005")
+    if text is not None and triggers:
+        raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if not text and not triggers and not problem_types:
+        raise UsageError(
+            "give a sentence, or at least one --trigger or --problem-type", code="U005"
+        )
     root = project_root(Path.cwd())
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
-        found = graph.select(triggers or (), problem_types or (), previous or (), limit)
+        if text:
+            found = graph.select_text(text, problem_types or (), previous or (), limit)
+        else:
+            found = graph.select(triggers or (), problem_types or (), previous or (), limit)
     if json_out:
         typer.echo(
             select_json(
-                found, opened.where, triggers or (), problem_types or (), previous or (), limit
+                found,
+                opened.where,
+                triggers or (),
+                problem_types or (),
+                previous or (),
+                limit,
+                text=text,
             )
         )
     elif found:
@@ -630,7 +703,6 @@ graph_app = typer.Typer(
 )
 app.add_typer(graph_app)
 app.add_typer(workflow_app)
-register_run_commands(app)
 
 _EXAMPLES_EXPORT = """\
 Examples:
@@ -750,7 +822,8 @@ def register(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check "
+    "--frames\n"
 )
 def check(
     ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
@@ -767,7 +840,8 @@ def check(
     from builder.pipeline.check import check as run_check
     from builder.pipeline.check import summary
     from builder.pipeline.errors import UsageError
-    from builder.pipeline.report import DRIFT_CODE, Problem, error_frame
+    from builder.pipeline.report import error_frame
+    from builder.pipeline.results import DRIFT_CODE, Problem
 
     framed = _use_frames(ctx, "check", frames)
     say = _say(framed)
@@ -791,7 +865,10 @@ def check(
         say(line)
     if framed and result.drift:
         shown = _display(committed, root)
-        message = f"{len(result.drift)} file(s) in {shown} differ from a fresh build: {', '.join(result.drift)}"
+        message = (
+            f"{len(result.drift)} file(s) in {shown} differ from a fresh build: "
+            f"{', '.join(result.drift)}"
+        )
         _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
 
@@ -807,7 +884,8 @@ def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
+    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new "
+    "interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
 )
 def new(
     name: Annotated[
@@ -860,7 +938,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str], state: _State) -> int:
-    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit status."""
+    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit
+    status."""
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
@@ -869,23 +948,23 @@ def _dispatch(args: list[str], state: _State) -> int:
         show() if callable(show) else _err(f"error: {error.format_message()}")
         return error.exit_code
     except typer.Abort:
-        from builder.pipeline.report import EXIT_FAILED
+        from builder.pipeline.results import EXIT_FAILED
 
         _err("aborted")
         return EXIT_FAILED
     except MindrianError as error:
-        from builder.pipeline.report import problem_of
+        from builder.pipeline.results import problem_of
 
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
     except Exception as error:
-        from builder.pipeline.report import (
+        from builder.pipeline.report import internal_error_line
+        from builder.pipeline.results import (
             EXIT_INTERNAL,
             INTERNAL_CODE,
             Problem,
             exit_code_of,
             graph_problem,
-            internal_error_line,
         )
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
@@ -902,7 +981,8 @@ def _dispatch(args: list[str], state: _State) -> int:
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:
-    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit status."""
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the
+    exit status."""
     if line is not None:
         _say(state.frames is not None)(line)
     if state.frames is not None:
@@ -910,3 +990,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
         _frame(error_frame(problem))
     return problem.exit_code
+
+
+from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
+
+register_run_commands(app)

@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from builder.codegen.prompt_items import PromptItems
 from builder.graph.config import GraphConfig
 from builder.pipeline.errors import CodegenError
 from builder.pipeline.serial import dump_yaml, to_plain
@@ -68,7 +69,8 @@ class RegistrationText:
     """The registration Cypher of one agent: the statements and the parameters they take."""
 
     statements: tuple[tuple[str, str], ...]
-    """``(name, cypher text)`` in execution order; the texts hold no skill text, only ``$parameters``."""
+    """``(name, cypher text)`` in execution order; the texts hold no skill text, only
+    ``$parameters``."""
     params: Mapping[str, Any]
     """Plain-data parameters for the statements, by parameter name."""
 
@@ -129,7 +131,8 @@ def check_identifier(name: str, what: str = "identifier") -> str:
 
 
 def class_name(identifier: str) -> str:
-    """The agent class name of a package identifier (``pws_validation`` → ``PwsValidationAgent``)."""
+    """The agent class name of a package identifier (``pws_validation`` →
+    ``PwsValidationAgent``)."""
     words = [w for w in check_identifier(identifier).split("_") if w]
     name = "".join(w[:1].upper() + w[1:] for w in words) + "Agent"
     if not name[0].isalpha():
@@ -185,20 +188,24 @@ def json_text(value: Any, indent: int | None = None) -> str:
 
 
 def format_python(text: str, path: str) -> str:
-    """``text`` formatted by the pinned Black; a generated syntax error is reported with its file."""
+    """``text`` formatted by the pinned Black; a generated syntax error is reported with its
+    file."""
     # Imported here: Black costs ~0.15 s, and a cached build formats nothing. Its settings are
     # pinned so formatting never depends on the machine's configuration.
     import black
+    from black.mode import TargetVersion
+    from black.parsing import InvalidInput
 
-    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=88)
+    mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
     try:
         return black.format_str(text, mode=mode)
-    except black.InvalidInput as exc:
+    except InvalidInput as exc:
         raise CodegenError(f"generated {path} is not valid Python: {exc}", code="C013") from None
 
 
 def template_digest(root: Path = AGENT_TEMPLATES) -> str:
-    """``sha256:`` over the sorted template file names and bytes (part of phase 6's input digest)."""
+    """``sha256:`` over the sorted template file names and bytes (part of phase 6's input
+    digest)."""
     h = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         name = path.relative_to(root).as_posix().encode("utf-8")
@@ -227,15 +234,25 @@ def environment(root: Path = AGENT_TEMPLATES) -> SandboxedEnvironment:
 _COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py", "__init__.py.jinja"),
     ("agent.py", "agent.py.jinja"),
-    ("tools.py", "tools.py.jinja"),
     ("instructions.md", "instructions.md.jinja"),
     ("spec.yaml", "spec.yaml.jinja"),
     ("registration.cypher", "registration.cypher.jinja"),
     ("README.md", "README.md.jinja"),
     ("pyproject.toml", "pyproject.toml.jinja"),
     ("tests/__init__.py", "tests/__init__.py.jinja"),
+    ("tests/conftest.py", "tests/conftest.py.jinja"),
     ("tests/test_agent.py", "tests/test_agent.py.jinja"),
 )
+#: Types whose agent answers through an output model (exported by the package).
+OUTPUT_TYPES = ("operator", "collaborative")
+#: The shared test contract of each type (``mindrian.testing.contract``).
+CONTRACT_CLASSES: Mapping[str, str] = {
+    "operator": "OperatorContract",
+    "role": "RoleContract",
+    "collaborative": "CollaborativeContract",
+    "pipeline": "PipelineContract",
+    "guided": "GuidedContract",
+}
 
 
 def render_package(
@@ -244,25 +261,48 @@ def render_package(
     source_path: str,
     digest: str,
     *,
+    items: PromptItems,
+    output_examples: tuple[Mapping[str, Any], ...] = (),
     workflow_dot: str | None = None,
     root: Path = AGENT_TEMPLATES,
 ) -> dict[str, str]:
-    """Every file of the package, package-relative POSIX path → text, in sorted path order (pure)."""
+    """Every file of the package, package-relative POSIX path → text, in sorted path order (pure).
+
+    ``items`` are what the package's tests check reaches the model;
+    ``output_examples`` the skill's JSON examples its tests answer with.
+    """
     context = _context(spec, registration, workflow_dot)
+    context.update(
+        skill_items=items.skill,
+        part_items=dict(items.parts),
+        score_ranges=dict(items.scores) if spec.type in OUTPUT_TYPES else None,
+        output_examples=tuple(output_examples) if spec.type in OUTPUT_TYPES else None,
+        handoff_contract=_handoff_contract(spec),
+    )
     env = environment(root)
     files: dict[str, str] = {}
-    for path, template in _files_for(spec.type, workflow_dot):
+    for path, template in _files_for(spec, workflow_dot):
         body = env.get_template(template).render(context)
         files[path] = _finish(path, body, source_path, digest)
     return {p: files[p] for p in sorted(files)}
 
 
-def _files_for(agent_type: str, workflow_dot: str | None) -> tuple[tuple[str, str], ...]:
-    if agent_type in WORKFLOW_TYPES:
+def _files_for(spec: AgentSpec, workflow_dot: str | None) -> tuple[tuple[str, str], ...]:
+    files = _COMMON_FILES
+    if has_tools(spec.tools):
+        files += (("tools.py", "tools.py.jinja"),)
+    if spec.type in WORKFLOW_TYPES:
         if workflow_dot is None:
-            raise CodegenError(f"a {agent_type} agent needs a workflow.dot", code="C014")
-        return _COMMON_FILES + (("workflow.dot", "workflow.dot.jinja"),)
-    return _COMMON_FILES
+            raise CodegenError(f"a {spec.type} agent needs a workflow.dot", code="C014")
+        files += (("workflow.dot", "workflow.dot.jinja"),)
+    return files
+
+
+def has_tools(tools: ToolConfig | None) -> bool:
+    """Whether the agent is given any tool (only then does its package have a ``tools.py``)."""
+    return tools is not None and bool(
+        tools.mcp_servers or tools.custom_tools or tools.global_actions
+    )
 
 
 def _finish(path: str, body: str, source_path: str, digest: str) -> str:
@@ -288,10 +328,11 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("agent.py", "the agent class: id, type, model and tools on its runtime base"),
     ("instructions.md", "the instructions, verbatim from the skill"),
     ("spec.yaml", "the final AgentSpec"),
-    ("tools.py", "MCP servers, custom tools and global actions with their JSON schemas"),
+    ("tools.py", "the tool wiring (MCP servers, custom tools, global actions) from spec.yaml"),
     ("registration.cypher", "the parameterised Cypher that registers the framework"),
     ("workflow.dot", "the thought graph of the agent's steps"),
-    ("tests/test_agent.py", "offline tests with a scripted model"),
+    ("tests/conftest.py", "loads the offline guard when the tests run on their own"),
+    ("tests/test_agent.py", "offline tests: the shared contract of the type on this package"),
     ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
 )
 
@@ -304,28 +345,33 @@ def _context(
         raise CodegenError(f"unknown agent type {spec.type!r}", code="C017")
     if not _SAFE_ID.match(spec.id):
         raise CodegenError(f"agent id {spec.id!r} is not a normalised id", code="C018")
-    tools = spec.tools
+    _debate_rounds(spec)
+    _synthesizer(spec)
+    agent_class = class_name(identifier)
+    omitted = {"workflow.dot"} if workflow_dot is None else set()
+    if not has_tools(spec.tools):
+        omitted.add("tools.py")
     return {
         "spec": spec,
         "identifier": identifier,
-        "class_name": class_name(identifier),
+        "class_name": agent_class,
+        "output_name": agent_class[: -len("Agent")] + "Output" if spec.type in OUTPUT_TYPES else "",
         "base_class": BASE_CLASSES[spec.type],
+        "contract_class": CONTRACT_CLASSES[spec.type],
         "instructions_md": spec.instructions.render_markdown(),
         "spec_yaml": dump_yaml(to_plain(spec)),
-        "section_titles": tuple(b.title for b in spec.instructions.blocks if b.title),
-        "mcp_servers": _mcp_servers(tools),
-        "custom_tools": _custom_tools(tools),
-        "global_actions": _global_actions(tools),
-        "tool_definitions": _tool_definitions(tools),
-        "debate_rounds": _debate_rounds(spec),
+        "model_settings": {
+            "temperature": spec.model.temperature,
+            "max_tokens": spec.model.max_tokens,
+            "thinking_budget": spec.model.thinking_budget,
+        },
         "registration": registration,
         "registration_params_json": json_text(registration.params, indent=2),
         "workflow_dot": workflow_dot or "",
         "distribution": _distribution(spec),
         "runtime_version": _runtime_version(),
-        "file_notes": tuple(
-            (p, what) for p, what in _FILE_NOTES if p != "workflow.dot" or workflow_dot is not None
-        ),
+        "mcp_servers": spec.tools.mcp_servers if spec.tools is not None else (),
+        "file_notes": tuple((p, what) for p, what in _FILE_NOTES if p not in omitted),
     }
 
 
@@ -361,43 +407,28 @@ def _toml_string(text: str) -> str:
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 
 
-def _mcp_servers(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    keys = ("name", "transport", "command", "args", "url", "env", "package", "tools", "required")
-    return tuple({k: to_plain(getattr(s, k)) for k in keys} for s in tools.mcp_servers)
+def _handoff_contract(spec: AgentSpec) -> dict[str, Any]:
+    """Phase 3's contract as the package's tests expect the runtime to hold it."""
+    handoff = spec.handoff
+    if handoff is None:
+        raise CodegenError("phase 6 needs the handoff contract of phase 3", code="C027")
+    return {
+        "min_clarity": handoff.receives.min_clarity,
+        "can_be_called_by": list(handoff.routing.can_be_called_by),
+        "supports": list(handoff.supports),
+    }
 
 
-def _custom_tools(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    return tuple(
-        {
-            "name": c.name,
-            "function": c.function,
-            "description": c.definition.description,
-            "parameters": to_plain(c.definition.parameters),
-        }
-        for c in tools.custom_tools
-    )
-
-
-def _global_actions(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    return tuple(
-        {"action": a.action, "tool": a.tool, "server": a.server, "description": a.description}
-        for a in tools.global_actions
-    )
-
-
-def _tool_definitions(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    known = [c.definition for c in tools.custom_tools] + [
-        d for s in tools.mcp_servers for d in s.definitions
-    ]
-    return tuple(to_plain(d) for d in known)
+def _synthesizer(spec: AgentSpec) -> str:
+    """The perspective named by ``synthesizer`` in the front matter, which must be one of them."""
+    name = spec.metadata.get("synthesizer", "")
+    if not isinstance(name, str) or (name and name not in {p.name for p in spec.sub_agents}):
+        known = ", ".join(p.name for p in spec.sub_agents) or "none"
+        raise CodegenError(
+            f"synthesizer {name!r} is not one of the perspectives (perspectives: {known})",
+            code="C025",
+        )
+    return name
 
 
 def _debate_rounds(spec: AgentSpec) -> int:
@@ -446,16 +477,20 @@ def registration_from_graph(graph_config: GraphConfig) -> RegistrationText:
 
 
 def workflow_dot(spec: AgentSpec) -> str:
-    """DOT text of the agent's thought graph: its steps (pipeline, guided) or perspectives (collaborative)."""
+    """DOT text of the agent's thought graph: its steps (pipeline, guided) or perspectives
+    (collaborative)."""
     from mindrian.workflow import linear_workflow, render, validate
 
+    kind = spec.type
+    if kind not in ("pipeline", "guided", "collaborative"):
+        raise ValueError(f"a {kind} agent has no thought graph")  # callers check the type first
     parts = (
         tuple((p.name, p.instructions) for p in spec.sub_agents)
         if spec.type == "collaborative"
         else tuple((s.name, s.instructions) for s in spec.steps)
     )
     graph = linear_workflow(
-        check_identifier(spec.identifier), _node_ids(parts), spec.type, goal=spec.description
+        check_identifier(spec.identifier), _node_ids(parts), kind, goal=spec.description
     )
     problems = validate(graph)
     if problems:

@@ -46,7 +46,8 @@ class PropertySpec:
     type: str
     """Value type (``STRING``, ``LIST<STRING>``, ``FLOAT``, ``BOOLEAN``, ``DATETIME``)."""
     set_by: str
-    """Who writes it: ``skill`` (a parameter from SKILL.md), ``registry`` (its bookkeeping) or ``database`` (its clock)."""
+    """Who writes it: ``skill`` (a parameter from SKILL.md), ``registry`` (its bookkeeping),
+    ``database`` (its clock) or ``usage`` (the runtime, when usage tracking is on)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,8 @@ class GraphQuery:
     name: str
     """Registry query name (``register_frameworks``…)."""
     role: str
-    """What it is for: ``schema``, ``register_node``, ``replace_relationships``, ``select`` or ``get``."""
+    """What it is for: ``schema``, ``register_node``, ``replace_relationships``, ``select`` or
+    ``get``."""
     text: str
     """The fixed Cypher text (Neo4j dialect); never contains skill text."""
     params: tuple[str, ...]

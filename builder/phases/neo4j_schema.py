@@ -76,7 +76,7 @@ RUNTIME_PARAMETERS: Mapping[tuple[str, str], str] = {
     (q.PRUNE_PLACEHOLDERS.name, "ids"): "placeholder targets no longer chained to",
 }
 
-_SKILL, _REGISTRY, _DATABASE = "skill", "registry", "database"
+_SKILL, _REGISTRY, _DATABASE, _USAGE = "skill", "registry", "database", "usage"
 
 _NODES = (
     NodeSchema(
@@ -96,6 +96,7 @@ _NODES = (
         ),
     ),
     NodeSchema("ProblemType", "name", (PropertySpec("name", "STRING", _SKILL),)),
+    NodeSchema("Session", "id", (PropertySpec("id", "STRING", _USAGE),)),
 )
 
 _RELATIONSHIPS = (
@@ -104,6 +105,12 @@ _RELATIONSHIPS = (
     ),
     RelationshipSchema(
         "GOOD_FOR", "Framework", "ProblemType", (PropertySpec("confidence", "FLOAT", _SKILL),)
+    ),
+    RelationshipSchema(
+        "USED_BY",
+        "Framework",
+        "Session",
+        (PropertySpec("handoff_id", "STRING", _USAGE), PropertySpec("success", "BOOLEAN", _USAGE)),
     ),
 )
 
@@ -187,16 +194,19 @@ def _parameters(
     }
 
 
-def _decisions(chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge]) -> tuple[str, ...]:
+def _decisions(
+    chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge], rated: Mapping[str, float]
+) -> tuple[str, ...]:
     said = [
         f"CHAINS_TO {c.target}: weight {c.weight} "
         + ("from chains_to" if c.weight_source == "skill" else "by default (chains_to gives none)")
         for c in chains
     ]
-    if good_for:
-        said.append(
-            f"GOOD_FOR confidence {DEFAULT_GOOD_FOR_CONFIDENCE} for every problem type: problem_types carry no confidence"
-        )
+    said.extend(
+        f"GOOD_FOR {g.problem_type}: confidence {g.confidence} "
+        + ("from good_for" if g.problem_type in rated else "by default (good_for rates it not)")
+        for g in good_for
+    )
     return tuple(said)
 
 
@@ -214,7 +224,8 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
     )
     chains = _chains(spec)
     good_for = tuple(
-        GoodForEdge(p, DEFAULT_GOOD_FOR_CONFIDENCE) for p in dict.fromkeys(spec.problem_types)
+        GoodForEdge(p, spec.good_for.get(p, DEFAULT_GOOD_FOR_CONFIDENCE))
+        for p in dict.fromkeys(spec.problem_types)
     )
     return GraphConfig(
         framework=node,
@@ -225,7 +236,7 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
         constraints=_CONSTRAINTS,
         queries=_queries(),
         parameters=_parameters(node, chains, good_for),
-        decisions=_decisions(chains, good_for),
+        decisions=_decisions(chains, good_for, spec.good_for),
     )
 
 
@@ -381,7 +392,10 @@ def _primary_key_findings(connection: Any, constraint: Constraint) -> list[Findi
         return [Finding(constraint.query, "error", str(exc).strip())]
     keys = [row[1] for row in rows if row[4]]
     if keys != [constraint.property]:
-        message = f"{constraint.label}.{constraint.property} is not the primary key of the embedded schema ({keys})"
+        message = (
+            f"{constraint.label}.{constraint.property} is not the primary key of the "
+            f"embedded schema ({keys})"
+        )
         return [Finding(constraint.query, "error", message)]
     return []
 
@@ -405,7 +419,8 @@ def _schema_check(
         return CheckResult(
             "schema_valid",
             False,
-            f"{how}: {len(failing)} problem(s) in {len(graph.queries)} queries; first: {failing[0].render()}",
+            f"{how}: {len(failing)} problem(s) in {len(graph.queries)} queries; first: "
+            f"{failing[0].render()}",
         )
     return CheckResult(
         "schema_valid", True, f"{how}: {len(graph.queries)} queries, {len(findings)} diagnostics"
@@ -439,7 +454,8 @@ def _query_problems(graph: GraphConfig, query: GraphQuery) -> list[str]:
 
 
 def queries_check(graph: GraphConfig) -> CheckResult:
-    """``queries_generated``: every role has its queries and every parameter they use has a value."""
+    """``queries_generated``: every role has its queries and every parameter they use has a
+    value."""
     names = {query.name for query in graph.queries}
     problems = [
         f"no {query.name} query for {role}"
@@ -457,7 +473,8 @@ def queries_check(graph: GraphConfig) -> CheckResult:
     return CheckResult(
         "queries_generated",
         True,
-        f"{len(graph.queries)} queries for {len(QUERY_ROLES)} roles; {provided} parameter values provided, "
+        f"{len(graph.queries)} queries for {len(QUERY_ROLES)} roles; {provided} parameter values "
+        "provided, "
         f"{', '.join(runtime) or 'none'} filled by the registry from the graph at run time",
     )
 

@@ -37,7 +37,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from agno.models.base import Model
 from agno.models.message import Message
@@ -128,6 +128,8 @@ class ModelCall:
     """Everything the model was sent, in order."""
     tools: tuple[str, ...]
     """Names of the tools offered, sorted."""
+    response_format: Any = None
+    """What Agno asked the answer to follow: an output model class, a JSON-mode dict, or None."""
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -159,7 +161,8 @@ def _as_step(entry: Any) -> Step:
     if isinstance(entry, (Mapping, BaseModel)):
         return Step.structured(entry)
     raise TypeError(
-        f"a script entry must be str, dict, pydantic model, Step or callable; got {type(entry).__name__}"
+        "a script entry must be str, dict, pydantic model, Step or callable; got "
+        f"{type(entry).__name__}"
     )
 
 
@@ -257,10 +260,10 @@ class ScriptedModel(Model):
         yield self._next_response(kwargs)
 
     def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-        return response
+        return cast(ModelResponse, response)
 
     def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-        return response
+        return cast(ModelResponse, response)
 
     # -- script replay --------------------------------------------------------
 
@@ -268,7 +271,10 @@ class ScriptedModel(Model):
         messages = tuple(_seen(m) for m in kwargs.get("messages") or ())
         tools = tuple(sorted(_tool_name(t) for t in kwargs.get("tools") or ()))
         with self._lock:
-            self._calls.append(ModelCall(messages=messages, tools=tools))
+            call = ModelCall(
+                messages=messages, tools=tools, response_format=kwargs.get("response_format")
+            )
+            self._calls.append(call)
             if not self._script and self._cycle:
                 self._script.extend(self._cycle)
             if not self._script:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from golden_files import Golden
 from phase_factories import contract, phase_input, run_phases, skill
 
 from builder.mcp.catalog import BUILTIN_CATALOG, build_catalog, read_mcp_yaml
@@ -268,9 +269,9 @@ def test_assembled_tools() -> None:
     assert [c.passed for c in result.checks] == [True, True]
 
 
-def test_empty_tool_list_means_every_offered_tool() -> None:
-    tools = _assemble(skill(mcp_servers=(McpServerRequest("neo4j"),)), _ok).output.tools
-    assert tools.mcp_servers[0].tools == BUILTIN_CATALOG["neo4j"].tools
+def test_empty_tool_list_means_every_offered_tool_but_the_writes() -> None:
+    tools = _assemble(skill(mcp_servers=(McpServerRequest("tavily"),)), _ok).output.tools
+    assert tools.mcp_servers[0].tools == BUILTIN_CATALOG["tavily"].tools
 
 
 def test_required_server_failure_fails_check_optional_warns() -> None:
@@ -517,9 +518,7 @@ def _golden_texts(relative: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
-def test_golden_checkpoints(case: str) -> None:
-    import os
-
+def test_golden_checkpoints(case: str, golden: Golden) -> None:
     relative = GOLDEN_CASES[case]
     if not (ROOT / relative).is_file():
         pytest.skip(f"{relative} is not written yet")
@@ -528,18 +527,45 @@ def test_golden_checkpoints(case: str) -> None:
     spec = load_yaml(texts["4-tool_assembly.yaml"])
     if case in EXPECTED_TYPES:
         assert spec["type"] == EXPECTED_TYPES[case]
-    folder = GOLDEN / case
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in texts.items():
-            tmp = folder / f".{name}.tmp"
-            tmp.write_text(text, encoding="utf-8", newline="\n")
-            os.replace(tmp, folder / name)
-    for name, text in texts.items():
-        expected = folder / name
-        assert expected.is_file(), (
-            f"missing golden file {expected}; run with MINDRIAN_UPDATE_GOLDEN=1"
-        )
-        assert text == expected.read_text(encoding="utf-8"), (
-            f"{expected} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
-        )
+    golden.check_tree(GOLDEN / case, texts)
+
+
+# --- write tools are opt-in ----------------------------------------------------
+
+
+def _tools_of(request: McpServerRequest) -> tuple[str, ...]:
+    result = _assemble(skill(mcp_servers=(request,)), _ok)
+    (server,) = result.output.tools.mcp_servers
+    return server.tools
+
+
+def test_a_server_named_alone_offers_its_read_tools_only() -> None:
+    assert BUILTIN_CATALOG["neo4j"].write_tools == ("write_neo4j_cypher",)
+    assert _tools_of(McpServerRequest("neo4j", (), line=8)) == (
+        "read_neo4j_cypher",
+        "get_neo4j_schema",
+    )
+    # Asked for by name, the write tool is given.
+    assert _tools_of(
+        McpServerRequest("neo4j", ("read_neo4j_cypher", "write_neo4j_cypher"), line=8)
+    ) == (
+        "read_neo4j_cypher",
+        "write_neo4j_cypher",
+    )
+
+
+def test_the_mindrian_server_offers_the_guarded_graph_read() -> None:
+    assert _tools_of(McpServerRequest("mindrian", (), line=8)) == (
+        "select_frameworks",
+        "get_framework",
+        "read_neo4j_cypher",
+    )
+
+
+def test_project_entries_declare_write_tools_among_their_tools() -> None:
+    entry = {"command": "x", "tools": ["find", "erase"], "write_tools": ["erase"]}
+    assert build_catalog({"notes": entry})["notes"].default_tools == ("find",)
+    with pytest.raises(ToolAssemblyError) as err:
+        build_catalog({"notes": {**entry, "write_tools": ["shred"]}})
+    assert err.value.code == "T010"
+    assert "write_tools: 'shred' is not one of its tools" in err.value.message
