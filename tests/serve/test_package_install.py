@@ -25,6 +25,8 @@ import yaml
 from http_server import ROOT
 from model_scripts import write_script
 
+pytestmark = pytest.mark.slow  # mindrian serve / run processes
+
 #: The Python block of a README's "Use" section.
 _SNIPPET = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 #: The text a collaborative team's members and leader answer.

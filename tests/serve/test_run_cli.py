@@ -12,6 +12,8 @@ import pytest
 from http_server import ROOT
 from model_scripts import GOOD_PWS, write_script
 
+pytestmark = pytest.mark.slow  # mindrian serve / run processes
+
 
 def mindrian_run(
     *args: str, state: Path, stdin: str = "", cwd: Path = ROOT

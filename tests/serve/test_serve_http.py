@@ -9,6 +9,8 @@ import pytest
 from http_server import Server, running_server
 from model_scripts import GOOD_PWS, SCHEMA_BREAKING_PWS, write_script
 
+pytestmark = pytest.mark.slow  # mindrian serve / run processes
+
 #: Deep research's three phases, in order.
 _PHASES = ("clarify", "analyse", "validate")
 
