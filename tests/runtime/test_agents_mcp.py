@@ -165,7 +165,7 @@ def test_tool_call_reaches_the_server_and_the_handoff_succeeds(
         (
             ("-m", "mindrian.mcp"),
             ("select_frameworks", "rank_everything"),
-            "it does not offer rank_everything (offers: get_framework, select_frameworks)",
+            "it does not offer rank_everything (offers: get_framework, read_neo4j_cypher, select_frameworks)",
         ),
     ],
     ids=["cannot-start", "lacks-a-requested-tool"],

@@ -220,9 +220,8 @@ def test_render_is_canonical():
 _values = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30)
 
 
-# No deadline: a cold first example (imports, a busy CI core) may take longer than
-# Hypothesis's 200 ms default without anything being wrong.
-@settings(max_examples=150, deadline=None)
+# The suite-wide Hypothesis profile (tests/conftest.py) sets no deadline.
+@settings(max_examples=150)
 @given(prompt=_values, label=_values, goal=_values)
 def test_any_text_survives_render_and_parse(prompt, label, goal):
     graph = ThoughtGraph(
