@@ -23,7 +23,7 @@ from typing import TextIO
 from mindrian.agents import STATE_DIR_ENV, GuidedAgent, MindrianAgent, Partial, PipelineAgent
 from mindrian.agents.base import render_output
 from mindrian.agents.guided import GuidedProgress
-from mindrian.handoff import HandoffResult
+from mindrian.handoff import HandoffResult, ProblemClarity
 from mindrian.models import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
@@ -50,6 +50,11 @@ class RunRequest:
     """Session to continue; guided sessions get a fresh one when None."""
     json_output: bool = False
     """Print each HandoffResult as JSON instead of its output."""
+    clarity: float = 1.0
+    """What, who and success clarity the handoff states (agents may refuse below their minimum).
+
+    A person asking an agent directly has judged the problem clear enough: 1.0 by default.
+    """
 
 
 def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> MindrianAgent:
@@ -81,12 +86,19 @@ def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: Tex
     if request.message is None:
         stderr.write(f"error: {request.agent_id}: a {agent.agent_type} agent needs a MESSAGE\n")
         return 2
-    result = asyncio.run(_handoff(agent, request.message, session_id))
+    result = asyncio.run(_handoff(agent, request.message, session_id, request.clarity))
     return _report(result, request, stdout, stderr)
 
 
-async def _handoff(agent: MindrianAgent, message: str, session_id: str | None) -> HandoffResult:
-    context = agent.create_handoff_context(message, from_agent="user", session_id=session_id)
+async def _handoff(
+    agent: MindrianAgent, message: str, session_id: str | None, clarity: float
+) -> HandoffResult:
+    stated = ProblemClarity(
+        what=message, what_clarity=clarity, who_clarity=clarity, success_clarity=clarity
+    )
+    context = agent.create_handoff_context(
+        message, stated, from_agent="user", session_id=session_id
+    )
     return await agent.process_handoff(context)
 
 
@@ -110,7 +122,7 @@ async def _guided(
         stdout.write(progress.partials[progress.position].output + "\n")
         message = _ask(agent, progress, stdin, stderr)
     while message is not None:
-        result = await _handoff(agent, message, session_id)
+        result = await _handoff(agent, message, session_id, request.clarity)
         if request.json_output or not result.success:
             status = _report(result, request, stdout, stderr)
         else:

@@ -57,9 +57,24 @@ def test_a_schema_breaking_answer_exits_1_with_a_clear_message(tmp_path: Path) -
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == (
-        "error: pws-validation: output did not match schema: PwsValidationOutput: scores: "
-        "Value error, scores must be exactly ['business', 'people', 'problem', 'solution']; "
-        "missing ['people'], unknown []\n"
+        "error: pws-validation: output did not match schema: PwsValidationOutput: "
+        "scores.problem: Input should be less than or equal to 25; scores.people: Field required\n"
+    )
+
+
+def test_an_agent_refuses_a_problem_stated_as_unclear(tmp_path: Path) -> None:
+    done = mindrian_run(
+        "pws-validation",
+        "Validate",
+        "--clarity",
+        "0.2",
+        "--model",
+        "scripted:examples/pws.yaml",
+        state=tmp_path,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "error: pws-validation: needs_clarification: problem clarity 0.20 is below the 0.6"
     )
 
 
