@@ -36,9 +36,10 @@ from mindrian.agents import (
     RoleAgent,
 )
 from mindrian.agents.base import render_output
+from mindrian.agents.guided import GuidedProgress
 from mindrian.agents.role import default_orchestration
 from mindrian.frames import emit
-from mindrian.handoff import FRAME_NAMESPACE, HandoffResult
+from mindrian.handoff import FRAME_NAMESPACE, HandoffResult, ProblemClarity
 from mindrian.models import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
@@ -67,6 +68,11 @@ class RunRequest:
     """Print each HandoffResult as JSON instead of its output."""
     frames: bool = False
     """Print control frames (READY, HANDOFF, ERROR) on stdout."""
+    clarity: float = 1.0
+    """What, who and success clarity the handoff states (agents may refuse below their minimum).
+
+    A person asking an agent directly has judged the problem clear enough: 1.0 by default.
+    """
 
 
 def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> MindrianAgent:
@@ -114,7 +120,7 @@ def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: Tex
     if request.message is None:
         stderr.write(f"error: {request.agent_id}: a {agent.agent_type} agent needs a MESSAGE\n")
         return 2
-    result = asyncio.run(_handoff(agent, request.message, session_id))
+    result = asyncio.run(_handoff(agent, request.message, session_id, request.clarity))
     if frames is not None and not result.success:
         _frame(frames, "ERROR", {"code": "RUN_FAILED", "message": result.error or "failed"})
     return _report(result, request, stdout, stderr)
@@ -125,8 +131,15 @@ def _frame(stream: TextIO, type_: str, payload: dict[str, object]) -> None:
     stream.flush()
 
 
-async def _handoff(agent: MindrianAgent, message: str, session_id: str | None) -> HandoffResult:
-    context = agent.create_handoff_context(message, from_agent="user", session_id=session_id)
+async def _handoff(
+    agent: MindrianAgent, message: str, session_id: str | None, clarity: float
+) -> HandoffResult:
+    stated = ProblemClarity(
+        what=message, what_clarity=clarity, who_clarity=clarity, success_clarity=clarity
+    )
+    context = agent.create_handoff_context(
+        message, stated, from_agent="user", session_id=session_id
+    )
     return await agent.process_handoff(context)
 
 
@@ -148,9 +161,9 @@ async def _guided(
             )
             return 2
         stdout.write(progress.partials[progress.position].output + "\n")
-        message = _ask(agent, progress.position, stdin, stderr)
+        message = _ask(agent, progress, stdin, stderr)
     while message is not None:
-        result = await _handoff(agent, message, session_id)
+        result = await _handoff(agent, message, session_id, request.clarity)
         if request.json_output or not result.success:
             status = _report(result, request, stdout, stderr)
         else:
@@ -167,16 +180,14 @@ def _show_step(agent: GuidedAgent, session_id: str, stdout: TextIO) -> int:
     """On a terminal only the step just run is shown; once finished, every step."""
     progress = agent.load_progress(session_id)
     assert progress is not None  # the handoff that just succeeded saved it
-    if progress.finished(len(agent.steps)):
-        stdout.write(render_output(agent.final_reply(progress)).rstrip("\n") + "\n")
-    else:
-        stdout.write(progress.partials[progress.position].output.rstrip("\n") + "\n")
+    reply = agent.current_reply(progress)
+    shown = reply.content if reply.awaiting_input else render_output(reply)
+    stdout.write(shown.rstrip("\n") + "\n")
     return 0
 
 
-def _ask(agent: GuidedAgent, position: int, stdin: TextIO, stderr: TextIO) -> str | None:
-    name, _ = agent.steps[position]
-    stderr.write(f"Step {position + 1} of {len(agent.steps)} ({name}): answer, 'back' or 'skip'.\n")
+def _ask(agent: GuidedAgent, progress: GuidedProgress, stdin: TextIO, stderr: TextIO) -> str | None:
+    stderr.write(agent.current_reply(progress).prompt_for_user + "\n")
     return _read_answer(stdin)
 
 

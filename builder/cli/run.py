@@ -81,6 +81,17 @@ def run(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the HandoffResult as JSON.")
     ] = False,
+    clarity: Annotated[
+        float,
+        typer.Option(
+            "--clarity",
+            metavar="N",
+            min=0.0,
+            max=1.0,
+            help="How clear the problem is (what, who, success; 0-1); agents refuse a handoff "
+            "below their minimum with needs_clarification.",
+        ),
+    ] = 1.0,
     frames: Annotated[
         bool,
         typer.Option(
@@ -102,7 +113,9 @@ def run(
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     project, choice = _project_and_model(model)
-    request = RunRequest(project, agent_id, message, choice, session, json_out, frames)
+    request = RunRequest(
+        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity
+    )
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package

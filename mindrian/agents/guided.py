@@ -6,8 +6,10 @@ requirements whose resumption goes through Agno's own run store and its
 can go back, and must resume in another process is simpler and more
 predictable as our own loop. So the steps are built as an Agno ``Workflow``
 (``agent`` returns it: one ``Step`` with its own ``Agent`` per step) and this
-module drives those step agents one by one, saving progress as a JSON file
-after every move.
+module drives those step agents one by one. ``start``/``respond`` save the
+progress as a JSON file after every move; ``begin``/``advance`` make the same
+moves on progress the caller keeps (AgentOS sessions, see
+:mod:`mindrian.agents.served`).
 
 Where the user's answer leads is read from the agent's thought graph
 (:func:`mindrian.workflow.agent_workflow`: the package's ``workflow.dot``, else
@@ -193,7 +195,6 @@ class GuidedAgent(MindrianAgent):
 
     async def start(self, task: str, *, session_id: str) -> AgentReply:
         """Begin a session: run the first step and pause for the user."""
-        self._offered(0)  # a drawing that does not fit the steps fails before any model call
         existing = self.load_progress(session_id)
         if existing is not None and not existing.finished(len(self.steps)):
             raise AgentRunError(
@@ -205,7 +206,7 @@ class GuidedAgent(MindrianAgent):
         return reply
 
     async def respond(self, session_id: str, answer: str) -> AgentReply:
-        """Take the user's answer to the step shown: text, ``back`` or ``skip``."""
+        """Take the user's answer to the step shown: text, ``back``, ``redo`` or ``skip``."""
         progress = self.load_progress(session_id)
         if progress is None:
             raise AgentRunError(f"no guided session {session_id!r} to continue")
@@ -217,13 +218,14 @@ class GuidedAgent(MindrianAgent):
 
     async def begin(self, task: str, *, session_id: str) -> tuple[GuidedProgress, AgentReply]:
         """Run the first step of a new session; returns the progress to keep and the reply."""
+        self._offered(0)  # a drawing that does not fit the steps fails before any model call
         fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
         return await self._run_current(fresh)
 
     async def advance(
         self, progress: GuidedProgress, answer: str
     ) -> tuple[GuidedProgress, AgentReply]:
-        """Apply an answer (text, ``back`` or ``skip``); returns the new progress and the reply."""
+        """Apply an answer: text, ``back``, ``redo`` or ``skip``; returns new progress and reply."""
         if progress.finished(len(self.steps)):
             raise AgentRunError(f"guided session {progress.session_id!r} is already finished")
         command = answer.strip().lower()
@@ -339,6 +341,12 @@ class GuidedAgent(MindrianAgent):
             awaiting_input=True,
             prompt_for_user=question,
         )
+
+    def current_reply(self, progress: GuidedProgress) -> AgentReply:
+        """What the session shows now: the waiting step and its question, or the final reply."""
+        if progress.finished(len(self.steps)):
+            return self.final_reply(progress)
+        return self._paused_reply(progress)
 
     def final_reply(self, progress: GuidedProgress) -> AgentReply:
         """The reply of a finished session: the last answered step, with every step as partials."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
+from copy import copy
 from time import time
 from typing import Any, ClassVar
 
@@ -68,6 +69,11 @@ class ServedAgent(BaseExternalAgent):
 
     _sdk_name: ClassVar[str] = "mindrian"
     _supports_output_schema: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._paused_runs: set[str] = set()
+        """Runs that ended waiting for the user, until their stream's terminal event is sent."""
 
     @classmethod
     def of(cls, agent: MindrianAgent, *, db: Any = None) -> ServedAgent:
@@ -119,9 +125,32 @@ class ServedAgent(BaseExternalAgent):
 
             yield ExternalRunStructuredOutputEvent(structured_output=result.structured_output)
 
+    def _get_history_from_session(
+        self, session: AgentSession, exclude_run_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        # A failed or refused run's error text is not something the agent said.
+        answered = copy(session)
+        answered.runs = [r for r in session.runs or [] if r.status == RunStatus.completed]
+        return super()._get_history_from_session(answered, exclude_run_id=exclude_run_id)
+
     def _annotate_run_output(self, run: RunOutput, run_state: dict[str, Any]) -> None:
         if run_state.get(_PAUSED) and run.status == RunStatus.completed:
             run.status = RunStatus.paused
+            self._paused_runs.add(run.run_id or "")
+
+    async def _arun_stream(self, input: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        # Agno ends every successful stream with RunCompleted; a paused run ends with RunPaused.
+        async for event in super()._arun_stream(input, **kwargs):
+            if isinstance(event, RunCompletedEvent) and event.run_id in self._paused_runs:
+                self._paused_runs.discard(event.run_id)
+                event = RunPausedEvent(
+                    run_id=event.run_id,
+                    session_id=event.session_id,
+                    agent_id=event.agent_id,
+                    agent_name=event.agent_name,
+                    content=event.content,
+                )
+            yield event
 
     async def _guided_turn(
         self,

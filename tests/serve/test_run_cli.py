@@ -12,6 +12,8 @@ import pytest
 from http_server import ROOT
 from model_scripts import GOOD_PWS, write_script
 
+pytestmark = pytest.mark.slow  # mindrian serve / run processes
+
 
 def mindrian_run(
     *args: str, state: Path, stdin: str = "", cwd: Path = ROOT
@@ -55,9 +57,24 @@ def test_a_schema_breaking_answer_exits_1_with_a_clear_message(tmp_path: Path) -
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == (
-        "error: pws-validation: output did not match schema: PwsValidationOutput: scores: "
-        "Value error, scores must be exactly ['business', 'people', 'problem', 'solution']; "
-        "missing ['people'], unknown []\n"
+        "error: pws-validation: output did not match schema: PwsValidationOutput: "
+        "scores.problem: Input should be less than or equal to 25; scores.people: Field required\n"
+    )
+
+
+def test_an_agent_refuses_a_problem_stated_as_unclear(tmp_path: Path) -> None:
+    done = mindrian_run(
+        "pws-validation",
+        "Validate",
+        "--clarity",
+        "0.2",
+        "--model",
+        "scripted:examples/pws.yaml",
+        state=tmp_path,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "error: pws-validation: needs_clarification: problem clarity 0.20 is below the 0.6"
     )
 
 
@@ -74,7 +91,8 @@ def test_json_prints_the_handoff_result(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert result["success"] is True
     assert result["from_agent"] == "pws-validation"
-    assert result["scores"] == GOOD_PWS["json"]["scores"]
+    pillars = GOOD_PWS["json"]["scores"]
+    assert {name: result["scores"][name] for name in pillars} == pillars
     assert result["output_format"] == "structured"
 
 

@@ -20,6 +20,8 @@ from mindrian.testing.postgres import (
     throwaway_cluster,
 )
 
+pytestmark = pytest.mark.slow  # mindrian serve / run processes
+
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:

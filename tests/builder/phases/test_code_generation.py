@@ -5,6 +5,7 @@ from __future__ import annotations
 import keyword
 import os
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +239,9 @@ def test_hostile_text_compiles_passes_and_stays_verbatim(
     )  # skill text reaches Python only as data files or escaped literals
     for path in package.rglob("*.py"):
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    # pyproject.toml carries the description as a TOML string, whatever it holds.
+    project = tomllib.loads((package / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["description"] == f"Description: {HOSTILE}"
     if (package / "workflow.dot").exists():
         from mindrian.workflow import parse
 

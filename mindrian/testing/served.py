@@ -1,0 +1,78 @@
+"""``mindrian serve`` in a subprocess on 127.0.0.1, for tests and benchmarks over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["free_port", "serve_process"]
+
+#: Seconds a server may take to answer /health (imports and AgentOS set-up on a busy machine).
+START_TIMEOUT_SECONDS = 120.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serve_process(
+    args: Sequence[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """``mindrian serve ARGS --port FREE`` from ``cwd`` until the block ends; yields its base URL.
+
+    Output goes to ``log``; an exit or no answer on ``/health`` in time fails
+    with that log. The process is stopped (SIGTERM, then SIGKILL) at the end.
+    """
+    port = free_port()
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "builder", "serve", "--port", str(port), *args],
+            cwd=cwd,
+            env={**os.environ, "PYTHONPATH": str(cwd), **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, process, log)
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"mindrian serve exited with {process.returncode}:\n{log.read_text()}"
+            )
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(
+        f"mindrian serve did not answer within {START_TIMEOUT_SECONDS}s:\n{log.read_text()}"
+    )
