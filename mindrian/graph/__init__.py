@@ -12,7 +12,6 @@ from mindrian.graph.base import (
     GraphCounts,
     Registry,
     Selection,
-    Usage,
 )
 from mindrian.graph.embedded import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry
 from mindrian.graph.errors import GraphError
@@ -37,7 +36,6 @@ __all__ = [
     "Neo4jRegistry",
     "Registry",
     "Selection",
-    "Usage",
     "dump_registry_yaml",
     "load_registry_yaml",
     "open_registry",

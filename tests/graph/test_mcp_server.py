@@ -72,8 +72,8 @@ def test_select_returns_scored_frameworks(exchange: tuple[Any, ...]) -> None:
     _, _, (full, limited, _, _) = exchange
     assert not full.is_error
     chosen = full.structured_content["frameworks"]
-    assert [c["id"] for c in chosen] == ["minto", "scenario", "csio", "trending", "pws"]
-    assert [c["score"] for c in chosen] == pytest.approx([1.0, 1.0, 0.6, 0.4, 0.36])
+    assert [c["id"] for c in chosen] == ["minto", "scenario", "csio", "pws", "trending"]
+    assert [c["score"] for c in chosen] == pytest.approx([1.27, 1.09, 0.6, 0.4, 0.4])
     assert [c["id"] for c in limited.structured_content["frameworks"]] == ["csio"]
 
 

@@ -37,8 +37,7 @@ def project(tmp_path: Path) -> Path:
 
 # --- select -------------------------------------------------------------------
 
-#: Fixture scores worked out by hand: 0.6 for a trigger (+0.1 per further one), 0.4 x the
-#: GOOD_FOR confidence of a problem type, 0.3 x weight of CHAINS_TO from --previous to the candidate.
+#: Fixture scores worked out by hand: 0.6 trigger + 0.4 problem type + 0.3 x weight of CHAINS_TO to --previous.
 SELECTIONS = {
     "trigger only, ties by id": (
         ["--trigger", "validate"],
@@ -50,23 +49,22 @@ SELECTIONS = {
     ),
     "trigger, problem type and previous": (
         ["--trigger", "validate", "--problem-type", "decision", "--previous", "pws-validation"],
-        # devil-advocate 0.6+0.4+0.3*0.8 (pws-validation chains to it); pws-validation 0.6+0.4;
-        # lean-canvas 0.6: it chains *to* pws-validation, which earns nothing.
+        # devil-advocate 0.6+0.4+0.3*0.6; pws-validation 0.6+0.4; lean-canvas 0.6+0.3*0.4; jtbd chains to
+        # pws-validation but matches nothing, so it is not a candidate.
         [
-            ("devil-advocate", "Devil's Advocate", "1.240"),
+            ("devil-advocate", "Devil's Advocate", "1.180"),
             ("pws-validation", "PWS Validation", "1.000"),
-            ("lean-canvas", "Lean Canvas", "0.600"),
+            ("lean-canvas", "Lean Canvas", "0.720"),
         ],
     ),
     "problem type only, limit": (
         ["--problem-type", "market", "--limit", "1"],
-        # lean-canvas 0.4*1.0 above jtbd 0.4*0.8
-        [("lean-canvas", "Lean Canvas", "0.400")],
+        [("jtbd", "Jobs To Be Done", "0.400")],
     ),
-    "previous boosts its successors": (
+    "previous adds to every match": (
         ["-t", "scqa", "-t", "market", "--previous", "pws-validation"],
-        # jtbd 0.6+0.3*0.7 (pws-validation chains to jtbd); minto-pyramid 0.6
-        [("jtbd", "Jobs To Be Done", "0.810"), ("minto-pyramid", "Minto Pyramid", "0.600")],
+        # jtbd 0.6+0.3*0.5=0.75; minto-pyramid 0.6+0.3*0.9=0.87
+        [("minto-pyramid", "Minto Pyramid", "0.870"), ("jtbd", "Jobs To Be Done", "0.750")],
     ),
 }
 
@@ -123,9 +121,9 @@ def test_select_json(cli, project: Path) -> None:
         5,
     )
     assert [(r["rank"], r["id"], r["score"]) for r in document["results"]] == [
-        (1, "devil-advocate", pytest.approx(1.24)),
+        (1, "devil-advocate", pytest.approx(1.18)),
         (2, "pws-validation", pytest.approx(1.0)),
-        (3, "lean-canvas", pytest.approx(0.6)),
+        (3, "lean-canvas", pytest.approx(0.72)),
     ]
 
 
