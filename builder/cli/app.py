@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -55,7 +55,7 @@ app = typer.Typer(
     help=(
         "Compile SKILL.md files into Agno agent packages.\n\n"
         "Exit status: 0 success, 1 invalid input or failed check, 2 usage error, "
-        "3 internal error (rerun with --debug for the traceback)."
+        "3 internal error (rerun as mindrian --debug COMMAND … for the traceback)."
     ),
     epilog="Run 'mindrian COMMAND --help' for a command's options and examples.",
     no_args_is_help=True,
@@ -877,24 +877,26 @@ def _dispatch(args: list[str], state: _State) -> int:
     except Exception as error:
         from builder.pipeline.report import (
             EXIT_INTERNAL,
-            INTERNAL_CODE,
-            Problem,
             exit_code_of,
             graph_problem,
-            internal_error_line,
+            internal_problem,
         )
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
             problem = graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),))
             return _fail(state, problem, problem.render())
-        line = internal_error_line(error)
-        problem = Problem(
-            INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL
-        )
+        problem = internal_problem(error, _command_name(command, args))
+        line = f"internal error: {problem.message}"
         if state.debug:
             traceback.print_exc()
         return _fail(state, problem, None if state.debug else line)
     return result if isinstance(result, int) else 0
+
+
+def _command_name(group: Any, args: Sequence[str]) -> str:
+    """The subcommand ``args`` name (``build``), for the ``--debug`` hint; empty when none does."""
+    commands = getattr(group, "commands", {})
+    return next((a for a in args if a in commands), "")
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:

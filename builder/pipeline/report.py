@@ -54,6 +54,7 @@ __all__ = [
     "explain_text",
     "graph_problem",
     "internal_error_line",
+    "internal_problem",
     "key_decisions",
     "phase_frame",
     "problem_of",
@@ -212,11 +213,22 @@ def check_failure(number: int, phase: str, check: CheckResult) -> Problem:
     )
 
 
-def internal_error_line(error: BaseException) -> str:
-    """The single line shown for a bug when ``--debug`` is off."""
+def internal_error_line(error: BaseException, command: str = "") -> str:
+    """The single line shown for a bug when ``--debug`` is off.
+
+    ``--debug`` is an option of ``mindrian`` itself, before the command, so the hint
+    spells the whole command line (``mindrian --debug build …``).
+    """
     detail = str(error).strip().splitlines()
     text = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
-    return f"internal error: {text} (run with --debug for the traceback)"
+    rerun = " ".join(("mindrian --debug", *([command, "…"] if command else [])))
+    return f"internal error: {text} (rerun as `{rerun}` for the traceback)"
+
+
+def internal_problem(error: BaseException, command: str = "") -> Problem:
+    """A bug as the problem of one skill or command: code I001, exit status 3."""
+    line = internal_error_line(error, command)
+    return Problem(INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL)
 
 
 def progress_line(report: PhaseReport, total: int, *, timings: bool = False) -> str:
