@@ -95,3 +95,9 @@ def test_same_text_same_terms_and_nothing_from_nothing() -> None:
     )
     assert extract_terms("") == ()
     assert extract_terms("is it the one?") == ()
+
+
+def test_a_stop_word_is_not_kept_as_its_singular() -> None:
+    # "does" and "has" are stop-words; singularised first, "does" would survive as "doe".
+    assert extract_terms("it does what it says") == ("say",)
+    assert extract_terms("Does one thing well") == ("thing", "well")
