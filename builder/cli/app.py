@@ -264,6 +264,7 @@ def build(
         from_phase=from_phase,
         until_phase=until_phase,
         force=force,
+        debug=ctx.ensure_object(_State).debug,
     )
     config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
     return _run_batch(
@@ -729,7 +730,9 @@ def register(
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
     out_dir = (out or root / "generated").absolute()
-    options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
+    options = _batch_options(
+        root, out_dir, checkpoints, jobs, reregister=True, debug=ctx.ensure_object(_State).debug
+    )
     config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
     return _run_batch(
         root,

@@ -24,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -90,6 +92,8 @@ class BatchOptions:
     """``--force``."""
     reregister: bool = False
     """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are cached or rebuilt as usual."""
+    debug: bool = False
+    """``mindrian --debug``: an internal error's traceback goes to stderr before the batch goes on."""
 
 
 def default_jobs() -> int:
@@ -256,6 +260,8 @@ def _finish(
     try:
         report = _complete(target, early, config, options, hear, loader, stop)
     except Exception as error:  # a bug while building one skill fails that skill, not the batch
+        if options.debug:
+            traceback.print_exception(error, file=sys.stderr)
         report = _internal_failure(target, error)
     hear.finished(report)
     return report

@@ -212,14 +212,26 @@ def test_an_unexpected_exception_is_one_line_without_debug(cli, project: Path, m
     monkeypatch.setattr("builder.pipeline.runner.build", crash)
     plain = cli(["build", "skills/demo"], project)
     assert plain.code == 3
-    assert (
-        plain.err.splitlines()[-1]
-        == "internal error: RuntimeError: boom (run with --debug for the traceback)"
+    assert plain.err.splitlines()[-1] == (
+        "skills/demo/SKILL.md: error[I001]: RuntimeError: boom "
+        "(rerun as `mindrian --debug build …` for the traceback)"
     )
     assert "Traceback" not in plain.err
     debug = cli(["--debug", "build", "skills/demo"], project)
     assert debug.code == 3
     assert "Traceback (most recent call last)" in debug.err and "RuntimeError: boom" in debug.err
+
+
+def test_the_debug_hint_names_the_command_that_failed(cli, project: Path, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("builder.pipeline.checkpoints.CheckpointStore.load_all", crash)
+    result = cli(["explain", "demo"], project)
+    assert result.code == 3
+    assert result.err.splitlines()[-1] == (
+        "internal error: RuntimeError: boom (rerun as `mindrian --debug explain …` for the traceback)"
+    )
 
 
 def test_explain_shows_checks_warnings_and_decisions(cli, project: Path, monkeypatch):
