@@ -499,6 +499,48 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 
 
 @app.command(
+    name="fmt",
+    epilog="Examples:\n\n\b\n  mindrian fmt skills\n  mindrian fmt --check skills/pws/SKILL.md\n",
+)
+def fmt_command(
+    paths: _PathsArg = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Change nothing; exit 1 when a file would be reformatted."),
+    ] = False,
+    quiet: _QuietOpt = False,
+) -> int:
+    """Move Mindrian fields under metadata.mindrian, in block style, keeping comments and order.
+
+    The skill then stays a valid Agent Skill (agentskills validate) and builds
+    the same agent. Folders are searched for SKILL.md files. Prints 'formatted
+    PATH' (or 'would reformat PATH' with --check) for each file that changes.
+    """
+    from builder.pipeline.errors import UsageError
+    from builder.skill.fmt import FormatError, format_file, skill_files
+
+    if not paths:
+        raise UsageError("give at least one SKILL.md file or folder", code="U005")
+    files = skill_files(paths)
+    missing = [p for p in files if not p.is_file()]
+    if missing:
+        raise UsageError(f"no such SKILL.md: {missing[0]}", code="U005")
+    status = 0
+    for path in files:
+        try:
+            result = format_file(path, write=not check)
+        except FormatError as error:
+            _err(error.render())
+            status = 1
+            continue
+        if result.changed:
+            status = max(status, 1 if check else 0)
+            if not quiet:
+                _err(f"{'would reformat' if check else 'formatted'} {path}")
+    return status
+
+
+@app.command(
     epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
 )
 def explain(

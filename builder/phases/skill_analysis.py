@@ -111,8 +111,9 @@ STANDARD_KEYS: tuple[str, ...] = (
 )
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
-    "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs", "chains_to",
-    "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents", "phases", "scores",
+    "id", "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs",
+    "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents",
+    "phases", "scores",
 )  # fmt: skip
 #: Where nested Mindrian fields live.
 NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
@@ -732,7 +733,13 @@ def _sha256(data: bytes) -> str:
 
 def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     data = doc.fm.data
-    normalised_id = _normalised(doc, data["name"], ("name",), "name")
+    # ``id`` lets a skill keep its agent id when ``name`` must match its folder (Agent Skills).
+    explicit_id = doc.pick(("id",))
+    normalised_id = (
+        _normalised(doc, explicit_id[0], explicit_id[1], "id")
+        if explicit_id
+        else _normalised(doc, data["name"], ("name",), "name")
+    )
     agent_type = _type(doc)
     sections = find_sections(doc.fm.body, doc.fm.body_line)
     dimensions, bands = _scores(doc)

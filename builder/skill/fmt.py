@@ -1,0 +1,171 @@
+"""``mindrian fmt``: Mindrian fields under ``metadata.mindrian``, so a skill stays an Agent Skill.
+
+The Agent Skills standard allows only ``name``, ``description``, ``license``,
+``allowed-tools``, ``metadata`` and ``compatibility`` at the top level, and its
+reference validator (``agentskills validate``, strictyaml) rejects flow-style
+collections (``[a, b]``). :func:`format_skill` rewrites the front matter with a
+ruamel.yaml round trip that
+
+* moves every top-level Mindrian field (:data:`~builder.phases.skill_analysis.MINDRIAN_KEYS`)
+  to the end of ``metadata.mindrian``, in its order, with the comments attached to it;
+* turns flow-style mappings and lists into block style;
+* keeps everything else (other keys, comments, quoting, the body) as written.
+
+The values are unchanged, so phase 1 reads the same skill: the build output
+differs only in the source digest and in the line numbers it quotes. Formatting
+formatted text changes nothing. A field set both at the top level and under
+``metadata.mindrian`` is not guessed at: :class:`FormatError` names both lines.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder.phases.skill_analysis import MINDRIAN_KEYS
+from builder.pipeline.errors import SkillError, SourceLocation
+
+__all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
+
+_DELIMITER = "---"
+
+
+class FormatError(SkillError):
+    """A SKILL.md that fmt cannot rewrite without guessing (code F001, located)."""
+
+    def __init__(self, message: str, path: str, line: int) -> None:
+        super().__init__(message, location=SourceLocation(path, line), code="F001")
+
+
+@dataclass(frozen=True)
+class FormatResult:
+    """The outcome of formatting one file."""
+
+    path: Path
+    """The SKILL.md."""
+    changed: bool
+    """Whether formatting changes its text."""
+    moved: tuple[str, ...]
+    """The top-level keys moved under ``metadata.mindrian``, in order."""
+
+
+def skill_files(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """SKILL.md files named directly, or found (sorted) under the folders named."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.rglob("SKILL.md"), key=lambda p: p.as_posix()))
+        else:
+            found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def format_file(path: Path, *, write: bool) -> FormatResult:
+    """Format one SKILL.md; rewrite it only when ``write`` and the text changes."""
+    try:
+        original = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FormatError(f"not UTF-8 (byte {error.start})", str(path), 0) from None
+    formatted, moved = format_skill(original, str(path))
+    changed = formatted != original
+    if changed and write:
+        path.write_bytes(formatted.encode("utf-8"))
+    return FormatResult(path, changed, moved)
+
+
+def format_skill(text: str, path: str = "SKILL.md") -> tuple[str, tuple[str, ...]]:
+    """The formatted text of a SKILL.md and the keys moved; see the module docstring."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.replace("\r\n", "\n").split("\n")
+    bom = lines[0][:1] == "\ufeff"
+    if lines[0].lstrip("\ufeff").rstrip() != _DELIMITER:
+        raise FormatError("no front matter (the first line is not '---')", path, 1)
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == _DELIMITER), None)
+    if close is None:
+        raise FormatError("the front matter is not closed by a '---' line", path, 1)
+    data = _load("\n".join(lines[1:close]) + "\n", path)
+    moved = _move(data, path)
+    _block_style(data)
+    out = io.StringIO()
+    _yaml().dump(data, out)
+    head = ("\ufeff" if bom else "") + _DELIMITER
+    result = "\n".join([head, *out.getvalue().rstrip("\n").split("\n"), *lines[close:]])
+    return result.replace("\n", newline), moved
+
+
+def _load(front: str, path: str) -> Any:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _yaml().load(front)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 2 if mark is not None else 2
+        raise FormatError(f"YAML error: {error.problem or error}", path, line) from None
+    except YAMLError as error:
+        raise FormatError(f"YAML error: {error}", path, 2) from None
+    if not isinstance(data, dict):
+        raise FormatError("the front matter is not a mapping", path, 2)
+    return data
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never re-wrap a long description
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def _move(data: Any, path: str) -> tuple[str, ...]:
+    """Move top-level Mindrian keys to the end of ``metadata.mindrian``; the keys moved."""
+    from ruamel.yaml.comments import CommentedMap
+
+    keys = [k for k in data if k in MINDRIAN_KEYS]
+    if not keys:
+        return ()
+    metadata = data.get("metadata")
+    if metadata is None:
+        metadata = data["metadata"] = CommentedMap()
+    if not isinstance(metadata, dict):
+        raise FormatError("metadata is not a mapping", path, _line(data, "metadata"))
+    nested = metadata.get("mindrian")
+    if nested is None:
+        nested = metadata["mindrian"] = CommentedMap()
+    if not isinstance(nested, dict):
+        raise FormatError("metadata.mindrian is not a mapping", path, _line(metadata, "mindrian"))
+    for key in keys:
+        if key in nested:
+            raise FormatError(
+                f"{key} is set here and as metadata.mindrian.{key} (line {_line(nested, key)}); "
+                "keep one, then run mindrian fmt again",
+                path,
+                _line(data, key),
+            )
+        comment = data.ca.items.pop(key, None)
+        nested[key] = data.pop(key)
+        if comment is not None:
+            nested.ca.items[key] = comment
+    return tuple(keys)
+
+
+def _line(mapping: Any, key: str) -> int:
+    """1-based line of ``key`` in the front matter's file (the front matter starts on line 2)."""
+    return int(mapping.lc.key(key)[0]) + 2
+
+
+def _block_style(node: Any) -> None:
+    """Every mapping and list in block style (agentskills' strictyaml rejects flow style)."""
+    if isinstance(node, dict):
+        node.fa.set_block_style()
+        for value in node.values():
+            _block_style(value)
+    elif isinstance(node, list):
+        node.fa.set_block_style()
+        for item in node:
+            _block_style(item)
