@@ -31,6 +31,8 @@ from builder.pipeline.errors import SkillError, SourceLocation
 __all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
 
 _DELIMITER = "---"
+#: How much deeper a key sits under ``metadata.mindrian`` than at the top level.
+_NESTED_INDENT = 4
 
 
 class FormatError(SkillError):
@@ -150,8 +152,16 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
         comment = data.ca.items.pop(key, None)
         nested[key] = data.pop(key)
         if comment is not None:
-            nested.ca.items[key] = comment
+            nested.ca.items[key] = _indented(comment, _NESTED_INDENT)
     return tuple(keys)
+
+
+def _indented(comment: list[Any], columns: int) -> list[Any]:
+    """A key's comment tokens moved right by ``columns``, so an end-of-line comment keeps its gap."""
+    for token in comment:
+        if token is not None and hasattr(token, "column") and token.column is not None:
+            token.column += columns
+    return comment
 
 
 def _line(mapping: Any, key: str) -> int:

@@ -661,3 +661,11 @@ def test_a_near_miss_type_is_an_error_with_did_you_mean(typo: str, nearest: str)
     assert err.value.code == "S204"
     assert f"(did you mean {nearest!r}?)" in err.value.message
     assert err.value.location.line == 4
+
+
+def test_metadata_mindrian_id_overrides_the_id_from_the_name() -> None:
+    d = definition("metadata:\n  mindrian:\n    id: Sample Checker\n")
+    assert (d.name, d.id, d.identifier) == ("Sample", "sample-checker", "sample_checker")
+    with pytest.raises(SkillError) as err:
+        definition("metadata:\n  mindrian:\n    id: ../escape\n")
+    assert (err.value.code, err.value.location.line) == ("S203", 6)
