@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from builder import __version__
+from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 
 if TYPE_CHECKING:
@@ -542,6 +543,7 @@ def fmt_command(
 
 @app.command(
     epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    "  mindrian explain larry --prompt\n"
 )
 def explain(
     agent_id: Annotated[
@@ -558,8 +560,20 @@ def explain(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
     ] = False,
+    prompt: Annotated[
+        bool,
+        typer.Option(
+            "--prompt",
+            help="Print the exact system prompt of every model acting for the agent, "
+            "from its generated package (run offline with scripted models).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Generated packages [default: generated/]."),
+    ] = None,
 ) -> int:
-    """Show what each phase decided for an agent, from its checkpoints."""
+    """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
@@ -568,6 +582,8 @@ def explain(
         raise UsageError(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
+    if prompt:
+        return _explain_prompt(agent_id, out or project_root(Path.cwd()) / "generated")
     folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
@@ -577,6 +593,23 @@ def explain(
     typer.echo(
         explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
     )
+    return 0
+
+
+def _explain_prompt(agent_id: str, out: Path) -> int:
+    from builder.pipeline.errors import PipelineError
+    from mindrian.testing.prompts import (
+        PackageNotFoundError,
+        agent_class_of,
+        render_prompts,
+        system_prompts,
+    )
+
+    try:
+        agent_class = agent_class_of(out, agent_id)
+    except PackageNotFoundError as exc:
+        raise PipelineError(f"{exc}; build its SKILL.md first", code="P010") from None
+    typer.echo(render_prompts(system_prompts(agent_class)), nl=False)
     return 0
 
 
@@ -603,6 +636,7 @@ _EXAMPLES_SELECT = """\
 Examples:
 
 \b
+  mindrian select "is my startup idea worth building?"
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
@@ -612,6 +646,14 @@ Examples:
 
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SENTENCE]",
+            help="The context in the user's words; triggers and problem types sharing a term "
+            "with it count as given (instead of --trigger).",
+        ),
+    ] = None,
     triggers: Annotated[
         list[str] | None,
         typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable)."),
@@ -635,24 +677,39 @@ def select(
 ) -> int:
     """Rank the registered frameworks for a context with the selection query.
 
-    Score: 0.6 for a trigger match + 0.4 for a problem-type match + 0.3 x the
-    weight of CHAINS_TO from the framework to the --previous ones; ties by id.
+    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
+    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
+    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
+    rate - 0.5) from recorded usage; ties by id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
 
-    if not triggers and not problem_types:
-        raise UsageError("give at least one --trigger or --problem-type", code="U005")
+    if text is not None and triggers:
+        raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if not text and not triggers and not problem_types:
+        raise UsageError(
+            "give a sentence, or at least one --trigger or --problem-type", code="U005"
+        )
     root = project_root(Path.cwd())
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
-        found = graph.select(triggers or (), problem_types or (), previous or (), limit)
+        if text:
+            found = graph.select_text(text, problem_types or (), previous or (), limit)
+        else:
+            found = graph.select(triggers or (), problem_types or (), previous or (), limit)
     if json_out:
         typer.echo(
             select_json(
-                found, opened.where, triggers or (), problem_types or (), previous or (), limit
+                found,
+                opened.where,
+                triggers or (),
+                problem_types or (),
+                previous or (),
+                limit,
+                text=text,
             )
         )
     elif found:
@@ -670,6 +727,7 @@ graph_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(graph_app)
+app.add_typer(workflow_app)
 
 _EXAMPLES_EXPORT = """\
 Examples:
@@ -953,3 +1011,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
         _frame(error_frame(problem))
     return problem.exit_code
+
+
+from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
+
+register_run_commands(app)

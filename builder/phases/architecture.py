@@ -7,14 +7,14 @@ inference rule that matches; the model is the skill's ``provider:model_id``
 the configuration. The body is split into verbatim blocks so no text is lost.
 
 Inference never picks a type whose structure is absent (a team needs two
-sub-agents, a workflow one step); an explicit type without it is error A006,
+sub-agents, a workflow one step); an explicit type without it is error A007,
 located at the ``type`` field, rather than a crash when the package is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
@@ -27,6 +27,7 @@ from builder.skill.spec import (
     InstructionSet,
     ModelConfig,
 )
+from mindrian.agents.models import ModelSettings, configured_model, unsupported_settings
 
 __all__ = [
     "GENERATION_DEFAULTS",
@@ -96,7 +97,7 @@ def _explicit(d: SkillDefinition) -> TypeDecision | None:
 
 
 def _require_structure(d: SkillDefinition) -> None:
-    """Error A006 when an explicit type lacks its structure (team members, workflow steps)."""
+    """Error A007 when an explicit type lacks its structure (team members, workflow steps)."""
     if d.type == "collaborative" and len(d.sub_agents) < 2:
         missing = (
             f"at least two sub-agents, found {len(d.sub_agents)}: add metadata.mindrian.sub_agents "
@@ -112,7 +113,7 @@ def _require_structure(d: SkillDefinition) -> None:
     raise ArchitectureError(
         f"type {d.type} needs {missing}",
         location=_location(d, "type", "metadata.mindrian.type"),
-        code="A006",
+        code="A007",
     )
 
 
@@ -227,7 +228,9 @@ def _location(definition: SkillDefinition, *paths: str) -> SourceLocation:
     return SourceLocation(definition.source_path, field_line(definition, *paths))
 
 
-def _model(definition: SkillDefinition, agent_type: str, models: Mapping[str, str]) -> ModelConfig:
+def _model(
+    definition: SkillDefinition, agent_type: str, models: Mapping[str, str]
+) -> tuple[ModelConfig, tuple[str, ...]]:
     if definition.model:
         text, source = definition.model, "skill"
         location = _location(definition, "model", "metadata.mindrian.model")
@@ -242,15 +245,56 @@ def _model(definition: SkillDefinition, agent_type: str, models: Mapping[str, st
         location = SourceLocation("pyproject.toml")
     provider, model_id = resolve_model(text, location=location)
     gen = GENERATION_DEFAULTS[agent_type]
-    return ModelConfig(
+    settings, notes = applicable_settings(
+        provider,
+        ModelSettings(gen.temperature, gen.max_tokens, gen.thinking_budget),
+    )
+    if not notes:
+        _check_model_takes(f"{provider}:{model_id}", settings, location)
+    config = ModelConfig(
         provider=provider,
         model_id=model_id,
         string=f"{provider}:{model_id}",
         source=source,
-        temperature=gen.temperature,
-        max_tokens=gen.max_tokens,
-        thinking_budget=gen.thinking_budget,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens or gen.max_tokens,
+        thinking_budget=settings.thinking_budget,
     )
+    return config, notes
+
+
+def _check_model_takes(string: str, settings: ModelSettings, location: SourceLocation) -> None:
+    """Build the Agno model once with ``settings``, so the provider's own checks fail the build."""
+    try:
+        configured_model(string, settings)
+    except ValueError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ArchitectureError(
+            f"model {string!r} cannot run with {settings}: {first}", location=location, code="A006"
+        ) from None
+
+
+def applicable_settings(
+    provider: str, settings: ModelSettings
+) -> tuple[ModelSettings, tuple[str, ...]]:
+    """``settings`` less those ``provider``'s Agno model has no field for, with a warning each.
+
+    The runtime refuses a setting it cannot apply, so one left in the spec would
+    fail every run; leaving it out here, with the warning recorded, is the honest
+    alternative. A provider whose SDK is not installed cannot be inspected: its
+    settings are kept and the warning says so.
+    """
+    try:
+        missing = unsupported_settings(provider, settings)
+    except ImportError as exc:
+        note = f"model settings not checked: provider {provider!r} is not importable ({exc})"
+        return settings, (note,)
+    dropped = {name: None for name in missing}
+    notes = tuple(
+        f"{name}={getattr(settings, name)} is not applied: Agno's {provider} model lacks the field"
+        for name in missing
+    )
+    return replace(settings, **dropped), notes
 
 
 def _line_starts(body: str) -> list[int]:
@@ -302,10 +346,8 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
 
 def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
     """Instructions from the whole body plus reference elements; nothing is dropped."""
-    description = " ".join(definition.description.split())
-    system_prompt = (
-        f"You are {definition.name}, a Mindrian {agent_type} agent. {description}".strip()
-    )
+    # The description is not repeated here: the runtime gives it to Agno as the agent's description.
+    system_prompt = f"You are {definition.name}, a Mindrian {agent_type} agent."
     elements = tuple(
         InstructionElement(name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest)
         for r in definition.references
@@ -340,7 +382,7 @@ class ArchitecturePhase:
         """Build the partial AgentSpec; raise ArchitectureError for unusable input."""
         d = _definition(inputs)
         decision = decide_type(d)
-        model = _model(d, decision.type, inputs.config.models)
+        model, model_notes = _model(d, decision.type, inputs.config.models)
         spec = AgentSpec(
             id=d.id,
             identifier=d.identifier,
@@ -360,6 +402,7 @@ class ArchitecturePhase:
             score_bands=d.score_bands,
             triggers=d.triggers,
             problem_types=d.problem_types,
+            good_for=d.good_for,
             chains_to=d.chains_to,
             metadata=d.metadata,
         )
@@ -371,7 +414,7 @@ class ArchitecturePhase:
             ),
             CheckResult("model_selected", True, f"{model.string} from the {model.source}"),
         )
-        return PhaseResult(output=spec, checks=checks)
+        return PhaseResult(output=spec, checks=checks, warnings=model_notes)
 
 
 #: The phase object the runner loads.

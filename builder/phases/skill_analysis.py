@@ -111,9 +111,9 @@ STANDARD_KEYS: tuple[str, ...] = (
 )
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
-    "id", "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs",
-    "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents",
-    "phases", "scores",
+    "id", "type", "version", "model", "tone", "triggers", "problem_types", "good_for", "inputs",
+    "outputs", "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff",
+    "sub_agents", "phases", "scores",
 )  # fmt: skip
 #: Where nested Mindrian fields live.
 NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
@@ -448,6 +448,22 @@ def _chains(doc: _Doc) -> tuple[ChainTarget, ...]:
     return tuple(chains)
 
 
+def _good_for(doc: _Doc, problem_types: tuple[str, ...]) -> dict[str, float]:
+    found = doc.pick(("good_for",))
+    if found is None:
+        return {}
+    rated, key_path = found
+    for name in rated:
+        if name not in problem_types:
+            listed = ", ".join(problem_types) or "none"
+            raise doc.fail(
+                "S208",
+                (*key_path, name),
+                f"good_for rates {name!r}, which is not one of the problem_types ({listed})",
+            )
+    return {name: float(rated[name]) for name in sorted(rated)}
+
+
 def _mcp_servers(doc: _Doc) -> tuple[McpServerRequest, ...]:
     found = doc.pick(("mcp_tools",), ("tools", "mcp_servers"))
     if found is None:
@@ -767,6 +783,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         triggers=triggers,
         inferred_triggers=inferred_triggers,
         problem_types=_words(problem_types[0]) if problem_types else (),
+        good_for=_good_for(doc, _words(problem_types[0]) if problem_types else ()),
         inputs=_fields(doc, "inputs"),
         outputs=_fields(doc, "outputs"),
         chains_to=_chains(doc),

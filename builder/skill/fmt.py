@@ -8,6 +8,8 @@ ruamel.yaml round trip that
 
 * moves every top-level Mindrian field (:data:`~builder.phases.skill_analysis.MINDRIAN_KEYS`)
   to the end of ``metadata.mindrian``, in its order, with the comments attached to it;
+* moves any other non-standard top-level key (a host's ``when_to_use``, a ``synthesizer``)
+  into ``metadata``, before ``mindrian``: phase 1 keeps both places in the same metadata;
 * turns flow-style mappings and lists into block style;
 * keeps everything else (other keys, comments, quoting, the body) as written.
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.phases.skill_analysis import MINDRIAN_KEYS
+from builder.phases.skill_analysis import MINDRIAN_KEYS, NESTED_PREFIX, STANDARD_KEYS
 from builder.pipeline.errors import SkillError, SourceLocation
 
 __all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
@@ -125,39 +127,57 @@ def _yaml() -> Any:
 
 
 def _move(data: Any, path: str) -> tuple[str, ...]:
-    """Move top-level Mindrian keys to the end of ``metadata.mindrian``; the keys moved."""
+    """Move top-level Mindrian keys under ``metadata.mindrian``, other extras under ``metadata``.
+
+    Returns the keys moved, in their order.
+    """
+    mindrian = [k for k in data if k in MINDRIAN_KEYS]
+    extras = [k for k in data if k not in MINDRIAN_KEYS and k not in STANDARD_KEYS]
+    if not mindrian and not extras:
+        return ()
+    metadata = _child(data, "metadata", path, ())
+    for key in extras:
+        # Before ``mindrian``, so the host's extras read first and Mindrian's block stays last.
+        at = list(metadata).index("mindrian") if "mindrian" in metadata else len(metadata)
+        _transfer(data, metadata, key, at, ("metadata",), path, 2)
+    if mindrian:
+        nested = _child(metadata, "mindrian", path, ("metadata",))
+        for key in mindrian:
+            _transfer(data, nested, key, len(nested), NESTED_PREFIX, path, _NESTED_INDENT)
+    return (*extras, *mindrian)
+
+
+def _child(parent: Any, key: str, path: str, where: tuple[str, ...]) -> Any:
+    """``parent[key]``, created empty when absent; F001 when it is not a mapping."""
     from ruamel.yaml.comments import CommentedMap
 
-    keys = [k for k in data if k in MINDRIAN_KEYS]
-    if not keys:
-        return ()
-    metadata = data.get("metadata")
-    if metadata is None:
-        metadata = data["metadata"] = CommentedMap()
-    if not isinstance(metadata, dict):
-        raise FormatError("metadata is not a mapping", path, _line(data, "metadata"))
-    nested = metadata.get("mindrian")
-    if nested is None:
-        nested = metadata["mindrian"] = CommentedMap()
-    if not isinstance(nested, dict):
-        raise FormatError("metadata.mindrian is not a mapping", path, _line(metadata, "mindrian"))
-    for key in keys:
-        if key in nested:
-            raise FormatError(
-                f"{key} is set here and as metadata.mindrian.{key} (line {_line(nested, key)}); "
-                "keep one, then run mindrian fmt again",
-                path,
-                _line(data, key),
-            )
-        comment = data.ca.items.pop(key, None)
-        nested[key] = data.pop(key)
-        if comment is not None:
-            nested.ca.items[key] = _indented(comment, _NESTED_INDENT)
-    return tuple(keys)
+    if parent.get(key) is None:
+        parent[key] = CommentedMap()
+    if not isinstance(parent[key], dict):
+        raise FormatError(f"{'.'.join((*where, key))} is not a mapping", path, _line(parent, key))
+    return parent[key]
+
+
+def _transfer(
+    data: Any, target: Any, key: str, at: int, where: tuple[str, ...], path: str, indent: int
+) -> None:
+    """Move the top-level ``key`` (value and comments) into ``target`` at position ``at``."""
+    dotted = ".".join((*where, key))
+    if key in target:
+        raise FormatError(
+            f"{key} is set here and as {dotted} (line {_line(target, key)}); "
+            "keep one, then run mindrian fmt again",
+            path,
+            _line(data, key),
+        )
+    comment = data.ca.items.pop(key, None)
+    target.insert(at, key, data.pop(key))
+    if comment is not None:
+        target.ca.items[key] = _indented(comment, indent)
 
 
 def _indented(comment: list[Any], columns: int) -> list[Any]:
-    """A key's comment tokens moved right by ``columns``, so an end-of-line comment keeps its gap."""
+    """A key's comment tokens moved right by ``columns``: an end-of-line comment keeps its gap."""
     for token in comment:
         if token is not None and hasattr(token, "column") and token.column is not None:
             token.column += columns

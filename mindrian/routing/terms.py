@@ -27,8 +27,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
-__all__ = ["DEFAULT_TERM_LIMIT", "STOP_WORDS", "extract_terms", "normalise_term"]
+__all__ = [
+    "DEFAULT_TERM_LIMIT",
+    "STOP_WORDS",
+    "extract_terms",
+    "matching_phrases",
+    "normalise_term",
+]
 
 #: Most terms :func:`extract_terms` returns unless told otherwise.
 DEFAULT_TERM_LIMIT: int = 16
@@ -98,3 +105,14 @@ def extract_terms(text: str, limit: int = DEFAULT_TERM_LIMIT) -> tuple[str, ...]
         if len(terms) == limit:
             break
     return tuple(terms)
+
+
+def matching_phrases(terms: Iterable[str], phrases: Iterable[str]) -> tuple[str, ...]:
+    """The ``phrases`` (triggers, problem types) sharing at least one term with ``terms``.
+
+    Each phrase goes through :func:`extract_terms` first, so ``"should I build this"``
+    matches the term ``build`` and ``"Risks"`` matches ``risk``. The result is sorted
+    and free of repeats, whatever order the phrases came in.
+    """
+    wanted = frozenset(terms)
+    return tuple(sorted({p for p in phrases if wanted.intersection(extract_terms(p))}))

@@ -123,7 +123,7 @@ def test_explicit_type_without_its_structure_is_a_located_error(
     d = skill(type=agent_type, field_lines={"metadata.mindrian.type": 9}, **changes)
     with pytest.raises(ArchitectureError) as err:
         PHASE.run(phase_input({"skill_analysis": d}))
-    assert err.value.code == "A006"
+    assert err.value.code == "A007"
     assert fragment in err.value.message
     assert err.value.location.line == 9
 

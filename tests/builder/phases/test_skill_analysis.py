@@ -669,3 +669,28 @@ def test_metadata_mindrian_id_overrides_the_id_from_the_name() -> None:
     with pytest.raises(SkillError) as err:
         definition("metadata:\n  mindrian:\n    id: ../escape\n")
     assert (err.value.code, err.value.location.line) == ("S203", 6)
+
+
+# --- good_for: GOOD_FOR confidence per problem type ---------------------------------------
+
+
+def test_good_for_rates_problem_types_at_either_spelling() -> None:
+    top = definition("problem_types: [market, decision]\ngood_for:\n  market: 0.8\n")
+    assert top.good_for == {"market": 0.8}
+    nested = definition(
+        "metadata:\n  mindrian:\n    problem_types: [market]\n    good_for: {market: 1}\n"
+    )
+    assert nested.good_for == {"market": 1.0}
+    assert definition("problem_types: [market]\n").good_for == {}
+
+
+def test_good_for_must_rate_a_listed_problem_type_within_zero_and_one() -> None:
+    with pytest.raises(SkillError) as stray:
+        analyse(source(skill("problem_types: [market]\ngood_for:\n  decision: 0.5\n")))
+    assert stray.value.code == "S208"
+    assert "good_for rates 'decision', which is not one of the problem_types (market)" in str(
+        stray.value
+    )
+    assert stray.value.location.line == 6  # the "decision:" line
+    with pytest.raises(SkillError, match="good_for"):
+        analyse(source(skill("problem_types: [market]\ngood_for:\n  market: 1.5\n")))

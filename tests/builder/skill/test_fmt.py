@@ -176,3 +176,17 @@ def test_a_new_skill_is_a_valid_agent_skill(cli, tmp_path: Path, agent_type: str
     result = agentskills_validate(folder)
     assert result.returncode == 0, result.stdout + result.stderr
     assert cli(["fmt", "--check", str(folder)], project).code == 0
+
+
+def test_a_hosts_extra_keys_move_into_metadata_and_mean_the_same() -> None:
+    text = (
+        "---\nname: a\ndescription: b\nwhen_to_use: ask me  # Claude Code\n"
+        "metadata:\n  author: x\n  mindrian:\n    type: role\n---\n"
+    )
+    formatted, moved = format_skill(text)
+    assert moved == ("when_to_use",)
+    assert formatted == (
+        "---\nname: a\ndescription: b\nmetadata:\n  author: x\n"
+        "  when_to_use: ask me  # Claude Code\n  mindrian:\n    type: role\n---\n"
+    )
+    assert plain_definition(formatted) == plain_definition(text)
