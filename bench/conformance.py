@@ -1,8 +1,8 @@
 """``make conformance``: every real-world SKILL.md of the corpus through phase 7, as a table.
 
-The corpus (``../shared/corpus`` beside the project, or the folder given as the
-first argument) holds skills written for other hosts, untouched. They are built
-in one ``mindrian build … --jobs 2 --json`` run into a temporary project (its
+The corpus (``../shared/corpus`` beside the project or beside its worktrees'
+folder, or the folder given as the first argument) holds skills written for
+other hosts, untouched. They are built in one ``mindrian build … --jobs 2 --json`` run into a temporary project (its
 own output folder, checkpoints and registry; the project's are never touched).
 One row per skill: built, or failed with its error code, the phase reached and
 the seconds its phases took. Two corpus skills share the name ``skill-creator``,
@@ -33,7 +33,8 @@ EXPECTED_REFUSALS: Mapping[str, str] = {
     "anthropics+skills/skills/skill-creator/SKILL.md": "B001",
     "openai+skills/skills/.system/skill-creator/SKILL.md": "B001",
 }
-_DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+#: Where the corpus is looked for: beside the project, or beside the folder of its worktrees.
+_CORPUS_CANDIDATES = (ROOT.parent / "shared" / "corpus", ROOT.parent.parent / "shared" / "corpus")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def _build(skills: Sequence[Path], work: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] = ()) -> int:
     """Build the corpus, print the table; 1 when a skill fails that should have built."""
-    corpus = (Path(argv[0]) if argv else _DEFAULT_CORPUS).resolve()
+    found = [c for c in _CORPUS_CANDIDATES if c.is_dir()]
+    corpus = (Path(argv[0]) if argv else found[0] if found else _CORPUS_CANDIDATES[0]).resolve()
     skills = sorted(corpus.rglob("SKILL.md"), key=lambda p: p.relative_to(corpus).as_posix())
     if not skills:
         print(f"no SKILL.md under {corpus}", file=sys.stderr)
