@@ -2,8 +2,9 @@
 
 The corpus (``../shared/corpus`` beside the project or beside its worktrees'
 folder, or the folder given as the first argument) holds skills written for
-other hosts, untouched. They are built in one ``mindrian build … --jobs 2 --json`` run into a temporary project (its
-own output folder, checkpoints and registry; the project's are never touched).
+other hosts, untouched. They are built in one ``mindrian build … --jobs 2
+--json`` run into a temporary project (its own output folder, checkpoints and
+registry; the project's are never touched).
 One row per skill: built, or failed with its error code, the phase reached and
 the seconds its phases took. Two corpus skills share the name ``skill-creator``,
 so the registry would hold two agents with one id: both are refused with B001
