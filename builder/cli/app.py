@@ -377,6 +377,10 @@ def _listener(
         def phase(self, report: PhaseReport) -> None:
             if progress is not None:
                 progress(report)
+                # Coded warnings are located like errors and name a fix: worth a line each.
+                for warning in report.warnings:
+                    if ": warning[" in warning and report.status != "cached":
+                        say(warning)
 
         def finished(self, report: BuildReport) -> None:
             _print_outcome(report, quiet, options, say)

@@ -344,3 +344,26 @@ def test_key_decisions_lists_what_a_phase_newly_decided(output, previous, expect
     from builder.pipeline.report import key_decisions
 
     assert key_decisions(output, previous) == expected
+
+
+def test_explain_shows_where_inferred_triggers_came_from(cli, tmp_path: Path) -> None:
+    standard = (
+        "---\nname: gif-maker\ndescription: Makes GIFs. Use when the user asks for "
+        "'animated stickers'.\ntype: fuzzer\n---\n\nBody.\n"
+    )
+    project = make_project(tmp_path, {"gif-maker": standard})
+    built = cli(["build", "skills/gif-maker", "--until", "architecture"], project)
+    assert built.code == 0
+    assert (
+        "skills/gif-maker/SKILL.md:4:1: warning[W101]: type 'fuzzer' is not a Mindrian agent type"
+        in built.err
+    )
+    shown = cli(["explain", "gif-maker"], project)
+    assert shown.code == 0
+    assert (
+        "  decided triggers inferred (the skill sets none): gif (name, line 2), maker (name, line 2), "
+        "animated (description, line 3), sticker (description, line 3)\n"
+    ) in shown.out
+    assert "decided type: operator" in shown.out
+    again = cli(["build", "skills/gif-maker", "--until", "architecture"], project)
+    assert "warning[W101]" not in again.err  # cached: said once, kept in the checkpoint
