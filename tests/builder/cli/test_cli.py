@@ -230,7 +230,8 @@ def test_the_debug_hint_names_the_command_that_failed(cli, project: Path, monkey
     result = cli(["explain", "demo"], project)
     assert result.code == 3
     assert result.err.splitlines()[-1] == (
-        "internal error: RuntimeError: boom (rerun as `mindrian --debug explain …` for the traceback)"
+        "internal error: RuntimeError: boom "
+        "(rerun as `mindrian --debug explain …` for the traceback)"
     )
 
 
@@ -361,8 +362,8 @@ def test_explain_shows_where_inferred_triggers_came_from(cli, tmp_path: Path) ->
     shown = cli(["explain", "gif-maker"], project)
     assert shown.code == 0
     assert (
-        "  decided triggers inferred (the skill sets none): gif (name, line 2), maker (name, line 2), "
-        "animated (description, line 3), sticker (description, line 3)\n"
+        "  decided triggers inferred (the skill sets none): gif (name, line 2), "
+        "maker (name, line 2), animated (description, line 3), sticker (description, line 3)\n"
     ) in shown.out
     assert "decided type: operator" in shown.out
     again = cli(["build", "skills/gif-maker", "--until", "architecture"], project)
