@@ -36,6 +36,8 @@ Warnings with a code (located, compiler style):
 ======  ===================================================================
 W101    ``type`` is not a Mindrian type nor a near-miss of one (``fuzzer``):
         kept as ``metadata.type``, the type is inferred
+W102    ``model`` has no ``provider:`` (Claude Code's ``sonnet``, ``inherit``):
+        kept as ``metadata.model``, the configured default is used
 ======  ===================================================================
 
 A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
@@ -378,6 +380,25 @@ def _type(doc: _Doc) -> str | None:
     doc.decisions.append(
         f"type {value!r} (line {doc.line(key_path)}) is foreign: "
         "kept as metadata, the type is left to inference"
+    )
+    return None
+
+
+def _model(doc: _Doc) -> str | None:
+    """The explicit ``provider:model_id``; a host's alias (``sonnet``) is kept as metadata."""
+    found = doc.pick(("model",))
+    if found is None:
+        return None
+    value, key_path = found
+    if ":" in value:
+        return str(value)
+    doc.foreign["model"] = value
+    doc.warn(
+        "W102",
+        key_path,
+        f"model {value!r} is not of the form provider:model_id (another host's alias?); it is "
+        "kept as metadata.model and the type's default model is used. To choose one, set "
+        "metadata.mindrian.model, e.g. anthropic:claude-sonnet-4-5",
     )
     return None
 
@@ -759,7 +780,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     agent_type = _type(doc)
     sections = find_sections(doc.fm.body, doc.fm.body_line)
     dimensions, bands = _scores(doc)
-    tone, model = doc.pick(("tone",)), doc.pick(("model",))
+    tone, model = doc.pick(("tone",)), _model(doc)
     problem_types = doc.pick(("problem_types",))
     triggers, inferred_triggers = _triggers(doc)
     if len(data["description"]) > DESCRIPTION_LIMIT:
@@ -778,7 +799,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         license=data.get("license"),
         compatibility=data.get("compatibility"),
         allowed_tools=_allowed_tools(data.get("allowed-tools")),
-        model=model[0] if model else None,
+        model=model,
         tone=tone[0] if tone else None,
         triggers=triggers,
         inferred_triggers=inferred_triggers,

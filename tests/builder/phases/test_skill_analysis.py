@@ -694,3 +694,17 @@ def test_good_for_must_rate_a_listed_problem_type_within_zero_and_one() -> None:
     assert stray.value.location.line == 6  # the "decision:" line
     with pytest.raises(SkillError, match="good_for"):
         analyse(source(skill("problem_types: [market]\ngood_for:\n  market: 1.5\n")))
+
+
+@pytest.mark.parametrize("alias", ["sonnet", "inherit"])
+def test_a_hosts_model_alias_is_kept_as_metadata_with_a_located_warning(alias: str) -> None:
+    result = analyse(source(skill(f"model: {alias}\n")))
+    assert result.output.model is None
+    assert result.output.metadata["model"] == alias
+    assert [w for w in result.warnings if "W102" in w] == [
+        f"skills/sample/SKILL.md:4:1: warning[W102]: model {alias!r} is not of the form "
+        "provider:model_id (another host's alias?); it is kept as metadata.model and the type's "
+        "default model is used. To choose one, set metadata.mindrian.model, "
+        "e.g. anthropic:claude-sonnet-4-5"
+    ]
+    assert definition("model: openai:gpt-4o\n").model == "openai:gpt-4o"
