@@ -4,7 +4,7 @@ Each command is a thin wrapper: it resolves paths against the project root,
 calls one library function and prints the report. Heavy modules (the phases,
 YAML and schema libraries, Agno) are imported inside the commands, so
 ``mindrian --help`` only pays for Typer. Exit statuses are documented in
-:mod:`builder.pipeline.report`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
+:mod:`builder.pipeline.results`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
 
 ``--frames`` (build, register, check) adds control frames for tools that drive
 the command in a terminal. The human lines stay on stderr, so a tool reading
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from builder.pipeline.results import Problem, ValidationReport
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -74,7 +74,8 @@ class _State:
     debug: bool = False
     """Show tracebacks of internal errors."""
     frames: str | None = None
-    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without ``--frames``."""
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without
+    ``--frames``."""
 
 
 def _show_version(value: bool) -> None:
@@ -100,7 +101,8 @@ def _global(
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else ``start``."""
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``,
+    else ``start``."""
     for folder in (start, *start.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
@@ -115,11 +117,9 @@ def project_root(start: Path) -> Path:
 
 def _display(path: Path, root: Path) -> str:
     """How a path appears in messages and generated headers: relative to the root when inside it."""
-    absolute = path.absolute()
-    try:
-        return absolute.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    from builder.cli.listeners import display_path
+
+    return display_path(path, root)
 
 
 def _skill_file(path: Path) -> Path:
@@ -177,7 +177,8 @@ _FramesOpt = Annotated[
     bool,
     typer.Option(
         "--frames",
-        help="Also print control frames on stdout, one per event: <<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        help="Also print control frames on stdout, one per event: "
+        "<<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
         "(human lines stay on stderr).",
     ),
 ]
@@ -302,7 +303,15 @@ _JobsOpt = Annotated[
 
 
 def _batch_options(
-    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
+    root: Path,
+    out_dir: Path,
+    checkpoints: Path | None,
+    jobs: int | None,
+    *,
+    from_phase: str | None = None,
+    until_phase: str | None = None,
+    force: bool = False,
+    reregister: bool = False,
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -310,7 +319,10 @@ def _batch_options(
         checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
-        **switches,
+        from_phase=from_phase,
+        until_phase=until_phase,
+        force=force,
+        reregister=reregister,
     )
 
 
@@ -327,7 +339,9 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
 ) -> int:
-    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as it goes."""
+    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
+    as it goes."""
+    from builder.cli.listeners import FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, build_many
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
@@ -335,9 +349,11 @@ def _run_batch(
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
-    listener = _listener(quiet, timings, options, prefix, _say(frames))
+    listener: Listener = ProgressPrinter(
+        _say(frames), quiet=quiet, timings=timings, options=options, prefix=prefix
+    )
     if frames:
-        listener = _framed(listener, prefix)
+        listener = FramePrinter(listener, prefix, _frame)
     reports = build_many(
         targets, config, options, listener=listener, registration=_registration(registry)
     )
@@ -358,62 +374,6 @@ def _registration(registry: Path | None) -> RegistrationPhase | None:
     return RegistrationPhase(registry.absolute())
 
 
-def _listener(
-    quiet: bool,
-    timings: bool,
-    options: BatchOptions | None,
-    prefix: str = "build",
-    say: Callable[[str], None] = _err,
-) -> Listener:
-    from builder.pipeline.batch import Listener, Target
-
-    progress = None if quiet else _progress_printer(timings, say)
-
-    class Printer(Listener):
-        def started(self, target: Target) -> None:
-            if not quiet:
-                say(f"{prefix} {target.display}")
-
-        def phase(self, report: PhaseReport) -> None:
-            if progress is not None:
-                progress(report)
-                # Coded warnings are located like errors and name a fix: worth a line each.
-                for warning in report.warnings:
-                    if ": warning[" in warning and report.status != "cached":
-                        say(warning)
-
-        def finished(self, report: BuildReport) -> None:
-            _print_outcome(report, quiet, options, say)
-
-    return Printer()
-
-
-def _framed(inner: Listener, stage: str) -> Listener:
-    """``inner``, plus READY, PHASE, ERROR and DONE frames for each skill on stdout."""
-    from builder.pipeline.batch import Listener, Target
-    from builder.pipeline.report import done_frame, error_frame, phase_frame, ready_frame
-
-    class Framer(Listener):
-        skill = ""
-
-        def started(self, target: Target) -> None:
-            inner.started(target)
-            self.skill = target.display
-            _frame(ready_frame(stage, target.display))
-
-        def phase(self, report: PhaseReport) -> None:
-            inner.phase(report)
-            _frame(phase_frame(self.skill, report))
-
-        def finished(self, report: BuildReport) -> None:
-            inner.finished(report)
-            if report.problem is not None:
-                _frame(error_frame(report.problem, report.path))
-            _frame(done_frame(stage, report.exit_code, skill=report.path, agent_id=report.agent_id))
-
-    return Framer()
-
-
 def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
     from builder.pipeline.errors import UsageError
 
@@ -431,51 +391,9 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     return [_skill_file(p) for p in paths]
 
 
-def _progress_printer(
-    timings: bool, say: Callable[[str], None] = _err
-) -> Callable[[PhaseReport], None]:
-    from builder.phases import PHASE_NAMES
-    from builder.pipeline.report import progress_line
-
-    def show(report: PhaseReport) -> None:
-        say(progress_line(report, len(PHASE_NAMES), timings=timings))
-
-    return show
-
-
-def _print_outcome(
-    report: BuildReport,
-    quiet: bool,
-    options: BatchOptions | None = None,
-    say: Callable[[str], None] = _err,
-) -> None:
-    if report.problem is not None:
-        say(report.problem.render())
-    elif not quiet:
-        package = _package_path(report, options)
-        where = f" -> {package}" if package else ""
-        say(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
-
-
-def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
-    """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
-    from builder.pipeline.checkpoints import CheckpointStore
-
-    if report.agent_id is None or options is None or len(report.phases) < 6:
-        return ""
-    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
-    identifier = (
-        stored.output.get("identifier")
-        if stored is not None and isinstance(stored.output, dict)
-        else None
-    )
-    if not identifier:
-        return ""
-    return _display(options.out_dir / identifier, Path.cwd().absolute()) + "/"
-
-
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n"
+    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
+    "skills/*/SKILL.md --quiet\n"
 )
 def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
@@ -546,7 +464,8 @@ def fmt_command(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation "
+    "--json\n"
     "  mindrian explain larry --prompt\n"
 )
 def explain(
@@ -644,7 +563,8 @@ Examples:
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
-  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri bolt://localhost:7687
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
+  bolt://localhost:7687
 """
 
 
@@ -853,7 +773,8 @@ def register(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check "
+    "--frames\n"
 )
 def check(
     ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
@@ -866,11 +787,13 @@ def check(
     printed on stdout (on stderr with --frames, which keeps stdout for frames).
     Exit status 1 on any difference or failed build, 0 when clean.
     """
+    from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, default_jobs, discover
     from builder.pipeline.check import check as run_check
     from builder.pipeline.check import summary
     from builder.pipeline.errors import UsageError
-    from builder.pipeline.report import DRIFT_CODE, Problem, error_frame
+    from builder.pipeline.report import error_frame
+    from builder.pipeline.results import DRIFT_CODE, Problem
 
     framed = _use_frames(ctx, "check", frames)
     say = _say(framed)
@@ -880,9 +803,9 @@ def check(
         raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
     committed = root / "generated"
-    listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
+    listener: Listener = ErrorPrinter(say) if quiet else ProgressPrinter(say, prefix="regenerate")
     if framed:
-        listener = _framed(listener, "regenerate")
+        listener = FramePrinter(listener, "regenerate", _frame)
     result = run_check(
         root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener
     )
@@ -894,23 +817,17 @@ def check(
         say(line)
     if framed and result.drift:
         shown = _display(committed, root)
-        message = f"{len(result.drift)} file(s) in {shown} differ from a fresh build: {', '.join(result.drift)}"
+        message = (
+            f"{len(result.drift)} file(s) in {shown} differ from a fresh build: "
+            f"{', '.join(result.drift)}"
+        )
         _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
 
 
-def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
-    from builder.pipeline.batch import Listener
-
-    class Errors(Listener):
-        def finished(self, report: BuildReport) -> None:
-            _print_outcome(report, True, say=say)
-
-    return Errors()
-
-
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
+    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new "
+    "interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
 )
 def new(
     name: Annotated[
@@ -963,7 +880,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str], state: _State) -> int:
-    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit status."""
+    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit
+    status."""
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
@@ -972,22 +890,18 @@ def _dispatch(args: list[str], state: _State) -> int:
         show() if callable(show) else _err(f"error: {error.format_message()}")
         return error.exit_code
     except typer.Abort:
-        from builder.pipeline.report import EXIT_FAILED
+        from builder.pipeline.results import EXIT_FAILED
 
         _err("aborted")
         return EXIT_FAILED
     except MindrianError as error:
-        from builder.pipeline.report import problem_of
+        from builder.pipeline.results import problem_of
 
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
     except Exception as error:
-        from builder.pipeline.report import (
-            EXIT_INTERNAL,
-            exit_code_of,
-            graph_problem,
-            internal_problem,
-        )
+        from builder.pipeline.report import internal_problem
+        from builder.pipeline.results import EXIT_INTERNAL, exit_code_of, graph_problem
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
             problem = graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),))
@@ -1007,7 +921,8 @@ def _command_name(group: Any, args: Sequence[str]) -> str:
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:
-    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit status."""
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the
+    exit status."""
     if line is not None:
         _say(state.frames is not None)(line)
     if state.frames is not None:

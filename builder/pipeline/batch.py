@@ -15,7 +15,7 @@ that would share an agent id or a package folder; both are then reported as
 failed (naming each other) and not built.
 
 When several skills reach phase 7, their end-to-end probes go through one
-:class:`~builder.phases.registration.ProbeServer`, started at once so it loads
+:class:`~builder.probe.runner.ProbeServer`, started at once so it loads
 the runtime while phases 1–6 run; every probe still runs in a fresh process.
 """
 
@@ -36,14 +36,14 @@ from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.pipeline import runner
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import SourceLocation
-from builder.pipeline.report import (
+from builder.pipeline.report import internal_problem
+from builder.pipeline.results import (
     EXIT_INTERNAL,
     BuildReport,
     PhaseReport,
     Problem,
     exit_code_of,
     graph_problem,
-    internal_problem,
 )
 from builder.pipeline.runner import PhaseLoader, Progress, phase_range
 
@@ -81,7 +81,8 @@ class BatchOptions:
     checkpoints_dir: Path
     """Checkpoint folder."""
     out_dir: Path
-    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same folder)."""
+    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same
+    folder)."""
     jobs: int = 1
     """Skills whose phases 1–6 may run at once."""
     from_phase: str | None = None
@@ -91,9 +92,10 @@ class BatchOptions:
     force: bool = False
     """``--force``."""
     reregister: bool = False
-    """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are cached or rebuilt as usual."""
+    """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are
+    cached or rebuilt as usual."""
     debug: bool = False
-    """``mindrian --debug``: an internal error's traceback goes to stderr before the batch goes on."""
+    """``mindrian --debug``: an internal error's traceback goes to stderr, and the batch goes on."""
 
 
 def default_jobs() -> int:
@@ -110,7 +112,8 @@ def discover(root: Path) -> tuple[Path, ...]:
 def find_collisions(
     targets: Sequence[Target], config: BuildConfig, phases: PhaseLoader = load_phase
 ) -> dict[str, Problem]:
-    """Problems keyed by display path for skills sharing an agent id or package identifier with another.
+    """Problems keyed by display path for skills sharing an agent id or package identifier with
+    another.
 
     Skills whose phase 1 fails are left to their own build, which reports why.
     """
@@ -172,7 +175,8 @@ def build_many(
     ``registration`` replaces the default phase 7 object (another registry, as
     ``check`` needs). ``phases`` replaces the loader of every phase (tests); a
     loader other than :func:`builder.phases.load_phase` need not survive
-    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad ``--from``/``--until``.
+    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad
+    ``--from``/``--until``.
     """
     start, stop = phase_range(options.from_phase, options.until_phase)
     hear = listener or Listener()
@@ -186,7 +190,8 @@ def build_many(
         loader = _loader(base, phase7)
         early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
         return tuple(
-            _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
+            _finish(t, e, config, options, hear, loader, stop)
+            for t, e in zip(targets, early, strict=True)
         )
 
 
@@ -194,14 +199,16 @@ def build_many(
 def _shared_probe(
     registration: Any, base: PhaseLoader, config: BuildConfig, registering: int
 ) -> Iterator[Any]:
-    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else ``registration``.
+    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else
+    ``registration``.
 
     Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
     """
     if registering < 2:
         yield registration
         return
-    from builder.phases.registration import ProbeServer, RegistrationPhase, output_dir, run_probe
+    from builder.phases.registration import RegistrationPhase, output_dir
+    from builder.probe.runner import ProbeServer, run_probe
 
     phase = registration if registration is not None else base("registration")
     if not isinstance(phase, RegistrationPhase) or phase.probe is not run_probe:

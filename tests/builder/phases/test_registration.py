@@ -15,26 +15,22 @@ from build_factories import make_source
 
 from builder.phases import load_phase
 from builder.phases.code_generation import GeneratedPackage
-from builder.phases.registration import (
-    PHASE,
-    REGISTRY_YAML,
-    ProbeResult,
-    ProbeServer,
-    Registration,
-    RegistrationPhase,
-    run_probe,
-)
+from builder.phases.registration import PHASE, REGISTRY_YAML, Registration, RegistrationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.serial import from_plain, to_plain
 from builder.probe.e2e import REPLY_PREFIX
+from builder.probe.runner import ProbeResult, ProbeServer, run_probe
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
     dump_registry_yaml,
     write_registry_yaml,
 )
+
+# Slow: phase 7 starts the end-to-end probe in a subprocess.
+pytestmark = pytest.mark.slow
 
 RECORD = FrameworkRecord(
     id="demo-skill",
@@ -328,7 +324,8 @@ def make_package(out_dir: Path, body: str, identifier: str = "probe_me") -> Path
         (
             "role with a required MCP server that cannot start",
             True,
-            "succeeded (markdown, 0 finding(s)); MCP servers not started by the offline probe: nowhere",
+            "succeeded (markdown, 0 finding(s)); MCP servers not started by the offline probe: "
+            "nowhere",
         ),
         ("broken import", False, "import failed: ImportError: this package is broken on purpose"),
         ("no agent class", False, "must export exactly one agent class"),
