@@ -312,6 +312,7 @@ def _batch_options(
     until_phase: str | None = None,
     force: bool = False,
     reregister: bool = False,
+    debug: bool = False,
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -323,6 +324,7 @@ def _batch_options(
         until_phase=until_phase,
         force=force,
         reregister=reregister,
+        debug=debug,
     )
 
 
