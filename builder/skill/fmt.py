@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.phases.skill_analysis import MINDRIAN_KEYS, NESTED_PREFIX, STANDARD_KEYS
+from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS
 from builder.pipeline.errors import SkillError, SourceLocation
 
 __all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
@@ -143,7 +143,9 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
     if mindrian:
         nested = _child(metadata, "mindrian", path, ("metadata",))
         for key in mindrian:
-            _transfer(data, nested, key, len(nested), NESTED_PREFIX, path, _NESTED_INDENT)
+            _transfer(
+                data, nested, key, len(nested), ("metadata", "mindrian"), path, _NESTED_INDENT
+            )
     return (*extras, *mindrian)
 
 
@@ -191,11 +193,13 @@ def _line(mapping: Any, key: str) -> int:
 
 def _block_style(node: Any) -> None:
     """Every mapping and list in block style (agentskills' strictyaml rejects flow style)."""
-    if isinstance(node, dict):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap):
         node.fa.set_block_style()
         for value in node.values():
             _block_style(value)
-    elif isinstance(node, list):
+    elif isinstance(node, CommentedSeq):
         node.fa.set_block_style()
         for item in node:
             _block_style(item)

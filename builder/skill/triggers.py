@@ -78,7 +78,8 @@ def _texts(data: Mapping[str, Any]) -> Iterable[tuple[tuple[str, ...], str]]:
     name = data.get("name")
     if isinstance(name, str):
         yield ("name",), name.replace("-", " ").replace("_", " ")
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    given = data.get("metadata")
+    metadata: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     for key_path, value in (
         (("tags",), data.get("tags")),
         (("keywords",), data.get("keywords")),
