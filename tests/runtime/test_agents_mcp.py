@@ -58,7 +58,7 @@ def server_spec(
     required: bool = True,
     tools: Sequence[str] = REGISTRY_TOOLS,
 ) -> dict[str, Any]:
-    """A plain server spec as generated ``tools.MCP_SERVERS`` holds it."""
+    """A plain server spec as a generated spec.yaml holds it."""
     return {
         "name": name,
         "transport": "stdio",
