@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -56,7 +56,7 @@ app = typer.Typer(
     help=(
         "Compile SKILL.md files into Agno agent packages.\n\n"
         "Exit status: 0 success, 1 invalid input or failed check, 2 usage error, "
-        "3 internal error (rerun with --debug for the traceback)."
+        "3 internal error (rerun as mindrian --debug COMMAND … for the traceback)."
     ),
     epilog="Run 'mindrian COMMAND --help' for a command's options and examples.",
     no_args_is_help=True,
@@ -266,6 +266,7 @@ def build(
         from_phase=from_phase,
         until_phase=until_phase,
         force=force,
+        debug=ctx.ensure_object(_State).debug,
     )
     config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
     return _run_batch(
@@ -311,6 +312,7 @@ def _batch_options(
     until_phase: str | None = None,
     force: bool = False,
     reregister: bool = False,
+    debug: bool = False,
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -322,6 +324,7 @@ def _batch_options(
         until_phase=until_phase,
         force=force,
         reregister=reregister,
+        debug=debug,
     )
 
 
@@ -417,6 +420,48 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
         if not report.problems and not quiet:
             typer.echo(validation_line(report))
         status = max(status, report.exit_code)
+    return status
+
+
+@app.command(
+    name="fmt",
+    epilog="Examples:\n\n\b\n  mindrian fmt skills\n  mindrian fmt --check skills/pws/SKILL.md\n",
+)
+def fmt_command(
+    paths: _PathsArg = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Change nothing; exit 1 when a file would be reformatted."),
+    ] = False,
+    quiet: _QuietOpt = False,
+) -> int:
+    """Move Mindrian fields under metadata.mindrian, in block style, keeping comments and order.
+
+    The skill then stays a valid Agent Skill (agentskills validate) and builds
+    the same agent. Folders are searched for SKILL.md files. Prints 'formatted
+    PATH' (or 'would reformat PATH' with --check) for each file that changes.
+    """
+    from builder.pipeline.errors import UsageError
+    from builder.skill.fmt import FormatError, format_file, skill_files
+
+    if not paths:
+        raise UsageError("give at least one SKILL.md file or folder", code="U005")
+    files = skill_files(paths)
+    missing = [p for p in files if not p.is_file()]
+    if missing:
+        raise UsageError(f"no such SKILL.md: {missing[0]}", code="U005")
+    status = 0
+    for path in files:
+        try:
+            result = format_file(path, write=not check)
+        except FormatError as error:
+            _err(error.render())
+            status = 1
+            continue
+        if result.changed:
+            status = max(status, 1 if check else 0)
+            if not quiet:
+                _err(f"{'would reformat' if check else 'formatted'} {path}")
     return status
 
 
@@ -711,7 +756,9 @@ def register(
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
     out_dir = (out or root / "generated").absolute()
-    options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
+    options = _batch_options(
+        root, out_dir, checkpoints, jobs, reregister=True, debug=ctx.ensure_object(_State).debug
+    )
     config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
     return _run_batch(
         root,
@@ -855,26 +902,24 @@ def _dispatch(args: list[str], state: _State) -> int:
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
     except Exception as error:
-        from builder.pipeline.report import internal_error_line
-        from builder.pipeline.results import (
-            EXIT_INTERNAL,
-            INTERNAL_CODE,
-            Problem,
-            exit_code_of,
-            graph_problem,
-        )
+        from builder.pipeline.report import internal_problem
+        from builder.pipeline.results import EXIT_INTERNAL, exit_code_of, graph_problem
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
             problem = graph_problem(error, secrets=(os.environ.get("NEO4J_PASSWORD"),))
             return _fail(state, problem, problem.render())
-        line = internal_error_line(error)
-        problem = Problem(
-            INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL
-        )
+        problem = internal_problem(error, _command_name(command, args))
+        line = f"internal error: {problem.message}"
         if state.debug:
             traceback.print_exc()
         return _fail(state, problem, None if state.debug else line)
     return result if isinstance(result, int) else 0
+
+
+def _command_name(group: Any, args: Sequence[str]) -> str:
+    """The subcommand ``args`` name (``build``), for the ``--debug`` hint; empty when none does."""
+    commands = getattr(group, "commands", {})
+    return next((a for a in args if a in commands), "")
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:

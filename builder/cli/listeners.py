@@ -58,6 +58,10 @@ class ProgressPrinter(Listener):
     def phase(self, report: PhaseReport) -> None:
         if not self._quiet:
             self._say(progress_line(report, len(PHASE_NAMES), timings=self._timings))
+            # Coded warnings are located like errors and name a fix: worth a line each, once.
+            for warning in report.warnings:
+                if ": warning[" in warning and report.status != "cached":
+                    self._say(warning)
 
     def finished(self, report: BuildReport) -> None:
         print_outcome(report, self._say, quiet=self._quiet, options=self._options)

@@ -5,6 +5,10 @@ without handoff or tools. The type is the skill's explicit field or the first
 inference rule that matches; the model is the skill's ``provider:model_id``
 (checked against the providers Agno can build) or the per-type default from
 the configuration. The body is split into verbatim blocks so no text is lost.
+
+Inference never picks a type whose structure is absent (a team needs two
+sub-agents, a workflow one step); an explicit type without it is error A007,
+located at the ``type`` field, rather than a crash when the package is built.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ def _explicit(d: SkillDefinition) -> TypeDecision | None:
             location=_location(d, "type", "metadata.mindrian.type"),
             code="A002",
         )
+    _require_structure(d)
     where = field_line(d, "type", "metadata.mindrian.type")
     return TypeDecision(
         d.type,
@@ -91,16 +96,36 @@ def _explicit(d: SkillDefinition) -> TypeDecision | None:
     )
 
 
+def _require_structure(d: SkillDefinition) -> None:
+    """Error A007 when an explicit type lacks its structure (team members, workflow steps)."""
+    if d.type == "collaborative" and len(d.sub_agents) < 2:
+        missing = (
+            f"at least two sub-agents, found {len(d.sub_agents)}: add metadata.mindrian.sub_agents "
+            "or a '## Perspectives' section with one item or subsection per member"
+        )
+    elif d.type in ("pipeline", "guided") and not d.steps:
+        missing = (
+            "at least one step: add metadata.mindrian.phases "
+            "or a '## Phases' section with one item or subsection per step"
+        )
+    else:
+        return
+    raise ArchitectureError(
+        f"type {d.type} needs {missing}",
+        location=_location(d, "type", "metadata.mindrian.type"),
+        code="A007",
+    )
+
+
 def _sub_agents(d: SkillDefinition) -> TypeDecision | None:
-    if d.sub_agents:
+    # A team needs two perspectives (mindrian.agents.collaborative); one is no team.
+    if len(d.sub_agents) >= 2:
         names = ", ".join(s.name for s in d.sub_agents)
         return TypeDecision(
             "collaborative",
             "sub_agents",
             f"it defines {len(d.sub_agents)} sub-agents/perspectives ({names})",
         )
-    if d.section("perspectives"):
-        return TypeDecision("collaborative", "sub_agents", "it has a perspectives section")
     return None
 
 
@@ -116,10 +141,9 @@ def _waits_for_user(d: SkillDefinition) -> TypeDecision | None:
 
 
 def _ordered_steps(d: SkillDefinition) -> TypeDecision | None:
+    # A phases section without parseable steps gives a workflow of nothing: not inferred.
     if d.steps:
         return TypeDecision("pipeline", "ordered_steps", f"it defines {len(d.steps)} ordered steps")
-    if d.section("phases"):
-        return TypeDecision("pipeline", "ordered_steps", "it has a phases/steps section")
     return None
 
 
@@ -392,23 +416,7 @@ class ArchitecturePhase:
             ),
             CheckResult("model_selected", True, f"{model.string} from the {model.source}"),
         )
-        return PhaseResult(
-            output=spec, checks=checks, warnings=_warnings(d, decision) + model_notes
-        )
-
-
-def _warnings(d: SkillDefinition, decision: TypeDecision) -> tuple[str, ...]:
-    warnings = []
-    if decision.type == "collaborative" and not d.sub_agents:
-        warnings.append(
-            "collaborative agent without parsed sub-agents: the perspectives section is used as "
-            "text only"
-        )
-    if decision.type in ("pipeline", "guided") and not d.steps:
-        warnings.append(
-            f"{decision.type} agent without parsed steps: the phases section is used as text only"
-        )
-    return tuple(warnings)
+        return PhaseResult(output=spec, checks=checks, warnings=model_notes)
 
 
 #: The phase object the runner loads.

@@ -31,6 +31,21 @@ S206    required_fields  inconsistent scores (min above max, overlapping bands)
 S207    required_fields  duplicate names (steps, sub-agents, scores, chain targets, references)
 ======  ===============  ===================================================
 
+Warnings with a code (located, compiler style):
+
+======  ===================================================================
+W101    ``type`` is not a Mindrian type nor a near-miss of one (``fuzzer``):
+        kept as ``metadata.type``, the type is inferred
+W102    ``model`` has no ``provider:`` (Claude Code's ``sonnet``, ``inherit``):
+        kept as ``metadata.model``, the configured default is used
+======  ===================================================================
+
+A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
+not a foreign taxonomy: it stays error S204, with "did you mean".
+
+Without explicit ``triggers``, triggers are inferred from the skill's own words
+(:mod:`builder.skill.triggers`) and each records its field and line.
+
 Mindrian fields may be written at the top level or under ``metadata.mindrian``;
 when both set a field the top level wins and a warning names both lines.
 Sections of the body complete what the front matter leaves out: steps from a
@@ -62,6 +77,7 @@ from builder.skill.model import (
     FieldSpec,
     GlobalActionRequest,
     HandoffRequest,
+    InferredValue,
     McpServerRequest,
     Reference,
     ScoreBand,
@@ -76,12 +92,14 @@ from builder.skill.model import (
     skill_id,
 )
 from builder.skill.source import MAX_SKILL_BYTES
+from builder.skill.triggers import infer_triggers
 
 __all__ = [
     "MINDRIAN_KEYS",
     "NESTED_PREFIX",
     "PHASE",
     "STANDARD_KEYS",
+    "TYPE_TYPO_DISTANCE",
     "SkillAnalysisPhase",
     "analyse",
     "skill_schema",
@@ -98,7 +116,7 @@ STANDARD_KEYS: tuple[str, ...] = (
 )
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
-    "type", "version", "model", "tone", "triggers", "problem_types", "good_for", "inputs",
+    "id", "type", "version", "model", "tone", "triggers", "problem_types", "good_for", "inputs",
     "outputs", "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff",
     "sub_agents", "phases", "scores",
 )  # fmt: skip
@@ -106,6 +124,8 @@ MINDRIAN_KEYS: tuple[str, ...] = (
 NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
 #: Agent Skills' documented limit on ``description``; longer ones still build but get a warning.
 DESCRIPTION_LIMIT = 1024
+#: A ``type`` this close (edit distance) to a Mindrian type is a typo, not a foreign taxonomy.
+TYPE_TYPO_DISTANCE = 2
 
 _SCRIPT_LANGUAGES = {
     ".py": "python",
@@ -152,6 +172,8 @@ class _Doc:
         self.fm = fm
         self.path = path
         self.warnings: list[str] = []
+        self.decisions: list[str] = []
+        self.foreign: dict[str, Any] = {}
 
     def location(self, key_path: Iterable[str | int]) -> SourceLocation:
         """Where the longest known prefix of ``key_path`` is; the opening ``---`` for the root."""
@@ -163,6 +185,10 @@ class _Doc:
 
     def line(self, key_path: KeyPath) -> int:
         return self.location(key_path).line
+
+    def warn(self, code: str, key_path: Iterable[str | int], message: str) -> None:
+        """Record a coded warning, located like an error (``PATH:LINE:COL: warning[W101]: …``)."""
+        self.warnings.append(f"{self.location(key_path)}: warning[{code}]: {message}")
 
     def fail(self, code: str, key_path: Iterable[str | int], message: str) -> SkillError:
         return SkillError(
@@ -338,16 +364,78 @@ def _allowed_tools(value: Any) -> tuple[str, ...]:
 
 
 def _type(doc: _Doc) -> AgentType | None:
+    """The explicit type; None for a foreign one (kept as metadata, warned) or none at all."""
     found = doc.pick(("type",))
     if found is None:
         return None
     value, key_path = found
     normalised = value.strip().lower()
-    if not is_agent_type(normalised):
+    if is_agent_type(normalised):
+        return normalised
+    distance, nearest = min((_edit_distance(normalised, t), t) for t in AGENT_TYPES)
+    if distance <= TYPE_TYPO_DISTANCE:
         raise doc.fail(
-            "S204", key_path, f"unknown type {value!r}; valid types are: {', '.join(AGENT_TYPES)}"
+            "S204",
+            key_path,
+            f"unknown type {value!r} (did you mean {nearest!r}?); "
+            f"valid types are: {', '.join(AGENT_TYPES)}",
         )
-    return normalised
+    doc.foreign["type"] = value
+    doc.warn(
+        "W101",
+        key_path,
+        f"type {value!r} is not a Mindrian agent type; it is kept as metadata.type and the type is "
+        f"inferred. To choose one, set metadata.mindrian.type to one of: {', '.join(AGENT_TYPES)}",
+    )
+    doc.decisions.append(
+        f"type {value!r} (line {doc.line(key_path)}) is foreign: "
+        "kept as metadata, the type is left to inference"
+    )
+    return None
+
+
+def _model(doc: _Doc) -> str | None:
+    """The explicit ``provider:model_id``; a host's alias (``sonnet``) is kept as metadata."""
+    found = doc.pick(("model",))
+    if found is None:
+        return None
+    value, key_path = found
+    if ":" in value:
+        return str(value)
+    doc.foreign["model"] = value
+    doc.warn(
+        "W102",
+        key_path,
+        f"model {value!r} is not of the form provider:model_id (another host's alias?); it is "
+        "kept as metadata.model and the type's default model is used. To choose one, set "
+        "metadata.mindrian.model, e.g. anthropic:claude-sonnet-4-5",
+    )
+    return None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions)."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
+            )
+        previous = current
+    return previous[-1]
+
+
+def _triggers(doc: _Doc) -> tuple[tuple[str, ...], tuple[InferredValue, ...]]:
+    """The explicit triggers; without them, the inferred ones and their provenance."""
+    found = doc.pick(("triggers",))
+    if found is not None:
+        return _words(found[0]), ()
+    inferred = infer_triggers(doc.fm.data, doc.line)
+    if inferred:
+        sources = ", ".join(f"{t.value} ({t.field}, line {t.line})" for t in inferred)
+        doc.decisions.append(f"triggers inferred (the skill sets none): {sources}")
+    return tuple(t.value for t in inferred), inferred
 
 
 def _version(doc: _Doc) -> str:
@@ -645,6 +733,7 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
                 f"top-level {key!r} replaces metadata.{key} (line {doc.line(('metadata', key))})"
             )
         result[key] = value
+    result.update(doc.foreign)
     return result
 
 
@@ -697,12 +786,19 @@ def _sha256(data: bytes) -> str:
 
 def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     data = doc.fm.data
-    normalised_id = _normalised(doc, data["name"], ("name",), "name")
+    # ``id`` lets a skill keep its agent id when ``name`` must match its folder (Agent Skills).
+    explicit_id = doc.pick(("id",))
+    normalised_id = (
+        _normalised(doc, explicit_id[0], explicit_id[1], "id")
+        if explicit_id
+        else _normalised(doc, data["name"], ("name",), "name")
+    )
     agent_type = _type(doc)
     sections = find_sections(doc.fm.body, doc.fm.body_line)
     dimensions, bands = _scores(doc)
-    tone, model = doc.pick(("tone",)), doc.pick(("model",))
-    triggers, problem_types = doc.pick(("triggers",)), doc.pick(("problem_types",))
+    tone, model = doc.pick(("tone",)), _model(doc)
+    problem_types = doc.pick(("problem_types",))
+    triggers, inferred_triggers = _triggers(doc)
     if len(data["description"]) > DESCRIPTION_LIMIT:
         doc.warnings.append(
             f"description is {len(data['description'])} characters; the Agent Skills format allows "
@@ -720,9 +816,10 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         license=data.get("license"),
         compatibility=data.get("compatibility"),
         allowed_tools=_allowed_tools(data.get("allowed-tools")),
-        model=model[0] if model else None,
+        model=model,
         tone=tone[0] if tone else None,
-        triggers=_words(triggers[0]) if triggers else (),
+        triggers=triggers,
+        inferred_triggers=inferred_triggers,
         problem_types=_words(problem_types[0]) if problem_types else (),
         good_for=_good_for(doc, _words(problem_types[0]) if problem_types else ()),
         inputs=_fields(doc, "inputs"),
@@ -744,6 +841,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         scripts=_scripts(source),
         metadata=_metadata(doc),
         field_lines={_dotted(p): line for p, (line, _) in doc.fm.positions.items()},
+        decisions=tuple(doc.decisions),
     )
 
 

@@ -4,7 +4,9 @@ Skills are built in the order given (``discover`` sorts them). Phases 1–6 of
 different skills may run at the same time in a process pool (each writes only
 its own checkpoints and its own package folder); phase 7 runs in this process,
 one skill after another in that same order, because the registry has one
-writer. A failing skill never stops the others. Reports come back in input
+writer. A failing skill never stops the others, not even when its build raises
+an internal error (a bug): that becomes the skill's own failure, code I001 and
+exit status 3, and the remaining skills are built and reported. Reports come back in input
 order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
@@ -22,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -31,8 +35,16 @@ from typing import Any
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.pipeline import runner
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.errors import MindrianError, SourceLocation
-from builder.pipeline.results import BuildReport, PhaseReport, Problem
+from builder.pipeline.errors import SourceLocation
+from builder.pipeline.report import internal_problem
+from builder.pipeline.results import (
+    EXIT_INTERNAL,
+    BuildReport,
+    PhaseReport,
+    Problem,
+    exit_code_of,
+    graph_problem,
+)
 from builder.pipeline.runner import PhaseLoader, Progress, phase_range
 
 __all__ = [
@@ -82,6 +94,8 @@ class BatchOptions:
     reregister: bool = False
     """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are
     cached or rebuilt as usual."""
+    debug: bool = False
+    """``mindrian --debug``: an internal error's traceback goes to stderr, and the batch goes on."""
 
 
 def default_jobs() -> int:
@@ -115,7 +129,7 @@ def find_collisions(
             result = phase.run(
                 PhaseInput(source=load_source(target.path, display=target.display), config=config)
             )
-        except MindrianError:
+        except Exception:  # the skill's own build reports it (as I001 when it is a bug)
             continue
         if not all(c.passed for c in result.checks):
             continue
@@ -250,11 +264,43 @@ def _finish(
     stop: int,
 ) -> BuildReport:
     hear.started(target)
+    try:
+        report = _complete(target, early, config, options, hear, loader, stop)
+    except Exception as error:  # a bug while building one skill fails that skill, not the batch
+        if options.debug:
+            traceback.print_exception(error, file=sys.stderr)
+        report = _internal_failure(target, error)
+    hear.finished(report)
+    return report
+
+
+def _internal_failure(target: Target, error: Exception) -> BuildReport:
+    """The report of a skill whose build raised something other than a stage error."""
+    if exit_code_of(error) != EXIT_INTERNAL:  # the registry database failed, not the builder
+        return BuildReport(
+            path=target.display, agent_id=None, phases=(), problem=graph_problem(error)
+        )
+    return BuildReport(
+        path=target.display,
+        agent_id=None,
+        phases=(),
+        problem=replace(internal_problem(error, "build"), location=SourceLocation(target.display)),
+    )
+
+
+def _complete(
+    target: Target,
+    early: BuildReport | Future[BuildReport] | None,
+    config: BuildConfig,
+    options: BatchOptions,
+    hear: Listener,
+    loader: PhaseLoader,
+    stop: int,
+) -> BuildReport:
+    """Every phase of one skill up to ``stop``, after (or including) its early part."""
     if early is None and not options.reregister:
         # In this process one pass through every phase does what the two parts below do.
-        report = _early(target, config, options, PHASE_NAMES[stop - 1], hear.phase, loader)
-        hear.finished(report)
-        return report
+        return _early(target, config, options, PHASE_NAMES[stop - 1], hear.phase, loader)
     if early is None:
         report = _early(
             target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], hear.phase, loader
@@ -265,7 +311,6 @@ def _finish(
             hear.phase(phase)
     if stop == _REGISTRATION and report.problem is None:
         report = _register(target, config, options, loader, report, hear)
-    hear.finished(report)
     return report
 
 

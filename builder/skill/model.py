@@ -23,6 +23,7 @@ __all__ = [
     "FieldSpec",
     "GlobalActionRequest",
     "HandoffRequest",
+    "InferredValue",
     "McpServerRequest",
     "Reference",
     "ScoreBand",
@@ -245,6 +246,18 @@ class HandoffRequest:
 
 
 @dataclass(frozen=True)
+class InferredValue:
+    """A value phase 1 inferred because the skill does not set it, and where it came from."""
+
+    value: str
+    """The inferred value (a trigger)."""
+    field: str
+    """The front-matter field it was read from (``description``, ``when_to_use``, ``tags``…)."""
+    line: int
+    """1-based line of that field in SKILL.md."""
+
+
+@dataclass(frozen=True)
 class SkillDefinition:
     """A parsed, validated SKILL.md and its folder."""
 
@@ -275,7 +288,9 @@ class SkillDefinition:
     tone: str | None = None
     """Voice of the agent."""
     triggers: tuple[str, ...] = ()
-    """Words that should select this framework."""
+    """Words that select this framework: the explicit ``triggers``, else the inferred ones."""
+    inferred_triggers: tuple[InferredValue, ...] = ()
+    """The triggers with their provenance when they were inferred (empty when explicit)."""
     problem_types: tuple[str, ...] = ()
     """Problem types it is good for."""
     good_for: Mapping[str, float] = field(default_factory=dict)
@@ -319,6 +334,8 @@ class SkillDefinition:
     field_lines: Mapping[str, int] = field(default_factory=dict)
     """Line of each front-matter key path (``tools.mcp_servers.0.server``), for later phases'
     errors."""
+    decisions: tuple[str, ...] = ()
+    """What phase 1 decided that the skill does not say (inferred triggers, foreign type)."""
 
     def section(self, key: str) -> Section | None:
         """The first section with this canonical key, if any."""

@@ -17,7 +17,8 @@ The rules, applied in order, with no dependency on locale, dictionaries or model
 5. Obvious plurals become singular: ``-ies`` to ``-y`` (``companies``), ``-sses``,
    ``-xes``, ``-ches``, ``-shes`` lose ``-es``, and a final ``-s`` goes unless the
    word ends in ``ss``, ``us``, ``is`` or ``ous`` or has three letters or fewer.
-6. Stop-words (:data:`STOP_WORDS`) are dropped.
+6. Stop-words (:data:`STOP_WORDS`) are dropped, as written or once singular
+   (``does`` is dropped, not kept as ``doe``).
 7. Duplicates are dropped, first occurrence kept, and at most ``limit`` terms
    are returned, in the order they appear.
 """
@@ -94,8 +95,11 @@ def extract_terms(text: str, limit: int = DEFAULT_TERM_LIMIT) -> tuple[str, ...]
         raise ValueError(f"limit must be at least 1, got {limit}")
     terms: dict[str, None] = {}
     for match in _TERM.finditer(_prepared(text)):
+        # A stop-word is dropped as written too: "does" must not survive as the singular "doe".
         term = normalise_term(match.group())
-        if len(term) < 2 or not any(c.isalpha() for c in term) or term in STOP_WORDS:
+        if match.group() in STOP_WORDS or term in STOP_WORDS:
+            continue
+        if len(term) < 2 or not any(c.isalpha() for c in term):
             continue
         terms.setdefault(term, None)
         if len(terms) == limit:

@@ -102,3 +102,9 @@ def test_phrases_match_on_any_shared_term_sorted_once() -> None:
     phrases = ["problem worth solving", "idea check", "Risks", "lean canvas", "idea check"]
     assert matching_phrases(terms, phrases) == ("Risks", "idea check", "problem worth solving")
     assert matching_phrases((), phrases) == ()
+
+
+def test_a_stop_word_is_not_kept_as_its_singular() -> None:
+    # "does" is a stop-word; singularised first, it would survive as "doe".
+    assert extract_terms("it does what it says") == ("say",)
+    assert extract_terms("Does one thing well") == ("thing", "well")

@@ -217,14 +217,27 @@ def test_an_unexpected_exception_is_one_line_without_debug(cli, project: Path, m
     monkeypatch.setattr("builder.pipeline.runner.build", crash)
     plain = cli(["build", "skills/demo"], project)
     assert plain.code == 3
-    assert (
-        plain.err.splitlines()[-1]
-        == "internal error: RuntimeError: boom (run with --debug for the traceback)"
+    assert plain.err.splitlines()[-1] == (
+        "skills/demo/SKILL.md: error[I001]: RuntimeError: boom "
+        "(rerun as `mindrian --debug build …` for the traceback)"
     )
     assert "Traceback" not in plain.err
     debug = cli(["--debug", "build", "skills/demo"], project)
     assert debug.code == 3
     assert "Traceback (most recent call last)" in debug.err and "RuntimeError: boom" in debug.err
+
+
+def test_the_debug_hint_names_the_command_that_failed(cli, project: Path, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("builder.pipeline.checkpoints.CheckpointStore.load_all", crash)
+    result = cli(["explain", "demo"], project)
+    assert result.code == 3
+    assert result.err.splitlines()[-1] == (
+        "internal error: RuntimeError: boom "
+        "(rerun as `mindrian --debug explain …` for the traceback)"
+    )
 
 
 def test_explain_shows_checks_warnings_and_decisions(cli, project: Path, monkeypatch):
@@ -337,3 +350,26 @@ def test_key_decisions_lists_what_a_phase_newly_decided(output, previous, expect
     from builder.pipeline.report import key_decisions
 
     assert key_decisions(output, previous) == expected
+
+
+def test_explain_shows_where_inferred_triggers_came_from(cli, tmp_path: Path) -> None:
+    standard = (
+        "---\nname: gif-maker\ndescription: Makes GIFs. Use when the user asks for "
+        "'animated stickers'.\ntype: fuzzer\n---\n\nBody.\n"
+    )
+    project = make_project(tmp_path, {"gif-maker": standard})
+    built = cli(["build", "skills/gif-maker", "--until", "architecture"], project)
+    assert built.code == 0
+    assert (
+        "skills/gif-maker/SKILL.md:4:1: warning[W101]: type 'fuzzer' is not a Mindrian agent type"
+        in built.err
+    )
+    shown = cli(["explain", "gif-maker"], project)
+    assert shown.code == 0
+    assert (
+        "  decided triggers inferred (the skill sets none): gif (name, line 2), "
+        "maker (name, line 2), animated (description, line 3), sticker (description, line 3)\n"
+    ) in shown.out
+    assert "decided type: operator" in shown.out
+    again = cli(["build", "skills/gif-maker", "--until", "architecture"], project)
+    assert "warning[W101]" not in again.err  # cached: said once, kept in the checkpoint

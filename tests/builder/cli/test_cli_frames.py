@@ -160,10 +160,10 @@ def test_phase_one_error_has_no_agent_id(
     ]
 
 
-def test_real_phase_one_rejects_an_unknown_type(cli, tmp_path: Path) -> None:
+def test_real_phase_one_rejects_a_misspelt_type(cli, tmp_path: Path) -> None:
     project = make_project(
         tmp_path,
-        {"robot": skill_text("robot").replace("type: operator", "type: robot")},
+        {"robot": skill_text("robot").replace("type: operator", "type: operater")},
     )
     result = cli(["build", "skills/robot", "--frames", "--quiet"], project)
     _, *_, (kind, error), _, _ = frames_of(result)
@@ -173,7 +173,7 @@ def test_real_phase_one_rejects_an_unknown_type(cli, tmp_path: Path) -> None:
         "S204",
         {"path": "skills/robot/SKILL.md", "line": 4, "column": 1},
     )
-    assert "unknown type 'robot'" in error["message"]
+    assert "unknown type 'operater' (did you mean 'operator'?)" in error["message"]
     assert result.err.splitlines() == [
         f"skills/robot/SKILL.md:4:1: error[S204]: {error['message']}"
     ]
@@ -249,6 +249,7 @@ def test_an_internal_error_ends_with_an_error_frame_and_exit_3(
     monkeypatch.setattr(pipeline["architecture"], "run", lambda inputs: 1 / 0)
     result = cli(["build", "skills/demo", "--frames", "--quiet"], project)
     assert result.code == 3
+    # The bug fails this skill (a batch goes on with the others), then the command.
     assert frames_of(result) == [
         ready(),
         phase(1),
@@ -256,10 +257,13 @@ def test_an_internal_error_ends_with_an_error_frame_and_exit_3(
             "ERROR",
             {
                 "code": "I001",
-                "message": "ZeroDivisionError: division by zero (run with --debug for the "
-                "traceback)",
+                "message": "ZeroDivisionError: division by zero "
+                "(rerun as `mindrian --debug build …` for the traceback)",
+                "location": {"path": SKILL, "line": 0, "column": 0},
+                "skill": SKILL,
             },
         ),
+        done(3, skill=SKILL),
         done(3),
     ]
 

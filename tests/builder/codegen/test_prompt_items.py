@@ -12,7 +12,7 @@ from builder.codegen.prompt_items import json_examples, prompt_items
 from builder.phases.architecture import applicable_settings
 from builder.phases.code_generation import output_examples
 from builder.pipeline.errors import ArchitectureError, CodegenError
-from builder.skill.model import ScoreBand, ScoreDimension
+from builder.skill.model import ScoreBand, ScoreDimension, SubAgentSpec
 from builder.skill.spec import InstructionBlock, InstructionSet
 from mindrian.agents.models import ModelSettings
 
@@ -134,7 +134,11 @@ def test_an_uninstalled_provider_keeps_its_settings_and_says_so() -> None:
 
 
 def test_a_model_its_provider_refuses_with_the_settings_fails_phase_2() -> None:
-    definition = skill(model="anthropic:claude-3-haiku-20240307", type="collaborative")
+    definition = skill(
+        model="anthropic:claude-3-haiku-20240307",
+        type="collaborative",
+        sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b")),
+    )
     with pytest.raises(ArchitectureError) as error:
         run_phases(definition, until=2)
     assert error.value.code == "A006"

@@ -24,7 +24,11 @@ RULES = [
     # (case, changes, expected type, expected rule)
     (
         "explicit wins over evidence",
-        dict(type="guided", sub_agents=(SubAgentSpec("A", "a"),)),
+        dict(
+            type="guided",
+            steps=(StepSpec("ask"),),
+            sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b")),
+        ),
         "guided",
         "explicit",
     ),
@@ -35,10 +39,17 @@ RULES = [
         "sub_agents",
     ),
     (
-        "perspectives section only",
+        # A team of nobody cannot run: the section stays instruction text.
+        "perspectives section without parsed members",
         dict(sections=(Section("perspectives", "Perspectives", 2, 6, "x"),)),
-        "collaborative",
-        "sub_agents",
+        "operator",
+        "default",
+    ),
+    (
+        "one sub-agent is no team",
+        dict(sub_agents=(SubAgentSpec("Solo", "alone"),)),
+        "operator",
+        "default",
     ),
     (
         "steps waiting for user",
@@ -53,10 +64,11 @@ RULES = [
         "ordered_steps",
     ),
     (
-        "phases section only",
+        # A workflow of no steps cannot run (it crashed phase 6 once): not inferred.
+        "phases section without parsed steps",
         dict(sections=(Section("phases", "Phases", 2, 6, "x"),)),
-        "pipeline",
-        "ordered_steps",
+        "operator",
+        "default",
     ),
     (
         "persona: rules, no template",
@@ -76,7 +88,7 @@ RULES = [
     ("nothing special", {}, "operator", "default"),
     (
         "sub-agents beat steps",
-        dict(sub_agents=(SubAgentSpec("A", "a"),), steps=(StepSpec("s"),)),
+        dict(sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b")), steps=(StepSpec("s"),)),
         "collaborative",
         "sub_agents",
     ),
@@ -96,6 +108,26 @@ def test_unknown_explicit_type_lists_the_five() -> None:
         decide_type(d)
     assert "operator, role, collaborative, pipeline, guided" in err.value.message
     assert err.value.location.line == 3
+
+
+@pytest.mark.parametrize(
+    "agent_type, changes, fragment",
+    [
+        ("pipeline", {}, "needs at least one step"),
+        ("guided", {}, "needs at least one step"),
+        ("collaborative", {}, "needs at least two sub-agents, found 0"),
+        ("collaborative", dict(sub_agents=(SubAgentSpec("A", "a"),)), "found 1"),
+    ],
+)
+def test_explicit_type_without_its_structure_is_a_located_error(
+    agent_type: str, changes: dict, fragment: str
+) -> None:
+    d = skill(type=agent_type, field_lines={"metadata.mindrian.type": 9}, **changes)
+    with pytest.raises(ArchitectureError) as err:
+        PHASE.run(phase_input({"skill_analysis": d}))
+    assert err.value.code == "A007"
+    assert fragment in err.value.message
+    assert err.value.location.line == 9
 
 
 def test_providers_come_from_agno_resolver() -> None:
@@ -154,7 +186,7 @@ def test_bad_config_default_points_at_pyproject() -> None:
     [
         ({}, 0.3, None),
         (dict(behavioral_rules=("Ask.",)), 0.7, None),
-        (dict(sub_agents=(SubAgentSpec("A", "a"),)), None, 8000),
+        (dict(sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b"))), None, 8000),
         (dict(steps=(StepSpec("a"),)), None, 4000),
     ],
 )

@@ -22,7 +22,7 @@ from builder.skill.spec import AgentSpec
 TYPES = {
     "operator": {},
     "role": dict(behavioral_rules=("Ask first.",)),
-    "collaborative": dict(sub_agents=(SubAgentSpec("A", "a"),)),
+    "collaborative": dict(sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b"))),
     "pipeline": dict(steps=(StepSpec("a"), StepSpec("b"))),
     "guided": dict(steps=(StepSpec("a", waits_for_user=True),)),
 }

@@ -87,7 +87,14 @@ PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
     (
         "defaults",
         "",
-        {"type": None, "version": "0.1.0", "triggers": (), "handoff": None, "body_line": 5},
+        {
+            "type": None,
+            "version": "0.1.0",
+            # Inferred from name and description ("Does one thing well."): no stop-words.
+            "triggers": ("sample", "well"),
+            "handoff": None,
+            "body_line": 5,
+        },
     ),
     ("type any case", "type: PiPeLiNe\n", {"type": "pipeline"}),
     ("version float kept as written", "version: 1.10\n", {"version": "1.10"}),
@@ -185,7 +192,7 @@ def test_unknown_keys_are_kept_as_metadata_with_a_hint() -> None:
     text = skill("trigers: [a]\nmetadata:\n  author: me\n  mindrian:\n    extra: 1\n")
     result = analyse(source(text))
     assert result.output.metadata == {"author": "me", "mindrian": {"extra": 1}, "trigers": ["a"]}
-    assert result.output.triggers == ()
+    assert result.output.triggers == ("sample", "well")  # inferred: a typo sets none
     assert result.warnings == (
         "unknown front-matter key 'trigers' on line 4 is kept as metadata (did you mean "
         "'triggers'?)",
@@ -589,6 +596,81 @@ def test_skill_error_is_raised_not_returned() -> None:
         PHASE.run(PhaseInput(source=source("no front matter"), config=BuildConfig()))
 
 
+# --- standard skills: inferred triggers, foreign types -----------------------------------------
+
+
+def test_triggers_are_inferred_with_field_and_line_when_none_are_set() -> None:
+    head = (
+        "name: pdf-tools\n"
+        "description: Fills forms. Use when the user asks to merge 'PDF portfolios'.\n"
+        "when_to_use: Splitting scanned invoices\n"
+        "tags: [ocr]\n"
+    )
+    result = analyse(source(skill(head=head)))
+    d = result.output
+    # Name first, then tags, when_to_use, quoted phrases and the clause after the cue.
+    assert d.triggers[:9] == (
+        "pdf", "tool", "ocr", "splitting", "scanned", "invoice", "portfolio", "merge", "fill"
+    )  # fmt: skip
+    provenance = {t.value: (t.field, t.line) for t in d.inferred_triggers}
+    assert provenance["tool"] == ("name", 2)
+    assert provenance["ocr"] == ("tags", 5)
+    assert provenance["invoice"] == ("when_to_use", 4)
+    assert provenance["merge"] == ("description", 3)
+    assert d.decisions[0].startswith("triggers inferred (the skill sets none): pdf (name, line 2)")
+    # Words about invoking a skill select every skill alike: never triggers.
+    assert not {"user", "ask", "skill"} & set(d.triggers)
+
+
+def test_explicit_triggers_win_and_nothing_is_inferred() -> None:
+    d = definition("metadata:\n  mindrian:\n    triggers: [scqa]\n")
+    assert (d.triggers, d.inferred_triggers, d.decisions) == (("scqa",), (), ())
+
+
+def test_inferred_triggers_are_capped_and_distinct() -> None:
+    words = " ".join(f"topic{chr(97 + i)} topic{chr(97 + i)}s" for i in range(20))
+    d = definition(head=f"name: wide\ndescription: Use when {words}.\n")
+    assert len(d.triggers) == 12 and len(set(d.triggers)) == 12
+
+
+@pytest.mark.parametrize(
+    "spelling, foreign, where",
+    [
+        ("type: fuzzer\n", "fuzzer", "4:1"),
+        ("metadata:\n  mindrian:\n    type: domain\n", "domain", "6:5"),
+    ],
+)
+def test_foreign_type_is_kept_as_metadata_with_a_located_warning(
+    spelling: str, foreign: str, where: str
+) -> None:
+    result = analyse(source(skill(spelling)))
+    assert result.output.type is None
+    assert result.output.metadata["type"] == foreign
+    assert [w for w in result.warnings if "W101" in w] == [
+        f"skills/sample/SKILL.md:{where}: warning[W101]: "
+        f"type {foreign!r} is not a Mindrian agent type; it is kept as metadata.type and the type "
+        "is inferred. To choose one, set metadata.mindrian.type to one of: "
+        "operator, role, collaborative, pipeline, guided"
+    ]
+
+
+@pytest.mark.parametrize("typo, nearest", [("operater", "operator"), ("pipe-line", "pipeline")])
+def test_a_near_miss_type_is_an_error_with_did_you_mean(typo: str, nearest: str) -> None:
+    with pytest.raises(SkillError) as err:
+        analyse(source(skill(f"type: {typo}\n")))
+    assert err.value.code == "S204"
+    assert f"(did you mean {nearest!r}?)" in err.value.message
+    assert err.value.location.line == 4
+
+
+def test_metadata_mindrian_id_overrides_the_id_from_the_name() -> None:
+    d = definition("metadata:\n  mindrian:\n    id: Sample Checker\n")
+    assert (d.name, d.id, d.identifier) == ("Sample", "sample-checker", "sample_checker")
+    with pytest.raises(SkillError) as err:
+        definition("metadata:\n  mindrian:\n    id: ../escape\n")
+    assert (err.value.code, err.value.location.line) == ("S203", 6)
+
+
 # --- good_for: GOOD_FOR confidence per problem type ---------------------------------------
 
 
@@ -612,3 +694,17 @@ def test_good_for_must_rate_a_listed_problem_type_within_zero_and_one() -> None:
     assert stray.value.location.line == 6  # the "decision:" line
     with pytest.raises(SkillError, match="good_for"):
         analyse(source(skill("problem_types: [market]\ngood_for:\n  market: 1.5\n")))
+
+
+@pytest.mark.parametrize("alias", ["sonnet", "inherit"])
+def test_a_hosts_model_alias_is_kept_as_metadata_with_a_located_warning(alias: str) -> None:
+    result = analyse(source(skill(f"model: {alias}\n")))
+    assert result.output.model is None
+    assert result.output.metadata["model"] == alias
+    assert [w for w in result.warnings if "W102" in w] == [
+        f"skills/sample/SKILL.md:4:1: warning[W102]: model {alias!r} is not of the form "
+        "provider:model_id (another host's alias?); it is kept as metadata.model and the type's "
+        "default model is used. To choose one, set metadata.mindrian.model, "
+        "e.g. anthropic:claude-sonnet-4-5"
+    ]
+    assert definition("model: openai:gpt-4o\n").model == "openai:gpt-4o"

@@ -3,6 +3,7 @@ sequential."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -65,6 +66,19 @@ class FailsFor(FakePhase):
     def run(self, inputs: PhaseInput) -> PhaseResult:
         if self.marker in inputs.source.path:
             raise SkillError(f"{self.name} refuses {inputs.source.path}", code="S999")
+        return super().run(inputs)
+
+
+class CrashesFor(FakePhase):
+    """A fake phase with a bug: raises a plain exception (not a stage error) for ``marker``."""
+
+    def __init__(self, name: str, marker: str) -> None:
+        super().__init__(name)
+        self.marker = marker
+
+    def run(self, inputs: PhaseInput) -> PhaseResult:
+        if self.marker in inputs.source.path:
+            raise RuntimeError("a workflow needs at least one step")
         return super().run(inputs)
 
 
@@ -340,3 +354,65 @@ def test_several_skills_share_one_probe_server_unless_a_probe_was_chosen(
     assert isinstance(expected, ProbeServer) is shared_server
     assert all(p is expected for p in registration.probes)
     assert registration.probe is probe  # the caller's phase itself is left as it was
+
+
+@pytest.mark.parametrize("phase", ["skill_analysis", "code_generation"])
+def test_an_internal_error_fails_that_skill_only(tmp_path: Path, phase: str) -> None:
+    make_project(tmp_path, {name: "x" for name in ("alpha", "broken", "gamma")})
+    pipeline = make_pipeline()
+    pipeline.phases[phase] = CrashesFor(phase, "broken")
+    recorder = Recorder()
+    reports = build_many(
+        targets(tmp_path),
+        BuildConfig(root=str(tmp_path)),
+        options(tmp_path, jobs=2),
+        listener=recorder,
+        phases=pipeline.load,
+    )
+    assert [(r.path, r.problem.code if r.problem else None, r.exit_code) for r in reports] == [
+        ("skills/alpha/SKILL.md", None, 0),
+        ("skills/broken/SKILL.md", "I001", 3),
+        ("skills/gamma/SKILL.md", None, 0),
+    ]
+    broken = reports[1].problem
+    assert broken is not None and broken.location is not None
+    assert broken.location.path == "skills/broken/SKILL.md"
+    assert broken.message == (
+        "RuntimeError: a workflow needs at least one step "
+        "(rerun as `mindrian --debug build …` for the traceback)"
+    )
+    assert recorder.events.count("end skills/broken/SKILL.md failed") == 1
+    assert recorder.events[-1] == "end skills/gamma/SKILL.md ok"
+
+
+def test_json_report_is_complete_when_one_skill_crashes(cli, tmp_path: Path, monkeypatch) -> None:
+    make_project(tmp_path, {name: "x" for name in ("a", "b-broken", "c")})
+    pipeline = make_pipeline()
+    pipeline.phases["code_generation"] = CrashesFor("code_generation", "broken")
+    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    result = cli(["build", "--all", "--jobs", "2", "--json"], tmp_path)
+    assert result.code == 3
+    report = json.loads(result.out)
+    assert (report["ok"], report["exit_code"]) == (False, 3)
+    assert [(b["path"], b["exit_code"]) for b in report["builds"]] == [
+        ("skills/a/SKILL.md", 0),
+        ("skills/b-broken/SKILL.md", 3),
+        ("skills/c/SKILL.md", 0),
+    ]
+    error = report["builds"][1]["error"]
+    assert error["code"] == "I001"
+    assert error["text"].startswith("skills/b-broken/SKILL.md: error[I001]: RuntimeError: ")
+    assert "mindrian --debug build" in error["text"]
+
+
+def test_frames_carry_the_crashed_skills_error(cli, tmp_path: Path, monkeypatch) -> None:
+    make_project(tmp_path, {name: "x" for name in ("a", "b-broken")})
+    pipeline = make_pipeline()
+    pipeline.phases["architecture"] = CrashesFor("architecture", "broken")
+    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    result = cli(["build", "--all", "--frames"], tmp_path)
+    assert result.code == 3
+    frames = [json.loads(line.split(":", 2)[2][:-3]) for line in result.out.splitlines()]
+    errors = [f for f in frames if "code" in f]
+    assert [(e["code"], e.get("skill")) for e in errors] == [("I001", "skills/b-broken/SKILL.md")]
+    assert frames[-1] == {"exit_code": 3, "ok": False, "stage": "build"}

@@ -305,20 +305,21 @@ BAD_INPUTS: list[tuple[str, str | bytes, str, int, int, tuple[str, ...]]] = [
         ("handoff.can_delegate_to",),
     ),
     (
-        "unknown type",
-        "---\n" + HEAD + "type: wizard\n---\n",
+        # A near-miss is a typo; a foreign type (wizard) builds with warning W101 instead.
+        "misspelt type",
+        "---\n" + HEAD + "type: operatr\n---\n",
         "S204",
         4,
         1,
-        ("'wizard'", ", ".join(AGENT_TYPES)),
+        ("'operatr'", "did you mean 'operator'", ", ".join(AGENT_TYPES)),
     ),
     (
-        "unknown nested type",
-        "---\n" + HEAD + "metadata:\n  mindrian:\n    type: agent\n---\n",
+        "misspelt nested type",
+        "---\n" + HEAD + "metadata:\n  mindrian:\n    type: guidd\n---\n",
         "S204",
         6,
         5,
-        ("'agent'",),
+        ("'guidd'", "did you mean 'guided'"),
     ),
     (
         "chains_to and chaining",

@@ -1,0 +1,205 @@
+"""``mindrian fmt``: Mindrian fields under ``metadata.mindrian``, so a skill stays an Agent Skill.
+
+The Agent Skills standard allows only ``name``, ``description``, ``license``,
+``allowed-tools``, ``metadata`` and ``compatibility`` at the top level, and its
+reference validator (``agentskills validate``, strictyaml) rejects flow-style
+collections (``[a, b]``). :func:`format_skill` rewrites the front matter with a
+ruamel.yaml round trip that
+
+* moves every top-level Mindrian field (:data:`~builder.phases.skill_analysis.MINDRIAN_KEYS`)
+  to the end of ``metadata.mindrian``, in its order, with the comments attached to it;
+* moves any other non-standard top-level key (a host's ``when_to_use``, a ``synthesizer``)
+  into ``metadata``, before ``mindrian``: phase 1 keeps both places in the same metadata;
+* turns flow-style mappings and lists into block style;
+* keeps everything else (other keys, comments, quoting, the body) as written.
+
+The values are unchanged, so phase 1 reads the same skill: the build output
+differs only in the source digest and in the line numbers it quotes. Formatting
+formatted text changes nothing. A field set both at the top level and under
+``metadata.mindrian`` is not guessed at: :class:`FormatError` names both lines.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS
+from builder.pipeline.errors import SkillError, SourceLocation
+
+__all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
+
+_DELIMITER = "---"
+#: How much deeper a key sits under ``metadata.mindrian`` than at the top level.
+_NESTED_INDENT = 4
+
+
+class FormatError(SkillError):
+    """A SKILL.md that fmt cannot rewrite without guessing (code F001, located)."""
+
+    def __init__(self, message: str, path: str, line: int) -> None:
+        super().__init__(message, location=SourceLocation(path, line), code="F001")
+
+
+@dataclass(frozen=True)
+class FormatResult:
+    """The outcome of formatting one file."""
+
+    path: Path
+    """The SKILL.md."""
+    changed: bool
+    """Whether formatting changes its text."""
+    moved: tuple[str, ...]
+    """The top-level keys moved under ``metadata.mindrian``, in order."""
+
+
+def skill_files(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """SKILL.md files named directly, or found (sorted) under the folders named."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.rglob("SKILL.md"), key=lambda p: p.as_posix()))
+        else:
+            found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def format_file(path: Path, *, write: bool) -> FormatResult:
+    """Format one SKILL.md; rewrite it only when ``write`` and the text changes."""
+    try:
+        original = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FormatError(f"not UTF-8 (byte {error.start})", str(path), 0) from None
+    formatted, moved = format_skill(original, str(path))
+    changed = formatted != original
+    if changed and write:
+        path.write_bytes(formatted.encode("utf-8"))
+    return FormatResult(path, changed, moved)
+
+
+def format_skill(text: str, path: str = "SKILL.md") -> tuple[str, tuple[str, ...]]:
+    """The formatted text of a SKILL.md and the keys moved; see the module docstring."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.replace("\r\n", "\n").split("\n")
+    bom = lines[0][:1] == "\ufeff"
+    if lines[0].lstrip("\ufeff").rstrip() != _DELIMITER:
+        raise FormatError("no front matter (the first line is not '---')", path, 1)
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == _DELIMITER), None)
+    if close is None:
+        raise FormatError("the front matter is not closed by a '---' line", path, 1)
+    data = _load("\n".join(lines[1:close]) + "\n", path)
+    moved = _move(data, path)
+    _block_style(data)
+    out = io.StringIO()
+    _yaml().dump(data, out)
+    head = ("\ufeff" if bom else "") + _DELIMITER
+    result = "\n".join([head, *out.getvalue().rstrip("\n").split("\n"), *lines[close:]])
+    return result.replace("\n", newline), moved
+
+
+def _load(front: str, path: str) -> Any:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _yaml().load(front)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 2 if mark is not None else 2
+        raise FormatError(f"YAML error: {error.problem or error}", path, line) from None
+    except YAMLError as error:
+        raise FormatError(f"YAML error: {error}", path, 2) from None
+    if not isinstance(data, dict):
+        raise FormatError("the front matter is not a mapping", path, 2)
+    return data
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never re-wrap a long description
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def _move(data: Any, path: str) -> tuple[str, ...]:
+    """Move top-level Mindrian keys under ``metadata.mindrian``, other extras under ``metadata``.
+
+    Returns the keys moved, in their order.
+    """
+    mindrian = [k for k in data if k in MINDRIAN_KEYS]
+    extras = [k for k in data if k not in MINDRIAN_KEYS and k not in STANDARD_KEYS]
+    if not mindrian and not extras:
+        return ()
+    metadata = _child(data, "metadata", path, ())
+    for key in extras:
+        # Before ``mindrian``, so the host's extras read first and Mindrian's block stays last.
+        at = list(metadata).index("mindrian") if "mindrian" in metadata else len(metadata)
+        _transfer(data, metadata, key, at, ("metadata",), path, 2)
+    if mindrian:
+        nested = _child(metadata, "mindrian", path, ("metadata",))
+        for key in mindrian:
+            _transfer(
+                data, nested, key, len(nested), ("metadata", "mindrian"), path, _NESTED_INDENT
+            )
+    return (*extras, *mindrian)
+
+
+def _child(parent: Any, key: str, path: str, where: tuple[str, ...]) -> Any:
+    """``parent[key]``, created empty when absent; F001 when it is not a mapping."""
+    from ruamel.yaml.comments import CommentedMap
+
+    if parent.get(key) is None:
+        parent[key] = CommentedMap()
+    if not isinstance(parent[key], dict):
+        raise FormatError(f"{'.'.join((*where, key))} is not a mapping", path, _line(parent, key))
+    return parent[key]
+
+
+def _transfer(
+    data: Any, target: Any, key: str, at: int, where: tuple[str, ...], path: str, indent: int
+) -> None:
+    """Move the top-level ``key`` (value and comments) into ``target`` at position ``at``."""
+    dotted = ".".join((*where, key))
+    if key in target:
+        raise FormatError(
+            f"{key} is set here and as {dotted} (line {_line(target, key)}); "
+            "keep one, then run mindrian fmt again",
+            path,
+            _line(data, key),
+        )
+    comment = data.ca.items.pop(key, None)
+    target.insert(at, key, data.pop(key))
+    if comment is not None:
+        target.ca.items[key] = _indented(comment, indent)
+
+
+def _indented(comment: list[Any], columns: int) -> list[Any]:
+    """A key's comment tokens moved right by ``columns``: an end-of-line comment keeps its gap."""
+    for token in comment:
+        if token is not None and hasattr(token, "column") and token.column is not None:
+            token.column += columns
+    return comment
+
+
+def _line(mapping: Any, key: str) -> int:
+    """1-based line of ``key`` in the front matter's file (the front matter starts on line 2)."""
+    return int(mapping.lc.key(key)[0]) + 2
+
+
+def _block_style(node: Any) -> None:
+    """Every mapping and list in block style (agentskills' strictyaml rejects flow style)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap):
+        node.fa.set_block_style()
+        for value in node.values():
+            _block_style(value)
+    elif isinstance(node, CommentedSeq):
+        node.fa.set_block_style()
+        for item in node:
+            _block_style(item)
