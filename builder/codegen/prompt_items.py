@@ -94,14 +94,19 @@ def _scores(fields: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
 def prompt_items(data: bytes) -> PromptItems:
     """The items of a SKILL.md (its raw bytes)."""
     front_text, body = _split(data.decode("utf-8-sig").replace("\r\n", "\n"))
-    fields = _fields(yaml.safe_load(front_text) if front_text.strip() else None)
+    front = yaml.safe_load(front_text) if front_text.strip() else None
+    fields = _fields(front)
     found: list[str] = []
     found += _text_items(fields.get("description"))
     found += _text_items(fields.get("tone"))
     found += _text_items(fields.get("behavioral_rules"))
     # A line of only punctuation (fences, table rules) says nothing the model could miss.
     found += [line.strip() for line in body.split("\n") if any(c.isalnum() for c in line)]
-    synthesizer = fields.get("synthesizer")
+    # `mindrian fmt` keeps `synthesizer` under plain `metadata`, where phase 2 reads it.
+    metadata = front.get("metadata") if isinstance(front, dict) else None
+    synthesizer = fields.get("synthesizer") or (
+        metadata.get("synthesizer") if isinstance(metadata, dict) else None
+    )
     return PromptItems(
         skill=tuple(dict.fromkeys(found)),
         parts=_parts(fields),
