@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
     from builder.pipeline.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from builder.pipeline.shard import Shard
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -47,6 +48,7 @@ Examples:
   mindrian build skills/pws --from architecture --until tool_assembly
   mindrian build skills/pws/SKILL.md --force --timings
   mindrian build --all --json > build-report.json
+  mindrian build --all --shard 1/4
   mindrian build skills/pws/SKILL.md --frames --quiet
 """
 
@@ -237,6 +239,7 @@ def build(
         ),
     ] = None,
     registry: _RegistryDbOpt = None,
+    shard: _ShardOpt = None,
     jobs: _JobsOpt = None,
     quiet: _QuietOpt = False,
     frames: _FramesOpt = False,
@@ -254,7 +257,8 @@ def build(
     framed = _use_frames(ctx, "build", frames, json_out)
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
-    targets = _targets(paths, all_skills, root)
+    chosen = _shard(shard)
+    targets = [p for p in _targets(paths, all_skills, root) if chosen.owns(_display(p, root))]
     out_dir = (out or root / "generated").absolute()
     options = _batch_options(
         root,
@@ -297,6 +301,22 @@ _JobsOpt = Annotated[
         help="Skills built at once (phases 1-6) [default: min(2, CPUs)].",
     ),
 ]
+
+
+_ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        metavar="I/N",
+        help="Only the I-th of N parts of the skills (split by path hash), for CI matrices.",
+    ),
+]
+
+
+def _shard(text: str | None) -> Shard:
+    from builder.pipeline.shard import Shard
+
+    return Shard(1, 1) if text is None else Shard.parse(text)
 
 
 def _batch_options(
@@ -746,18 +766,32 @@ def register(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --full\n"
+    "  mindrian check --shard 2/4\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
 )
 def check(
-    ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
+    ctx: typer.Context,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full", help="Also run every generated test suite and phase 7's end-to-end probes."
+        ),
+    ] = False,
+    shard: _ShardOpt = None,
+    jobs: _JobsOpt = None,
+    quiet: _QuietOpt = False,
+    frames: _FramesOpt = False,
 ) -> int:
     """Regenerate every skill in a temporary folder and diff it against generated/.
 
-    Phases 1-7 run from nothing with their own temporary checkpoints and
-    registry (the project's are never touched, and Neo4j is never used). Every
-    file counts, registry.yaml included; a unified diff of what differs is
-    printed on stdout (on stderr with --frames, which keeps stdout for frames).
-    Exit status 1 on any difference or failed build, 0 when clean.
+    Phases 1-6 run from nothing with their own temporary checkpoints: every
+    package is rendered, formatted and compiled, and registry.yaml is written
+    from phase 5's records; the generated tests and probes are left to 'make
+    test'. --full runs phases 1-7 as a build does, tests and probes included,
+    with a temporary registry (Neo4j is never used). Every file counts,
+    registry.yaml included; a unified diff of what differs is printed on stdout
+    (on stderr with --frames, which keeps stdout for frames). Exit status 1 on
+    any difference or failed build, 0 when clean.
     """
     from builder.pipeline.batch import Target, default_jobs, discover
     from builder.pipeline.check import check as run_check
@@ -777,7 +811,14 @@ def check(
     if framed:
         listener = _framed(listener, "regenerate")
     result = run_check(
-        root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener
+        root,
+        targets,
+        _config(root),
+        committed,
+        jobs=jobs or default_jobs(),
+        listener=listener,
+        full=full,
+        shard=_shard(shard),
     )
     if result.diff and framed:
         say(result.diff.removesuffix("\n"))

@@ -80,6 +80,8 @@ class BatchOptions:
     """``--force``."""
     reregister: bool = False
     """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are cached or rebuilt as usual."""
+    run_tests: bool = True
+    """Phase 6 runs the generated tests; False only renders, compiles, installs (``check``)."""
 
 
 def default_jobs() -> int:
@@ -163,14 +165,16 @@ def build_many(
     start, stop = phase_range(options.from_phase, options.until_phase)
     hear = listener or Listener()
     base = phases or _runner_loader()
+    if not options.run_tests:
+        base = _render_only(base)
     collisions = find_collisions(targets, config, _loader(base, registration))
     building = sum(t.display not in collisions for t in targets)
-    parallel = base is load_phase and start <= _CODEGEN
+    parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
     pool = _pool(options.jobs, building) if parallel else None
     registering = building if stop == _REGISTRATION else 0
     with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
         loader = _loader(base, phase7)
-        early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
+        early = [_submit(pool, t, config, options, collisions, start, stop, base) for t in targets]
         return tuple(
             _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
         )
@@ -218,6 +222,7 @@ def _submit(
     collisions: dict[str, Problem],
     start: int,
     stop: int,
+    phases: PhaseLoader,
 ) -> BuildReport | Future[BuildReport] | None:
     """The early phases' report (or its future); None when they run later in this process."""
     if target.display in collisions:
@@ -229,7 +234,7 @@ def _submit(
     if pool is None:
         return None
     return pool.submit(
-        _early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, load_phase
+        _early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, phases
     )
 
 
@@ -265,6 +270,31 @@ def _finish(
 def _runner_loader() -> PhaseLoader:
     """The loader the runner uses by default, looked up now (tests may have replaced it)."""
     return runner.load_phase
+
+
+def _render_only_phases(name: str) -> Any:
+    """:func:`load_phase` with phase 6 rendering without tests (a module function: it pickles)."""
+    if name == "code_generation":
+        from builder.phases.code_generation import RENDER_ONLY
+
+        return RENDER_ONLY
+    return load_phase(name)
+
+
+def _render_only(base: PhaseLoader) -> PhaseLoader:
+    """``base`` with phase 6's generated tests skipped."""
+    if base is load_phase:
+        return _render_only_phases
+
+    def loader(name: str) -> Any:
+        from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
+
+        phase = base(name)
+        if not isinstance(phase, CodeGenerationPhase):
+            return phase  # a test's own phase 6 keeps its own test runner
+        return CodeGenerationPhase(run_tests=skip_generated_tests, templates=phase.templates)
+
+    return loader
 
 
 def _loader(base: PhaseLoader, registration: Any) -> PhaseLoader:

@@ -75,7 +75,7 @@ def valid_agent_id(agent_id: str) -> bool:
 
 def render_checkpoint(checkpoint: Checkpoint) -> str:
     """The YAML text of a checkpoint (deterministic)."""
-    return dump_yaml(_plain(checkpoint))
+    return dump_yaml(_plain(checkpoint), fast=True)
 
 
 def _plain(checkpoint: Checkpoint) -> dict[str, Any]:
