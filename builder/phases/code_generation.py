@@ -299,6 +299,8 @@ class CodeGenerationPhase:
     number = 6
     checks = ("compiles", "tests_pass")
     output_type = GeneratedPackage
+    #: The generated tests run the whole runtime, not only what this module imports.
+    code_packages = ("mindrian",)
 
     def __init__(
         self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES

@@ -30,6 +30,7 @@ from typing import Any
 
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.pipeline import runner
+from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import MindrianError, SourceLocation
 from builder.pipeline.report import BuildReport, PhaseReport, Problem
@@ -96,30 +97,24 @@ def discover(root: Path) -> tuple[Path, ...]:
 
 
 def find_collisions(
-    targets: Sequence[Target], config: BuildConfig, phases: PhaseLoader = load_phase
+    targets: Sequence[Target],
+    config: BuildConfig,
+    phases: PhaseLoader = load_phase,
+    checkpoints: CheckpointStore | None = None,
 ) -> dict[str, Problem]:
     """Problems keyed by display path for skills sharing an agent id or package identifier with another.
 
-    Skills whose phase 1 fails are left to their own build, which reports why.
+    A skill whose phase 1 is current in ``checkpoints`` is known from the
+    checkpoint index; phase 1 runs (nothing is written) for the others. Skills
+    whose phase 1 fails are left to their own build, which reports why.
     """
-    from builder.pipeline.contract import PhaseInput
-    from builder.skill.source import load_source
-
     if len(targets) < 2:
         return {}
     phase = phases(PHASE_NAMES[0])
     owners: dict[tuple[str, str], list[str]] = {}
     for target in targets:
-        try:
-            result = phase.run(
-                PhaseInput(source=load_source(target.path, display=target.display), config=config)
-            )
-        except MindrianError:
-            continue
-        if not all(c.passed for c in result.checks):
-            continue
-        for kind, attribute in (("package", "identifier"), ("agent id", "id")):
-            value = getattr(result.output, attribute, None)
+        identity = _identity(target, config, phase, checkpoints)
+        for kind, value in zip(("agent id", "package"), identity or (), strict=False):
             if value is not None:
                 owners.setdefault((kind, value), []).append(target.display)
     problems: dict[str, Problem] = {}
@@ -131,6 +126,27 @@ def find_collisions(
             )
             problems.setdefault(display, Problem(COLLISION_CODE, message, SourceLocation(display)))
     return problems
+
+
+def _identity(
+    target: Target, config: BuildConfig, phase: Any, checkpoints: CheckpointStore | None
+) -> tuple[str, str | None] | None:
+    """The skill's agent id and package identifier; None when phase 1 fails."""
+    from builder.pipeline.contract import PhaseInput
+    from builder.skill.source import load_source
+
+    try:
+        inputs = PhaseInput(source=load_source(target.path, display=target.display), config=config)
+        if checkpoints is not None:
+            known = checkpoints.identity(runner.input_digest(phase, inputs, None))
+            if known is not None:
+                return known.agent_id, known.identifier
+        result = phase.run(inputs)
+    except MindrianError:
+        return None
+    if not all(c.passed for c in result.checks):
+        return None
+    return getattr(result.output, "id", None), getattr(result.output, "identifier", None)
 
 
 class Listener:
@@ -167,7 +183,8 @@ def build_many(
     base = phases or _runner_loader()
     if not options.run_tests:
         base = _render_only(base)
-    collisions = find_collisions(targets, config, _loader(base, registration))
+    store = CheckpointStore(options.checkpoints_dir)
+    collisions = find_collisions(targets, config, _loader(base, registration), store)
     building = sum(t.display not in collisions for t in targets)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
     pool = _pool(options.jobs, building) if parallel else None
