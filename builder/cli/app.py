@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from builder import __version__
+from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 
 if TYPE_CHECKING:
@@ -519,6 +520,7 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 
 @app.command(
     epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    "  mindrian explain larry --prompt\n"
 )
 def explain(
     agent_id: Annotated[
@@ -535,8 +537,20 @@ def explain(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
     ] = False,
+    prompt: Annotated[
+        bool,
+        typer.Option(
+            "--prompt",
+            help="Print the exact system prompt of every model acting for the agent, "
+            "from its generated package (run offline with scripted models).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Generated packages [default: generated/]."),
+    ] = None,
 ) -> int:
-    """Show what each phase decided for an agent, from its checkpoints."""
+    """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
@@ -545,6 +559,8 @@ def explain(
         raise UsageError(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
+    if prompt:
+        return _explain_prompt(agent_id, out or project_root(Path.cwd()) / "generated")
     folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
@@ -554,6 +570,23 @@ def explain(
     typer.echo(
         explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
     )
+    return 0
+
+
+def _explain_prompt(agent_id: str, out: Path) -> int:
+    from builder.pipeline.errors import PipelineError
+    from mindrian.testing.prompts import (
+        PackageNotFoundError,
+        agent_class_of,
+        render_prompts,
+        system_prompts,
+    )
+
+    try:
+        agent_class = agent_class_of(out, agent_id)
+    except PackageNotFoundError as exc:
+        raise PipelineError(f"{exc}; build its SKILL.md first", code="P010") from None
+    typer.echo(render_prompts(system_prompts(agent_class)), nl=False)
     return 0
 
 
@@ -647,6 +680,7 @@ graph_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(graph_app)
+app.add_typer(workflow_app)
 
 _EXAMPLES_EXPORT = """\
 Examples:
@@ -947,3 +981,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
         _frame(error_frame(problem))
     return problem.exit_code
+
+
+from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
+
+register_run_commands(app)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.agent import Agent
 from agno.db.sqlite import SqliteDb
+from agno.models.message import Message
 
 from mindrian.agents.base import (
     AgentReply,
@@ -72,8 +75,32 @@ class RoleAgent(MindrianAgent):
             num_history_runs=self.history_runs,
         )
 
+    @cached_property
+    def stateless_agent(self) -> Agent:
+        """The persona with no store of its own, for callers keeping the conversation elsewhere."""
+        return self._new_agno_agent(
+            name=self.name or self.agent_id,
+            agent_id=self.agent_id,
+            instructions=self.instructions,
+            model=self._model,
+        )
+
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         output = await self.agent.arun(message, session_id=session_id or self.session_id)
+        return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
+
+    async def turn(
+        self, message: str, earlier: Sequence[tuple[str, str]], *, session_id: str
+    ) -> AgentReply:
+        """One turn after the (role, content) messages ``earlier``, which the caller stores.
+
+        The model sees the last ``history_runs`` exchanges as real conversation
+        turns, as it would with the agent's own store; nothing is written here.
+        """
+        kept = list(earlier)[-2 * self.history_runs :]
+        conversation = [Message(role=role, content=text) for role, text in kept]
+        conversation.append(Message(role="user", content=message))
+        output = await self.stateless_agent.arun(conversation, session_id=session_id)
         return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
 
     def history(self, session_id: str | None = None) -> tuple[tuple[str, str], ...]:

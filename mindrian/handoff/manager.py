@@ -59,6 +59,8 @@ class HandoffManager:
         self._new_id = id_factory
         self._default_timeout = default_timeout_seconds
         self._agents: dict[str, AgentRunner] = {}
+        # Each agent's declared return behaviour (phase 3's contract); None leaves it to the context.
+        self._return_behaviors: dict[str, ReturnBehavior | None] = {}
         self._history: list[HandoffRecord] = []
         # Per session, the chain of owners opened by transfers; the last one talks to the user.
         self._owners: dict[str, list[str]] = {}
@@ -70,6 +72,8 @@ class HandoffManager:
         if not isinstance(agent_id, str) or not agent_id:
             raise ValueError("agent_id must be a non-empty string")
         self._agents[agent_id] = adapt_agent(agent)
+        declared = getattr(agent, "return_behavior", None)
+        self._return_behaviors[agent_id] = ReturnBehavior(declared) if declared else None
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -140,7 +144,29 @@ class HandoffManager:
     # --- execution ------------------------------------------------------------
 
     async def execute(self, context: HandoffContext) -> HandoffResult:
-        """Run one handoff; always returns a result."""
+        """Run one handoff and deliver its result as its agent declares; always returns a result.
+
+        An agent declaring ``return_behavior`` ``synthesize`` (phase 3's contract)
+        has a successful result handed to ``return_to``, when that is a registered
+        agent other than itself, and the synthesis ``return_to`` writes is
+        returned; ``passthrough`` and ``iterate`` results come back as they are,
+        to forward or to run the next step with. An agent declaring nothing
+        leaves the context's ``return_behavior`` to whoever receives the result.
+        """
+        result = await self._execute(context)
+        behavior = self._return_behaviors.get(context.to_agent)
+        folds = (
+            behavior is ReturnBehavior.SYNTHESIZE
+            and result.success
+            and context.return_to in self._agents
+            and context.return_to != context.to_agent
+        )
+        if not folds:
+            return result
+        return await self.synthesize((result,), context, synthesizer=context.return_to)
+
+    async def _execute(self, context: HandoffContext) -> HandoffResult:
+        """Run one handoff and record it; the result is not delivered anywhere."""
         start = self._clock()
         return self._finish(context, await self._run(context), start)
 
@@ -156,7 +182,7 @@ class HandoffManager:
                 previous_analyses=context.previous_analyses + earlier,
                 handoff_mode=HandoffMode.SEQUENTIAL,
             )
-            results.append(await self.execute(step))
+            results.append(await self._execute(step))
         return tuple(results)
 
     async def execute_parallel(
@@ -220,7 +246,7 @@ class HandoffManager:
         results = tuple(results)
         if synthesizer is None:
             return merge_results(results, context)
-        return await self.execute(self._synthesis_context(results, context, synthesizer))
+        return await self._execute(self._synthesis_context(results, context, synthesizer))
 
     # --- control: transfer, return, escalate -------------------------------------
 
@@ -339,7 +365,7 @@ class HandoffManager:
 
     async def _gather(self, contexts: Sequence[HandoffContext]) -> tuple[HandoffResult, ...]:
         outcomes = await asyncio.gather(
-            *(self.execute(c) for c in contexts), return_exceptions=True
+            *(self._execute(c) for c in contexts), return_exceptions=True
         )
         return tuple(
             (

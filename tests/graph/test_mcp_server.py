@@ -138,9 +138,20 @@ def test_a_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> No
 
 
 def test_without_arguments_it_serves_the_committed_export(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     write_registry_yaml(SIX, tmp_path / "generated" / "registry.yaml")
     assert _ids(_serve_once(tmp_path))[0] == "csio"
     assert not (tmp_path / ".mindrian").exists()
+
+
+def test_the_project_root_names_the_registry_whatever_the_working_folder(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
+    write_registry_yaml((by_id("csio"),), tmp_path / "generated" / "registry.yaml")
+    inner = tmp_path / "skills" / "deep"
+    inner.mkdir(parents=True)
+    # A stray generated/ under the working folder is not the project's registry.
+    write_registry_yaml((by_id("jtbd"),), inner / "generated" / "registry.yaml")
+    assert _ids(_serve_once(inner)) == ["csio"]
 
 
 def test_the_environment_names_the_registry(tmp_path: Path) -> None:
@@ -151,6 +162,7 @@ def test_the_environment_names_the_registry(tmp_path: Path) -> None:
 
 
 def test_no_registry_at_all_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "mindrian.mcp"],
         cwd=tmp_path,

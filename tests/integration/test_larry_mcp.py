@@ -48,7 +48,8 @@ def larry(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 @pytest.fixture
 def in_registry_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory whose default registry holds every committed framework."""
+    """A project whose default registry holds every committed framework, as working directory."""
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     registry_from_yaml(REGISTRY_YAML, tmp_path / DEFAULT_EMBEDDED_PATH).close()
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -118,7 +119,8 @@ def test_select_frameworks_answer_comes_back_through_the_mcp_loop(
 def test_handoff_fails_naming_the_server_when_it_cannot_open_its_registry(
     larry: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A directory where the registry file should be: the server exits at start.
+    # A project with a directory where the registry file should be: the server exits at start.
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     (tmp_path / DEFAULT_EMBEDDED_PATH).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     model = ScriptedModel("never sent")

@@ -38,22 +38,13 @@ SKILLS_BY_TYPE = {
 }
 PWS = REPO / "skills/pws/SKILL.md"
 
-#: Each type's package subclasses its own runtime base and has its own tests.
+#: Each type's package subclasses its own runtime base and runs its own type's test contract.
 TYPE_MARKERS = {
-    "operator": (
-        "(OperatorAgent)",
-        "def test_an_answer_that_breaks_the_schema_gives_a_failed_result",
-    ),
-    "role": ("(RoleAgent)", "def test_accepts_a_transfer"),
-    "collaborative": (
-        "(CollaborativeAgent)",
-        "def test_every_perspective_is_consulted_and_synthesised",
-    ),
-    "pipeline": (
-        "(PipelineAgent)",
-        "def test_phases_run_in_order_and_each_sees_the_previous_output",
-    ),
-    "guided": ("(GuidedAgent)", "def test_back_reopens_the_previous_step"),
+    "operator": ("(OperatorAgent, package=PACKAGE)", "(OperatorContract)"),
+    "role": ("(RoleAgent, package=PACKAGE)", "(RoleContract)"),
+    "collaborative": ("(CollaborativeAgent, package=PACKAGE)", "(CollaborativeContract)"),
+    "pipeline": ("(PipelineAgent, package=PACKAGE)", "(PipelineContract)"),
+    "guided": ("(GuidedAgent, package=PACKAGE)", "(GuidedContract)"),
 }
 
 
@@ -145,7 +136,7 @@ def test_every_type_builds_and_its_generated_tests_pass(tmp_path: Path, agent_ty
     inputs = inputs_for(SKILLS_BY_TYPE[agent_type], tmp_path)
     result = PHASE.run(inputs)
     assert [c.passed for c in result.checks] == [True, True], result.checks
-    assert result.output.tests.endswith("passed") and "failed" not in result.output.tests
+    assert " passed" in result.output.tests and "failed" not in result.output.tests
     assert result.checks[1].reason == f"generated tests: {result.output.tests}"
     package = tmp_path / "generated" / result.output.identifier
     on_disk = tree(package)
@@ -298,13 +289,13 @@ def test_failing_generated_test_keeps_the_old_package(tmp_path: Path) -> None:
 def test_code_that_does_not_compile_is_never_installed(tmp_path: Path) -> None:
     inputs = inputs_for(PWS, tmp_path)
     broken = CodeGenerationPhase(
-        templates=templates_with(tmp_path, "tools.py.jinja", "\nreturn 1\n")
+        templates=templates_with(tmp_path, "agent.py.jinja", "\nreturn 1\n")
     )
     result = broken.run(inputs)
     compiles, tests = result.checks
     assert (
         not compiles.passed
-        and "tools.py" in compiles.reason
+        and "agent.py" in compiles.reason
         and "'return' outside function" in compiles.reason
     )
     assert not tests.passed and tests.reason == "not run: the package does not compile"
