@@ -31,6 +31,7 @@ from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 
 if TYPE_CHECKING:
+    from builder.cli.progress import ProgressBar
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
@@ -354,18 +355,36 @@ def _run_batch(
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
-    listener = _listener(quiet, timings, options, prefix, _say(frames))
+    bar = _progress_bar(len(targets), quiet=quiet or timings, machine=json_out or frames)
+    listener = bar or _listener(quiet, timings, options, prefix, _say(frames))
     if frames:
         listener = _framed(listener, prefix)
-    reports = build_many(
-        targets, config, options, listener=listener, registration=_registration(registry)
-    )
+    try:
+        reports = build_many(
+            targets, config, options, listener=listener, registration=_registration(registry)
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     if len(reports) > 1 and not quiet:
         failed = sum(1 for r in reports if r.problem)
         _say(frames)(f"{len(reports) - failed} built, {failed} failed")
     if json_out:
         typer.echo(build_json(reports))
     return max(r.exit_code for r in reports)
+
+
+def _progress_bar(count: int, *, quiet: bool, machine: bool) -> ProgressBar | None:
+    """A progress bar for several skills when stderr is a terminal; None for line output.
+
+    ``quiet`` (``--quiet``, ``--timings``) and ``machine`` (``--json``, ``--frames``)
+    ask for lines, as does a single skill, whose phase lines say as much.
+    """
+    if count < 2 or quiet or machine or not sys.stderr.isatty():
+        return None
+    from builder.cli.progress import ProgressBar
+
+    return ProgressBar(count, sys.stderr)
 
 
 def _registration(registry: Path | None) -> RegistrationPhase | None:
@@ -841,19 +860,25 @@ def check(
         raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
     committed = root / "generated"
+    chosen = _shard(shard)
+    bar = _progress_bar(len(chosen.select(targets, "display")), quiet=quiet, machine=framed)
     listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
     if framed:
         listener = _framed(listener, "regenerate")
-    result = run_check(
-        root,
-        targets,
-        _config(root),
-        committed,
-        jobs=jobs or default_jobs(),
-        listener=listener,
-        full=full,
-        shard=_shard(shard),
-    )
+    try:
+        result = run_check(
+            root,
+            targets,
+            _config(root),
+            committed,
+            jobs=jobs or default_jobs(),
+            listener=bar or listener,
+            full=full,
+            shard=chosen,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     if result.diff and framed:
         say(result.diff.removesuffix("\n"))
     elif result.diff:
