@@ -632,6 +632,7 @@ _EXAMPLES_SELECT = """\
 Examples:
 
 \b
+  mindrian select "is my startup idea worth building?"
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
@@ -641,6 +642,14 @@ Examples:
 
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SENTENCE]",
+            help="The context in the user's words; triggers and problem types sharing a term "
+            "with it count as given (instead of --trigger).",
+        ),
+    ] = None,
     triggers: Annotated[
         list[str] | None,
         typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable)."),
@@ -664,24 +673,39 @@ def select(
 ) -> int:
     """Rank the registered frameworks for a context with the selection query.
 
-    Score: 0.6 for a trigger match + 0.4 for a problem-type match + 0.3 x the
-    weight of CHAINS_TO from the framework to the --previous ones; ties by id.
+    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
+    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
+    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
+    rate - 0.5) from recorded usage; ties by id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
 
-    if not triggers and not problem_types:
-        raise UsageError("give at least one --trigger or --problem-type", code="U005")
+    if text is not None and triggers:
+        raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if not text and not triggers and not problem_types:
+        raise UsageError(
+            "give a sentence, or at least one --trigger or --problem-type", code="U005"
+        )
     root = project_root(Path.cwd())
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
-        found = graph.select(triggers or (), problem_types or (), previous or (), limit)
+        if text:
+            found = graph.select_text(text, problem_types or (), previous or (), limit)
+        else:
+            found = graph.select(triggers or (), problem_types or (), previous or (), limit)
     if json_out:
         typer.echo(
             select_json(
-                found, opened.where, triggers or (), problem_types or (), previous or (), limit
+                found,
+                opened.where,
+                triggers or (),
+                problem_types or (),
+                previous or (),
+                limit,
+                text=text,
             )
         )
     elif found:

@@ -364,6 +364,7 @@ def _context(
         "workflow_dot": workflow_dot or "",
         "distribution": _distribution(spec),
         "runtime_version": _runtime_version(),
+        "mcp_servers": spec.tools.mcp_servers if spec.tools is not None else (),
         "file_notes": tuple((p, what) for p, what in _FILE_NOTES if p not in omitted),
     }
 

@@ -27,6 +27,7 @@ from mindrian.graph import (
     redact_uri,
     registry_from_yaml,
 )
+from mindrian.routing import extract_terms
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -155,10 +156,14 @@ def select_json(
     problem_types: Sequence[str],
     previous: Sequence[str],
     limit: int,
+    *,
+    text: str | None = None,
 ) -> str:
-    """The machine-readable result of ``select --json``."""
+    """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms."""
+    sentence = {} if text is None else {"text": text, "terms": list(extract_terms(text))}
     document = {
         "registry": where,
+        **sentence,
         "triggers": list(triggers),
         "problem_types": list(problem_types),
         "previous": list(previous),

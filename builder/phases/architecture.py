@@ -388,6 +388,7 @@ class ArchitecturePhase:
             score_bands=d.score_bands,
             triggers=d.triggers,
             problem_types=d.problem_types,
+            good_for=d.good_for,
             chains_to=d.chains_to,
             metadata=d.metadata,
         )

@@ -201,7 +201,8 @@ def probe(identifier: str) -> ProbeOutcome:
         package = importlib.import_module(identifier)
         cls = _agent_class(package)
         agent_id, agent_type = cls.agent_id, cls.agent_type
-        spec = getattr(sys.modules[cls.__module__], "SPEC", {}) or {}
+        package_data = getattr(sys.modules[cls.__module__], "PACKAGE", None)
+        spec = getattr(package_data, "spec", None) or {}
         cls, left_out = _without_mcp_servers(cls)
         with tempfile.TemporaryDirectory(prefix="mindrian-e2e-") as state:
             result = _handoff(agent_id, _scripted(cls, spec, Path(state)))

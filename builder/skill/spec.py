@@ -86,6 +86,19 @@ class InstructionElement:
     digest: str
     """SHA-256 hex of the file's bytes."""
 
+    @property
+    def summary(self) -> str:
+        """The first line of prose (not a heading), cut at :data:`SUMMARY_LIMIT` characters."""
+        for line in self.text.splitlines():
+            words = " ".join(line.split())
+            if words and not words.startswith(("#", "```", "---", "<!--")):
+                return words if len(words) <= SUMMARY_LIMIT else words[: SUMMARY_LIMIT - 1] + "…"
+        return ""
+
+
+#: Longest one-line summary of a reference element in the instructions' listing.
+SUMMARY_LIMIT = 100
+
 
 @dataclass(frozen=True)
 class InstructionSet:
@@ -126,9 +139,13 @@ class InstructionSet:
             parts.append("Behavioral rules:\n" + "\n".join(f"- {r}" for r in unlisted))
         parts.extend(b.text.strip("\n") for b in self.blocks)
         if self.elements:
-            listing = "\n".join(f"- `{e.name}`: {e.title}" for e in self.elements)
+            listing = "\n".join(
+                f"- `{e.name}`: {e.title}" + (f" ({s})" if (s := e.summary) else "")
+                for e in self.elements
+            )
             parts.append(
-                "On-demand reference elements (ask for one by name when needed):\n" + listing
+                "On-demand reference elements (call `read_reference` with the name when "
+                "needed):\n" + listing
             )
         return "\n\n".join(p for p in parts if p) + "\n"
 
@@ -340,6 +357,8 @@ class AgentSpec:
     """Words that should select this framework."""
     problem_types: tuple[str, ...] = ()
     """Problem types it is good for."""
+    good_for: Mapping[str, float] = field(default_factory=dict)
+    """GOOD_FOR confidence per problem type the skill rates; the others get the default."""
     chains_to: tuple[ChainTarget, ...] = ()
     """Frameworks it hands on to."""
     handoff: HandoffConfig | None = None

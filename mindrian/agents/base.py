@@ -192,6 +192,8 @@ class MindrianAgent(ABC):
     """
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
+    references: ClassVar[Mapping[str, str]] = {}
+    """On-demand reference elements by name; when any, Agno agents get ``read_reference``."""
     model_settings: ClassVar[ModelSettings] = ModelSettings()
     """Temperature, response cap and thinking budget applied to every model built from a string."""
     min_clarity: ClassVar[float] = 0.0
@@ -263,10 +265,19 @@ class MindrianAgent(ABC):
             name=name,
             model=self.built_model(model),
             instructions=instructions or None,
-            tools=list(self.tools),
+            tools=self._agno_tools(),
             telemetry=False,
             **options,
         )
+
+    def _agno_tools(self) -> list[Any]:
+        tools = list(self.tools)
+        if self.references:
+            # Imported here: most agents have no references, and Agno's Function is heavy.
+            from mindrian.agents.references import read_reference_tool
+
+            tools.append(read_reference_tool(self.references))
+        return tools
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:

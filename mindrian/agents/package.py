@@ -25,6 +25,7 @@ import yaml  # PyYAML, a dependency of agno
 
 from mindrian.agents.models import ModelSettings
 from mindrian.agents.output import scored_output
+from mindrian.agents.references import reference_elements
 from mindrian.agents.tools import ToolWiring
 from mindrian.handoff import HandoffType, ReturnBehavior
 
@@ -121,6 +122,7 @@ class AgentPackage:
             "min_clarity": float(receives.get("min_clarity") or 0.0),
             "allowed_callers": frozenset(routing.get("can_be_called_by") or ()),
             "return_behavior": ReturnBehavior(behaviour) if behaviour else None,
+            "references": reference_elements(self.spec),
         }
         attributes.update(self._type_attributes(agent_type))
         return attributes

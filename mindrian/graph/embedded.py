@@ -11,7 +11,7 @@ import ladybug
 
 from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
-from mindrian.graph.dialect import EMBEDDED_SCHEMA, embedded_text
+from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError
 
 __all__ = ["DEFAULT_EMBEDDED_PATH", "EmbeddedRegistry"]
@@ -52,6 +52,8 @@ class EmbeddedRegistry(Registry):
                     self._connection.execute(statement)
         except (RuntimeError, OSError) as exc:
             raise GraphError(f"cannot open embedded registry {self._where}: {exc}") from exc
+        if read_only:
+            self._check_tables()
 
     def __repr__(self) -> str:
         return f"EmbeddedRegistry({self._where!r})"
@@ -69,6 +71,18 @@ class EmbeddedRegistry(Registry):
             return None
         node = rows[0]["f"]
         return {k: v for k, v in node.items() if not k.startswith("_")}
+
+    def _check_tables(self) -> None:
+        # A read-only open cannot add the tables a newer schema has; say so instead of
+        # failing later with a binder error on the first selection.
+        rows = self._execute("CALL show_tables() RETURN name", {})
+        missing = sorted(set(EMBEDDED_TABLES) - {row["name"] for row in rows})
+        if missing:
+            self.close()
+            raise GraphError(
+                f"embedded registry {self._where} predates tables {', '.join(missing)}; "
+                "open it once for writing (mindrian register --all) to upgrade it"
+            )
 
     def _write(self, work: Callable[[Run], _T]) -> _T:
         return self._transaction("BEGIN TRANSACTION", work)
@@ -96,7 +110,9 @@ class EmbeddedRegistry(Registry):
 
     def _run(self, query: q.Query, params: Mapping[str, Any]) -> list[Row]:
         check_params(query, params)
-        return self._execute(embedded_text(query), params)
+        # A caller's text is run as written (and not cached per text like the fixed queries).
+        text = query.text if query.name == q.CALLER_QUERY else embedded_text(query)
+        return self._execute(text, params)
 
     def _execute(self, text: str, params: Mapping[str, Any]) -> list[Row]:
         try:
@@ -105,7 +121,7 @@ class EmbeddedRegistry(Registry):
             raise GraphError(f"embedded registry {self._where}: {exc}") from exc
         assert not isinstance(result, list)  # one statement per call
         columns = result.get_column_names()
-        return [dict(zip(columns, values)) for values in result.get_all()]
+        return [dict(zip(columns, values, strict=True)) for values in result.get_all()]
 
 
 # Embedded-only diagnostic read: `RETURN f` yields every column of the node table, which

@@ -361,3 +361,55 @@ def test_generated_tests_run_offline_without_keys(
     assert "ANTHROPIC_API_KEY" not in env
     assert env["AGNO_TELEMETRY"] == "false" and env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(tmp_path)
+
+
+# --- references on demand ------------------------------------------------------
+
+
+def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Path) -> None:
+    import asyncio
+
+    from mindrian.agents import OperatorAgent
+    from mindrian.agents.references import reference_elements
+    from mindrian.testing import ScriptedModel, Step
+
+    _, files = PHASE.render(inputs_for(SKILLS_BY_TYPE["operator"], tmp_path))
+    assert (
+        "    references: ClassVar[dict[str, str]] = reference_elements(SPEC)\n" in files["agent.py"]
+    )
+    instructions = files["instructions.md"]
+    assert (
+        "On-demand reference elements (call `read_reference` with the name when needed):\n"
+        "- `failure-catalog`: Failure catalog (Common reasons plans fail: the customer was never "
+        "asked, the budget assumed best cases,)"
+    ) in instructions
+    assert "the timeline ignored holidays" not in instructions, "the text stays on demand"
+    _, no_references = PHASE.render(inputs_for(PWS, tmp_path))
+    assert "reference_elements" not in no_references["agent.py"]
+
+    # The generated wiring, run: the element is read by name, paths are refused.
+    spec = yaml.safe_load(files["spec.yaml"])
+
+    class Premortem(OperatorAgent):
+        agent_id = "premortem-check"
+        references = reference_elements(spec)
+
+    model = ScriptedModel(
+        Step.tool_call("read_reference", name="failure-catalog"),
+        Step.tool_call("read_reference", name="references/failure-catalog.md"),
+        Step.tool_call("read_reference", name="../../../pyproject.toml"),
+        Step.tool_call("read_reference", name="pricing"),
+        Step.structured({"output": "Ranked failure reasons", "confidence": 0.5}),
+    )
+    reply = asyncio.run(Premortem(model=model).run("Review the launch plan"))
+    model.assert_complete()
+    assert reply.structured is not None and reply.structured["output"] == "Ranked failure reasons"
+    assert "read_reference" in model.calls[0].tools
+    answers = [call.contents("tool")[-1] for call in model.calls[1:]]
+    assert "the timeline ignored holidays" in answers[0]
+    refusal = "Refused: {!r} is not a reference name. Ask by name: failure-catalog."
+    assert answers[1:] == [
+        refusal.format("references/failure-catalog.md"),
+        refusal.format("../../../pyproject.toml"),
+        "No reference named 'pricing'. Available: failure-catalog.",
+    ]
