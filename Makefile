@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test bench mutation lint regen check lock
+.PHONY: setup run test bench bench-scale mutation lint regen check lock
 
 setup: $(SETUP)
 
@@ -59,6 +59,11 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m bench.run
+
+# Many synthesized skills: cold, no-op and one-changed builds, check, CPU and memory.
+# 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.
+bench-scale: setup
+	$(BIN)/python -m bench.scale
 
 # One-line breakages of the runtime and the generated packages; prints how many their tests catch.
 mutation: setup

@@ -185,16 +185,52 @@ def build_many(
         base = _render_only(base)
     store = CheckpointStore(options.checkpoints_dir)
     collisions = find_collisions(targets, config, _loader(base, registration), store)
-    building = sum(t.display not in collisions for t in targets)
+    current = _current(targets, config, options, collisions, _loader(base, registration))
+    building = sum(t.display not in collisions and t.display not in current for t in targets)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
     pool = _pool(options.jobs, building) if parallel else None
     registering = building if stop == _REGISTRATION else 0
     with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
         loader = _loader(base, phase7)
-        early = [_submit(pool, t, config, options, collisions, start, stop, base) for t in targets]
+        early = [
+            current.get(t.display)
+            or _submit(pool, t, config, options, collisions, start, stop, base)
+            for t in targets
+        ]
         return tuple(
             _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
         )
+
+
+def _current(
+    targets: Sequence[Target],
+    config: BuildConfig,
+    options: BatchOptions,
+    collisions: dict[str, Problem],
+    phases: PhaseLoader,
+) -> dict[str, BuildReport]:
+    """Reports of the skills with nothing to do, by display path, found from checkpoint heads.
+
+    They are told from this process, so a batch starts workers and a probe
+    server only for the skills that need them (none at all for a no-op).
+    """
+    if options.force or options.from_phase is not None or options.reregister:
+        return {}
+    found = {}
+    for target in targets:
+        if target.display in collisions:
+            continue
+        report = runner.current_report(
+            target.path,
+            config,
+            checkpoints_dir=options.checkpoints_dir,
+            display=target.display,
+            until_phase=options.until_phase,
+            phases=phases,
+        )
+        if report is not None:
+            found[target.display] = report
+    return found
 
 
 @contextlib.contextmanager
@@ -278,7 +314,8 @@ def _finish(
         report = early.result() if isinstance(early, Future) else early
         for phase in report.phases:
             hear.phase(phase)
-    if stop == _REGISTRATION and report.problem is None:
+    registered = any(p.number == _REGISTRATION for p in report.phases)
+    if stop == _REGISTRATION and report.problem is None and not registered:
         report = _register(target, config, options, loader, report, hear)
     hear.finished(report)
     return report

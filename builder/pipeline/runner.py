@@ -51,6 +51,7 @@ __all__ = [
     "build",
     "build_source",
     "chain_digest",
+    "current_report",
     "input_digest",
     "phase_range",
     "validate",
@@ -194,6 +195,42 @@ def build_source(
     return run.through(stop)
 
 
+class _NotCurrent(Exception):
+    """A phase would have to run; raised only when the build may not run any."""
+
+
+def current_report(
+    path: Path,
+    config: BuildConfig,
+    *,
+    checkpoints_dir: Path,
+    display: str,
+    until_phase: str | None = None,
+    phases: PhaseLoader | None = None,
+) -> BuildReport | None:
+    """The report of a build with nothing to do (every phase cached), else None; runs nothing.
+
+    Reads the source and checkpoint heads only, so a batch can tell the skills
+    that need work from those that do not before starting workers for them.
+    """
+    from builder.skill.source import load_source
+
+    try:
+        source = load_source(path, display=display)
+    except MindrianError:
+        return None
+    _, stop = phase_range(None, until_phase)
+    run = _Build(
+        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or load_phase
+    )
+    run.cached_only = True
+    try:
+        report = run.through(stop)
+    except _NotCurrent:
+        return None
+    return report if report.problem is None else None
+
+
 class _Build:
     """The state of one build while it walks the phases."""
 
@@ -219,6 +256,8 @@ class _Build:
         self.agent_id: str | None = None
         self.done: dict[str, _Done] = {}
         self.reports: list[PhaseReport] = []
+        self.cached_only = False
+        """Stop with :class:`_NotCurrent` instead of running a phase (:func:`current_report`)."""
 
     def through(self, stop: int) -> BuildReport:
         """Run phases 1..stop; the report says where and why it stopped."""
@@ -246,6 +285,8 @@ class _Build:
                 return self._run(phase, inputs, digest, chain, began)
             else:
                 found, status = self._cached(phase, digest), "cached"
+                if found is None and self.cached_only:
+                    raise _NotCurrent
                 if found is None:
                     return self._run(phase, inputs, digest, chain, began)
                 stored = found
