@@ -453,3 +453,26 @@ def test_loading_every_phase_leaves_agno_the_mcp_sdk_and_jsonschema_unimported()
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_current_report_tells_a_build_with_nothing_to_do_without_running_anything(
+    tmp_path: Path,
+):
+    from build_factories import make_project, skill_text
+
+    from builder.pipeline.runner import build, current_report
+
+    root = make_project(tmp_path, {"demo": skill_text("demo-skill")})
+    skill = root / "skills/demo/SKILL.md"
+    pipeline = make_pipeline()
+    options = {"checkpoints_dir": tmp_path / "checkpoints", "display": "skills/demo/SKILL.md"}
+    config = BuildConfig(root=str(root))
+    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    assert pipeline.calls() == {name: 0 for name in PHASE_NAMES}
+    build(skill, config, phases=pipeline.load, **options)
+    report = current_report(skill, config, phases=pipeline.load, **options)
+    assert report is not None and statuses(report) == ["cached"] * 7
+    assert pipeline.calls() == ALL_RAN
+    skill.write_text(skill_text("demo-skill", description="Edited."), encoding="utf-8")
+    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    assert pipeline.calls() == ALL_RAN
