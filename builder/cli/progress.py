@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from builder.pipeline.batch import Listener, Target
-from builder.pipeline.report import BuildReport, PhaseReport
+from builder.pipeline.results import BuildReport, PhaseReport
 
 __all__ = ["ProgressBar", "clock_text"]
 

@@ -114,7 +114,8 @@ def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegist
 
 
 def build_registry_from_yaml(exported: Path, database: Path) -> int:
-    """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in it.
+    """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in
+    it.
 
     The database is built in a scratch folder beside it and moved into place
     whole, so no reader ever sees a half-built one.

@@ -33,7 +33,7 @@ from builder.pipeline import runner
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import MindrianError, SourceLocation
-from builder.pipeline.report import BuildReport, PhaseReport, Problem
+from builder.pipeline.results import BuildReport, PhaseReport, Problem
 from builder.pipeline.runner import PhaseLoader, Progress, phase_range
 
 __all__ = [
@@ -70,7 +70,8 @@ class BatchOptions:
     checkpoints_dir: Path
     """Checkpoint folder."""
     out_dir: Path
-    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same folder)."""
+    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same
+    folder)."""
     jobs: int = 1
     """Skills whose phases 1–6 may run at once."""
     from_phase: str | None = None
@@ -80,7 +81,8 @@ class BatchOptions:
     force: bool = False
     """``--force``."""
     reregister: bool = False
-    """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are cached or rebuilt as usual."""
+    """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are
+    cached or rebuilt as usual."""
     run_tests: bool = True
     """Phase 6 runs the generated tests; False only renders, compiles, installs (``check``)."""
 
@@ -102,7 +104,8 @@ def find_collisions(
     phases: PhaseLoader = load_phase,
     checkpoints: CheckpointStore | None = None,
 ) -> dict[str, Problem]:
-    """Problems keyed by display path for skills sharing an agent id or package identifier with another.
+    """Problems keyed by display path for skills sharing an agent id or package identifier with
+    another.
 
     A skill whose phase 1 is current in ``checkpoints`` is known from the
     checkpoint index; phase 1 runs (nothing is written) for the others. Skills
@@ -176,7 +179,8 @@ def build_many(
     ``registration`` replaces the default phase 7 object (another registry, as
     ``check`` needs). ``phases`` replaces the loader of every phase (tests); a
     loader other than :func:`builder.phases.load_phase` need not survive
-    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad ``--from``/``--until``.
+    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad
+    ``--from``/``--until``.
     """
     start, stop = phase_range(options.from_phase, options.until_phase)
     hear = listener or Listener()
@@ -198,7 +202,8 @@ def build_many(
             for t in targets
         ]
         return tuple(
-            _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
+            _finish(t, e, config, options, hear, loader, stop)
+            for t, e in zip(targets, early, strict=True)
         )
 
 
@@ -237,7 +242,8 @@ def _current(
 def _shared_probe(
     registration: Any, base: PhaseLoader, config: BuildConfig, registering: int
 ) -> Iterator[Any]:
-    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else ``registration``.
+    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else
+    ``registration``.
 
     Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
     """

@@ -1,4 +1,5 @@
-"""``mindrian check``: regenerate every skill in a scratch folder and diff it against ``generated/``.
+"""``mindrian check``: regenerate every skill in a scratch folder and diff it against
+``generated/``.
 
 Everything is rebuilt from nothing with a fresh checkpoint folder inside a
 temporary directory (never the project's own). By default the check verifies
@@ -29,7 +30,7 @@ from builder.phases import phase_number
 from builder.pipeline.batch import BatchOptions, Listener, Target, build_many
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.report import BuildReport
+from builder.pipeline.results import BuildReport
 from builder.pipeline.runner import PhaseLoader
 from builder.pipeline.serial import from_plain
 from builder.pipeline.shard import Shard, owned_tree, spec_sources
@@ -76,7 +77,8 @@ class CheckResult:
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` by relative POSIX path (caches left out); empty when ``root`` is missing."""
+    """Every file under ``root`` by relative POSIX path (caches left out); empty when ``root`` is
+    missing."""
     if not root.is_dir():
         return {}
     files = {}
@@ -155,7 +157,8 @@ def check(
     with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
-        out_dir.mkdir()  # present from the start, so phase 7's probe server can load while phases 1-6 run
+        # present from the start, so phase 7's probe server can load while phases 1-6 run
+        out_dir.mkdir()
         options = BatchOptions(
             checkpoints_dir=work / "checkpoints",
             out_dir=out_dir,
@@ -220,6 +223,12 @@ def summary(result: CheckResult, shown: str) -> Iterable[str]:
     if failed:
         yield f"check: {len(failed)} skill(s) failed to build; {shown} cannot be confirmed"
     if result.drift:
-        yield f"check: {len(result.drift)} file(s) in {shown} differ from a fresh build (run `mindrian build --all` and commit)"
+        yield (
+            f"check: {len(result.drift)} file(s) in {shown} differ from a fresh build (run "
+            "`mindrian build --all` and commit)"
+        )
     if result.clean:
-        yield f"check: {shown} matches a fresh build of {len(result.builds)} skill(s) ({result.files} files)"
+        yield (
+            f"check: {shown} matches a fresh build of {len(result.builds)} skill(s) "
+            f"({result.files} files)"
+        )

@@ -74,7 +74,7 @@ def _parents(name: str) -> Iterable[str]:
 def code_files(
     root: Path, modules: Iterable[str], packages: Iterable[str] = ()
 ) -> tuple[Path, ...]:
-    """The files of ``modules`` under ``root`` and all they import, and every file of ``packages``."""
+    """The files of ``modules`` under ``root`` and all they import; every file of ``packages``."""
     seen: set[Path] = set()
     pending = list(modules)
     visited: set[str] = set()

@@ -97,7 +97,7 @@ def _code_mask(lines: list[str]) -> list[bool]:
 def headings(lines: list[str]) -> tuple[Heading, ...]:
     """Every ATX heading outside fenced code."""
     found = []
-    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines))):
+    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines), strict=True)):
         match = None if in_code else _HEADING.match(line.rstrip("\r"))
         if match:
             found.append(Heading(index, len(match.group(1)), (match.group(2) or "").strip()))
@@ -133,7 +133,8 @@ def _extent(heads: tuple[Heading, ...], position: int, total: int) -> int:
 
 
 def find_sections(body: str, body_line: int) -> tuple[Section, ...]:
-    """Recognised sections in document order; nested ones are reported too, and each keeps its subsections verbatim."""
+    """Recognised sections in document order; nested ones are reported too, and each keeps its
+    subsections verbatim."""
     lines = body.split("\n")
     heads = headings(lines)
     found = []
@@ -152,7 +153,8 @@ def find_sections(body: str, body_line: int) -> tuple[Section, ...]:
 
 
 def subsections(text: str) -> tuple[tuple[Heading, str], ...]:
-    """The top-level headings inside a section's text, each with its own text (trimmed, verbatim)."""
+    """The top-level headings inside a section's text, each with its own text (trimmed,
+    verbatim)."""
     lines = text.split("\n")
     heads = headings(lines)
     if not heads:
@@ -167,7 +169,8 @@ def subsections(text: str) -> tuple[tuple[Heading, str], ...]:
 
 
 def list_items(text: str) -> tuple[ListItem, ...]:
-    """Top-level list items (``-``, ``*``, ``+``, ``1.``) outside code; deeper lines continue the item."""
+    """Top-level list items (``-``, ``*``, ``+``, ``1.``) outside code; deeper lines continue the
+    item."""
     lines = text.split("\n")
     mask = _code_mask(lines)
     items: list[ListItem] = []

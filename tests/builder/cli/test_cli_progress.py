@@ -1,4 +1,4 @@
-"""The progress bar of ``build --all`` and ``check``: on a terminal only, never with --json/--frames."""
+"""The progress bar of ``build --all`` and ``check``: on a terminal, never with --json/--frames."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from build_factories import make_project, skill_text
 
 from builder.cli.progress import ProgressBar, clock_text
 from builder.pipeline.batch import Target
-from builder.pipeline.report import BuildReport, PhaseReport, Problem
+from builder.pipeline.results import BuildReport, PhaseReport, Problem
 
 BAR_START = "\r\x1b[2K["
 
@@ -32,7 +32,7 @@ def project_of(root: Path) -> Path:
 
 
 def run_in_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
-    """Run ``mindrian ARGS`` with stdin, stdout and stderr on a pseudo-terminal; its exit status and output."""
+    """``mindrian ARGS`` with stdin, stdout and stderr on a pseudo-terminal: exit status, output."""
     leader, follower = pty.openpty()
     env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
     process = subprocess.Popen(

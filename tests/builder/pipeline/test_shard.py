@@ -12,7 +12,7 @@ from build_factories import make_project, skill_text
 from builder.pipeline.batch import BatchOptions, Target
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import UsageError
-from builder.pipeline.report import BuildReport
+from builder.pipeline.results import BuildReport
 from builder.pipeline.shard import Shard, owned_tree, shard_of, spec_sources
 
 NAMES = [f"skills/s{k:03d}/SKILL.md" for k in range(60)]
