@@ -118,7 +118,10 @@ def synthesize(project: Path, count: int, corpus: Path = CORPUS) -> tuple[Path, 
 
 def touch_skill(path: Path, stamp: str) -> None:
     """Change one skill's description (a real edit: its digest and package change)."""
-    text = path.read_text(encoding="utf-8")
-    path.write_text(
-        text.replace("\ndescription: ", f"\ndescription: ({stamp}) ", 1), encoding="utf-8"
-    )
+    match = _FRONT.match(path.read_text(encoding="utf-8"))
+    if match is None:
+        raise ValueError(f"{path} has no front matter")
+    front = yaml.safe_load(match.group(1))
+    front["description"] = f"({stamp}) {front.get('description', '')}"
+    head = yaml.safe_dump(front, sort_keys=True, allow_unicode=True, width=100)
+    path.write_text(f"---\n{head}---\n{match.group(2)}", encoding="utf-8")
