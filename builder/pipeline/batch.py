@@ -147,9 +147,11 @@ def _identity(
         result = phase.run(inputs)
     except MindrianError:
         return None
-    if not all(c.passed for c in result.checks):
+    agent_id = getattr(result.output, "id", None)
+    if not all(c.passed for c in result.checks) or not isinstance(agent_id, str):
         return None
-    return getattr(result.output, "id", None), getattr(result.output, "identifier", None)
+    identifier = getattr(result.output, "identifier", None)
+    return agent_id, identifier if isinstance(identifier, str) else None
 
 
 class Listener:
