@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench conformance mutation lint regen check lock
+.PHONY: setup run test test-fast bench bench-scale conformance mutation lint regen check lock
 
 setup: $(SETUP)
 
@@ -68,6 +68,11 @@ bench: setup
 # on 2 cores) and prints one row per skill; exit 1 when one fails that should build.
 conformance: setup
 	$(BIN)/python -m bench.conformance
+
+# Many synthesized skills: cold, no-op and one-changed builds, check, CPU and memory.
+# 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.
+bench-scale: setup
+	$(BIN)/python -m bench.scale
 
 # One-line breakages of the runtime and the generated packages; prints how many their tests catch.
 mutation: setup

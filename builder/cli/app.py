@@ -31,10 +31,12 @@ from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 
 if TYPE_CHECKING:
+    from builder.cli.progress import ProgressBar
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
     from builder.pipeline.results import Problem, ValidationReport
+    from builder.pipeline.shard import Shard
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -48,6 +50,7 @@ Examples:
   mindrian build skills/pws --from architecture --until tool_assembly
   mindrian build skills/pws/SKILL.md --force --timings
   mindrian build --all --json > build-report.json
+  mindrian build --all --shard 1/4
   mindrian build skills/pws/SKILL.md --frames --quiet
 """
 
@@ -239,6 +242,7 @@ def build(
         ),
     ] = None,
     registry: _RegistryDbOpt = None,
+    shard: _ShardOpt = None,
     jobs: _JobsOpt = None,
     quiet: _QuietOpt = False,
     frames: _FramesOpt = False,
@@ -256,7 +260,8 @@ def build(
     framed = _use_frames(ctx, "build", frames, json_out)
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
-    targets = _targets(paths, all_skills, root)
+    chosen = _shard(shard)
+    targets = [p for p in _targets(paths, all_skills, root) if chosen.owns(_display(p, root))]
     out_dir = (out or root / "generated").absolute()
     options = _batch_options(
         root,
@@ -300,6 +305,22 @@ _JobsOpt = Annotated[
         help="Skills built at once (phases 1-6) [default: min(2, CPUs)].",
     ),
 ]
+
+
+_ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        metavar="I/N",
+        help="Only the I-th of N parts of the skills (split by path hash), for CI matrices.",
+    ),
+]
+
+
+def _shard(text: str | None) -> Shard:
+    from builder.pipeline.shard import Shard
+
+    return Shard(1, 1) if text is None else Shard.parse(text)
 
 
 def _batch_options(
@@ -351,20 +372,38 @@ def _run_batch(
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
-    listener: Listener = ProgressPrinter(
+    bar = _progress_bar(len(targets), quiet=quiet or timings, machine=json_out or frames)
+    listener: Listener = bar or ProgressPrinter(
         _say(frames), quiet=quiet, timings=timings, options=options, prefix=prefix
     )
     if frames:
         listener = FramePrinter(listener, prefix, _frame)
-    reports = build_many(
-        targets, config, options, listener=listener, registration=_registration(registry)
-    )
+    try:
+        reports = build_many(
+            targets, config, options, listener=listener, registration=_registration(registry)
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     if len(reports) > 1 and not quiet:
         failed = sum(1 for r in reports if r.problem)
         _say(frames)(f"{len(reports) - failed} built, {failed} failed")
     if json_out:
         typer.echo(build_json(reports))
     return max(r.exit_code for r in reports)
+
+
+def _progress_bar(count: int, *, quiet: bool, machine: bool) -> ProgressBar | None:
+    """A progress bar for several skills when stderr is a terminal; None for line output.
+
+    ``quiet`` (``--quiet``, ``--timings``) and ``machine`` (``--json``, ``--frames``)
+    ask for lines, as does a single skill, whose phase lines say as much.
+    """
+    if count < 2 or quiet or machine or not sys.stderr.isatty():
+        return None
+    from builder.cli.progress import ProgressBar
+
+    return ProgressBar(count, sys.stderr)
 
 
 def _registration(registry: Path | None) -> RegistrationPhase | None:
@@ -775,19 +814,32 @@ def register(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check "
-    "--frames\n"
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --full\n"
+    "  mindrian check --shard 2/4\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
 )
 def check(
-    ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
+    ctx: typer.Context,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full", help="Also run every generated test suite and phase 7's end-to-end probes."
+        ),
+    ] = False,
+    shard: _ShardOpt = None,
+    jobs: _JobsOpt = None,
+    quiet: _QuietOpt = False,
+    frames: _FramesOpt = False,
 ) -> int:
     """Regenerate every skill in a temporary folder and diff it against generated/.
 
-    Phases 1-7 run from nothing with their own temporary checkpoints and
-    registry (the project's are never touched, and Neo4j is never used). Every
-    file counts, registry.yaml included; a unified diff of what differs is
-    printed on stdout (on stderr with --frames, which keeps stdout for frames).
-    Exit status 1 on any difference or failed build, 0 when clean.
+    Phases 1-6 run from nothing with their own temporary checkpoints: every
+    package is rendered, formatted and compiled, and registry.yaml is written
+    from phase 5's records; the generated tests and probes are left to 'make
+    test'. --full runs phases 1-7 as a build does, tests and probes included,
+    with a temporary registry (Neo4j is never used). Every file counts,
+    registry.yaml included; a unified diff of what differs is printed on stdout
+    (on stderr with --frames, which keeps stdout for frames). Exit status 1 on
+    any difference or failed build, 0 when clean.
     """
     from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, default_jobs, discover
@@ -805,12 +857,25 @@ def check(
         raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
     committed = root / "generated"
+    chosen = _shard(shard)
+    bar = _progress_bar(len(chosen.select(targets, "display")), quiet=quiet, machine=framed)
     listener: Listener = ErrorPrinter(say) if quiet else ProgressPrinter(say, prefix="regenerate")
     if framed:
         listener = FramePrinter(listener, "regenerate", _frame)
-    result = run_check(
-        root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener
-    )
+    try:
+        result = run_check(
+            root,
+            targets,
+            _config(root),
+            committed,
+            jobs=jobs or default_jobs(),
+            listener=bar or listener,
+            full=full,
+            shard=chosen,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     if result.diff and framed:
         say(result.diff.removesuffix("\n"))
     elif result.diff:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
@@ -27,7 +28,9 @@ from builder.skill.spec import (
     InstructionSet,
     ModelConfig,
 )
-from mindrian.agents.models import ModelSettings, configured_model, unsupported_settings
+
+if TYPE_CHECKING:
+    from mindrian.agents.models import ModelSettings
 
 __all__ = [
     "GENERATION_DEFAULTS",
@@ -245,6 +248,9 @@ def _model(
             )
         text, source = models[agent_type], "config"
         location = SourceLocation("pyproject.toml")
+    # Agno loads here, when the phase runs: a cached build only loads this module.
+    from mindrian.agents.models import ModelSettings
+
     provider, model_id = resolve_model(text, location=location)
     gen = GENERATION_DEFAULTS[agent_type]
     settings, notes = applicable_settings(
@@ -267,6 +273,8 @@ def _model(
 
 def _check_model_takes(string: str, settings: ModelSettings, location: SourceLocation) -> None:
     """Build the Agno model once with ``settings``, so the provider's own checks fail the build."""
+    from mindrian.agents.models import configured_model
+
     try:
         configured_model(string, settings)
     except ValueError as exc:
@@ -286,6 +294,8 @@ def applicable_settings(
     alternative. A provider whose SDK is not installed cannot be inspected: its
     settings are kept and the warning says so.
     """
+    from mindrian.agents.models import unsupported_settings
+
     try:
         missing = unsupported_settings(provider, settings)
     except ImportError as exc:

@@ -45,6 +45,8 @@ from builder.skill.spec import AgentSpec
 
 __all__ = [
     "PHASE",
+    "RENDER_ONLY",
+    "SKIPPED_TESTS",
     "TEST_TIMEOUT_SECONDS",
     "CodeGenerationPhase",
     "GeneratedPackage",
@@ -54,10 +56,13 @@ __all__ = [
     "output_examples",
     "package_dir",
     "run_generated_tests",
+    "skip_generated_tests",
 ]
 
 #: Upper bound for one generated test run.
 TEST_TIMEOUT_SECONDS = 180.0
+#: The test summary of a package rendered with :func:`skip_generated_tests`.
+SKIPPED_TESTS = "not run (generation only)"
 #: The pytest plugin that makes any real model call fail the generated tests.
 GUARD_PLUGIN = "mindrian.testing.pytest_plugin"
 
@@ -188,6 +193,14 @@ def run_generated_tests(
     summary = _summary(lines)
     failures = tuple(m.group(1) for line in lines if (m := _FAILED.match(line)))
     return TestRun(done.returncode == 0, summary, failures, "\n".join(lines[-15:]))
+
+
+def skip_generated_tests(folder: Path, identifier: str) -> TestRun:
+    """A :data:`TestRunner` that runs nothing: ``mindrian check`` verifies generation only.
+
+    Behaviour is what ``make test`` verifies; the checkpoint's digest records the skip.
+    """
+    return TestRun(True, SKIPPED_TESTS, (), "")
 
 
 def _summary(lines: list[str]) -> str:
@@ -340,6 +353,8 @@ class CodeGenerationPhase:
     number = 6
     checks = ("compiles", "tests_pass")
     output_type = GeneratedPackage
+    #: The generated tests run the whole runtime, not only what this module imports.
+    code_packages = ("mindrian",)
 
     def __init__(
         self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES
@@ -348,8 +363,9 @@ class CodeGenerationPhase:
         self.templates = templates
 
     def extra_digest(self, inputs: PhaseInput) -> str:
-        """The templates and the output folder: changing either must regenerate the package."""
-        return f"{template_digest(self.templates)} out_dir={_out_dir(inputs).as_posix()}"
+        """The templates, the output folder and whether tests run: a change reruns the phase."""
+        tests = " tests=skipped" if self.run_tests is skip_generated_tests else ""
+        return f"{template_digest(self.templates)} out_dir={_out_dir(inputs).as_posix()}{tests}"
 
     def render(self, inputs: PhaseInput) -> tuple[AgentSpec, dict[str, str]]:
         """The spec and the rendered files of the package (no side effects)."""
@@ -418,3 +434,5 @@ class CodeGenerationPhase:
 
 #: The phase object the runner loads.
 PHASE = CodeGenerationPhase()
+#: Phase 6 as ``mindrian check`` runs it by default: render, compile, install; no generated tests.
+RENDER_ONLY = CodeGenerationPhase(run_tests=skip_generated_tests)

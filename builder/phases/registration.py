@@ -182,6 +182,8 @@ class RegistrationPhase:
     number = 7
     checks = ("registered", "e2e_passes")
     output_type = Registration
+    #: The end-to-end probe runs the whole runtime, not only what this module imports.
+    code_packages = ("mindrian",)
 
     def __init__(
         self,

@@ -34,6 +34,7 @@ from typing import Any
 
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.pipeline import runner
+from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import SourceLocation
 from builder.pipeline.report import internal_problem
@@ -96,6 +97,8 @@ class BatchOptions:
     cached or rebuilt as usual."""
     debug: bool = False
     """``mindrian --debug``: an internal error's traceback goes to stderr, and the batch goes on."""
+    run_tests: bool = True
+    """Phase 6 runs the generated tests; False only renders, compiles, installs (``check``)."""
 
 
 def default_jobs() -> int:
@@ -110,31 +113,25 @@ def discover(root: Path) -> tuple[Path, ...]:
 
 
 def find_collisions(
-    targets: Sequence[Target], config: BuildConfig, phases: PhaseLoader = load_phase
+    targets: Sequence[Target],
+    config: BuildConfig,
+    phases: PhaseLoader = load_phase,
+    checkpoints: CheckpointStore | None = None,
 ) -> dict[str, Problem]:
     """Problems keyed by display path for skills sharing an agent id or package identifier with
     another.
 
-    Skills whose phase 1 fails are left to their own build, which reports why.
+    A skill whose phase 1 is current in ``checkpoints`` is known from the
+    checkpoint index; phase 1 runs (nothing is written) for the others. Skills
+    whose phase 1 fails are left to their own build, which reports why.
     """
-    from builder.pipeline.contract import PhaseInput
-    from builder.skill.source import load_source
-
     if len(targets) < 2:
         return {}
     phase = phases(PHASE_NAMES[0])
     owners: dict[tuple[str, str], list[str]] = {}
     for target in targets:
-        try:
-            result = phase.run(
-                PhaseInput(source=load_source(target.path, display=target.display), config=config)
-            )
-        except Exception:  # the skill's own build reports it (as I001 when it is a bug)
-            continue
-        if not all(c.passed for c in result.checks):
-            continue
-        for kind, attribute in (("package", "identifier"), ("agent id", "id")):
-            value = getattr(result.output, attribute, None)
+        identity = _identity(target, config, phase, checkpoints)
+        for kind, value in zip(("agent id", "package"), identity or (), strict=False):
             if value is not None:
                 owners.setdefault((kind, value), []).append(target.display)
     problems: dict[str, Problem] = {}
@@ -146,6 +143,29 @@ def find_collisions(
             )
             problems.setdefault(display, Problem(COLLISION_CODE, message, SourceLocation(display)))
     return problems
+
+
+def _identity(
+    target: Target, config: BuildConfig, phase: Any, checkpoints: CheckpointStore | None
+) -> tuple[str, str | None] | None:
+    """The skill's agent id and package identifier; None when phase 1 fails."""
+    from builder.pipeline.contract import PhaseInput
+    from builder.skill.source import load_source
+
+    try:
+        inputs = PhaseInput(source=load_source(target.path, display=target.display), config=config)
+        if checkpoints is not None:
+            known = checkpoints.identity(runner.input_digest(phase, inputs, None))
+            if known is not None:
+                return known.agent_id, known.identifier
+        result = phase.run(inputs)
+    except Exception:  # the skill's own build reports it (as I001 when it is a bug)
+        return None
+    agent_id = getattr(result.output, "id", None)
+    if not all(c.passed for c in result.checks) or not isinstance(agent_id, str):
+        return None
+    identifier = getattr(result.output, "identifier", None)
+    return agent_id, identifier if isinstance(identifier, str) else None
 
 
 class Listener:
@@ -181,18 +201,57 @@ def build_many(
     start, stop = phase_range(options.from_phase, options.until_phase)
     hear = listener or Listener()
     base = phases or _runner_loader()
-    collisions = find_collisions(targets, config, _loader(base, registration))
-    building = sum(t.display not in collisions for t in targets)
-    parallel = base is load_phase and start <= _CODEGEN
+    if not options.run_tests:
+        base = _render_only(base)
+    store = CheckpointStore(options.checkpoints_dir)
+    collisions = find_collisions(targets, config, _loader(base, registration), store)
+    current = _current(targets, config, options, collisions, _loader(base, registration))
+    building = sum(t.display not in collisions and t.display not in current for t in targets)
+    parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
     pool = _pool(options.jobs, building) if parallel else None
     registering = building if stop == _REGISTRATION else 0
     with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
         loader = _loader(base, phase7)
-        early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
+        early = [
+            current.get(t.display)
+            or _submit(pool, t, config, options, collisions, start, stop, base)
+            for t in targets
+        ]
         return tuple(
             _finish(t, e, config, options, hear, loader, stop)
             for t, e in zip(targets, early, strict=True)
         )
+
+
+def _current(
+    targets: Sequence[Target],
+    config: BuildConfig,
+    options: BatchOptions,
+    collisions: dict[str, Problem],
+    phases: PhaseLoader,
+) -> dict[str, BuildReport]:
+    """Reports of the skills with nothing to do, by display path, found from checkpoint heads.
+
+    They are told from this process, so a batch starts workers and a probe
+    server only for the skills that need them (none at all for a no-op).
+    """
+    if options.force or options.from_phase is not None or options.reregister:
+        return {}
+    found = {}
+    for target in targets:
+        if target.display in collisions:
+            continue
+        report = runner.current_report(
+            target.path,
+            config,
+            checkpoints_dir=options.checkpoints_dir,
+            display=target.display,
+            until_phase=options.until_phase,
+            phases=phases,
+        )
+        if report is not None:
+            found[target.display] = report
+    return found
 
 
 @contextlib.contextmanager
@@ -239,6 +298,7 @@ def _submit(
     collisions: dict[str, Problem],
     start: int,
     stop: int,
+    phases: PhaseLoader,
 ) -> BuildReport | Future[BuildReport] | None:
     """The early phases' report (or its future); None when they run later in this process."""
     if target.display in collisions:
@@ -250,7 +310,7 @@ def _submit(
     if pool is None:
         return None
     return pool.submit(
-        _early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, load_phase
+        _early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, phases
     )
 
 
@@ -309,7 +369,8 @@ def _complete(
         report = early.result() if isinstance(early, Future) else early
         for phase in report.phases:
             hear.phase(phase)
-    if stop == _REGISTRATION and report.problem is None:
+    registered = any(p.number == _REGISTRATION for p in report.phases)
+    if stop == _REGISTRATION and report.problem is None and not registered:
         report = _register(target, config, options, loader, report, hear)
     return report
 
@@ -317,6 +378,31 @@ def _complete(
 def _runner_loader() -> PhaseLoader:
     """The loader the runner uses by default, looked up now (tests may have replaced it)."""
     return runner.load_phase
+
+
+def _render_only_phases(name: str) -> Any:
+    """:func:`load_phase` with phase 6 rendering without tests (a module function: it pickles)."""
+    if name == "code_generation":
+        from builder.phases.code_generation import RENDER_ONLY
+
+        return RENDER_ONLY
+    return load_phase(name)
+
+
+def _render_only(base: PhaseLoader) -> PhaseLoader:
+    """``base`` with phase 6's generated tests skipped."""
+    if base is load_phase:
+        return _render_only_phases
+
+    def loader(name: str) -> Any:
+        from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
+
+        phase = base(name)
+        if not isinstance(phase, CodeGenerationPhase):
+            return phase  # a test's own phase 6 keeps its own test runner
+        return CodeGenerationPhase(run_tests=skip_generated_tests, templates=phase.templates)
+
+    return loader
 
 
 def _loader(base: PhaseLoader, registration: Any) -> PhaseLoader:

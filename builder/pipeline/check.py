@@ -1,9 +1,15 @@
 """``mindrian check``: regenerate every skill in a scratch folder and diff it against
 ``generated/``.
 
-Everything is rebuilt from nothing, phases 1–7, with a fresh checkpoint folder
-and a fresh embedded registry inside a temporary directory (never the
-project's own, and never Neo4j even when ``NEO4J_URI`` is set). The scratch
+Everything is rebuilt from nothing with a fresh checkpoint folder inside a
+temporary directory (never the project's own). By default the check verifies
+generation, not behaviour: phases 1-6 render, format and compile every
+package without running its generated tests (``make test`` runs those), and
+``registry.yaml`` is written from phase 5's framework records, which is what
+phase 7 exports after registering them. ``full=True`` (``mindrian check
+--full``) runs phases 1-7 as a build does, generated tests and end-to-end
+probes included, with a fresh embedded registry (never Neo4j, even when
+``NEO4J_URI`` is set). The scratch
 output is then compared file by file with the committed folder: a changed
 byte, a file only one side has, all count as drift and are shown as a unified
 diff with paths relative to the project root. Caches that Python or pytest may
@@ -18,10 +24,19 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from builder.phases import phase_number
 from builder.pipeline.batch import BatchOptions, Listener, Target, build_many
+from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
+from builder.pipeline.runner import PhaseLoader
+from builder.pipeline.serial import from_plain
+from builder.pipeline.shard import Shard, owned_tree, spec_sources
+
+if TYPE_CHECKING:
+    from mindrian.graph import FrameworkRecord
 
 __all__ = [
     "IGNORED_DIRS",
@@ -37,6 +52,9 @@ __all__ = [
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 #: File suffixes that are caches, not builder output.
 IGNORED_SUFFIXES = (".pyc", ".pyo")
+_SCHEMA = phase_number("neo4j_schema")
+#: The unsplit run.
+WHOLE = Shard(1, 1)
 
 
 @dataclass(frozen=True)
@@ -122,28 +140,74 @@ def check(
     *,
     jobs: int = 1,
     listener: Listener | None = None,
+    full: bool = False,
+    shard: Shard = WHOLE,
+    phases: PhaseLoader | None = None,
 ) -> CheckResult:
-    """Regenerate ``skills`` in a scratch folder and compare with ``committed_dir``."""
-    from builder.phases.registration import RegistrationPhase
+    """Regenerate ``skills`` in a scratch folder and compare with ``committed_dir``.
+
+    ``full`` runs the generated tests and phase 7 (probes, a scratch registry);
+    ``shard`` builds only its part of ``skills`` and compares only the output
+    it owns (see :mod:`builder.pipeline.shard`); ``phases`` replaces the phase
+    loader (tests).
+    """
+    from builder.phases.registration import REGISTRY_YAML, RegistrationPhase
+    from mindrian.graph.registry_yaml import write_registry_yaml
 
     with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
         # present from the start, so phase 7's probe server can load while phases 1-6 run
         out_dir.mkdir()
-        options = BatchOptions(checkpoints_dir=work / "checkpoints", out_dir=out_dir, jobs=jobs)
+        options = BatchOptions(
+            checkpoints_dir=work / "checkpoints",
+            out_dir=out_dir,
+            jobs=jobs,
+            until_phase=None if full else "code_generation",
+            run_tests=full,
+        )
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.
-        registration = RegistrationPhase(work / "registry.lbug", env={})
+        registration = RegistrationPhase(work / "registry.lbug", env={}) if full else None
         builds = build_many(
-            skills, fresh_config, options, listener=listener, registration=registration
+            shard.select(skills, "display"),
+            fresh_config,
+            options,
+            listener=listener,
+            registration=registration,
+            phases=phases,
         )
+        if not full:
+            records = _framework_records(builds, options.checkpoints_dir)
+            if records:
+                write_registry_yaml(records, out_dir / REGISTRY_YAML)
         fresh = read_tree(out_dir)
     committed = read_tree(committed_dir)
+    if not shard.whole:
+        owners = spec_sources(fresh) | spec_sources(committed)
+        committed, fresh = owned_tree(committed, shard, owners), owned_tree(fresh, shard, owners)
     drift, diff = diff_trees(committed, fresh, _relative(committed_dir, root))
     return CheckResult(
         builds=builds, drift=drift, diff=diff, files=len(set(committed) | set(fresh))
     )
+
+
+def _framework_records(
+    builds: Sequence[BuildReport], checkpoints: Path
+) -> tuple[FrameworkRecord, ...]:
+    """Phase 5's framework record of every skill that built, as phase 7 would register it."""
+    from builder.graph.config import GraphConfig
+
+    store = CheckpointStore(checkpoints)
+    records = []
+    for report in builds:
+        if report.problem is not None or report.agent_id is None:
+            continue
+        stored = store.read(report.agent_id, _SCHEMA, "neo4j_schema")
+        if stored is None:
+            continue
+        records.append(from_plain(GraphConfig, stored.output).to_framework_record())
+    return tuple(records)
 
 
 def _relative(folder: Path, root: Path) -> str:

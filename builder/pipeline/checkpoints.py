@@ -1,13 +1,24 @@
 """Phase checkpoints: ``<root>/<agent_id>/<n>-<phase>.yaml``, one per phase reached.
 
 A checkpoint holds, in this key order: phase, number, builder_version,
-input_digest, passed, checks (name, passed, reason, location), warnings and
-the phase output as plain YAML. Nothing time- or machine-dependent goes in,
-so the same inputs always give the same bytes. Files are replaced atomically.
+input_digest, output_digest, passed, checks (name, passed, reason, location),
+warnings and the phase output as plain YAML. Nothing time- or
+machine-dependent goes in, so the same inputs always give the same bytes.
+Files are replaced atomically.
+
+The output comes last so that :meth:`CheckpointStore.read_head` can skip it:
+deciding that a phase is current needs its input digest and the output's
+digest (the next phase's digest covers it), not the output. A passing phase-1
+checkpoint is also indexed by its input digest under ``<root>/.by-digest/``
+with the agent id and package identifier, so a skill is matched with its
+checkpoints, and two skills sharing a package are found, without reading
+every agent's files.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import tempfile
@@ -24,7 +35,9 @@ from builder.pipeline.serial import dump_yaml, from_plain, load_yaml, to_plain
 __all__ = [
     "Checkpoint",
     "CheckpointStore",
+    "Identity",
     "atomic_write",
+    "output_digest",
     "parse_checkpoint",
     "render_checkpoint",
     "valid_agent_id",
@@ -39,11 +52,44 @@ _KEYS = (
     "number",
     "builder_version",
     "input_digest",
+    "output_digest",
     "passed",
     "checks",
     "warnings",
     "output",
 )
+#: The phase whose checkpoints are indexed by input digest.
+_FIRST = "skill_analysis"
+#: Folder of the phase-1 digest index (a name no agent id can take: ids start alphanumeric).
+_INDEX = ".by-digest"
+
+
+def _tail(plain: Any) -> str:
+    """The ``output:`` part of a checkpoint's text (a block mapping's keys render one by one)."""
+    return dump_yaml({"output": plain}, fast=True)
+
+
+def _text_digest(tail: str) -> str:
+    return "sha256:" + hashlib.sha256(tail.encode("utf-8")).hexdigest()
+
+
+def output_digest(plain: Any) -> str:
+    """``sha256:`` of the text a phase output takes in its checkpoint.
+
+    Hashing the text rather than the data lets a reader check that a stored
+    output is intact without parsing it.
+    """
+    return _text_digest(_tail(plain))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What the phase-1 index records for a passing skill analysis."""
+
+    agent_id: str
+    """The agent id (its checkpoint folder)."""
+    identifier: str | None
+    """The package identifier, when the output names one."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +111,13 @@ class Checkpoint:
     warnings: tuple[str, ...]
     """The phase's warnings."""
     output: Any
-    """The phase output as plain data."""
+    """The phase output as plain data (None when only the head was read)."""
+    output_digest: str = ""
+    """:func:`output_digest` of ``output``; computed from it when not given."""
+
+    def __post_init__(self) -> None:
+        if not self.output_digest and self.output is not None:
+            object.__setattr__(self, "output_digest", output_digest(self.output))
 
 
 def valid_agent_id(agent_id: str) -> bool:
@@ -75,7 +127,9 @@ def valid_agent_id(agent_id: str) -> bool:
 
 def render_checkpoint(checkpoint: Checkpoint) -> str:
     """The YAML text of a checkpoint (deterministic)."""
-    return dump_yaml(_plain(checkpoint))
+    head = _plain(checkpoint)
+    del head["output"]
+    return dump_yaml(head, fast=True) + _tail(checkpoint.output)
 
 
 def _plain(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -84,6 +138,7 @@ def _plain(checkpoint: Checkpoint) -> dict[str, Any]:
         "number": checkpoint.number,
         "builder_version": checkpoint.builder_version,
         "input_digest": checkpoint.input_digest,
+        "output_digest": checkpoint.output_digest,
         "passed": checkpoint.passed,
         "checks": [to_plain(c) for c in checkpoint.checks],
         "warnings": list(checkpoint.warnings),
@@ -91,13 +146,20 @@ def _plain(checkpoint: Checkpoint) -> dict[str, Any]:
     }
 
 
-def parse_checkpoint(text: str, where: str) -> Checkpoint:
-    """Read checkpoint YAML; ``PipelineError`` (P005) naming ``where`` when it is damaged."""
+def parse_checkpoint(text: str, where: str, *, head: bool = False) -> Checkpoint:
+    """Read checkpoint YAML; ``PipelineError`` (P005) naming ``where`` when it is damaged.
+
+    ``head`` parses everything but the output (which stays None): the output is
+    the last key and starts at column 0, where no text of an earlier value can.
+    Either way the output's text must match ``output_digest``.
+    """
+    before, marker, after = text.partition("\noutput:")
+    keys = _KEYS[:-1] if head else _KEYS
     try:
-        data = load_yaml(text)
-        if not isinstance(data, dict) or tuple(data) != _KEYS:
-            raise ValueError(f"expected the keys {', '.join(_KEYS)}")
-        return Checkpoint(
+        data = load_yaml(before + "\n" if head else text)
+        if not isinstance(data, dict) or tuple(data) != keys:
+            raise ValueError(f"expected the keys {', '.join(keys)}")
+        checkpoint = Checkpoint(
             phase=from_plain(str, data["phase"]),
             number=from_plain(int, data["number"]),
             builder_version=from_plain(str, data["builder_version"]),
@@ -105,8 +167,12 @@ def parse_checkpoint(text: str, where: str) -> Checkpoint:
             passed=from_plain(bool, data["passed"]),
             checks=from_plain(tuple[CheckResult, ...], data["checks"]),
             warnings=from_plain(tuple[str, ...], data["warnings"]),
-            output=data["output"],
+            output=None if head else data["output"],
+            output_digest=from_plain(str, data["output_digest"]),
         )
+        if _text_digest(marker.lstrip("\n") + after) != checkpoint.output_digest:
+            raise ValueError("its output does not match its output_digest")
+        return checkpoint
     except (yaml.YAMLError, TypeError, ValueError, KeyError) as exc:
         raise PipelineError(f"checkpoint {where} is damaged: {exc}", code="P005") from None
 
@@ -145,13 +211,37 @@ class CheckpointStore:
         """Store a checkpoint atomically; True when the file's bytes changed."""
         path = self.path(agent_id, checkpoint.number, checkpoint.phase)
         text = render_checkpoint(checkpoint)
+        if checkpoint.number == 1 and checkpoint.passed:
+            self._index(agent_id, checkpoint)
         if path.is_file() and path.read_bytes() == text.encode("utf-8"):
             return False
         atomic_write(path, text)
         return True
 
+    def _index(self, agent_id: str, checkpoint: Checkpoint) -> None:
+        output = checkpoint.output if isinstance(checkpoint.output, dict) else {}
+        identifier = output.get("identifier")
+        entry = {
+            "agent_id": agent_id,
+            "identifier": identifier if isinstance(identifier, str) else None,
+        }
+        path = self._index_path(checkpoint.input_digest)
+        text = json.dumps(entry, sort_keys=True) + "\n"
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            atomic_write(path, text)
+
+    def _index_path(self, input_digest: str) -> Path:
+        return self.root / _INDEX / (input_digest.removeprefix("sha256:") + ".json")
+
     def read(self, agent_id: str, number: int, phase: str) -> Checkpoint | None:
         """The stored checkpoint, None when there is none (``PipelineError`` when damaged)."""
+        return self._read(agent_id, number, phase, head=False)
+
+    def read_head(self, agent_id: str, number: int, phase: str) -> Checkpoint | None:
+        """The stored checkpoint without its output (None), as :meth:`read` otherwise."""
+        return self._read(agent_id, number, phase, head=True)
+
+    def _read(self, agent_id: str, number: int, phase: str, *, head: bool) -> Checkpoint | None:
         path = self.path(agent_id, number, phase)
         try:
             text = path.read_text(encoding="utf-8")
@@ -159,19 +249,34 @@ class CheckpointStore:
             return None
         except (OSError, UnicodeDecodeError) as exc:
             raise PipelineError(f"checkpoint {path} cannot be read: {exc}", code="P005") from None
-        return parse_checkpoint(text, str(path))
+        return parse_checkpoint(text, str(path), head=head)
+
+    def identity(self, input_digest: str) -> Identity | None:
+        """The skill whose passing phase-1 checkpoint has this input digest, from the index.
+
+        The index entry is trusted only when that checkpoint still exists,
+        passed and carries the digest (an entry outlives a skill's edits).
+        """
+        try:
+            entry = json.loads(self._index_path(input_digest).read_text(encoding="utf-8"))
+            agent_id, identifier = entry["agent_id"], entry["identifier"]
+            head = self.read_head(agent_id, 1, _FIRST)
+        except (OSError, ValueError, KeyError, TypeError, PipelineError):
+            return None
+        if head is None or not head.passed or head.input_digest != input_digest:
+            return None
+        return Identity(agent_id, identifier)
 
     def find_agent(self, number: int, phase: str, input_digest: str) -> str | None:
-        """The agent whose passing checkpoint of ``phase`` has this input digest.
+        """The agent whose passing phase-1 checkpoint has this input digest (see :meth:`identity`).
 
-        Used for phase 1, whose agent id is only known once it has run: only
-        the scalar header of each candidate is parsed, not its output.
+        Used for phase 1, whose agent id is only known once it has run; other
+        phases are always looked up by agent id.
         """
-        for path in sorted(self.root.glob(f"*/{number}-{phase}.yaml")):
-            header = _header(path)
-            if header.get("input_digest") == input_digest and header.get("passed") is True:
-                return path.parent.name
-        return None
+        if (number, phase) != (1, _FIRST):
+            raise ValueError(f"only phase 1 ({_FIRST}) is indexed by digest, not {phase}")
+        found = self.identity(input_digest)
+        return None if found is None else found.agent_id
 
     def remove_from(self, agent_id: str, number: int) -> None:
         """Delete the agent's checkpoints of phase ``number`` and later (they no longer follow from
@@ -191,18 +296,3 @@ class CheckpointStore:
             for path in (self.root / agent_id).glob("*-*.yaml")
         ]
         return tuple(sorted(found, key=lambda c: c["number"]))
-
-
-def _header(path: Path) -> dict[str, Any]:
-    # The scalar keys come first, so reading up to ``checks:`` avoids parsing a large output.
-    lines = []
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("checks:"):
-                    break
-                lines.append(line)
-        data = load_yaml("".join(lines))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}

@@ -2,27 +2,33 @@
 
 Phases stay pure; everything with a side effect happens here. Each phase's
 input digest covers the phase name and number, the builder version and a
-digest of its code, the source (path and digest), the configuration, the
-previous phase's digest and output, and whatever the phase adds through an
-optional ``extra_digest(inputs)`` (e.g. a template digest). A phase whose digest
-matches a passing checkpoint is not run again; its stored output is used.
+digest of its own code (:mod:`builder.pipeline.code_digest`), the source
+(path and digest), the configuration, the digests of every earlier phase's
+output, and whatever the phase adds through an optional
+``extra_digest(inputs)`` (e.g. a template digest). A phase whose digest
+matches a passing checkpoint is not run again.
+
+Only what can change an output is in its digest, so work stops early: an edit
+of phase 6's templates reruns phase 6, and phase 7 only if the package's files
+changed. Deciding that a phase is current reads its checkpoint's head (digests
+and verdicts), not its output; outputs are loaded when a phase that reads them
+has to run, so a build with nothing to do parses no phase output at all.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from builder import __version__
 from builder.phases import PHASE_NAMES, UNAVAILABLE_CODE, load_phase, phase_number, resolve_phase
-from builder.pipeline.checkpoints import Checkpoint, CheckpointStore
+from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
+from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, PipelineError, SourceLocation, UsageError
@@ -45,8 +51,8 @@ __all__ = [
     "ValidationReport",
     "build",
     "build_source",
-    "builder_code_digest",
-    "code_digest",
+    "chain_digest",
+    "current_report",
     "input_digest",
     "load_phase",
     "phase_range",
@@ -61,59 +67,61 @@ Progress = Callable[[PhaseReport], None]
 PhaseLoader = Callable[[str], Any]
 
 
-@dataclass(frozen=True)
 class _Done:
     """A phase that has produced its output in this build (run, cached or loaded)."""
 
-    digest: str
-    output: Any
-    plain: Any
+    def __init__(self, digest: str, chain: str, load: Callable[[], Any]) -> None:
+        self.digest = digest
+        """The phase's input digest."""
+        self.chain = chain
+        """:func:`chain_digest` up to and including this phase's output."""
+        self._load = load
+        self._output: Any = None
+        self._loaded = False
+
+    def output(self) -> Any:
+        """The typed output, loaded from its checkpoint on first use when it was not run here."""
+        if not self._loaded:
+            self._output, self._loaded = self._load(), True
+        return self._output
 
 
-@functools.cache
-def builder_code_digest() -> str:
-    """SHA-256 of the builder's and the runtime's Python files and the builder's schemas.
+class _Outputs(Mapping[str, Any]):
+    """Earlier outputs by phase name, each loaded only when a phase reads it."""
 
-    The version number alone would let an edited phase reuse checkpoints its
-    old code wrote; hashing the code makes any change rerun. The runtime is
-    included because phases read its contracts (phase 3 introspects
-    ``HandoffResult``) and run against it (the generated tests, the e2e probe).
+    def __init__(self, done: Mapping[str, _Done]) -> None:
+        self._done = dict(done)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._done[name].output()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._done)
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+
+def chain_digest(before: str | None, output: str) -> str:
+    """The digest of every output so far: the previous chain and this output's digest."""
+    text = f"{before or ''}|{output}"
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def input_digest(phase: Any, inputs: PhaseInput, chain: str | None) -> str:
+    """The ``sha256:`` digest of everything that can change ``phase``'s output.
+
+    ``chain`` is :func:`chain_digest` of the earlier phases' outputs (None for phase 1).
     """
-    return code_digest(Path(__file__).resolve().parents[2])
-
-
-def code_digest(root: Path) -> str:
-    """SHA-256 over the code files :func:`builder_code_digest` names, below ``root``."""
-    files = sorted(
-        p
-        for package, pattern in (
-            ("builder", "**/*.py"),
-            ("builder", "schemas/*.json"),
-            ("mindrian", "**/*.py"),
-        )
-        for p in (root / package).glob(pattern)
-        if "node_modules" not in p.parts and "__pycache__" not in p.parts
-    )
-    digest = hashlib.sha256()
-    for path in files:
-        name = path.relative_to(root).as_posix().encode("utf-8")
-        data = path.read_bytes()
-        digest.update(b"%d:%s\x00%d:" % (len(name), name, len(data)))
-        digest.update(data)
-    return digest.hexdigest()
-
-
-def input_digest(phase: Any, inputs: PhaseInput, before: _Done | None) -> str:
-    """The ``sha256:`` digest of everything that can change ``phase``'s output."""
     extra = getattr(phase, "extra_digest", None)
     payload = {
         "phase": phase.name,
         "number": phase.number,
         "builder_version": __version__,
-        "builder_code": builder_code_digest(),
+        "code": phase_code_digest(phase),
         "source": {"path": inputs.source.path, "digest": inputs.source.digest},
         "config": to_plain(inputs.config.digest_data()),
-        "previous": None if before is None else {"digest": before.digest, "output": before.plain},
+        "previous": chain,
         "extra": to_plain(extra(inputs)) if callable(extra) else None,
     }
     text = json.dumps(
@@ -191,6 +199,42 @@ def build_source(
     return run.through(stop)
 
 
+class _NotCurrent(Exception):
+    """A phase would have to run; raised only when the build may not run any."""
+
+
+def current_report(
+    path: Path,
+    config: BuildConfig,
+    *,
+    checkpoints_dir: Path,
+    display: str,
+    until_phase: str | None = None,
+    phases: PhaseLoader | None = None,
+) -> BuildReport | None:
+    """The report of a build with nothing to do (every phase cached), else None; runs nothing.
+
+    Reads the source and checkpoint heads only, so a batch can tell the skills
+    that need work from those that do not before starting workers for them.
+    """
+    from builder.skill.source import load_source
+
+    try:
+        source = load_source(path, display=display)
+    except MindrianError:
+        return None
+    _, stop = phase_range(None, until_phase)
+    run = _Build(
+        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or load_phase
+    )
+    run.cached_only = True
+    try:
+        report = run.through(stop)
+    except _NotCurrent:
+        return None
+    return report if report.problem is None else None
+
+
 class _Build:
     """The state of one build while it walks the phases."""
 
@@ -216,6 +260,8 @@ class _Build:
         self.agent_id: str | None = None
         self.done: dict[str, _Done] = {}
         self.reports: list[PhaseReport] = []
+        self.cached_only = False
+        """Stop with :class:`_NotCurrent` instead of running a phase (:func:`current_report`)."""
 
     def through(self, stop: int) -> BuildReport:
         """Run phases 1..stop; the report says where and why it stopped."""
@@ -236,18 +282,20 @@ class _Build:
         try:
             phase = self.phases(name)
             inputs = PhaseInput(source=self.source, config=self.config, previous=self._previous())
-            before = self.done[PHASE_NAMES[number - 2]] if number > 1 else None
-            digest = input_digest(phase, inputs, before)
+            chain = self.done[PHASE_NAMES[number - 2]].chain if number > 1 else None
+            digest = input_digest(phase, inputs, chain)
             if number < self.start:
-                (stored, output), status = self._required(phase, digest), "loaded"
+                stored, status = self._required(phase, digest), "loaded"
             elif self.rerun:
-                return self._run(phase, inputs, digest, began)
+                return self._run(phase, inputs, digest, chain, began)
             else:
                 found, status = self._cached(phase, digest), "cached"
+                if found is None and self.cached_only:
+                    raise _NotCurrent
                 if found is None:
-                    return self._run(phase, inputs, digest, began)
-                stored, output = found
-            self._accept(phase, digest, output)
+                    return self._run(phase, inputs, digest, chain, began)
+                stored = found
+            self._accept_stored(phase, digest, chain, stored)
         except MindrianError as error:
             status = "unavailable" if error.code == UNAVAILABLE_CODE else "error"
             self._note(PhaseReport(number, name, status, seconds=time.perf_counter() - began))
@@ -260,27 +308,29 @@ class _Build:
         return None
 
     def _previous(self) -> Mapping[str, Any]:
-        return MappingProxyType({name: done.output for name, done in self.done.items()})
+        return _Outputs(self.done)
 
-    def _cached(self, phase: Any, digest: str) -> tuple[Checkpoint, Any] | None:
-        """A passing checkpoint with this digest and its loaded output, else None."""
-        if phase.number == 1:
-            self.agent_id = self.store.find_agent(1, phase.name, digest)
-        if self.agent_id is None:
-            return None
+    def _cached(self, phase: Any, digest: str) -> Checkpoint | None:
+        """The head of a passing checkpoint with this digest, else None."""
         try:
-            stored = self.store.read(self.agent_id, phase.number, phase.name)
-            if stored is None or not stored.passed or stored.input_digest != digest:
+            if phase.number == 1:
+                self.agent_id = self.store.find_agent(1, phase.name, digest)
+            if self.agent_id is None:
                 return None
-            return stored, from_plain(phase.output_type, stored.output)
-        except (PipelineError, TypeError, ValueError, KeyError):
+            stored = self.store.read_head(self.agent_id, phase.number, phase.name)
+        except PipelineError:
             return None  # a damaged or outdated checkpoint is simply rebuilt
+        if stored is None or not stored.passed or stored.input_digest != digest:
+            return None
+        return stored
 
-    def _required(self, phase: Any, digest: str) -> tuple[Checkpoint, Any]:
-        """The checkpoint ``--from`` relies on for an earlier phase; an error when unusable."""
+    def _required(self, phase: Any, digest: str) -> Checkpoint:
+        """The checkpoint head ``--from`` relies on for an earlier phase; an error when unusable."""
         if phase.number == 1:
             self.agent_id = self.store.find_agent(1, phase.name, digest)
-        stored = self.store.read(self.agent_id, phase.number, phase.name) if self.agent_id else None
+        stored = (
+            self.store.read_head(self.agent_id, phase.number, phase.name) if self.agent_id else None
+        )
         where = f"phase {phase.name} ({phase.number})"
         if stored is None or stored.input_digest != digest:
             # Phase 1 is found by its digest, so "missing" may also mean the skill changed.
@@ -301,14 +351,32 @@ class _Build:
                 f"--from needs {where} to have passed; its checkpoint records a failed check",
                 code="P004",
             )
-        try:
-            return stored, from_plain(phase.output_type, stored.output)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise PipelineError(
-                f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
-            ) from None
+        return stored
 
-    def _run(self, phase: Any, inputs: PhaseInput, digest: str, began: float) -> Problem | None:
+    def _load(self, phase: Any) -> Callable[[], Any]:
+        """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
+        agent_id = self.agent_id
+        where = f"phase {phase.name} ({phase.number})"
+
+        def load() -> Any:
+            assert agent_id is not None
+            stored = self.store.read(agent_id, phase.number, phase.name)
+            if stored is None:
+                raise PipelineError(
+                    f"the checkpoint of {where} disappeared during the build", code="P005"
+                )
+            try:
+                return from_plain(phase.output_type, stored.output)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise PipelineError(
+                    f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
+                ) from None
+
+        return load
+
+    def _run(
+        self, phase: Any, inputs: PhaseInput, digest: str, chain: str | None, began: float
+    ) -> Problem | None:
         try:
             result: PhaseResult[Any] = phase.run(inputs)
             _check_names(phase, result)
@@ -322,8 +390,10 @@ class _Build:
         failed = next((c for c in result.checks if not c.passed), None)
         if phase.number == 1 and failed is None:
             self.agent_id = result.output.id
+        plain = to_plain(result.output)
+        stored = output_digest(plain)
         if self.agent_id is not None:
-            self._save(phase, digest, result, passed=failed is None)
+            self._save(phase, digest, result, plain, stored, passed=failed is None)
         if failed is not None:
             self._note(
                 PhaseReport(
@@ -336,7 +406,8 @@ class _Build:
                 )
             )
             return check_failure(phase.number, phase.name, failed)
-        self._accept(phase, digest, result.output)
+        output = result.output
+        self.done[phase.name] = _Done(digest, chain_digest(chain, stored), lambda: output)
         self._note(
             PhaseReport(
                 phase.number,
@@ -349,7 +420,16 @@ class _Build:
         )
         return None
 
-    def _save(self, phase: Any, digest: str, result: PhaseResult[Any], *, passed: bool) -> None:
+    def _save(
+        self,
+        phase: Any,
+        digest: str,
+        result: PhaseResult[Any],
+        plain: Any,
+        stored: str,
+        *,
+        passed: bool,
+    ) -> None:
         assert self.agent_id is not None
         checkpoint = Checkpoint(
             phase=phase.name,
@@ -359,14 +439,24 @@ class _Build:
             passed=passed,
             checks=result.checks,
             warnings=result.warnings,
-            output=to_plain(result.output),
+            output=plain,
+            output_digest=stored,
         )
-        if self.store.write(self.agent_id, checkpoint):
-            # Later checkpoints were derived from what this one replaced.
+        try:
+            old = self.store.read_head(self.agent_id, phase.number, phase.name)
+        except PipelineError:
+            old = None
+        changed = old is None or old.output_digest != stored or not old.passed
+        if self.store.write(self.agent_id, checkpoint) and (changed or not passed):
+            # Later checkpoints were derived from an output this one replaced.
             self.store.remove_from(self.agent_id, phase.number + 1)
 
-    def _accept(self, phase: Any, digest: str, output: Any) -> None:
-        self.done[phase.name] = _Done(digest=digest, output=output, plain=to_plain(output))
+    def _accept_stored(
+        self, phase: Any, digest: str, chain: str | None, stored: Checkpoint
+    ) -> None:
+        self.done[phase.name] = _Done(
+            digest, chain_digest(chain, stored.output_digest), self._load(phase)
+        )
 
     def _note(self, report: PhaseReport) -> None:
         self.reports.append(report)

@@ -313,6 +313,7 @@ class DriftingRegeneration:
         *,
         listener: Any = None,
         registration: Any = None,
+        phases: Any = None,
     ) -> tuple[BuildReport, ...]:
         (options.out_dir / "a.txt").parent.mkdir(parents=True, exist_ok=True)
         (options.out_dir / "a.txt").write_bytes(b"new\n")

@@ -266,6 +266,7 @@ def test_parallel_and_sequential_builds_write_the_same_bytes(tmp_path: Path) -> 
         events[0] == "start skills/alpha/SKILL.md" and events[-1] == "end skills/gamma/SKILL.md ok"
     )
     assert sorted({name.split("/")[0] for name in files}) == [
+        ".by-digest",  # the phase-1 index: one entry per skill that passed phase 1
         "alpha-skill",
         "delta-skill",
         "gamma-skill",

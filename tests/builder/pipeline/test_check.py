@@ -54,6 +54,7 @@ class FakeRegeneration:
         *,
         listener: Any = None,
         registration: Any = None,
+        phases: Any = None,
     ) -> tuple[BuildReport, ...]:
         self.seen.append((config, options, registration))
         write_tree(options.out_dir, FRESH)
@@ -187,12 +188,23 @@ def test_a_failed_regeneration_fails_the_check(
     assert "1 skill(s) failed to build; generated cannot be confirmed" in result.err
 
 
-def test_check_builds_in_scratch_folders_with_its_own_registry(
+def test_check_by_default_renders_phases_1_to_6_without_tests_or_registry(
+    cli, project: Path, regeneration: FakeRegeneration
+) -> None:
+    assert cli(["check"], project).code == 0
+    ((_, options, registration),) = regeneration.seen
+    assert options.until_phase == "code_generation"
+    assert options.run_tests is False
+    assert registration is None
+
+
+def test_check_full_builds_in_scratch_folders_with_its_own_registry(
     cli, project: Path, regeneration: FakeRegeneration, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NEO4J_URI", "bolt://db.example:7687")
-    assert cli(["check"], project).code == 0
+    assert cli(["check", "--full"], project).code == 0
     ((config, options, registration),) = regeneration.seen
+    assert options.until_phase is None and options.run_tests is True
     scratch = options.out_dir.parent
     assert not scratch.exists()  # removed afterwards
     assert options.checkpoints_dir.parent == scratch
@@ -222,3 +234,10 @@ def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> N
     assert (
         tree(project / ".mindrian") == state
     )  # the project's registry and checkpoints are untouched
+    # The fast check (no generated tests, no probe) still catches a hand edit of generated/.
+    agent = project / "generated" / "demo_skill" / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8") + "# tuned by hand\n", encoding="utf-8")
+    edited = cli(["check", "--quiet"], project)
+    assert edited.code == 1
+    assert "--- a/generated/demo_skill/agent.py" in edited.out.splitlines()
+    assert "-# tuned by hand" in edited.out.splitlines()

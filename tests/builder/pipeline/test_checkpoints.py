@@ -22,6 +22,7 @@ KEYS = [
     "number",
     "builder_version",
     "input_digest",
+    "output_digest",
     "passed",
     "checks",
     "warnings",
@@ -111,6 +112,31 @@ def test_damaged_checkpoints_raise_a_pipeline_error_naming_the_file(text: str):
         parse_checkpoint(text, "cp/x/1-skill_analysis.yaml")
     assert caught.value.code == "P005"
     assert "cp/x/1-skill_analysis.yaml" in caught.value.message
+
+
+def test_the_phase_1_index_names_agent_and_package_while_the_checkpoint_holds(tmp_path: Path):
+    store = CheckpointStore(tmp_path)
+    store.write("alpha", checkpoint(digest="sha256:aa", id="alpha", identifier="alpha_pkg"))
+    found = store.identity("sha256:aa")
+    assert found is not None and (found.agent_id, found.identifier) == ("alpha", "alpha_pkg")
+    store.write("alpha", checkpoint(digest="sha256:a2", id="alpha", identifier="alpha_pkg"))
+    assert store.identity("sha256:aa") is None  # the entry outlived the checkpoint it named
+    assert store.find_agent(1, "skill_analysis", "sha256:a2") == "alpha"
+
+
+def test_a_head_read_skips_the_output_but_still_detects_a_damaged_one(tmp_path: Path):
+    store = CheckpointStore(tmp_path)
+    store.write("x", checkpoint())
+    head = store.read_head("x", 1, "skill_analysis")
+    full = store.read("x", 1, "skill_analysis")
+    assert head is not None and full is not None
+    assert head.output is None and full.output["id"] == "x"
+    assert head.output_digest == full.output_digest and head.checks == full.checks
+    path = store.path("x", 1, "skill_analysis")
+    path.write_text(path.read_text(encoding="utf-8").replace("line two", "line 2"), "utf-8")
+    with pytest.raises(PipelineError) as caught:
+        store.read_head("x", 1, "skill_analysis")
+    assert "does not match its output_digest" in caught.value.message
 
 
 def test_find_agent_matches_only_passing_checkpoints_with_the_digest(tmp_path: Path):

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
+from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 
 import pytest
 from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
 
 from builder.phases import PHASE_NAMES, load_phase, resolve_phase
+from builder.pipeline.code_digest import code_files, files_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import (
@@ -24,7 +24,7 @@ from builder.pipeline.errors import (
 )
 from builder.pipeline.report import progress_line
 from builder.pipeline.results import PhaseReport
-from builder.pipeline.runner import _Done, code_digest, input_digest
+from builder.pipeline.runner import chain_digest, input_digest
 from builder.pipeline.serial import load_yaml
 
 ALL_RAN = {name: 1 for name in PHASE_NAMES}
@@ -82,59 +82,112 @@ def test_the_project_root_is_not_part_of_any_digest(tmp_path: Path):
     assert pipeline.calls() == ALL_RAN
 
 
-def test_a_change_to_the_builder_code_reruns_every_phase(
+def test_a_change_to_one_phases_code_reruns_that_phase_and_later_ones_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A phase's output is unchanged by another phase's code, so earlier phases stay cached."""
+    from builder.pipeline import code_digest
+
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)
+    real = code_digest.phase_code_digest
+    monkeypatch.setattr(
+        "builder.pipeline.runner.phase_code_digest",
+        lambda phase: "edited" if phase.name == "tool_assembly" else real(phase),
+    )
+    pipeline["tool_assembly"].note = "the edited code decides differently"
+    report = run_build(tmp_path, pipeline)
+    assert statuses(report) == ["cached"] * 3 + ["ok"] * 4
+    assert pipeline.calls() == {
+        name: 1 if number < 4 else 2 for number, name in enumerate(PHASE_NAMES, 1)
+    }
+
+
+def test_a_rerun_phase_with_the_same_output_leaves_later_phases_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     pipeline = make_pipeline()
     run_build(tmp_path, pipeline)
-    monkeypatch.setattr("builder.pipeline.runner.builder_code_digest", lambda: "edited")
-    run_build(tmp_path, pipeline)
-    assert pipeline.calls() == {name: 2 for name in PHASE_NAMES}
+    monkeypatch.setattr(
+        "builder.pipeline.runner.phase_code_digest",
+        lambda phase: "edited" if phase.name == "architecture" else "same",
+    )
+    run_build(tmp_path, pipeline)  # every digest changed: all run once more
+    monkeypatch.setattr(
+        "builder.pipeline.runner.phase_code_digest",
+        lambda phase: "edited again" if phase.name == "architecture" else "same",
+    )
+    report = run_build(tmp_path, pipeline)
+    assert statuses(report) == ["cached", "ok"] + ["cached"] * 5
 
 
-def test_the_code_digest_covers_builder_schemas_and_runtime(tmp_path: Path):
+def test_the_code_files_of_a_module_follow_its_imports_schemas_and_packages(tmp_path: Path):
     files = {
-        "builder/phases/x.py": "A = 1\n",
+        "builder/__init__.py": "",
+        "builder/phases/__init__.py": "",
+        "builder/phases/x.py": (
+            "import json\nfrom builder.skill import (\n    model,  # the types\n)\n"
+            "def late():\n    from mindrian.handoff import context\n"
+            "NAME = 'mindrian.named'\n"
+        ),
+        "builder/phases/unrelated.py": "B = 2\n",
+        "builder/skill/__init__.py": "",
+        "builder/skill/model.py": "SCHEMA = 'schemas/s.json'\n",
         "builder/schemas/s.json": "{}\n",
+        "builder/schemas/other.json": "{}\n",
+        "mindrian/__init__.py": "",
+        "mindrian/handoff/__init__.py": "",
         "mindrian/handoff/context.py": "FIELDS = ()\n",
+        "mindrian/named.py": "",
+        "mindrian/agents/base.py": "",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    seen = {code_digest(tmp_path)}
-    for name in files:
-        (tmp_path / name).write_text(files[name] + "# edited\n")
-        seen.add(code_digest(tmp_path))
-    (tmp_path / "README.md").write_text("not code\n")
-    seen.add(code_digest(tmp_path))
-    assert len(seen) == 4
+    found = {p.relative_to(tmp_path).as_posix() for p in code_files(tmp_path, ["builder.phases.x"])}
+    assert found == set(files) - {
+        "builder/phases/unrelated.py",
+        "builder/schemas/other.json",
+        "mindrian/agents/base.py",
+    }
+    whole = code_files(tmp_path, ["builder.phases.x"], ["mindrian"])
+    assert tmp_path / "mindrian/agents/base.py" in whole
+    before = files_digest(tmp_path, whole)
+    (tmp_path / "mindrian/agents/base.py").write_text("# edited\n")
+    assert files_digest(tmp_path, whole) != before
 
 
-def test_extra_digest_reruns_that_phase_and_later_ones_only(tmp_path: Path):
+def test_extra_digest_reruns_that_phase_and_later_ones_only_when_its_output_changed(
+    tmp_path: Path,
+):
     pipeline = make_pipeline()
     template = {"digest": "t1"}
     pipeline["code_generation"].extra_digest = lambda inputs: dict(template)
     run_build(tmp_path, pipeline)
-    template["digest"] = "t2"
+    template["digest"] = "t2"  # e.g. a template comment: the package comes out the same
+    report = run_build(tmp_path, pipeline)
+    assert statuses(report) == ["cached"] * 5 + ["ok", "cached"]
+    template["digest"] = "t3"
+    pipeline["code_generation"].note = "the package changed"
     report = run_build(tmp_path, pipeline)
     assert statuses(report) == ["cached"] * 5 + ["ok"] * 2
-    assert pipeline.calls() == {**ALL_RAN, "code_generation": 2, "registration": 2}
+    assert pipeline.calls() == {**ALL_RAN, "code_generation": 3, "registration": 2}
 
 
-def test_the_digest_covers_the_previous_output_and_digest(tmp_path: Path):
+def test_the_digest_covers_the_earlier_outputs(tmp_path: Path):
     pipeline = make_pipeline(available=2)
     phase = pipeline["architecture"]
     inputs = PhaseInput(source=make_source(), config=BuildConfig())
-    base = _Done(digest="sha256:1", output=None, plain={"id": "demo", "steps": ["skill_analysis"]})
+    first = chain_digest(None, "sha256:out1")
     digests = {
-        input_digest(phase, inputs, base),
-        input_digest(phase, inputs, replace(base, plain={"id": "demo", "steps": []})),
-        input_digest(phase, inputs, replace(base, digest="sha256:2")),
+        input_digest(phase, inputs, first),
+        input_digest(phase, inputs, chain_digest(None, "sha256:out2")),
+        input_digest(phase, inputs, chain_digest("sha256:other", "sha256:out1")),
         input_digest(phase, inputs, None),
-        input_digest(pipeline["skill_analysis"], inputs, base),
+        input_digest(pipeline["skill_analysis"], inputs, first),
     }
     assert len(digests) == 5
-    assert input_digest(phase, inputs, base) == input_digest(phase, inputs, replace(base))
+    assert input_digest(phase, inputs, first) == input_digest(phase, inputs, str(first))
 
 
 def test_a_rerun_phase_with_a_new_output_drops_the_later_checkpoints(tmp_path: Path):
@@ -320,7 +373,7 @@ def test_phases_see_earlier_outputs_read_only(tmp_path: Path):
     pipeline = make_pipeline(available=3)
     run_build(tmp_path, pipeline, until_phase="handoff_protocol")
     previous = pipeline["handoff_protocol"].seen[0].previous
-    assert isinstance(previous, MappingProxyType)
+    assert isinstance(previous, Mapping)
     assert list(previous) == ["skill_analysis", "architecture"]
     with pytest.raises(TypeError):
         previous["skill_analysis"] = None  # type: ignore[index]
@@ -403,3 +456,26 @@ def test_loading_every_phase_leaves_agno_the_mcp_sdk_and_jsonschema_unimported()
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_current_report_tells_a_build_with_nothing_to_do_without_running_anything(
+    tmp_path: Path,
+):
+    from build_factories import make_project, skill_text
+
+    from builder.pipeline.runner import build, current_report
+
+    root = make_project(tmp_path, {"demo": skill_text("demo-skill")})
+    skill = root / "skills/demo/SKILL.md"
+    pipeline = make_pipeline()
+    options = {"checkpoints_dir": tmp_path / "checkpoints", "display": "skills/demo/SKILL.md"}
+    config = BuildConfig(root=str(root))
+    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    assert pipeline.calls() == {name: 0 for name in PHASE_NAMES}
+    build(skill, config, phases=pipeline.load, **options)
+    report = current_report(skill, config, phases=pipeline.load, **options)
+    assert report is not None and statuses(report) == ["cached"] * 7
+    assert pipeline.calls() == ALL_RAN
+    skill.write_text(skill_text("demo-skill", description="Edited."), encoding="utf-8")
+    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    assert pipeline.calls() == ALL_RAN
