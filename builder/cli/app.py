@@ -669,6 +669,22 @@ def graph_export(
     return 0
 
 
+@graph_app.command("rebuild")
+def graph_rebuild() -> int:
+    """Rebuild the embedded registry database from generated/registry.yaml.
+
+    The fix when a command reports the database empty, damaged or from another
+    version (G012): registry.yaml is the reviewed source of truth, the database
+    an index built from it.
+    """
+    from builder.graph.commands import rebuild_registry
+    from mindrian.paths import ProjectPaths
+
+    root = project_root(Path.cwd())
+    _err(rebuild_registry(ProjectPaths(root), display=lambda p: _display(p, root)))
+    return 0
+
+
 _EXAMPLES_REGISTER = """\
 Examples:
 

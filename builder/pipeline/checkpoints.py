@@ -8,9 +8,7 @@ so the same inputs always give the same bytes. Files are replaced atomically.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +18,11 @@ import yaml
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import PipelineError
 from builder.pipeline.serial import dump_yaml, from_plain, load_yaml, to_plain
+from mindrian.atomic import atomic_write_text
 
 __all__ = [
     "Checkpoint",
     "CheckpointStore",
-    "atomic_write",
     "parse_checkpoint",
     "render_checkpoint",
     "valid_agent_id",
@@ -111,21 +109,6 @@ def parse_checkpoint(text: str, where: str) -> Checkpoint:
         raise PipelineError(f"checkpoint {where} is damaged: {exc}", code="P005") from None
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write UTF-8 text so readers see the old file or the new one, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 @dataclass(frozen=True)
 class CheckpointStore:
     """The checkpoint folder of a project (``.mindrian/checkpoints`` by default)."""
@@ -147,7 +130,7 @@ class CheckpointStore:
         text = render_checkpoint(checkpoint)
         if path.is_file() and path.read_bytes() == text.encode("utf-8"):
             return False
-        atomic_write(path, text)
+        atomic_write_text(path, text)
         return True
 
     def read(self, agent_id: str, number: int, phase: str) -> Checkpoint | None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from mindrian.atomic import atomic_write_text
 from mindrian.workflow.dot import render
 from mindrian.workflow.model import (
     Edge,
@@ -293,14 +294,4 @@ def _save(path: Path | None, state: RunState) -> None:
     if path is None:
         return
     text = json.dumps(state.to_dict(), indent=2, sort_keys=True) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)

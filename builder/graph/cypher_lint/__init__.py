@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from mindrian.atomic import atomic_write_text
+
 __all__ = [
     "PACKAGE",
     "Diagnostic",
@@ -173,11 +175,7 @@ def _write_cache(path: Path | None, raw: Mapping[str, object]) -> None:
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".lint-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(raw, handle, sort_keys=True)
-        os.replace(temp, path)
+        atomic_write_text(path, json.dumps(raw, sort_keys=True))
     except OSError:
         pass  # a cache that cannot be written only costs time
 
