@@ -28,6 +28,7 @@ import typer
 
 from builder import __version__
 from builder.pipeline.errors import MindrianError
+from mindrian.paths import ProjectPaths
 
 if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
@@ -305,7 +306,7 @@ def _batch_options(
     from builder.pipeline.batch import BatchOptions, default_jobs
 
     return BatchOptions(
-        checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
+        checkpoints_dir=(checkpoints or ProjectPaths(root).checkpoints).absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
         **switches,
@@ -525,7 +526,7 @@ def explain(
         raise UsageError(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
-    folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
+    folder = checkpoints or ProjectPaths(project_root(Path.cwd())).checkpoints
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
         raise PipelineError(
@@ -678,7 +679,6 @@ def graph_rebuild() -> int:
     an index built from it.
     """
     from builder.graph.commands import rebuild_registry
-    from mindrian.paths import ProjectPaths
 
     root = project_root(Path.cwd())
     _err(rebuild_registry(ProjectPaths(root), display=lambda p: _display(p, root)))

@@ -41,6 +41,7 @@ import yaml
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import RegistrationError
+from builder.pipeline.transaction import PackageTransaction
 from mindrian.paths import REGISTRY_YAML_NAME, ProjectPaths
 
 __all__ = [
@@ -472,6 +473,8 @@ class RegistrationPhase:
         out_dir = _out_dir(inputs)
         backend = "neo4j" if self._neo4j_uri(inputs) else "embedded"
         committed = _committed_records(out_dir / REGISTRY_YAML)
+        txn = PackageTransaction(project_paths(inputs.config), identifier)
+        txn.recover()
         with self._open(inputs) as registry:
             try:
                 _check_against(registry.export(), committed, record.id, "holds")
@@ -481,18 +484,26 @@ class RegistrationPhase:
                 selection = _selection(registry, record.id, record.triggers)
             except GraphError as exc:
                 raise RegistrationError(str(exc), code="R006") from None
-            registered = _read_back_check(record, stored)
-            e2e = _e2e_check(selection, self.probe(out_dir, identifier))
+            installing = txn.ready.is_dir()
             try:
-                if registered.passed and e2e.passed:
-                    exported = registry.export()
-                    _check_against(exported, committed, record.id, "would write")
-                    write_registry_yaml(exported, out_dir / REGISTRY_YAML)
-            except BaseException:
+                if installing:
+                    txn.install()
+                registered = _read_back_check(record, stored)
+                e2e = _e2e_check(selection, self.probe(out_dir, identifier))
+                if not (registered.passed and e2e.passed):
+                    raise _Undo
+                exported = registry.export()
+                _check_against(exported, committed, record.id, "would write")
+                write_registry_yaml(exported, out_dir / REGISTRY_YAML)
+            except BaseException as exc:
                 _restore(registry, record.id, before)
-                raise
-            if not (registered.passed and e2e.passed):
-                _restore(registry, record.id, before)
+                if installing:
+                    txn.roll_back()
+                if not isinstance(exc, _Undo):
+                    raise
+            else:
+                if installing:
+                    txn.commit()
         shown = stored or record
         output = Registration(
             framework_id=record.id,
@@ -507,6 +518,10 @@ class RegistrationPhase:
             e2e=e2e.reason,
         )
         return PhaseResult(output=output, checks=(registered, e2e))
+
+
+class _Undo(Exception):
+    """A check failed: undo the registration and the install, then report the checks."""
 
 
 def _tell_waiting(line: str) -> None:

@@ -238,7 +238,7 @@ class _Build:
             elif self.rerun:
                 return self._run(phase, inputs, digest, began)
             else:
-                found, status = self._cached(phase, digest), "cached"
+                found, status = self._cached(phase, digest, inputs), "cached"
                 if found is None:
                     return self._run(phase, inputs, digest, began)
                 stored, output = found
@@ -257,8 +257,12 @@ class _Build:
     def _previous(self) -> Mapping[str, Any]:
         return MappingProxyType({name: done.output for name, done in self.done.items()})
 
-    def _cached(self, phase: Any, digest: str) -> tuple[Checkpoint, Any] | None:
-        """A passing checkpoint with this digest and its loaded output, else None."""
+    def _cached(self, phase: Any, digest: str, inputs: PhaseInput) -> tuple[Checkpoint, Any] | None:
+        """A passing checkpoint with this digest and its loaded output, else None.
+
+        A phase with side effects may say its checkpoint no longer holds
+        (``cache_valid(inputs, output)``, e.g. phase 6 when its package is gone).
+        """
         if phase.number == 1:
             self.agent_id = self.store.find_agent(1, phase.name, digest)
         if self.agent_id is None:
@@ -267,9 +271,13 @@ class _Build:
             stored = self.store.read(self.agent_id, phase.number, phase.name)
             if stored is None or not stored.passed or stored.input_digest != digest:
                 return None
-            return stored, from_plain(phase.output_type, stored.output)
+            output = from_plain(phase.output_type, stored.output)
         except (PipelineError, TypeError, ValueError, KeyError):
             return None  # a damaged or outdated checkpoint is simply rebuilt
+        still_valid = getattr(phase, "cache_valid", None)
+        if callable(still_valid) and not still_valid(inputs, output):
+            return None
+        return stored, output
 
     def _required(self, phase: Any, digest: str) -> tuple[Checkpoint, Any]:
         """The checkpoint ``--from`` relies on for an earlier phase; an error when unusable."""
