@@ -36,6 +36,7 @@ from builder.codegen.render import (
     write_tree,
 )
 from builder.graph.config import GraphConfig
+from builder.pipeline.children import child_options
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.transaction import PackageTransaction
@@ -173,6 +174,7 @@ def run_generated_tests(
             errors="replace",
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            **child_options(),
         )
     except subprocess.TimeoutExpired:
         return TestRun(False, f"timed out after {timeout:g} s", (), "")

@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from builder.pipeline.children import child_options
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import RegistrationError
@@ -182,6 +183,7 @@ def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECON
             errors="replace",
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            **child_options(),
         )
     except subprocess.TimeoutExpired:
         return _timed_out(timeout)
@@ -249,7 +251,9 @@ class ProbeServer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                start_new_session=True,  # one process group: a timeout stops the server and its forked probe
+                # One process group: a timeout stops the server and its forked probe; and
+                # the server dies with the builder.
+                **child_options(),
             )
         except OSError:
             self._usable = False  # run_probe will meet (and report) the same problem
