@@ -44,6 +44,7 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import PurePosixPath
@@ -208,7 +209,50 @@ def _dotted(key_path: Iterable[str | int]) -> str:
 # --- schema validation ------------------------------------------------------------------------
 
 
+#: Largest magnitude of a number in front matter: beyond it floats lose whole numbers,
+#: and a YAML integer such as 1e400 written out in digits cannot become a float at all.
+NUMBER_LIMIT = 2**53
+
+
+def _non_finite(value: Any, key_path: KeyPath = ()) -> tuple[KeyPath, Any] | None:
+    """The first number that is NaN, infinite or beyond :data:`NUMBER_LIMIT`, with its path."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or abs(value) > NUMBER_LIMIT):
+        return key_path, value
+    if isinstance(value, int) and abs(value) > NUMBER_LIMIT:
+        return key_path, value
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        found = _non_finite(item, (*key_path, key))
+        if found:
+            return found
+    return None
+
+
+def _check_numbers(doc: _Doc) -> None:
+    """Phase 1 accepts finite numbers of sensible size only; later phases never meet NaN or inf."""
+    found = _non_finite(doc.fm.data)
+    if found:
+        key_path, value = found
+        shown = (
+            repr(value) if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
+        )
+        raise doc.fail(
+            "S208",
+            key_path,
+            f"{_dotted(key_path)}: {shown} is not a finite number of at most {NUMBER_LIMIT:.0e}",
+        )
+
+
 def _validate(doc: _Doc) -> None:
+    _check_numbers(doc)
     errors = sorted(
         _validator().iter_errors(doc.fm.data),
         key=lambda e: (
