@@ -56,6 +56,7 @@ from builder.skill.body import find_sections, headings, list_items, split_name, 
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
 from builder.skill.model import (
     AGENT_TYPES,
+    MAX_ID_LENGTH,
     ChainTarget,
     CustomToolRequest,
     FieldSpec,
@@ -71,6 +72,7 @@ from builder.skill.model import (
     StepSpec,
     SubAgentSpec,
     python_identifier,
+    shadowed_module,
     skill_id,
 )
 from builder.skill.source import MAX_SKILL_BYTES
@@ -706,6 +708,27 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _identifier(doc: _Doc, normalised_id: str) -> str:
+    """The package name of the skill; refused when too long or when it would shadow a module."""
+    if len(normalised_id) > MAX_ID_LENGTH:
+        raise doc.fail(
+            "S210",
+            ("name",),
+            f"name: the id {normalised_id[:40]!r}... is {len(normalised_id)} characters; "
+            f"at most {MAX_ID_LENGTH} fit in a folder name",
+        )
+    identifier = python_identifier(normalised_id)
+    hidden = shadowed_module(identifier)
+    if hidden:
+        raise doc.fail(
+            "S209",
+            ("name",),
+            f"name: the package {identifier!r} would shadow {hidden} for every program "
+            "that has the output folder on its path; rename the skill",
+        )
+    return identifier
+
+
 def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     data = doc.fm.data
     normalised_id = _normalised(doc, data["name"], ("name",), "name")
@@ -720,7 +743,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         )
     return SkillDefinition(
         id=normalised_id,
-        identifier=python_identifier(normalised_id),
+        identifier=_identifier(doc, normalised_id),
         name=data["name"],
         description=data["description"],
         source_path=source.path,
