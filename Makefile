@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test bench lint regen check lock
+.PHONY: setup run test bench mutation lint regen check lock
 
 setup: $(SETUP)
 
@@ -59,6 +59,10 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m bench.run
+
+# One-line breakages of the runtime and the generated packages; prints how many their tests catch.
+mutation: setup
+	$(BIN)/python -m bench.mutation
 
 # Pyflakes' rules (unused imports and names, undefined names) plus syntax errors.
 lint: setup

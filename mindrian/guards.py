@@ -30,7 +30,17 @@ Rules (each :class:`Violation` names one):
   carries a label (or reuses a variable labelled earlier) and every relationship
   pattern a type;
 * ``hidden_property`` (seed 004 trap 3): hidden properties such as ``embedding``
-  are not read by name, by ``n['…']``, by ``properties()`` or by ``.*``.
+  are not read by name, by ``n['…']``, by ``properties()`` or by ``.*``;
+* ``level_mixing`` (seed 004 trap 2, the same-level rule): the nodes of one path
+  pattern may not be pinned to different values of the scope's ``level_property``,
+  whether inline (``(p {level: 'L2'})``, or ``{level: $lvl}`` with the parameter
+  given) or in ``WHERE`` (``p.level = 'L3'``, either side). Separate paths of one
+  query may be at different levels; the seed's check rejected any query naming
+  two levels anywhere, even in two unrelated patterns.
+
+:func:`efficiency_warnings` is seed 004's trap 5: a query should return only
+``id`` and ``name`` (or aggregates) of what it matches. It warns and never
+refuses, as the seed intended; the tool logs the warnings and returns them.
 
 Known limits of a token-level check: returning a whole node (``RETURN n``) still
 carries all its properties, and a variable bound by ``WITH``/``UNWIND`` from a
@@ -57,6 +67,7 @@ __all__ = [
     "TokenKind",
     "Violation",
     "check_read_query",
+    "efficiency_warnings",
     "read_only_cypher_tool",
     "tokenize",
 ]
@@ -186,6 +197,8 @@ class Scope:
     """Largest ``LIMIT`` allowed."""
     cursor_parameter: str = "last_seen_id"
     """Parameter holding the last key of the previous page."""
+    level_property: str | None = "level"
+    """Property whose values may not mix within one path (seed 004 trap 2); None: no rule."""
 
     def __post_init__(self) -> None:
         for name in ("labels", "relationship_types", "procedures", "hidden_properties"):
@@ -777,6 +790,196 @@ def _contains(haystack: list[tuple[TokenKind, str]], needle: list[tuple[TokenKin
     return any(haystack[i : i + width] == needle for i in range(len(haystack) - width + 1))
 
 
+# --- trap 2: levels may not mix within one path ------------------------------------
+
+
+def _clause_end(shape: _Shape, start: int) -> int:
+    """Index just past the MATCH clause starting at ``start``."""
+    depth = shape.depth[start]
+    index = start + 1
+    while index < len(shape.tokens):
+        token = shape.tokens[index]
+        if shape.depth[index] < depth or (
+            shape.depth[index] == depth and token.word() in _CLAUSE_END and token.word() != "MATCH"
+        ):
+            return index
+        if shape.depth[index] == depth and token.word() == "MATCH" and index > start + 1:
+            return index if shape.tokens[index - 1].word() != "OPTIONAL" else index - 1
+        index += 1
+    return index
+
+
+def _paths(shape: _Shape) -> list[list[int]]:
+    """Token indexes of the node variables of each path pattern in every MATCH clause."""
+    paths: list[list[int]] = []
+    for start, token in enumerate(shape.tokens):
+        if token.word() != "MATCH":
+            continue
+        end, depth = _clause_end(shape, start), shape.depth[start]
+        current: list[int] = []
+        for index in range(start + 1, end):
+            here = shape.tokens[index]
+            if shape.depth[index] == depth and (here.is_symbol(",") or here.word() == "WHERE"):
+                paths.append(current)
+                current = []
+                if here.word() == "WHERE":
+                    break
+            elif here.is_symbol("(") and shape.depth[index] == depth:
+                current.append(index)
+        if current:
+            paths.append(current)
+    return paths
+
+
+def _literal(token: Token | None, parameters: Mapping[str, Any]) -> str | None:
+    if token is None:
+        return None
+    if token.kind is TokenKind.STRING:
+        return token.value
+    if token.kind is TokenKind.PARAM and isinstance(parameters.get(token.value), str):
+        return str(parameters[token.value])
+    return None
+
+
+def _node_levels(
+    shape: _Shape, opener: int, prop: str, parameters: Mapping[str, Any]
+) -> tuple[str | None, set[str]]:
+    """The variable of the node pattern opened at ``opener`` and the levels its map pins."""
+    tokens = shape.tokens
+    first = shape.next(opener)
+    variable = first.value if first is not None and first.kind in _NAMES else None
+    levels: set[str] = set()
+    index = opener + 1
+    while index < len(tokens) and shape.depth[index] > shape.depth[opener]:
+        token = tokens[index]
+        if (
+            token.kind in _NAMES
+            and token.value == prop
+            and shape.context[index] == "map"
+            and shape.next(index) is not None
+            and shape.next(index).is_symbol(":")  # type: ignore[union-attr]
+        ):
+            value = _literal(shape.next(index + 1), parameters)
+            if value is not None:
+                levels.add(value)
+        index += 1
+    return variable, levels
+
+
+def _where_levels(shape: _Shape, prop: str, parameters: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Levels ``WHERE`` pins on variables: ``v.level = 'L2'`` or ``'L2' = v.level``."""
+    found: dict[str, set[str]] = {}
+    tokens = shape.tokens
+    for index in range(len(tokens) - 2):
+        variable, dot, name = tokens[index], tokens[index + 1], tokens[index + 2]
+        if not (variable.kind in _NAMES and dot.is_symbol(".") and name.value == prop):
+            continue
+        after = tokens[index + 3] if index + 3 < len(tokens) else None
+        before = tokens[index - 1] if index > 0 else None
+        value = None
+        if after is not None and after.is_symbol("="):
+            value = _literal(tokens[index + 4] if index + 4 < len(tokens) else None, parameters)
+        elif before is not None and before.is_symbol("=") and index >= 2:
+            value = _literal(tokens[index - 2], parameters)
+        if value is not None:
+            found.setdefault(variable.value, set()).add(value)
+    return found
+
+
+def _level_rules(shape: _Shape, scope: Scope, parameters: Mapping[str, Any]) -> list[Violation]:
+    prop = scope.level_property
+    if prop is None:
+        return []
+    # A variable keeps its level across clauses: pins from every map and WHERE count.
+    pinned = _where_levels(shape, prop, parameters)
+    paths = _paths(shape)
+    for path in paths:
+        for opener in path:
+            variable, inline = _node_levels(shape, opener, prop, parameters)
+            if variable and inline:
+                pinned.setdefault(variable, set()).update(inline)
+    problems = []
+    for path in paths:
+        levels: set[str] = set()
+        for opener in path:
+            variable, inline = _node_levels(shape, opener, prop, parameters)
+            levels |= inline | (pinned.get(variable, set()) if variable else set())
+        if len(levels) > 1:
+            shown = ", ".join(sorted(levels))
+            problems.append(
+                Violation(
+                    "level_mixing",
+                    f"one path connects nodes at {prop} {shown}; a path must stay at one "
+                    "level (query each level separately)",
+                )
+            )
+    return problems
+
+
+# --- trap 5: return only id and name ----------------------------------------------
+
+_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT"})
+_LEAN_PROPERTIES = frozenset({"id", "name"})
+
+
+def _return_items(shape: _Shape, query: str) -> list[tuple[str, list[Token]]]:
+    """(text as written, tokens) of each item of the last top-level RETURN."""
+    top = [i for i, t in enumerate(shape.tokens) if shape.depth[i] == 0 and t.word() == "RETURN"]
+    if not top:
+        return []
+    items: list[list[Token]] = [[]]
+    ends: list[int] = []
+    for index in range(top[-1] + 1, len(shape.tokens)):
+        token = shape.tokens[index]
+        if shape.depth[index] == 0 and token.word() in ("ORDER", "LIMIT", "SKIP", "UNION"):
+            break
+        if shape.depth[index] == 0 and token.is_symbol(","):
+            ends.append(token.offset)
+            items.append([])
+        elif not (token.word() == "DISTINCT" and not items[-1]):
+            items[-1].append(token)
+    else:
+        index = len(shape.tokens)
+    ends.append(shape.tokens[index].offset if index < len(shape.tokens) else len(query))
+    return [
+        (query[item[0].offset : end].strip(), item)
+        for item, end in zip(items, ends, strict=True)
+        if item
+    ]
+
+
+def _lean(item: list[Token]) -> bool:
+    words = [t.word() for t in item]
+    if "AS" in words:
+        item = item[: words.index("AS")]
+    if len(item) >= 2 and item[0].word() in _AGGREGATES and item[1].is_symbol("("):
+        return True
+    if len(item) == 1 and item[0].kind in (TokenKind.STRING, TokenKind.NUMBER, TokenKind.PARAM):
+        return True
+    return (
+        len(item) == 3
+        and item[0].kind in _NAMES
+        and item[1].is_symbol(".")
+        and item[2].value in _LEAN_PROPERTIES
+    )
+
+
+def efficiency_warnings(query: str) -> tuple[str, ...]:
+    """Seed 004 trap 5: a warning per RETURN item but ``x.id``, ``x.name`` and aggregates."""
+    try:
+        shape = _shape(tokenize(query))
+    except _TokenizeError:
+        return ()
+    warnings = []
+    for shown, item in _return_items(shape, query):
+        if not _lean(item):
+            warnings.append(
+                f"RETURN {shown} returns more than id and name; return x.id, x.name or an "
+                "aggregate and ask again for details you need"
+            )
+    return tuple(warnings)
+
+
 def check_read_query(
     query: str, scope: Scope, parameters: Mapping[str, Any] | None = None
 ) -> tuple[Violation, ...]:
@@ -795,6 +998,7 @@ def check_read_query(
     problems += _scope_rules(shape, names, scope)
     problems += _hidden_property_rules(shape, keywords, scope)
     problems += _pagination_rules(shape, keywords, scope, params)
+    problems += _level_rules(shape, scope, params)
     return tuple(dict.fromkeys(problems))
 
 
@@ -837,6 +1041,8 @@ def read_only_cypher_tool(
                 "; ".join(v.rule for v in violations),
             )
             raise CypherRejected(violations)
+        for warning in efficiency_warnings(cypher_query):
+            logger.warning("read_neo4j_cypher: %s", warning)
         with session_factory(default_access_mode=neo4j.READ_ACCESS, database=database) as session:
             return session.execute_read(_read, cypher_query, params)
 

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from builder import __version__
+from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
-from mindrian.paths import ProjectPaths
+from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
@@ -256,7 +257,7 @@ def build(
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
-    out_dir = (out or root / "generated").absolute()
+    out_dir = (out or ProjectPaths(root).generated).absolute()
     options = _batch_options(
         root,
         out_dir,
@@ -500,6 +501,7 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 
 @app.command(
     epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    "  mindrian explain larry --prompt\n"
 )
 def explain(
     agent_id: Annotated[
@@ -516,8 +518,20 @@ def explain(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
     ] = False,
+    prompt: Annotated[
+        bool,
+        typer.Option(
+            "--prompt",
+            help="Print the exact system prompt of every model acting for the agent, "
+            "from its generated package (run offline with scripted models).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Generated packages [default: generated/]."),
+    ] = None,
 ) -> int:
-    """Show what each phase decided for an agent, from its checkpoints."""
+    """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
@@ -526,6 +540,8 @@ def explain(
         raise UsageError(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
+    if prompt:
+        return _explain_prompt(agent_id, out or ProjectPaths(project_root(Path.cwd())).generated)
     folder = checkpoints or ProjectPaths(project_root(Path.cwd())).checkpoints
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
@@ -535,6 +551,23 @@ def explain(
     typer.echo(
         explain_json(agent_id, found) if json_out else explain_text(agent_id, found), nl=json_out
     )
+    return 0
+
+
+def _explain_prompt(agent_id: str, out: Path) -> int:
+    from builder.pipeline.errors import PipelineError
+    from mindrian.testing.prompts import (
+        PackageNotFoundError,
+        agent_class_of,
+        render_prompts,
+        system_prompts,
+    )
+
+    try:
+        agent_class = agent_class_of(out, agent_id)
+    except PackageNotFoundError as exc:
+        raise PipelineError(f"{exc}; build its SKILL.md first", code="P010") from None
+    typer.echo(render_prompts(system_prompts(agent_class)), nl=False)
     return 0
 
 
@@ -561,6 +594,7 @@ _EXAMPLES_SELECT = """\
 Examples:
 
 \b
+  mindrian select "is my startup idea worth building?"
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
@@ -570,6 +604,14 @@ Examples:
 
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SENTENCE]",
+            help="The context in the user's words; triggers and problem types sharing a term "
+            "with it count as given (instead of --trigger).",
+        ),
+    ] = None,
     triggers: Annotated[
         list[str] | None,
         typer.Option("--trigger", "-t", metavar="T", help="A word of the context (repeatable)."),
@@ -593,24 +635,39 @@ def select(
 ) -> int:
     """Rank the registered frameworks for a context with the selection query.
 
-    Score: 0.6 for a trigger match + 0.4 for a problem-type match + 0.3 x the
-    weight of CHAINS_TO from the framework to the --previous ones; ties by id.
+    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
+    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
+    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
+    rate - 0.5) from recorded usage; ties by id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
 
-    if not triggers and not problem_types:
-        raise UsageError("give at least one --trigger or --problem-type", code="U005")
+    if text is not None and triggers:
+        raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if not text and not triggers and not problem_types:
+        raise UsageError(
+            "give a sentence, or at least one --trigger or --problem-type", code="U005"
+        )
     root = project_root(Path.cwd())
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
-        found = graph.select(triggers or (), problem_types or (), previous or (), limit)
+        if text:
+            found = graph.select_text(text, problem_types or (), previous or (), limit)
+        else:
+            found = graph.select(triggers or (), problem_types or (), previous or (), limit)
     if json_out:
         typer.echo(
             select_json(
-                found, opened.where, triggers or (), problem_types or (), previous or (), limit
+                found,
+                opened.where,
+                triggers or (),
+                problem_types or (),
+                previous or (),
+                limit,
+                text=text,
             )
         )
     elif found:
@@ -628,6 +685,7 @@ graph_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(graph_app)
+app.add_typer(workflow_app)
 
 _EXAMPLES_EXPORT = """\
 Examples:
@@ -744,7 +802,7 @@ def register(
     framed = _use_frames(ctx, "register", frames, json_out)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
-    out_dir = (out or root / "generated").absolute()
+    out_dir = (out or ProjectPaths(root).generated).absolute()
     options = _batch_options(root, out_dir, checkpoints, jobs, reregister=True)
     config = _config(root, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
     return _run_batch(
@@ -788,7 +846,7 @@ def check(
     if not skills:
         raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
-    committed = root / "generated"
+    committed = ProjectPaths(root).generated
     listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
     if framed:
         listener = _framed(listener, "regenerate")
@@ -922,3 +980,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
         _frame(error_frame(problem))
     return problem.exit_code
+
+
+from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
+
+register_run_commands(app)

@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from builder.codegen.prompt_items import PromptItems
 from builder.graph.config import GraphConfig
 from builder.pipeline.errors import CodegenError
 from builder.pipeline.serial import dump_yaml, to_plain
@@ -144,6 +145,7 @@ _COMMENT_STYLES: Mapping[str, tuple[str, str, str]] = {
     ".cypher": ("", "// ", ""),
     ".dot": ("", "// ", ""),
     ".md": ("<!--", "  ", "-->"),
+    ".toml": ("", "# ", ""),
 }
 
 
@@ -226,14 +228,25 @@ def environment(root: Path = AGENT_TEMPLATES) -> SandboxedEnvironment:
 _COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py", "__init__.py.jinja"),
     ("agent.py", "agent.py.jinja"),
-    ("tools.py", "tools.py.jinja"),
     ("instructions.md", "instructions.md.jinja"),
     ("spec.yaml", "spec.yaml.jinja"),
     ("registration.cypher", "registration.cypher.jinja"),
     ("README.md", "README.md.jinja"),
+    ("pyproject.toml", "pyproject.toml.jinja"),
     ("tests/__init__.py", "tests/__init__.py.jinja"),
+    ("tests/conftest.py", "tests/conftest.py.jinja"),
     ("tests/test_agent.py", "tests/test_agent.py.jinja"),
 )
+#: Types whose agent answers through an output model (exported by the package).
+OUTPUT_TYPES = ("operator", "collaborative")
+#: The shared test contract of each type (``mindrian.testing.contract``).
+CONTRACT_CLASSES: Mapping[str, str] = {
+    "operator": "OperatorContract",
+    "role": "RoleContract",
+    "collaborative": "CollaborativeContract",
+    "pipeline": "PipelineContract",
+    "guided": "GuidedContract",
+}
 
 
 def render_package(
@@ -242,25 +255,48 @@ def render_package(
     source_path: str,
     digest: str,
     *,
+    items: PromptItems,
+    output_examples: tuple[Mapping[str, Any], ...] = (),
     workflow_dot: str | None = None,
     root: Path = AGENT_TEMPLATES,
 ) -> dict[str, str]:
-    """Every file of the package, package-relative POSIX path → text, in sorted path order (pure)."""
+    """Every file of the package, package-relative POSIX path → text, in sorted path order (pure).
+
+    ``items`` are what the package's tests check reaches the model;
+    ``output_examples`` the skill's JSON examples its tests answer with.
+    """
     context = _context(spec, registration, workflow_dot)
+    context.update(
+        skill_items=items.skill,
+        part_items=dict(items.parts),
+        score_ranges=dict(items.scores) if spec.type in OUTPUT_TYPES else None,
+        output_examples=tuple(output_examples) if spec.type in OUTPUT_TYPES else None,
+        handoff_contract=_handoff_contract(spec),
+    )
     env = environment(root)
     files: dict[str, str] = {}
-    for path, template in _files_for(spec.type, workflow_dot):
+    for path, template in _files_for(spec, workflow_dot):
         body = env.get_template(template).render(context)
         files[path] = _finish(path, body, source_path, digest)
     return {p: files[p] for p in sorted(files)}
 
 
-def _files_for(agent_type: str, workflow_dot: str | None) -> tuple[tuple[str, str], ...]:
-    if agent_type in WORKFLOW_TYPES:
+def _files_for(spec: AgentSpec, workflow_dot: str | None) -> tuple[tuple[str, str], ...]:
+    files = _COMMON_FILES
+    if has_tools(spec.tools):
+        files += (("tools.py", "tools.py.jinja"),)
+    if spec.type in WORKFLOW_TYPES:
         if workflow_dot is None:
-            raise CodegenError(f"a {agent_type} agent needs a workflow.dot", code="C014")
-        return _COMMON_FILES + (("workflow.dot", "workflow.dot.jinja"),)
-    return _COMMON_FILES
+            raise CodegenError(f"a {spec.type} agent needs a workflow.dot", code="C014")
+        files += (("workflow.dot", "workflow.dot.jinja"),)
+    return files
+
+
+def has_tools(tools: ToolConfig | None) -> bool:
+    """Whether the agent is given any tool (only then does its package have a ``tools.py``)."""
+    return tools is not None and bool(
+        tools.mcp_servers or tools.custom_tools or tools.global_actions
+    )
 
 
 def _finish(path: str, body: str, source_path: str, digest: str) -> str:
@@ -286,10 +322,12 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("agent.py", "the agent class: id, type, model and tools on its runtime base"),
     ("instructions.md", "the instructions, verbatim from the skill"),
     ("spec.yaml", "the final AgentSpec"),
-    ("tools.py", "MCP servers, custom tools and global actions with their JSON schemas"),
+    ("tools.py", "the tool wiring (MCP servers, custom tools, global actions) from spec.yaml"),
     ("registration.cypher", "the parameterised Cypher that registers the framework"),
     ("workflow.dot", "the thought graph of the agent's steps"),
-    ("tests/test_agent.py", "offline tests with a scripted model"),
+    ("tests/conftest.py", "loads the offline guard when the tests run on their own"),
+    ("tests/test_agent.py", "offline tests: the shared contract of the type on this package"),
+    ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
 )
 
 
@@ -301,70 +339,90 @@ def _context(
         raise CodegenError(f"unknown agent type {spec.type!r}", code="C017")
     if not _SAFE_ID.match(spec.id):
         raise CodegenError(f"agent id {spec.id!r} is not a normalised id", code="C018")
-    tools = spec.tools
+    _debate_rounds(spec)
+    _synthesizer(spec)
+    agent_class = class_name(identifier)
+    omitted = {"workflow.dot"} if workflow_dot is None else set()
+    if not has_tools(spec.tools):
+        omitted.add("tools.py")
     return {
         "spec": spec,
         "identifier": identifier,
-        "class_name": class_name(identifier),
+        "class_name": agent_class,
+        "output_name": agent_class[: -len("Agent")] + "Output" if spec.type in OUTPUT_TYPES else "",
         "base_class": BASE_CLASSES[spec.type],
+        "contract_class": CONTRACT_CLASSES[spec.type],
         "instructions_md": spec.instructions.render_markdown(),
         "spec_yaml": dump_yaml(to_plain(spec)),
-        "section_titles": tuple(b.title for b in spec.instructions.blocks if b.title),
-        "mcp_servers": _mcp_servers(tools),
-        "custom_tools": _custom_tools(tools),
-        "global_actions": _global_actions(tools),
-        "tool_definitions": _tool_definitions(tools),
-        "debate_rounds": _debate_rounds(spec),
+        "model_settings": {
+            "temperature": spec.model.temperature,
+            "max_tokens": spec.model.max_tokens,
+            "thinking_budget": spec.model.thinking_budget,
+        },
         "registration": registration,
         "registration_params_json": json_text(registration.params, indent=2),
         "workflow_dot": workflow_dot or "",
-        "file_notes": tuple(
-            (p, what) for p, what in _FILE_NOTES if p != "workflow.dot" or workflow_dot is not None
-        ),
+        "distribution": _distribution(spec),
+        "runtime_version": _runtime_version(),
+        "mcp_servers": spec.tools.mcp_servers if spec.tools is not None else (),
+        "file_notes": tuple((p, what) for p, what in _FILE_NOTES if p not in omitted),
     }
+
+
+def _runtime_version() -> str:
+    """The version of ``mindrian`` a generated package depends on: the builder's own."""
+    from builder import __version__
+
+    return __version__
+
+
+def _distribution(spec: AgentSpec) -> dict[str, str]:
+    """The pyproject.toml metadata of the package, each value a TOML string literal."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = str(Version(spec.version))
+    except (InvalidVersion, TypeError):
+        version = "0"  # a skill version pip cannot read must not make the package uninstallable
+    return {
+        "name": _toml_string(f"mindrian-agent-{spec.id}"),
+        "version": _toml_string(version),
+        "description": _toml_string(spec.description),
+        "requirement": _toml_string(f"mindrian=={_runtime_version()}"),
+    }
+
+
+def _toml_string(text: str) -> str:
+    # A JSON string is a TOML basic string, except that TOML also forbids a raw DEL.
+    return json_text(text).replace("\x7f", "\\u007f")
 
 
 #: Normalised agent ids (what phase 1 produces); anything else never reaches a comment or a name.
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 
 
-def _mcp_servers(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    keys = ("name", "transport", "command", "args", "url", "env", "package", "tools", "required")
-    return tuple({k: to_plain(getattr(s, k)) for k in keys} for s in tools.mcp_servers)
+def _handoff_contract(spec: AgentSpec) -> dict[str, Any]:
+    """Phase 3's contract as the package's tests expect the runtime to hold it."""
+    handoff = spec.handoff
+    if handoff is None:
+        raise CodegenError("phase 6 needs the handoff contract of phase 3", code="C027")
+    return {
+        "min_clarity": handoff.receives.min_clarity,
+        "can_be_called_by": list(handoff.routing.can_be_called_by),
+        "supports": list(handoff.supports),
+    }
 
 
-def _custom_tools(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    return tuple(
-        {
-            "name": c.name,
-            "function": c.function,
-            "description": c.definition.description,
-            "parameters": to_plain(c.definition.parameters),
-        }
-        for c in tools.custom_tools
-    )
-
-
-def _global_actions(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    return tuple(
-        {"action": a.action, "tool": a.tool, "server": a.server, "description": a.description}
-        for a in tools.global_actions
-    )
-
-
-def _tool_definitions(tools: ToolConfig | None) -> tuple[dict[str, Any], ...]:
-    if tools is None:
-        return ()
-    known = [c.definition for c in tools.custom_tools] + [
-        d for s in tools.mcp_servers for d in s.definitions
-    ]
-    return tuple(to_plain(d) for d in known)
+def _synthesizer(spec: AgentSpec) -> str:
+    """The perspective named by ``synthesizer`` in the front matter, which must be one of them."""
+    name = spec.metadata.get("synthesizer", "")
+    if not isinstance(name, str) or (name and name not in {p.name for p in spec.sub_agents}):
+        known = ", ".join(p.name for p in spec.sub_agents) or "none"
+        raise CodegenError(
+            f"synthesizer {name!r} is not one of the perspectives (perspectives: {known})",
+            code="C025",
+        )
+    return name
 
 
 def _debate_rounds(spec: AgentSpec) -> int:
@@ -433,40 +491,14 @@ def workflow_dot(spec: AgentSpec) -> str:
 
 
 def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """(DOT node id, prompt) pairs: names become unique ``[a-z_][a-z0-9_]*`` ids (the name stays in the prompt)."""
-    used: set[str] = set()
-    result = []
-    for number, (name, prompt) in enumerate(parts, 1):
-        base = (
-            re.sub(r"[^a-z0-9]+", "_", name.lower())[:_MAX_NODE_ID].strip("_") or f"step_{number}"
-        )
-        if base[0].isdigit():
-            base = f"step_{base}"
-        node_id, suffix = base, 2
-        while node_id in used or node_id in _RESERVED_NODE_IDS:
-            node_id, suffix = f"{base}_{suffix}", suffix + 1
-        used.add(node_id)
-        result.append((node_id, f"{name}: {prompt}" if prompt else name))
-    return tuple(result)
+    """(DOT node id, prompt) pairs; the ids are :func:`mindrian.workflow.step_ids` of the names."""
+    from mindrian.workflow import step_ids
 
-
-#: Node ids are cut to this length (the full name stays in the prompt).
-_MAX_NODE_ID = 40
-#: Ids the workflow helpers give their own nodes.
-_RESERVED_NODE_IDS = frozenset(
-    {
-        "start",
-        "exit",
-        "perspectives",
-        "synthesis",
-        "node",
-        "edge",
-        "graph",
-        "digraph",
-        "subgraph",
-        "strict",
-    }
-)
+    ids = step_ids(tuple(name for name, _ in parts))
+    return tuple(
+        (node_id, f"{name}: {prompt}" if prompt else name)
+        for node_id, (name, prompt) in zip(ids, parts, strict=True)
+    )
 
 
 def write_tree(files: Mapping[str, str], root: Path) -> None:

@@ -3,7 +3,7 @@
 Which registry a command reads: ``--registry PATH`` (an embedded database, or a
 registry.yaml loaded into memory), else Neo4j at ``--neo4j-uri`` or ``NEO4J_URI``
 (password only from ``NEO4J_PASSWORD``), else the project's embedded database
-``ProjectPaths.registry_db``, built from ``generated/registry.yaml`` when it does not
+``ProjectPaths.embedded_registry``, built from ``generated/registry.yaml`` when it does not
 exist yet. Every read opens the database read-only.
 """
 
@@ -29,16 +29,17 @@ from mindrian.graph import (
     redact_uri,
     registry_from_yaml,
 )
-from mindrian.paths import ProjectPaths
+from mindrian.project import ProjectPaths
+from mindrian.routing import extract_terms
 
 __all__ = [
     "OpenedRegistry",
     "build_registry_from_yaml",
     "open_project_registry",
     "rebuild_registry",
-    "uri_credentials_problem",
     "select_json",
     "select_table",
+    "uri_credentials_problem",
 ]
 
 _YAML_SUFFIXES = (".yaml", ".yml")
@@ -111,7 +112,7 @@ def uri_credentials_problem(uri: str) -> str | None:
 
 def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegistry:
     paths = ProjectPaths(root)
-    database, exported = paths.registry_db, paths.registry_yaml
+    database, exported = paths.embedded_registry, paths.registry_yaml
     if database.exists():
         return OpenedRegistry(_read_only(database), display(database))
     if not exported.is_file():
@@ -169,9 +170,9 @@ def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) 
             f"cannot rebuild the registry: {display(paths.registry_yaml)} does not exist",
             code="G011",
         )
-    count = build_registry_from_yaml(paths.registry_yaml, paths.registry_db)
+    count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry)
     return (
-        f"rebuilt {display(paths.registry_db)} from {display(paths.registry_yaml)} "
+        f"rebuilt {display(paths.embedded_registry)} from {display(paths.registry_yaml)} "
         f"({count} framework(s))"
     )
 
@@ -203,10 +204,14 @@ def select_json(
     problem_types: Sequence[str],
     previous: Sequence[str],
     limit: int,
+    *,
+    text: str | None = None,
 ) -> str:
-    """The machine-readable result of ``select --json``."""
+    """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms."""
+    sentence = {} if text is None else {"text": text, "terms": list(extract_terms(text))}
     document = {
         "registry": where,
+        **sentence,
         "triggers": list(triggers),
         "problem_types": list(problem_types),
         "previous": list(previous),

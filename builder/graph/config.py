@@ -46,7 +46,8 @@ class PropertySpec:
     type: str
     """Value type (``STRING``, ``LIST<STRING>``, ``FLOAT``, ``BOOLEAN``, ``DATETIME``)."""
     set_by: str
-    """Who writes it: ``skill`` (a parameter from SKILL.md), ``registry`` (its bookkeeping) or ``database`` (its clock)."""
+    """Who writes it: ``skill`` (a parameter from SKILL.md), ``registry`` (its bookkeeping),
+    ``database`` (its clock) or ``usage`` (the runtime, when usage tracking is on)."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,13 @@ Seed corrections (tested in tests/builder/test_tool_assembly.py): seed 000
 pinecone tools as ``search_records``/``upsert_records``; the published servers
 call them ``read_neo4j_cypher``/``write_neo4j_cypher``/``get_neo4j_schema``
 and ``search-records``/``upsert-records``. The catalog uses the real names.
+
+Write tools are opt-in: an entry's ``write_tools`` are given to an agent only
+when its skill names them in ``tools:``; a skill that names the server alone
+gets the rest. The ``neo4j`` entry so offers ``read_neo4j_cypher`` and
+``get_neo4j_schema`` by default, never ``write_neo4j_cypher`` unasked. The
+project's own ``mindrian`` server offers the guarded ``read_neo4j_cypher`` over
+the registry (checked by ``mindrian.guards``, run in a read-only transaction).
 """
 
 from __future__ import annotations
@@ -60,8 +67,15 @@ class CatalogEntry:
     """Environment variables it needs, by name."""
     package: str = ""
     """Where it is published (``pypi:…``, ``npm:…``, ``hosted:…``)."""
+    write_tools: tuple[str, ...] = ()
+    """Tools (among ``tools``) that change data: given only to skills that name them."""
     origin: str = "builtin"
     """``builtin``, ``pyproject.toml`` or ``mcp.yaml``."""
+
+    @property
+    def default_tools(self) -> tuple[str, ...]:
+        """What a skill naming the server without a tool list gets: every tool but the writes."""
+        return tuple(t for t in self.tools if t not in self.write_tools)
 
     @property
     def transport(self) -> str:
@@ -74,10 +88,11 @@ BUILTIN_CATALOG: Mapping[str, CatalogEntry] = {
     for e in (
         CatalogEntry(
             name="mindrian",
-            description="This project's framework registry (select_frameworks, get_framework).",
+            description="This project's framework registry (select_frameworks, get_framework, "
+            "guarded read_neo4j_cypher).",
             command="python",
             args=("-m", "mindrian.mcp"),
-            tools=("select_frameworks", "get_framework"),
+            tools=("select_frameworks", "get_framework", "read_neo4j_cypher"),
             package="mindrian (this project)",
         ),
         CatalogEntry(
@@ -87,6 +102,7 @@ BUILTIN_CATALOG: Mapping[str, CatalogEntry] = {
             args=("mcp-neo4j-cypher@0.6.0", "--transport", "stdio"),
             env=("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE"),
             tools=("read_neo4j_cypher", "write_neo4j_cypher", "get_neo4j_schema"),
+            write_tools=("write_neo4j_cypher",),
             package="pypi:mcp-neo4j-cypher==0.6.0",
         ),
         CatalogEntry(
@@ -203,6 +219,12 @@ def _entry(name: str, data: Any, origin: str) -> CatalogEntry:
         f"{'/'.join(str(p) for p in e.absolute_path) or '(entry)'}: {e.message}"
         for e in validator.iter_errors(data)
     ]
+    if not problems:
+        problems = [
+            f"write_tools: {tool!r} is not one of its tools"
+            for tool in data.get("write_tools", ())
+            if tool not in data["tools"]
+        ]
     if problems:
         raise ToolAssemblyError(
             f"MCP catalog entry {name!r} in {origin} is invalid: {'; '.join(sorted(problems))}",
@@ -218,6 +240,7 @@ def _entry(name: str, data: Any, origin: str) -> CatalogEntry:
         url=data.get("url", ""),
         env=tuple(data.get("env", ())),
         package=data.get("package", ""),
+        write_tools=tuple(data.get("write_tools", ())),
         origin=origin,
     )
 

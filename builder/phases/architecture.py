@@ -10,7 +10,7 @@ the configuration. The body is split into verbatim blocks so no text is lost.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
@@ -23,6 +23,7 @@ from builder.skill.spec import (
     InstructionSet,
     ModelConfig,
 )
+from mindrian.agents.models import ModelSettings, configured_model, unsupported_settings
 
 __all__ = [
     "GENERATION_DEFAULTS",
@@ -203,7 +204,9 @@ def _location(definition: SkillDefinition, *paths: str) -> SourceLocation:
     return SourceLocation(definition.source_path, field_line(definition, *paths))
 
 
-def _model(definition: SkillDefinition, agent_type: str, models: Mapping[str, str]) -> ModelConfig:
+def _model(
+    definition: SkillDefinition, agent_type: str, models: Mapping[str, str]
+) -> tuple[ModelConfig, tuple[str, ...]]:
     if definition.model:
         text, source = definition.model, "skill"
         location = _location(definition, "model", "metadata.mindrian.model")
@@ -218,15 +221,56 @@ def _model(definition: SkillDefinition, agent_type: str, models: Mapping[str, st
         location = SourceLocation("pyproject.toml")
     provider, model_id = resolve_model(text, location=location)
     gen = GENERATION_DEFAULTS[agent_type]
-    return ModelConfig(
+    settings, notes = applicable_settings(
+        provider,
+        ModelSettings(gen.temperature, gen.max_tokens, gen.thinking_budget),
+    )
+    if not notes:
+        _check_model_takes(f"{provider}:{model_id}", settings, location)
+    config = ModelConfig(
         provider=provider,
         model_id=model_id,
         string=f"{provider}:{model_id}",
         source=source,
-        temperature=gen.temperature,
-        max_tokens=gen.max_tokens,
-        thinking_budget=gen.thinking_budget,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens or gen.max_tokens,
+        thinking_budget=settings.thinking_budget,
     )
+    return config, notes
+
+
+def _check_model_takes(string: str, settings: ModelSettings, location: SourceLocation) -> None:
+    """Build the Agno model once with ``settings``, so the provider's own checks fail the build."""
+    try:
+        configured_model(string, settings)
+    except ValueError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ArchitectureError(
+            f"model {string!r} cannot run with {settings}: {first}", location=location, code="A006"
+        ) from None
+
+
+def applicable_settings(
+    provider: str, settings: ModelSettings
+) -> tuple[ModelSettings, tuple[str, ...]]:
+    """``settings`` less those ``provider``'s Agno model has no field for, with a warning each.
+
+    The runtime refuses a setting it cannot apply, so one left in the spec would
+    fail every run; leaving it out here, with the warning recorded, is the honest
+    alternative. A provider whose SDK is not installed cannot be inspected: its
+    settings are kept and the warning says so.
+    """
+    try:
+        missing = unsupported_settings(provider, settings)
+    except ImportError as exc:
+        note = f"model settings not checked: provider {provider!r} is not importable ({exc})"
+        return settings, (note,)
+    dropped = {name: None for name in missing}
+    notes = tuple(
+        f"{name}={getattr(settings, name)} is not applied: Agno's {provider} model lacks the field"
+        for name in missing
+    )
+    return replace(settings, **dropped), notes
 
 
 def _line_starts(body: str) -> list[int]:
@@ -278,10 +322,8 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
 
 def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
     """Instructions from the whole body plus reference elements; nothing is dropped."""
-    description = " ".join(definition.description.split())
-    system_prompt = (
-        f"You are {definition.name}, a Mindrian {agent_type} agent. {description}".strip()
-    )
+    # The description is not repeated here: the runtime gives it to Agno as the agent's description.
+    system_prompt = f"You are {definition.name}, a Mindrian {agent_type} agent."
     elements = tuple(
         InstructionElement(name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest)
         for r in definition.references
@@ -316,7 +358,7 @@ class ArchitecturePhase:
         """Build the partial AgentSpec; raise ArchitectureError for unusable input."""
         d = _definition(inputs)
         decision = decide_type(d)
-        model = _model(d, decision.type, inputs.config.models)
+        model, model_notes = _model(d, decision.type, inputs.config.models)
         spec = AgentSpec(
             id=d.id,
             identifier=d.identifier,
@@ -336,6 +378,7 @@ class ArchitecturePhase:
             score_bands=d.score_bands,
             triggers=d.triggers,
             problem_types=d.problem_types,
+            good_for=d.good_for,
             chains_to=d.chains_to,
             metadata=d.metadata,
         )
@@ -347,7 +390,9 @@ class ArchitecturePhase:
             ),
             CheckResult("model_selected", True, f"{model.string} from the {model.source}"),
         )
-        return PhaseResult(output=spec, checks=checks, warnings=_warnings(d, decision))
+        return PhaseResult(
+            output=spec, checks=checks, warnings=_warnings(d, decision) + model_notes
+        )
 
 
 def _warnings(d: SkillDefinition, decision: TypeDecision) -> tuple[str, ...]:

@@ -22,13 +22,17 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from builder.codegen.prompt_items import json_examples, prompt_items
 from builder.codegen.render import (
     AGENT_TEMPLATES,
+    OUTPUT_TYPES,
     WORKFLOW_TYPES,
     RegistrationText,
+    json_text,
     registration_from_graph,
     render_package,
     template_digest,
@@ -39,9 +43,10 @@ from builder.graph.config import GraphConfig
 from builder.pipeline.children import child_options
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
+from builder.pipeline.serial import to_plain
 from builder.pipeline.transaction import PackageTransaction
 from builder.skill.spec import AgentSpec
-from mindrian.paths import ProjectPaths
+from mindrian.project import ProjectPaths
 
 __all__ = [
     "PHASE",
@@ -50,6 +55,7 @@ __all__ = [
     "GeneratedPackage",
     "TestRun",
     "compile_errors",
+    "output_examples",
     "package_dir",
     "run_generated_tests",
     "transaction",
@@ -267,6 +273,48 @@ def _registration(inputs: PhaseInput) -> RegistrationText:
     return registration_from_graph(graph)
 
 
+def output_examples(spec: AgentSpec) -> tuple[dict[str, Any], ...]:
+    """The JSON examples of the skill's output template, each checked against the output model.
+
+    An example holding ``output`` is a whole answer; any other is the ``scores``
+    object. One the generated schema rejects is a located error: the model would
+    be told to answer in a form that always fails.
+    """
+    if spec.type not in OUTPUT_TYPES:
+        return ()
+    from pydantic import ValidationError
+
+    from mindrian.agents.output import scored_output
+
+    model = scored_output("Skill", [to_plain(s) for s in spec.scores], total=bool(spec.score_bands))
+    scores = model.model_fields["scores"].annotation
+    found: list[dict[str, Any]] = []
+    for block in spec.instructions.blocks:
+        if block.key != "output_template":
+            continue
+        for example in json_examples(block.text):
+            try:
+                if "output" in example:
+                    model.model_validate(example)
+                else:
+                    scores.model_validate(example)  # type: ignore[union-attr]
+            except ValidationError as exc:
+                line = block.line + block.text[: block.text.find("{")].count("\n")
+                raise CodegenError(
+                    f"the output template's JSON example {json_text(example)} does not fit the "
+                    f"generated schema: {_first_problem(exc)}",
+                    location=SourceLocation(spec.source_path, line),
+                    code="C026",
+                ) from None
+            found.append(example)
+    return tuple(found)
+
+
+def _first_problem(exc: Any) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(map(str, error['loc'])) or '<root>'}: {error['msg']}"
+
+
 def _workflow_dot(spec: AgentSpec) -> str | None:
     """The thought graph of a pipeline, guided or collaborative agent, as DOT text."""
     if spec.type not in WORKFLOW_TYPES:
@@ -300,6 +348,8 @@ class CodeGenerationPhase:
             _registration(inputs),
             inputs.source.path,
             inputs.source.digest,
+            items=prompt_items(inputs.source.data),
+            output_examples=output_examples(spec),
             workflow_dot=_workflow_dot(spec),
             root=self.templates,
         )

@@ -76,7 +76,7 @@ RUNTIME_PARAMETERS: Mapping[tuple[str, str], str] = {
     (q.PRUNE_PLACEHOLDERS.name, "ids"): "placeholder targets no longer chained to",
 }
 
-_SKILL, _REGISTRY, _DATABASE = "skill", "registry", "database"
+_SKILL, _REGISTRY, _DATABASE, _USAGE = "skill", "registry", "database", "usage"
 
 _NODES = (
     NodeSchema(
@@ -96,6 +96,7 @@ _NODES = (
         ),
     ),
     NodeSchema("ProblemType", "name", (PropertySpec("name", "STRING", _SKILL),)),
+    NodeSchema("Session", "id", (PropertySpec("id", "STRING", _USAGE),)),
 )
 
 _RELATIONSHIPS = (
@@ -104,6 +105,12 @@ _RELATIONSHIPS = (
     ),
     RelationshipSchema(
         "GOOD_FOR", "Framework", "ProblemType", (PropertySpec("confidence", "FLOAT", _SKILL),)
+    ),
+    RelationshipSchema(
+        "USED_BY",
+        "Framework",
+        "Session",
+        (PropertySpec("handoff_id", "STRING", _USAGE), PropertySpec("success", "BOOLEAN", _USAGE)),
     ),
 )
 
@@ -187,16 +194,19 @@ def _parameters(
     }
 
 
-def _decisions(chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge]) -> tuple[str, ...]:
+def _decisions(
+    chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge], rated: Mapping[str, float]
+) -> tuple[str, ...]:
     said = [
         f"CHAINS_TO {c.target}: weight {c.weight} "
         + ("from chains_to" if c.weight_source == "skill" else "by default (chains_to gives none)")
         for c in chains
     ]
-    if good_for:
-        said.append(
-            f"GOOD_FOR confidence {DEFAULT_GOOD_FOR_CONFIDENCE} for every problem type: problem_types carry no confidence"
-        )
+    said.extend(
+        f"GOOD_FOR {g.problem_type}: confidence {g.confidence} "
+        + ("from good_for" if g.problem_type in rated else "by default (good_for rates it not)")
+        for g in good_for
+    )
     return tuple(said)
 
 
@@ -214,7 +224,8 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
     )
     chains = _chains(spec)
     good_for = tuple(
-        GoodForEdge(p, DEFAULT_GOOD_FOR_CONFIDENCE) for p in dict.fromkeys(spec.problem_types)
+        GoodForEdge(p, spec.good_for.get(p, DEFAULT_GOOD_FOR_CONFIDENCE))
+        for p in dict.fromkeys(spec.problem_types)
     )
     return GraphConfig(
         framework=node,
@@ -225,7 +236,7 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
         constraints=_CONSTRAINTS,
         queries=_queries(),
         parameters=_parameters(node, chains, good_for),
-        decisions=_decisions(chains, good_for),
+        decisions=_decisions(chains, good_for, spec.good_for),
     )
 
 

@@ -1,7 +1,7 @@
 """Phase 7, registration: put the framework in the registry, read it back, prove the package works.
 
 The framework record comes from phase 5 (``GraphConfig.to_framework_record``)
-and goes into the embedded registry (``ProjectPaths.registry_db``) or,
+and goes into the embedded registry (``ProjectPaths.embedded_registry``) or,
 when ``--neo4j-uri``/``NEO4J_URI`` names one, into Neo4j. When the embedded
 database does not exist yet but ``<out_dir>/registry.yaml`` does (a fresh
 clone), the database is first rebuilt from the yaml so the other frameworks
@@ -43,7 +43,7 @@ from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.transaction import PackageTransaction
-from mindrian.paths import REGISTRY_YAML_NAME, ProjectPaths
+from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
 
 __all__ = [
     "E2E_TIMEOUT_SECONDS",
@@ -144,7 +144,7 @@ ProbeRunner = Callable[[Path, str], ProbeResult]
 
 def default_registry_path(config: BuildConfig) -> Path:
     """The embedded registry indexing the build's output folder (see :class:`ProjectPaths`)."""
-    return project_paths(config).registry_db
+    return project_paths(config).embedded_registry
 
 
 def project_paths(config: BuildConfig) -> ProjectPaths:
@@ -360,7 +360,7 @@ def _out_dir(inputs: PhaseInput) -> Path:
 
 def output_dir(config: BuildConfig) -> Path:
     """The folder whose packages phase 7 probes and whose registry.yaml it rewrites."""
-    return project_paths(config).out_dir.resolve()
+    return project_paths(config).generated.resolve()
 
 
 def _relationships(record: Any) -> tuple[RelationshipSummary, ...]:

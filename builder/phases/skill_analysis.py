@@ -98,8 +98,9 @@ STANDARD_KEYS: tuple[str, ...] = (
 )
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
-    "type", "version", "model", "tone", "triggers", "problem_types", "inputs", "outputs", "chains_to",
-    "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents", "phases", "scores",
+    "type", "version", "model", "tone", "triggers", "problem_types", "good_for", "inputs", "outputs",
+    "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents",
+    "phases", "scores",
 )  # fmt: skip
 #: Where nested Mindrian fields live.
 NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
@@ -424,6 +425,22 @@ def _chains(doc: _Doc) -> tuple[ChainTarget, ...]:
         chains.append(ChainTarget(target=target, weight=weight, line=doc.line((*key_path, i))))
     _unique(doc, [(c.target, (*key_path, i)) for i, c in enumerate(chains)], "chain target")
     return tuple(chains)
+
+
+def _good_for(doc: _Doc, problem_types: tuple[str, ...]) -> dict[str, float]:
+    found = doc.pick(("good_for",))
+    if found is None:
+        return {}
+    rated, key_path = found
+    for name in rated:
+        if name not in problem_types:
+            listed = ", ".join(problem_types) or "none"
+            raise doc.fail(
+                "S208",
+                (*key_path, name),
+                f"good_for rates {name!r}, which is not one of the problem_types ({listed})",
+            )
+    return {name: float(rated[name]) for name in sorted(rated)}
 
 
 def _mcp_servers(doc: _Doc) -> tuple[McpServerRequest, ...]:
@@ -757,6 +774,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         tone=tone[0] if tone else None,
         triggers=_words(triggers[0]) if triggers else (),
         problem_types=_words(problem_types[0]) if problem_types else (),
+        good_for=_good_for(doc, _words(problem_types[0]) if problem_types else ()),
         inputs=_fields(doc, "inputs"),
         outputs=_fields(doc, "outputs"),
         chains_to=_chains(doc),

@@ -84,7 +84,7 @@ def _resolve_server(
             location=where,
             code="T002",
         )
-    tools = request.tools or entry.tools
+    tools = request.tools or entry.default_tools
     for tool in tools:
         if tool not in entry.tools:
             raise ToolAssemblyError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "AgentCommandError",
     "ArchitectureError",
     "CodegenError",
     "GraphSchemaError",
@@ -137,3 +138,10 @@ class ScaffoldError(MindrianError):
 
     stage = "scaffold"
     default_code = "N001"
+
+
+class AgentCommandError(MindrianError):
+    """``mindrian run`` / ``serve``: an unusable agent, model script or database (exit status 1)."""
+
+    stage = "run"
+    default_code = "X001"

@@ -29,7 +29,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mindrian.paths import ProjectPaths
+from mindrian.project import ProjectPaths
 
 __all__ = ["PackageTransaction"]
 
@@ -49,7 +49,7 @@ class PackageTransaction:
     @property
     def final(self) -> Path:
         """Where the package is installed."""
-        return self.paths.out_dir / self.identifier
+        return self.paths.generated / self.identifier
 
     @property
     def ready(self) -> Path:

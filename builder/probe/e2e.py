@@ -123,11 +123,12 @@ def _scripted(cls: type, spec: Mapping[str, Any], state_dir: Path) -> Any:
         members = {
             name: ScriptedModel(*[f"{name}: probe position"] * rounds)
             for name, _ in cls.perspectives
+            if name != cls.synthesizer
         }
-        leader = [
-            Step.tool_call("delegate_task_to_members", task=PROBE_TASK),
-            "Probe synthesis",
-        ] * rounds
+        synthesis = (
+            Step.structured(_operator_answer(spec)) if cls.output_schema else "Probe synthesis"
+        )
+        leader = [Step.tool_call("delegate_task_to_members", task=PROBE_TASK), synthesis] * rounds
         return cls(model=ScriptedModel(*leader), part_models=members)
     if kind == "pipeline":
         parts = {name: ScriptedModel(f"probe output of {name}") for name, _ in cls.phases}
@@ -143,14 +144,19 @@ def _handoff(agent_id: str, agent: Any) -> Any:
 
     manager = HandoffManager()
     manager.register_agent(agent_id, agent)
+    # An agent that names its callers refuses anyone else, the probe included.
+    callers = sorted(getattr(agent, "allowed_callers", ()))
     context = manager.create_delegation(
-        from_agent=PROBE_AGENT,
+        from_agent=callers[0] if callers else PROBE_AGENT,
         to_agent=agent_id,
         task=PROBE_TASK,
         problem_clarity={
             "what": "a scripted challenge",
             "who": "the builder",
             "success": "a successful result",
+            "what_clarity": 1.0,
+            "who_clarity": 1.0,
+            "success_clarity": 1.0,
         },
         timeout_seconds=HANDOFF_TIMEOUT_SECONDS,
         session_id="e2e-probe",
@@ -197,7 +203,8 @@ def probe(identifier: str) -> ProbeOutcome:
         package = importlib.import_module(identifier)
         cls = _agent_class(package)
         agent_id, agent_type = cls.agent_id, cls.agent_type
-        spec = getattr(sys.modules[cls.__module__], "SPEC", {}) or {}
+        package_data = getattr(sys.modules[cls.__module__], "PACKAGE", None)
+        spec = getattr(package_data, "spec", None) or {}
         cls, left_out = _without_mcp_servers(cls)
         with tempfile.TemporaryDirectory(prefix="mindrian-e2e-") as state:
             result = _handoff(agent_id, _scripted(cls, spec, Path(state)))

@@ -270,6 +270,8 @@ class SkillDefinition:
     """Words that should select this framework."""
     problem_types: tuple[str, ...] = ()
     """Problem types it is good for."""
+    good_for: Mapping[str, float] = field(default_factory=dict)
+    """GOOD_FOR confidence (0-1) per problem type, for those the skill rates."""
     inputs: tuple[FieldSpec, ...] = ()
     """Declared inputs."""
     outputs: tuple[FieldSpec, ...] = ()

@@ -86,13 +86,26 @@ class InstructionElement:
     digest: str
     """SHA-256 hex of the file's bytes."""
 
+    @property
+    def summary(self) -> str:
+        """The first line of prose (not a heading), cut at :data:`SUMMARY_LIMIT` characters."""
+        for line in self.text.splitlines():
+            words = " ".join(line.split())
+            if words and not words.startswith(("#", "```", "---", "<!--")):
+                return words if len(words) <= SUMMARY_LIMIT else words[: SUMMARY_LIMIT - 1] + "…"
+        return ""
+
+
+#: Longest one-line summary of a reference element in the instructions' listing.
+SUMMARY_LIMIT = 100
+
 
 @dataclass(frozen=True)
 class InstructionSet:
     """Everything the agent is told, with no body text dropped."""
 
     system_prompt: str
-    """Opening identity statement, built from name, type and description."""
+    """Opening identity statement from name and type (the description goes to Agno by itself)."""
     tone: str = ""
     """Voice of the agent (front-matter ``tone``)."""
     behavioral_rules: tuple[str, ...] = ()
@@ -106,18 +119,33 @@ class InstructionSet:
         """Text of the first block with this key (heading line included), or ``""``."""
         return next((b.text for b in self.blocks if b.key == key), "")
 
+    def unlisted_rules(self) -> tuple[str, ...]:
+        """The rules the body does not state itself (front-matter rules), in order."""
+        return tuple(r for r in self.behavioral_rules if not any(r in b.text for b in self.blocks))
+
     def render_markdown(self) -> str:
-        """The instruction text in a fixed layout (what ``instructions.md`` holds)."""
+        """The instruction text in a fixed layout (what ``instructions.md`` holds).
+
+        The body goes in whole; rules it does not state itself (the front
+        matter's) are listed before it, so front-matter and body rules both
+        reach the model, each once. The description is not repeated here: the
+        runtime gives it to Agno, which puts it at the top of the system message.
+        """
         parts = [self.system_prompt.strip()]
         if self.tone:
             parts.append(f"Tone: {self.tone.strip()}")
-        if self.behavioral_rules and not self.section("behavioral_rules"):
-            parts.append("Behavioral rules:\n" + "\n".join(f"- {r}" for r in self.behavioral_rules))
+        unlisted = self.unlisted_rules()
+        if unlisted:
+            parts.append("Behavioral rules:\n" + "\n".join(f"- {r}" for r in unlisted))
         parts.extend(b.text.strip("\n") for b in self.blocks)
         if self.elements:
-            listing = "\n".join(f"- `{e.name}`: {e.title}" for e in self.elements)
+            listing = "\n".join(
+                f"- `{e.name}`: {e.title}" + (f" ({s})" if (s := e.summary) else "")
+                for e in self.elements
+            )
             parts.append(
-                "On-demand reference elements (ask for one by name when needed):\n" + listing
+                "On-demand reference elements (call `read_reference` with the name when "
+                "needed):\n" + listing
             )
         return "\n\n".join(p for p in parts if p) + "\n"
 
@@ -329,6 +357,8 @@ class AgentSpec:
     """Words that should select this framework."""
     problem_types: tuple[str, ...] = ()
     """Problem types it is good for."""
+    good_for: Mapping[str, float] = field(default_factory=dict)
+    """GOOD_FOR confidence per problem type the skill rates; the others get the default."""
     chains_to: tuple[ChainTarget, ...] = ()
     """Frameworks it hands on to."""
     handoff: HandoffConfig | None = None

@@ -19,24 +19,30 @@ from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from agno.agent import Agent
 from agno.models.base import Model
 from agno.run.base import RunStatus
 
+from mindrian.agents.models import ModelSettings, configured_model
 from mindrian.handoff import (
     HandoffContext,
     HandoffResult,
     HandoffType,
     PreviousAnalysis,
     ProblemClarity,
+    ReturnBehavior,
 )
+
+if TYPE_CHECKING:
+    from mindrian.agents.package import AgentPackage
 
 __all__ = [
     "STATE_DIR_ENV",
     "AgentReply",
     "AgentRunError",
+    "HandoffRefusedError",
     "MindrianAgent",
     "ModelRef",
     "Partial",
@@ -57,6 +63,17 @@ ModelRef = Model | str
 
 class AgentRunError(RuntimeError):
     """An agent run ended without a usable answer."""
+
+
+class HandoffRefusedError(AgentRunError):
+    """A handoff the agent's contract does not allow; the model is never asked."""
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        """``needs_clarification``, ``caller_refused`` or ``handoff_type_refused``."""
+        self.details = details
+        """Further HandoffResult fields of the refusal (``open_questions``...)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +165,8 @@ class MindrianAgent(ABC):
     ``model=`` (a model object such as ``ScriptedModel``, or a "provider:id"
     string) and, for agents made of several Agno agents, ``part_models=`` keyed
     by part name (perspective, phase or step); parts without an entry use ``model``.
+    Without ``model=``, ``$MINDRIAN_MODEL`` (see :mod:`mindrian.models`) overrides
+    the class's ``model``.
     """
 
     agent_id: ClassVar[str] = ""
@@ -173,10 +192,26 @@ class MindrianAgent(ABC):
     """
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
+    references: ClassVar[Mapping[str, str]] = {}
+    """On-demand reference elements by name; when any, Agno agents get ``read_reference``."""
+    model_settings: ClassVar[ModelSettings] = ModelSettings()
+    """Temperature, response cap and thinking budget applied to every model built from a string."""
+    min_clarity: ClassVar[float] = 0.0
+    """Overall problem clarity a handoff needs; below it the model is not asked."""
+    allowed_callers: ClassVar[frozenset[str]] = frozenset()
+    """Agent ids that may hand work to this agent; empty means anyone."""
+    return_behavior: ClassVar[ReturnBehavior | None] = None
+    """How ``HandoffManager`` delivers this agent's results; None leaves it to the context."""
+    package: ClassVar[AgentPackage | None] = None
+    """The generated package the class was declared from, if any."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # The run methods are the subclasses' own; wrapping them here checks MCP servers on every path in.
+    def __init_subclass__(cls, package: AgentPackage | None = None, **kwargs: Any) -> None:
+        # A generated class names its package; the package's data becomes the class attributes.
         super().__init_subclass__(**kwargs)
+        if package is not None:
+            for name, value in package.class_attributes(cls.agent_type).items():
+                setattr(cls, name, value)
+        # The run methods are the subclasses' own; wrapping them checks MCP servers on every path in.
         for name in _RUN_METHODS:
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "_holds_servers", False):
@@ -190,6 +225,11 @@ class MindrianAgent(ABC):
     ) -> None:
         if not self.agent_id:
             raise TypeError(f"{type(self).__name__} must set the class attribute agent_id")
+        if model is None:
+            # Imported here: mindrian.models builds on this module (ModelRef).
+            from mindrian.models import model_from_environment
+
+            model = model_from_environment(self.agent_id)
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
 
@@ -206,6 +246,10 @@ class MindrianAgent(ABC):
         """The model of a named part (its own entry in ``part_models``, else the main model)."""
         return self._part_models.get(part, self._model)
 
+    def built_model(self, model: ModelRef) -> Model:
+        """``model`` as an Agno model: a string gets the class's ``model_settings`` applied."""
+        return configured_model(model, self.model_settings) if isinstance(model, str) else model
+
     def _new_agno_agent(
         self,
         *,
@@ -215,16 +259,25 @@ class MindrianAgent(ABC):
         model: ModelRef,
         **options: Any,
     ) -> Agent:
+        options.setdefault("description", self.description or None)
         return Agent(
             id=agent_id,
             name=name,
-            model=model,
-            description=self.description or None,
+            model=self.built_model(model),
             instructions=instructions or None,
-            tools=list(self.tools),
+            tools=self._agno_tools(),
             telemetry=False,
             **options,
         )
+
+    def _agno_tools(self) -> list[Any]:
+        tools = list(self.tools)
+        if self.references:
+            # Imported here: most agents have no references, and Agno's Function is heavy.
+            from mindrian.agents.references import read_reference_tool
+
+            tools.append(read_reference_tool(self.references))
+        return tools
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
@@ -291,17 +344,55 @@ class MindrianAgent(ABC):
             async with deadline, self.mcp_connections():
                 reply = await self._answer(context)
             return self._result(context, reply, time.monotonic() - start)
+        except HandoffRefusedError as exc:
+            return HandoffResult.failure(
+                context, str(exc), time.monotonic() - start, code=exc.code, **exc.details
+            )
         except Exception as exc:  # the handoff contract: report, never raise
             error = self._describe_failure(exc, context, deadline.expired())
             return HandoffResult.failure(context, error, time.monotonic() - start)
 
     def _check_accepted(self, context: HandoffContext) -> None:
+        """Refuse what the agent's contract excludes, before any model or server is touched."""
         if context.handoff_type not in self.accepted_handoffs:
             accepted = ", ".join(sorted(t.value for t in self.accepted_handoffs))
-            raise AgentRunError(
+            raise HandoffRefusedError(
+                "handoff_type_refused",
                 f"{self.agent_type} agent {self.agent_id!r} does not accept "
-                f"{context.handoff_type.value} handoffs (accepts: {accepted})"
+                f"{context.handoff_type.value} handoffs (accepts: {accepted})",
             )
+        if self.allowed_callers and context.from_agent not in self.allowed_callers:
+            raise HandoffRefusedError(
+                "caller_refused",
+                f"agent {self.agent_id!r} cannot be called by {context.from_agent!r} "
+                f"(callers: {', '.join(sorted(self.allowed_callers))})",
+            )
+        self._check_clarity(context.problem_clarity)
+
+    def _check_clarity(self, clarity: ProblemClarity) -> None:
+        if clarity.overall_clarity >= self.min_clarity:
+            return
+        scores = {
+            "what": clarity.what_clarity,
+            "who": clarity.who_clarity,
+            "success": clarity.success_clarity,
+        }
+        weak = [f"{name} ({value:g})" for name, value in scores.items() if value < self.min_clarity]
+        reason = (
+            f"problem clarity {clarity.overall_clarity:.2f} is below the {self.min_clarity:g} "
+            f"agent {self.agent_id!r} needs; clarify: {', '.join(weak)}"
+        )
+        raise HandoffRefusedError(
+            "needs_clarification",
+            f"needs_clarification: {reason}",
+            needs_human_input=True,
+            human_input_reason=reason,
+            open_questions=tuple(
+                f"{_CLARITY_QUESTIONS[name]} (clarity {scores[name]:g})"
+                for name in scores
+                if scores[name] < self.min_clarity
+            ),
+        )
 
     def _describe_failure(self, exc: Exception, context: HandoffContext, expired: bool) -> str:
         # Only our own deadline is a timeout; a TimeoutError from inside the agent is its error.
@@ -329,6 +420,14 @@ class MindrianAgent(ABC):
             duration_seconds=duration,
             **content,
         )
+
+
+#: The question behind each clarity dimension, as a refused handoff lists it.
+_CLARITY_QUESTIONS: Mapping[str, str] = {
+    "what": "What is the problem?",
+    "who": "Who has this problem?",
+    "success": "What does success look like?",
+}
 
 
 def _holding_servers(

@@ -1,4 +1,4 @@
-"""COLLABORATIVE agents: an Agno ``Team`` that puts the question to every perspective, then synthesises."""
+"""COLLABORATIVE agents: an Agno ``Team`` that asks every perspective, then synthesises."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from mindrian.agents.base import (
     slug,
     text_of,
 )
+from mindrian.agents.operator import HandoffOutput, SchemaMismatchError, schema_mismatch
 
 __all__ = ["CollaborativeAgent"]
 
@@ -28,6 +29,14 @@ SYNTHESIS_INSTRUCTIONS = (
 
 class CollaborativeAgent(MindrianAgent):
     """Several perspectives consulted in parallel, then combined by a leader.
+
+    Every member is told the skill's instructions and then its own; the
+    leader is told the skill's instructions and how to synthesise. When
+    ``synthesizer`` names a perspective, that perspective leads: it is not asked
+    for a position of its own but receives the others' and writes the synthesis,
+    with its own instructions added to the leader's (``part_models`` key: its name).
+    With ``output_schema`` set, the synthesis is that structured answer (the
+    declared returns such as ``key_findings``), checked like an operator's.
 
     The Agno team runs in ``TeamMode.broadcast``: the leader's single delegation
     call reaches every member. ``determine_input_for_members`` is off, so each
@@ -46,30 +55,52 @@ class CollaborativeAgent(MindrianAgent):
     """(name, instructions) of each member."""
     debate_rounds: ClassVar[int] = 1
     """Rounds of the debate; 1 is a plain broadcast."""
+    synthesizer: ClassVar[str] = ""
+    """Name of the perspective that writes the synthesis; empty: the leader alone does."""
+    output_schema: ClassVar[type[HandoffOutput] | None] = None
+    """Structured form of the synthesis; None keeps it as text."""
+
+    @property
+    def members(self) -> tuple[tuple[str, str], ...]:
+        """(name, instructions) of the perspectives asked for a position: all but the synthesiser."""
+        return tuple((n, text) for n, text in self.perspectives if n != self.synthesizer)
+
+    def leader_instructions(self) -> str:
+        """The skill's instructions, the synthesiser's own, and how to combine the answers."""
+        own = dict(self.perspectives).get(self.synthesizer, "")
+        return "\n\n".join(filter(None, (self.instructions, own, SYNTHESIS_INSTRUCTIONS)))
 
     def _build(self) -> Team:
-        if len(self.perspectives) < 2:
+        if self.synthesizer and self.synthesizer not in dict(self.perspectives):
+            raise TypeError(f"synthesizer {self.synthesizer!r} is not one of the perspectives")
+        if len(self.members) < 2:
             raise TypeError(f"{type(self).__name__} needs at least two perspectives")
+        # A member's description would be listed to the leader once per member, so the skill's
+        # description opens each member's instructions instead.
         members = [
             self._new_agno_agent(
                 name=name,
                 agent_id=slug(name),
-                instructions=instructions,
+                instructions="\n\n".join(
+                    filter(None, (self.description, self.instructions, instructions))
+                ),
                 model=self.model_for(name),
                 role=f"The {name} perspective",
+                description=None,
             )
-            for name, instructions in self.perspectives
+            for name, instructions in self.members
         ]
-        leader_instructions = "\n\n".join(filter(None, (self.instructions, SYNTHESIS_INSTRUCTIONS)))
+        leader = self.model_for(self.synthesizer) if self.synthesizer else self._model
         return Team(
             id=self.agent_id,
             name=self.name or self.agent_id,
-            model=self._model,
+            model=self.built_model(leader),
             members=members,
             mode=TeamMode.broadcast,
             determine_input_for_members=False,
-            instructions=leader_instructions,
+            instructions=self.leader_instructions(),
             description=self.description or None,
+            output_schema=self.output_schema,
             telemetry=False,
         )
 
@@ -78,21 +109,32 @@ class CollaborativeAgent(MindrianAgent):
             raise AgentRunError(f"debate_rounds must be at least 1, got {self.debate_rounds}")
         positions: tuple[Partial, ...] = ()
         partials: list[Partial] = []
-        synthesis = ""
+        synthesis: Any = None
         for number in range(1, self.debate_rounds + 1):
             prompt = message if number == 1 else _debate_prompt(message, positions, number)
             output = await self.agent.arun(prompt, session_id=session_id)
-            synthesis = text_of(check_run(output, f"team {self.agent_id!r}"))
+            synthesis = check_run(output, f"team {self.agent_id!r}")
             positions = self._positions(output, number)
             partials.extend(positions)
-        return AgentReply(content=synthesis, partials=tuple(partials))
+        if self.output_schema is None:
+            return AgentReply(content=text_of(synthesis), partials=tuple(partials))
+        # Agno hands back the raw text, with only a logged warning, when parsing fails.
+        if not isinstance(synthesis, self.output_schema):
+            raise SchemaMismatchError(
+                f"synthesis did not match schema: {schema_mismatch(synthesis, self.output_schema)}"
+            )
+        return AgentReply(
+            content=synthesis.output,
+            structured=synthesis.model_dump(mode="json"),
+            partials=tuple(partials),
+        )
 
     def _positions(self, output: Any, number: int) -> tuple[Partial, ...]:
         answers = {
             getattr(r, "agent_id", None): text_of(getattr(r, "content", None))
             for r in getattr(output, "member_responses", ())
         }
-        names = [name for name, _ in self.perspectives]
+        names = [name for name, _ in self.members]
         missing = [name for name in names if not answers.get(slug(name))]
         if missing:
             raise AgentRunError(

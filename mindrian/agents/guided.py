@@ -1,4 +1,4 @@
-"""GUIDED agents: one step at a time, pausing for the user, with back, skip and resume.
+"""GUIDED agents: one step at a time, pausing for the user, with back, redo, skip and resume.
 
 Agno 3.1 workflows can pause, but only around tool confirmations and step
 requirements whose resumption goes through Agno's own run store and its
@@ -8,6 +8,12 @@ predictable as our own loop. So the steps are built as an Agno ``Workflow``
 (``agent`` returns it: one ``Step`` with its own ``Agent`` per step) and this
 module drives those step agents one by one, saving progress as a JSON file
 after every move.
+
+Where the user's answer leads is read from the agent's thought graph
+(:func:`mindrian.workflow.agent_workflow`: the package's ``workflow.dot``, else
+the guided drawing of its steps): after each step a human gate offers
+``continue``, ``redo`` and ``back``, and the edge the engine's routing picks for
+the answer is the move made. A word the gate does not offer is refused.
 """
 
 from __future__ import annotations
@@ -41,13 +47,27 @@ from mindrian.agents.base import (
     text_of,
 )
 from mindrian.handoff import HandoffContext
+from mindrian.workflow import (
+    NodeKind,
+    ThoughtGraph,
+    WorkflowError,
+    agent_workflow,
+    next_node,
+    normalise_label,
+    review_gate_id,
+    step_ids,
+)
 
-__all__ = ["BACK", "SKIP", "GuidedAgent", "GuidedProgress"]
+__all__ = ["BACK", "REDO", "SKIP", "GuidedAgent", "GuidedProgress"]
 
 #: What the user says to return to the previous step.
 BACK = "back"
+#: What the user says to run the current step again.
+REDO = "redo"
 #: What the user says to leave the current step out and move on.
 SKIP = "skip"
+#: The gate outcome of any other answer (and of ``skip``).
+_CONTINUE = "continue"
 
 
 @dataclass(frozen=True)
@@ -103,8 +123,9 @@ class GuidedAgent(MindrianAgent):
     ``start`` runs the first step and pauses; each ``respond`` takes the user's
     answer to the step shown, runs the next step and pauses again, until every
     step is done. ``back`` re-opens the previous step (its stored output is shown
-    again and the steps after it are discarded), ``skip`` leaves the current
-    step out of what later steps see. Progress is saved to
+    again and the steps after it are discarded), ``redo`` runs the current step
+    again, ``skip`` leaves the current step out of what later steps see. The
+    moves are the edges of the step's review gate in the agent's thought graph. Progress is saved to
     ``<state_dir>/guided/<agent_id>/<session_id>.json`` (state dir: argument,
     else ``$MINDRIAN_STATE_DIR``, else a per-process temp dir), so any process
     with the same state dir can continue a session. ``part_models`` keys are
@@ -125,6 +146,17 @@ class GuidedAgent(MindrianAgent):
         super().__init__(model=model, part_models=part_models)
         self.state_dir: Path = resolve_state_dir(state_dir)
         """Directory under which progress files are kept."""
+        self._workflow: ThoughtGraph | None = None
+
+    @property
+    def workflow(self) -> ThoughtGraph:
+        """The thought graph whose review gates decide every move (read once)."""
+        if self._workflow is None:
+            try:
+                self._workflow = agent_workflow(type(self), "guided", self.steps)
+            except WorkflowError as exc:
+                raise AgentRunError(f"guided {self.agent_id!r}: {exc.message}") from None
+        return self._workflow
 
     def _build(self) -> Workflow:
         if not self.steps:
@@ -160,39 +192,89 @@ class GuidedAgent(MindrianAgent):
 
     async def start(self, task: str, *, session_id: str) -> AgentReply:
         """Begin a session: run the first step and pause for the user."""
+        self._offered(0)  # a drawing that does not fit the steps fails before any model call
         existing = self.load_progress(session_id)
         if existing is not None and not existing.finished(len(self.steps)):
             raise AgentRunError(
-                f"guided session {session_id!r} is already in progress at step {existing.position + 1}"
+                f"guided session {session_id!r} is already in progress "
+                f"at step {existing.position + 1}"
             )
-        fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
-        return await self._run_current(fresh)
+        progress, reply = await self.begin(task, session_id=session_id)
+        self._save(progress)
+        return reply
 
     async def respond(self, session_id: str, answer: str) -> AgentReply:
         """Take the user's answer to the step shown: text, ``back`` or ``skip``."""
         progress = self.load_progress(session_id)
         if progress is None:
             raise AgentRunError(f"no guided session {session_id!r} to continue")
+        moved, reply = await self.advance(progress, answer)
+        self._save(moved)
+        return reply
+
+    # -- moves on explicit progress (callers that keep progress elsewhere, e.g. AgentOS sessions) --
+
+    async def begin(self, task: str, *, session_id: str) -> tuple[GuidedProgress, AgentReply]:
+        """Run the first step of a new session; returns the progress to keep and the reply."""
+        fresh = GuidedProgress(self.agent_id, session_id, task, position=0, partials=())
+        return await self._run_current(fresh)
+
+    async def advance(
+        self, progress: GuidedProgress, answer: str
+    ) -> tuple[GuidedProgress, AgentReply]:
+        """Apply an answer (text, ``back`` or ``skip``); returns the new progress and the reply."""
         if progress.finished(len(self.steps)):
-            raise AgentRunError(f"guided session {session_id!r} is already finished")
+            raise AgentRunError(f"guided session {progress.session_id!r} is already finished")
         command = answer.strip().lower()
-        if command == BACK:
-            return self._go_back(progress)
+        move = command if command in (BACK, REDO) else _CONTINUE
+        target = self._route(progress.position, move)
+        if move == BACK:
+            back = self._went_back(progress, target)
+            return back, self._paused_reply(back)
+        if move == REDO:
+            retry = replace(progress, partials=progress.partials[: progress.position])
+            return await self._run_current(retry)
         current = progress.partials[progress.position]
         done = (
             replace(current, status="skipped")
             if command == SKIP
             else replace(current, user_input=answer)
         )
+        position = len(self.steps) if target is None else target
+        if target is not None and target > progress.position + 1:
+            raise AgentRunError(
+                f"guided {self.agent_id!r}: the workflow skips from step "
+                f"{progress.position + 1} to step {position + 1}"
+            )
         advanced = replace(
             progress,
-            position=progress.position + 1,
-            partials=progress.partials[: progress.position] + (done,),
+            position=position,
+            partials=(*progress.partials[: progress.position], done)[:position],
         )
         if advanced.finished(len(self.steps)):
-            self._save(advanced)
-            return self._final_reply(advanced)
+            return advanced, self.final_reply(advanced)
         return await self._run_current(advanced)
+
+    def _route(self, position: int, move: str) -> int | None:
+        """The step index the gate after step ``position`` leads to for ``move``; None: the end."""
+        graph, ids = self.workflow, step_ids(tuple(name for name, _ in self.steps))
+        gate = review_gate_id(ids[position])
+        if move not in self._offered(position):
+            if move == BACK and position == 0:
+                raise AgentRunError("cannot go back from the first step")
+            raise AgentRunError(f"step {position + 1} of {self.agent_id!r} offers no {move!r}")
+        target = next_node(graph, gate, move)
+        if graph.node(target).kind is NodeKind.EXIT:
+            return None
+        if target not in ids:
+            raise AgentRunError(f"the gate {gate} of {self.agent_id!r} leads to {target}, no step")
+        return ids.index(target)
+
+    def _offered(self, position: int) -> tuple[str, ...]:
+        """The moves the gate after step ``position`` offers, in edge order."""
+        ids = step_ids(tuple(name for name, _ in self.steps))
+        edges = self.workflow.outgoing(review_gate_id(ids[position]))
+        return tuple(normalise_label(e.label) for e in edges if e.label)
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         """Continue the session if one is open (``message`` is the answer), else start one."""
@@ -211,27 +293,24 @@ class GuidedAgent(MindrianAgent):
 
     # -- moves ------------------------------------------------------------------------
 
-    def _go_back(self, progress: GuidedProgress) -> AgentReply:
-        if progress.position == 0:
-            raise AgentRunError("cannot go back from the first step")
-        position = progress.position - 1
+    def _went_back(self, progress: GuidedProgress, target: int | None) -> GuidedProgress:
+        position = progress.position - 1 if target is None else target
+        if position >= progress.position:
+            raise AgentRunError(f"guided {self.agent_id!r}: 'back' must lead to an earlier step")
         reopened = replace(progress.partials[position], user_input="", status="done")
-        back = replace(
+        return replace(
             progress,
             position=position,
-            partials=progress.partials[:position] + (reopened,),
+            partials=(*progress.partials[:position], reopened),
         )
-        self._save(back)
-        return self._paused_reply(back)
 
-    async def _run_current(self, progress: GuidedProgress) -> AgentReply:
+    async def _run_current(self, progress: GuidedProgress) -> tuple[GuidedProgress, AgentReply]:
         name, _ = self.steps[progress.position]
         step_agent = self.agent.steps[progress.position].agent
         output = await step_agent.arun(self._step_prompt(progress), session_id=progress.session_id)
         text = text_of(check_run(output, f"guided {self.agent_id!r} step {name!r}"))
-        shown = replace(progress, partials=progress.partials + (Partial(name=name, output=text),))
-        self._save(shown)
-        return self._paused_reply(shown)
+        shown = replace(progress, partials=(*progress.partials, Partial(name=name, output=text)))
+        return shown, self._paused_reply(shown)
 
     def _step_prompt(self, progress: GuidedProgress) -> str:
         name, _ = self.steps[progress.position]
@@ -245,9 +324,13 @@ class GuidedAgent(MindrianAgent):
 
     def _paused_reply(self, progress: GuidedProgress) -> AgentReply:
         name, _ = self.steps[progress.position]
+        words = [
+            f"'{w}'" for w in (BACK, REDO, SKIP) if w in (*self._offered(progress.position), SKIP)
+        ]
+        listed = words[-1] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
         question = (
             f"Step {progress.position + 1} of {len(self.steps)} ({name}): "
-            f"answer to continue, or say '{BACK}' or '{SKIP}'."
+            f"answer to continue, or say {listed}."
         )
         return AgentReply(
             content=progress.partials[progress.position].output,
@@ -256,7 +339,8 @@ class GuidedAgent(MindrianAgent):
             prompt_for_user=question,
         )
 
-    def _final_reply(self, progress: GuidedProgress) -> AgentReply:
+    def final_reply(self, progress: GuidedProgress) -> AgentReply:
+        """The reply of a finished session: the last answered step, with every step as partials."""
         done = [p for p in progress.partials if p.status == "done"]
         content = done[-1].output if done else "Every step was skipped."
         return AgentReply(content=content, partials=progress.partials)

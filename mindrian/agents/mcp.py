@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 #: Commands meaning "a Python interpreter": run under the agent's own, which has the project installed.
 _PYTHON_COMMANDS = frozenset({"python", "python3"})
+#: Environment variables passed to every stdio server, whatever its spec declares.
+_PROJECT_ENV_PREFIX = "MINDRIAN_"
 #: Seconds Agno's MCP client waits for each answer (handshake, tool list, tool call).
 DEFAULT_TIMEOUT_SECONDS = 10
 
@@ -124,6 +126,8 @@ def _stdio_parameters(spec: McpServerSpec) -> Any:
 
     command = sys.executable if spec.command in _PYTHON_COMMANDS else spec.command
     passed = {name: os.environ[name] for name in spec.env if name in os.environ}
+    # The project's own settings (MINDRIAN_REGISTRY, ...) reach every server it starts.
+    passed.update({k: v for k, v in os.environ.items() if k.startswith(_PROJECT_ENV_PREFIX)})
     # The MCP SDK gives a server only a minimal environment; declared variables are added to it.
     env = {**get_default_environment(), **passed} if passed else None
     return StdioServerParameters(command=command, args=list(spec.args), env=env)

@@ -8,6 +8,11 @@ task as a dependency in its context. Driving them here rather than through
 step and feeds the error text to the next phase as if it were an answer, and
 its non-streaming loop has no point between steps where a checkpoint could be
 saved the moment a phase ends.
+
+The order comes from the agent's thought graph
+(:func:`mindrian.workflow.agent_workflow`: the package's ``workflow.dot``, else
+the linear drawing of its phases), run by :func:`mindrian.workflow.arun`, so a
+drawing with goal gates or loops is followed as drawn.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +45,14 @@ from mindrian.agents.base import (
     failed_status,
     slug,
     text_of,
+)
+from mindrian.workflow import (
+    StepContext,
+    ThoughtGraph,
+    WorkflowError,
+    agent_workflow,
+    arun,
+    step_ids,
 )
 
 __all__ = ["PipelineAgent", "PipelineCheckpoint"]
@@ -128,6 +142,19 @@ class PipelineAgent(MindrianAgent):
         super().__init__(model=model, part_models=part_models)
         self.state_dir: Path | None = configured_state_dir(state_dir)
         """Directory under which checkpoints are kept; None keeps none."""
+        self.phase_listener: Callable[[int, Partial], None] | None = None
+        """Told (phase index, output) as each phase ends or is resumed, e.g. to show progress."""
+        self._workflow: ThoughtGraph | None = None
+
+    @property
+    def workflow(self) -> ThoughtGraph:
+        """The thought graph that orders the phases (read once)."""
+        if self._workflow is None:
+            try:
+                self._workflow = agent_workflow(type(self), "pipeline", self.phases)
+            except WorkflowError as exc:
+                raise AgentRunError(f"pipeline {self.agent_id!r}: {exc.message}") from None
+        return self._workflow
 
     def _build(self) -> Workflow:
         if not self.phases:
@@ -154,12 +181,34 @@ class PipelineAgent(MindrianAgent):
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         saved_as = session_id if self.state_dir is not None else None
-        partials = self._resumed(message, saved_as) if saved_as is not None else ()
-        for index in range(len(partials), len(self.phases)):
-            partials += (await self._run_phase(index, message, partials, session_id),)
+        resumed = self._resumed(message, saved_as) if saved_as is not None else ()
+        index_of = {
+            node_id: i for i, node_id in enumerate(step_ids(tuple(n for n, _ in self.phases)))
+        }
+        partials: list[Partial] = []
+
+        async def phase(step: StepContext) -> None:
+            index = index_of[step.node.id]
+            done = tuple(partials)
+            saved = resumed[len(done)] if len(done) < len(resumed) else None
+            if saved is not None and saved.name == self.phases[index][0]:
+                partials.append(saved)  # finished in an earlier run: no model call
+                self._tell(index, saved)
+                return
+            partials.append(await self._run_phase(index, message, done, session_id))
             if saved_as is not None:
-                self._save(message, saved_as, partials)
-        return AgentReply(content=partials[-1].output, partials=partials)
+                self._save(message, saved_as, tuple(partials))
+            self._tell(index, partials[-1])
+
+        state = await arun(self.workflow, dict.fromkeys(index_of, phase))
+        if state.status != "done" or not partials:
+            reason = state.failure_reason or f"the workflow ended {state.status}"
+            raise AgentRunError(f"pipeline {self.agent_id!r}: {reason}")
+        return AgentReply(content=partials[-1].output, partials=tuple(partials))
+
+    def _tell(self, index: int, partial: Partial) -> None:
+        if self.phase_listener is not None:
+            self.phase_listener(index, partial)
 
     # -- checkpoints ----------------------------------------------------------------
 

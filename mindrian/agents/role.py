@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.agent import Agent
 from agno.db.sqlite import SqliteDb
+from agno.models.message import Message
 
 from mindrian.agents.base import (
     AgentReply,
@@ -18,8 +22,12 @@ from mindrian.agents.base import (
     text_of,
 )
 from mindrian.handoff import HandoffType
+from mindrian.handoff.tools import TOOL_NAMES, Orchestration, bound
 
-__all__ = ["RoleAgent"]
+__all__ = ["REGISTRY_ENV", "RoleAgent", "default_orchestration"]
+
+#: Environment variable naming the registry (database file or registry.yaml) agents select from.
+REGISTRY_ENV = "MINDRIAN_REGISTRY"
 
 
 class RoleAgent(MindrianAgent):
@@ -33,6 +41,11 @@ class RoleAgent(MindrianAgent):
     Sessions are keyed by ``session_id`` (the run's, else the constructor's, else
     ``"default"``). Unlike the other types, a role agent accepts TRANSFER: it
     then owns the conversation of the transferred session.
+
+    When its tools include the orchestration tools of :mod:`mindrian.handoff.tools`,
+    every run binds them to the agent's :class:`~mindrian.handoff.tools.Orchestration`
+    (the ``orchestration`` argument, else :func:`default_orchestration`) and the
+    run's session, and the session's clarity is snapshotted when the turn ends.
     """
 
     agent_type: ClassVar[str] = "role"
@@ -48,8 +61,10 @@ class RoleAgent(MindrianAgent):
         model: ModelRef | None = None,
         state_dir: str | os.PathLike[str] | None = None,
         session_id: str = "default",
+        orchestration: Orchestration | None = None,
     ) -> None:
         super().__init__(model=model)
+        self._orchestration = orchestration
         self.state_dir: Path = resolve_state_dir(state_dir)
         """Directory holding the history database."""
         self.session_id = session_id
@@ -72,11 +87,89 @@ class RoleAgent(MindrianAgent):
             num_history_runs=self.history_runs,
         )
 
+    @property
+    def orchestrates(self) -> bool:
+        """Whether the agent was given the orchestration tools (or an orchestration)."""
+        names = {getattr(tool, "name", None) for tool in self.tools}
+        return self._orchestration is not None or not names.isdisjoint(TOOL_NAMES)
+
+    @cached_property
+    def orchestration(self) -> Orchestration:
+        """What the orchestration tools act on: the one given, else the default one."""
+        if self._orchestration is not None:
+            return self._orchestration
+        return default_orchestration(self)
+
+    @cached_property
+    def stateless_agent(self) -> Agent:
+        """The persona with no store of its own, for callers keeping the conversation elsewhere."""
+        return self._new_agno_agent(
+            name=self.name or self.agent_id,
+            agent_id=self.agent_id,
+            instructions=self.instructions,
+            model=self._model,
+        )
+
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
-        output = await self.agent.arun(message, session_id=session_id or self.session_id)
+        session = session_id or self.session_id
+        if not self.orchestrates:
+            output = await self.agent.arun(message, session_id=session)
+        else:
+            # Resolved lazily: a turn that calls no orchestration tool opens no registry.
+            with bound(lambda: self.orchestration, session):
+                output = await self.agent.arun(message, session_id=session)
+        return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
+
+    async def turn(
+        self, message: str, earlier: Sequence[tuple[str, str]], *, session_id: str
+    ) -> AgentReply:
+        """One turn after the (role, content) messages ``earlier``, which the caller stores.
+
+        The model sees the last ``history_runs`` exchanges as real conversation
+        turns, as it would with the agent's own store; nothing is written here.
+        """
+        kept = list(earlier)[-2 * self.history_runs :]
+        conversation = [Message(role=role, content=text) for role, text in kept]
+        conversation.append(Message(role="user", content=message))
+        if not self.orchestrates:
+            output = await self.stateless_agent.arun(conversation, session_id=session_id)
+        else:
+            with bound(lambda: self.orchestration, session_id):
+                output = await self.stateless_agent.arun(conversation, session_id=session_id)
         return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
 
     def history(self, session_id: str | None = None) -> tuple[tuple[str, str], ...]:
         """The stored conversation of a session as (role, content) pairs, oldest first."""
         messages: Any = self.agent.get_chat_history(session_id=session_id or self.session_id)
         return tuple((m.role, text_of(m.content)) for m in messages)
+
+
+def default_orchestration(agent: RoleAgent) -> Orchestration:
+    """The orchestration of a generated role agent, from the folder its package lives in.
+
+    Frameworks are the packages beside it (each agent built with its own default
+    model), the delegation list and clarity thresholds come from their spec.yaml
+    files, and the registry is ``$MINDRIAN_REGISTRY``, else that folder's
+    ``registry.yaml``, opened read-only. No usage is recorded: pass an
+    :class:`~mindrian.handoff.tools.Orchestration` whose manager has ``usage=``.
+    """
+    # Imported here: a role agent without orchestration tools never needs them.
+    from mindrian.agents.packages import GeneratedPackages
+    from mindrian.graph import EmbeddedRegistry, Registry, registry_from_yaml
+
+    folder = Path(inspect.getfile(type(agent))).resolve().parent.parent
+    packages = GeneratedPackages(folder)
+    source = Path(os.environ.get(REGISTRY_ENV) or folder / "registry.yaml")
+    registry: Registry = (
+        registry_from_yaml(source)
+        if source.suffix in (".yaml", ".yml")
+        else EmbeddedRegistry(source, read_only=True)
+    )
+    info = packages.infos.get(agent.agent_id)
+    return Orchestration(
+        agent_id=agent.agent_id,
+        registry=registry,
+        agents=packages,
+        can_delegate_to=info.can_delegate_to if info is not None else (),
+        min_clarity=packages.min_clarity(),
+    )

@@ -12,6 +12,7 @@ from mindrian.graph.base import (
     GraphCounts,
     Registry,
     Selection,
+    Usage,
 )
 from mindrian.graph.embedded import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry
 from mindrian.graph.errors import GraphError
@@ -36,6 +37,7 @@ __all__ = [
     "Neo4jRegistry",
     "Registry",
     "Selection",
+    "Usage",
     "dump_registry_yaml",
     "load_registry_yaml",
     "open_registry",

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from mindrian.graph import queries as q
+from mindrian.routing import extract_terms, matching_phrases
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -26,6 +27,7 @@ __all__ = [
     "Row",
     "Run",
     "Selection",
+    "Usage",
     "check_params",
 ]
 
@@ -117,7 +119,23 @@ class Selection:
     name: str
     """Framework display name."""
     score: float
-    """0.6 trigger match + 0.4 problem-type match + 0.3 × chained weight to previous ones."""
+    """Triggers, problem-type fit, chaining from previous frameworks and observed success.
+
+    ``0.6 + 0.1 x (matched triggers - 1, at most 3)`` when a trigger matches,
+    ``+ 0.4 x GOOD_FOR confidence`` when a problem type matches,
+    ``+ 0.3 x sum of CHAINS_TO weights from the previous frameworks to this one``,
+    ``+ 0.2 x ((successes + 1) / (uses + 2) - 0.5)`` from recorded USED_BY.
+    """
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How often a framework was handed work, and how often that work succeeded."""
+
+    uses: int
+    """USED_BY relationships recorded (one per handoff)."""
+    successes: int
+    """Those whose handoff succeeded."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +230,57 @@ class Registry(ABC):
         rows = self._read(lambda run: run(q.SELECT_FRAMEWORKS, params))
         return tuple(Selection(r["id"], r["name"], float(r["score"])) for r in rows)
 
+    def select_text(
+        self,
+        text: str,
+        problem_types: Iterable[str] = (),
+        previous: Iterable[str] = (),
+        limit: int = DEFAULT_SELECT_LIMIT,
+    ) -> tuple[Selection, ...]:
+        """:meth:`select` for a sentence: every registered trigger and problem type
+        sharing a term with it (:func:`~mindrian.routing.extract_terms`) counts as given.
+        """
+        terms = extract_terms(text)
+        rows = self._read(lambda run: run(q.TRIGGER_INDEX, {}))
+        triggers = matching_phrases(terms, (t for r in rows for t in r["triggers"] or ()))
+        found = matching_phrases(terms, (p for r in rows for p in r["problem_types"] or ()))
+        types = tuple(dict.fromkeys((*_strings(problem_types, "problem_types"), *found)))
+        return self.select(triggers, types, previous, limit)
+
+    def record_usage(
+        self, framework_id: str, session_id: str, handoff_id: str, success: bool
+    ) -> bool:
+        """Record one handoff to ``framework_id`` in ``session_id``; False if it is not registered.
+
+        Recording the same ``handoff_id`` again only updates its ``success``.
+        """
+        params = {
+            "framework_id": framework_id,
+            "session_id": session_id,
+            "handoff_id": handoff_id,
+            "success": bool(success),
+        }
+        for name, value in params.items():
+            if name != "success" and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+        return bool(self._write(lambda run: run(q.RECORD_USAGE, params)))
+
+    def usage(self, framework_id: str) -> Usage:
+        """The recorded uses of one framework (zero when there are none)."""
+        rows = self._read(lambda run: run(q.USAGE, {"id": framework_id}))
+        row = rows[0] if rows else {"uses": 0, "successes": 0}
+        return Usage(int(row["uses"]), int(row["successes"] or 0))
+
+    def read_cypher(self, text: str, parameters: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run a caller's query in a read-only transaction; values only as ``parameters``.
+
+        The transaction itself refuses writes; callers facing untrusted text check
+        it first with :mod:`mindrian.guards` (as ``mindrian.mcp`` does).
+        """
+        params = dict(parameters or {})
+        query = q.Query(q.CALLER_QUERY, text, tuple(sorted(params)))
+        return self._read(lambda run: run(query, params))
+
     def get(self, framework_id: str) -> FrameworkRecord | None:
         """The registered framework with this id, or None."""
         return self._read(lambda run: _get(run, framework_id))
@@ -293,7 +362,7 @@ def _delete_relationships(
     keep_chains: Mapping[tuple[str, str], float],
     keep_good_for: Mapping[tuple[str, str], float],
 ) -> list[str]:
-    """Delete the outgoing relationships of ``ids`` not in the keep sets; returns released targets."""
+    """Delete outgoing relationships of ``ids`` not in the keep sets; returns released targets."""
     stored_chains = run(q.OUTGOING_CHAINS, {"ids": list(ids)})
     stale_chains = [r for r in stored_chains if (r["source"], r["target"]) not in keep_chains]
     if stale_chains:
@@ -317,6 +386,7 @@ def _unregister(run: Run, framework_id: str) -> bool:
     if not run(q.DEMOTE_FRAMEWORK, {"id": framework_id}):
         return False
     released = _delete_relationships(run, [framework_id], {}, {})
+    run(q.DELETE_USAGE, {"id": framework_id})
     _prune(run, [framework_id, *released])
     return True
 

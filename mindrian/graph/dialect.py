@@ -11,7 +11,13 @@ from functools import cache
 
 from mindrian.graph import queries as q
 
-__all__ = ["EMBEDDED_REWRITES", "EMBEDDED_SCHEMA", "Rewrite", "embedded_text"]
+__all__ = [
+    "EMBEDDED_REWRITES",
+    "EMBEDDED_SCHEMA",
+    "EMBEDDED_TABLES",
+    "Rewrite",
+    "embedded_text",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,19 @@ EMBEDDED_SCHEMA: tuple[str, ...] = (
     "CREATE NODE TABLE IF NOT EXISTS ProblemType(name STRING, PRIMARY KEY (name))",
     "CREATE REL TABLE IF NOT EXISTS CHAINS_TO(FROM Framework TO Framework, weight DOUBLE)",
     "CREATE REL TABLE IF NOT EXISTS GOOD_FOR(FROM Framework TO ProblemType, confidence DOUBLE)",
+    "CREATE NODE TABLE IF NOT EXISTS Session(id STRING, PRIMARY KEY (id))",
+    "CREATE REL TABLE IF NOT EXISTS USED_BY(FROM Framework TO Session, handoff_id STRING, "
+    "success BOOLEAN)",
+)
+
+#: Tables a registry file must have for every query to bind; older files lack the usage ones.
+EMBEDDED_TABLES: tuple[str, ...] = (
+    "Framework",
+    "ProblemType",
+    "CHAINS_TO",
+    "GOOD_FOR",
+    "Session",
+    "USED_BY",
 )
 
 EMBEDDED_REWRITES: tuple[Rewrite, ...] = (
@@ -48,6 +67,12 @@ EMBEDDED_REWRITES: tuple[Rewrite, ...] = (
         old="datetime()",
         new="current_timestamp()",
         why="the embedded engine has no datetime(); current_timestamp() is its clock",
+    ),
+    Rewrite(
+        query=q.SELECT_FRAMEWORKS.name,
+        old="size([t IN f.triggers WHERE t IN triggers])",
+        new="size(list_filter(f.triggers, t -> t IN triggers))",
+        why="the embedded engine has no list comprehension; list_filter is its equivalent",
     ),
 )
 

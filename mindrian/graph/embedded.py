@@ -12,9 +12,9 @@ import ladybug
 
 from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
-from mindrian.graph.dialect import EMBEDDED_SCHEMA, embedded_text
+from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
-from mindrian.paths import REGISTRY_DB_NAME, STATE_DIR_NAME
+from mindrian.project import REGISTRY_DB_NAME, STATE_DIR_NAME
 
 __all__ = ["DEFAULT_EMBEDDED_PATH", "FORMAT_VERSION", "EmbeddedRegistry"]
 
@@ -80,12 +80,14 @@ class EmbeddedRegistry(Registry):
             if not read_only:
                 for statement in EMBEDDED_SCHEMA:
                     self._connection.execute(statement)
+        except GraphError:  # ours (damaged, busy): already says what to do
+            self._close_quietly()
+            raise
         except (RuntimeError, OSError) as exc:
             self._close_quietly()
             raise GraphError(f"cannot open embedded registry {self._where}: {exc}") from exc
-        except GraphError:
-            self._close_quietly()
-            raise
+        if read_only:
+            self._check_tables()
 
     def _check_format(self) -> None:
         """Refuse a database without this program's format marker (see :class:`RegistryDamaged`)."""
@@ -124,6 +126,18 @@ class EmbeddedRegistry(Registry):
         node = rows[0]["f"]
         return {k: v for k, v in node.items() if not k.startswith("_")}
 
+    def _check_tables(self) -> None:
+        # A read-only open cannot add the tables a newer schema has; say so instead of
+        # failing later with a binder error on the first selection.
+        rows = self._execute("CALL show_tables() RETURN name", {})
+        missing = sorted(set(EMBEDDED_TABLES) - {row["name"] for row in rows})
+        if missing:
+            self.close()
+            raise GraphError(
+                f"embedded registry {self._where} predates tables {', '.join(missing)}; "
+                "open it once for writing (mindrian register --all) to upgrade it"
+            )
+
     def _write(self, work: Callable[[Run], _T]) -> _T:
         return self._transaction("BEGIN TRANSACTION", work)
 
@@ -150,7 +164,9 @@ class EmbeddedRegistry(Registry):
 
     def _run(self, query: q.Query, params: Mapping[str, Any]) -> list[Row]:
         check_params(query, params)
-        return self._execute(embedded_text(query), params)
+        # A caller's text is run as written (and not cached per text like the fixed queries).
+        text = query.text if query.name == q.CALLER_QUERY else embedded_text(query)
+        return self._execute(text, params)
 
     def _execute(self, text: str, params: Mapping[str, Any]) -> list[Row]:
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ALL_QUERIES",
+    "CALLER_QUERY",
     "CONSTRAINT_FRAMEWORK_ID",
     "CONSTRAINT_PROBLEM_TYPE_NAME",
     "COUNT_CHAINS",
@@ -20,6 +21,7 @@ __all__ = [
     "COUNT_PROBLEM_TYPES",
     "DELETE_CHAINS",
     "DELETE_GOOD_FOR",
+    "DELETE_USAGE",
     "DEMOTE_FRAMEWORK",
     "EXPORT_CHAINS",
     "EXPORT_FRAMEWORKS",
@@ -34,6 +36,7 @@ __all__ = [
     "OUTGOING_GOOD_FOR",
     "PROPERTY_KEYS",
     "PRUNE_PLACEHOLDERS",
+    "RECORD_USAGE",
     "REGISTER_FRAMEWORKS",
     "RELATIONSHIP_TYPES",
     "ROW_KEYS",
@@ -41,6 +44,8 @@ __all__ = [
     "SEED_SELECT_QUERY",
     "SELECT_FRAMEWORKS",
     "SELECT_QUERY",
+    "TRIGGER_INDEX",
+    "USAGE",
     "Query",
 ]
 
@@ -58,9 +63,9 @@ class Query:
 
 
 #: Node labels of the registry graph (declared to the linter, so a misspelling is reported).
-LABELS = ("Framework", "ProblemType")
+LABELS = ("Framework", "ProblemType", "Session")
 #: Relationship types of the registry graph.
-RELATIONSHIP_TYPES = ("CHAINS_TO", "GOOD_FOR")
+RELATIONSHIP_TYPES = ("CHAINS_TO", "GOOD_FOR", "USED_BY")
 #: Property keys of nodes and relationships.
 PROPERTY_KEYS = (
     "id",
@@ -75,7 +80,12 @@ PROPERTY_KEYS = (
     "updated_at",
     "weight",
     "confidence",
+    "handoff_id",
+    "success",
 )
+#: Name of the Query wrapping a caller's text (Registry.read_cypher); never a dialect target.
+CALLER_QUERY = "caller_read"
+
 #: Keys of the UNWIND row maps; the linter cannot tell them from stored properties.
 ROW_KEYS = ("source", "target", "problem_type")
 
@@ -300,26 +310,47 @@ ORDER BY final_score DESC
 LIMIT 5
 RETURN f.id, f.name, final_score"""
 
-# Corrections to the seed: `score` is carried as a grouping key through its own WITH and
-# the sum is aggregated there, before the arithmetic; placeholders never match; ties
-# break on id so the order is total; the columns are named. The list predicates iterate
-# over the stored, typed property and test membership in the context lists (same meaning
-# as the seed's form). The lists are bound to variables first because the embedded
-# engine cannot use a $parameter inside a list predicate, and this form runs on both.
+# The selection formula (README "Selection"), a correction of the seed's in four ways:
+# * the seed's query does not compile (`score` is an implicit grouping key inside the
+#   aggregation); here each aggregate gets its own WITH, and ties break on id;
+# * the chain bonus follows CHAINS_TO from the previous frameworks *to* the candidate
+#   (the seed matched the candidate's own outgoing edges, which favours frameworks that
+#   lead *into* work already done rather than the ones meant to come next);
+# * a problem-type match scores 0.4 x the GOOD_FOR confidence the skill declared
+#   (1.0 when no GOOD_FOR edge records one), and every matched trigger after the first
+#   adds 0.1, up to four;
+# * observed success moves the score by 0.2 x (Laplace-smoothed success rate - 0.5):
+#   nothing recorded is neutral, and the bonus stays within +-0.1;
+# * the sum is rounded to 6 decimals, so equal scores tie (and break on id) instead of
+#   differing in their last float bit.
+# The context lists are bound to variables first because the embedded engine cannot use a
+# $parameter inside a list predicate; it also lacks list comprehensions (see dialect.py).
 SELECT_QUERY = """\
 WITH $triggers AS triggers, $problem_types AS problem_types, $previous_frameworks AS previous
 MATCH (f:Framework)
 WHERE f.registered = true
   AND (ANY(t IN f.triggers WHERE t IN triggers)
        OR ANY(pt IN f.problem_types WHERE pt IN problem_types))
-WITH f, previous,
-     CASE WHEN ANY(t IN f.triggers WHERE t IN triggers) THEN 0.6 ELSE 0.0 END +
-     CASE WHEN ANY(pt IN f.problem_types WHERE pt IN problem_types) THEN 0.4 ELSE 0.0 END
-     AS score
-OPTIONAL MATCH (f)-[c:CHAINS_TO]->(next:Framework)
-WHERE next.id IN previous
-WITH f, score, coalesce(sum(c.weight), 0.0) AS chained_weight
-WITH f, score + chained_weight * 0.3 AS final_score
+WITH f, problem_types, previous,
+     size([t IN f.triggers WHERE t IN triggers]) AS trigger_hits,
+     ANY(pt IN f.problem_types WHERE pt IN problem_types) AS fits
+OPTIONAL MATCH (f)-[g:GOOD_FOR]->(p:ProblemType)
+WHERE p.name IN problem_types
+WITH f, previous, trigger_hits, fits, max(g.confidence) AS fit_confidence
+OPTIONAL MATCH (before:Framework)-[c:CHAINS_TO]->(f)
+WHERE before.id IN previous
+WITH f, trigger_hits, fits, fit_confidence, coalesce(sum(c.weight), 0.0) AS chained_weight
+OPTIONAL MATCH (f)-[u:USED_BY]->(:Session)
+WITH f, trigger_hits, fits, fit_confidence, chained_weight,
+     count(u) AS uses,
+     sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes
+WITH f,
+     round(CASE WHEN trigger_hits = 0 THEN 0.0
+                WHEN trigger_hits > 4 THEN 0.9
+                ELSE 0.5 + 0.1 * trigger_hits END
+           + CASE WHEN fits THEN 0.4 * coalesce(fit_confidence, 1.0) ELSE 0.0 END
+           + 0.3 * chained_weight
+           + 0.2 * ((successes + 1.0) / (uses + 2.0) - 0.5), 6) AS final_score
 RETURN f.id AS id, f.name AS name, final_score AS score
 ORDER BY score DESC, id ASC
 LIMIT $limit"""
@@ -328,6 +359,47 @@ SELECT_FRAMEWORKS = Query(
     "select_frameworks",
     SELECT_QUERY,
     ("triggers", "problem_types", "previous_frameworks", "limit"),
+)
+
+# Free-text selection matches a sentence against every registered trigger and problem type.
+TRIGGER_INDEX = Query(
+    "trigger_index",
+    """\
+MATCH (f:Framework)
+WHERE f.registered = true
+RETURN f.id AS id, f.triggers AS triggers, f.problem_types AS problem_types
+ORDER BY id""",
+)
+
+# One USED_BY per handoff (keyed by its id, so recording it again changes nothing), to
+# the Session the handoff belonged to. Placeholders are never credited.
+RECORD_USAGE = Query(
+    "record_usage",
+    """\
+MATCH (f:Framework {id: $framework_id})
+WHERE f.registered = true
+MERGE (s:Session {id: $session_id})
+MERGE (f)-[u:USED_BY {handoff_id: $handoff_id}]->(s)
+SET u.success = $success
+RETURN f.id AS id""",
+    ("framework_id", "session_id", "handoff_id", "success"),
+)
+
+USAGE = Query(
+    "usage",
+    """\
+MATCH (f:Framework {id: $id})-[u:USED_BY]->(:Session)
+RETURN count(u) AS uses, sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes""",
+    ("id",),
+)
+
+# A framework's usage goes with it: a node still holding relationships cannot be deleted.
+DELETE_USAGE = Query(
+    "delete_usage",
+    """\
+MATCH (f:Framework {id: $id})-[u:USED_BY]->(:Session)
+DELETE u""",
+    ("id",),
 )
 
 #: Every query the registry runs, by name.
@@ -355,5 +427,9 @@ ALL_QUERIES: dict[str, Query] = {
         COUNT_CHAINS,
         COUNT_GOOD_FOR,
         SELECT_FRAMEWORKS,
+        TRIGGER_INDEX,
+        RECORD_USAGE,
+        USAGE,
+        DELETE_USAGE,
     )
 }

@@ -25,16 +25,22 @@ from mindrian.handoff.context import (
     utc_now,
 )
 from mindrian.handoff.manager import (
+    FRAME_NAMESPACE,
     HUMAN_AGENT_ID,
     Chooser,
+    FrameSink,
     HandoffManager,
+    UsageRecorder,
     handoff_manager,
+    registry_chooser,
+    selection_text,
 )
 from mindrian.handoff.synthesis import SYNTHESIS_AGENT_ID, merge_results
 from mindrian.handoff.types import HandoffMode, HandoffType, ReturnBehavior
 
 __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
+    "FRAME_NAMESPACE",
     "HUMAN_AGENT_ID",
     "MIN_CLARITY",
     "OUTPUT_FORMATS",
@@ -42,6 +48,7 @@ __all__ = [
     "AgentRunner",
     "Chooser",
     "ConversationSummary",
+    "FrameSink",
     "HandoffAgent",
     "HandoffContext",
     "HandoffManager",
@@ -52,10 +59,13 @@ __all__ = [
     "PreviousAnalysis",
     "ProblemClarity",
     "ReturnBehavior",
+    "UsageRecorder",
     "adapt_agent",
     "coerce_result",
     "handoff_manager",
     "merge_results",
     "new_handoff_id",
+    "registry_chooser",
+    "selection_text",
     "utc_now",
 ]

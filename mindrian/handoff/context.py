@@ -470,6 +470,8 @@ class HandoffResult(_PlainData):
     """Time the handoff took."""
     error: str | None = None
     """What went wrong, when something did."""
+    error_code: str | None = None
+    """Machine-readable kind of failure (``needs_clarification``, ``caller_refused``...), when known."""
 
     def __post_init__(self) -> None:
         for name in ("handoff_id", "from_agent", "to_agent"):
@@ -503,17 +505,28 @@ class HandoffResult(_PlainData):
             )
         _set(self, "duration_seconds", duration)
         _set(self, "error", _optional_text(self.error, "error"))
+        _set(self, "error_code", _optional_text(self.error_code, "error_code"))
 
     @classmethod
-    def failure(cls, context: HandoffContext, error: str, duration: float = 0.0) -> HandoffResult:
-        """A failed result answering ``context``."""
+    def failure(
+        cls,
+        context: HandoffContext,
+        error: str,
+        duration: float = 0.0,
+        *,
+        code: str | None = None,
+        **details: Any,
+    ) -> HandoffResult:
+        """A failed result answering ``context``; ``details`` fill other fields (``open_questions``...)."""
         return cls(
             handoff_id=context.handoff_id,
             from_agent=context.to_agent,
             to_agent=context.return_to,
             success=False,
             error=error,
+            error_code=code,
             duration_seconds=duration,
+            **details,
         )
 
 

@@ -5,18 +5,36 @@ an exception inside an agent and a timeout all come back as
 ``HandoffResult(success=False, error=...)``, so the orchestrating conversation
 can recover (seed 001, principle 5). Cancellation of the caller still
 propagates, as asyncio requires.
+
+Two optional observers see every handoff:
+
+* ``frames``: control frames (seed 002, namespace ``MINDRIAN``) for a terminal
+  manager, one per line: ``HANDOFF`` when an agent is handed work (``to``, ``from``,
+  ``handoff_id``, ``type``, ``mode``), ``ERROR`` when a handoff failed (``code``
+  ``HANDOFF_FAILED``, or ``ESCALATED`` when a person is needed; ``message``,
+  ``handoff_id``, ``agent``), then ``READY`` when control is back with the agent
+  that receives the result (``stage``, ``handoff_id``, ``ok``). No timestamps, so
+  the same run prints the same frames.
+* ``usage``: a registry (anything with ``record_usage``) credited with one
+  ``USED_BY {success}`` per delegated handoff, to the handoff's session (or to a
+  session of its own when it has none). Recording is opt-in: pass the registry.
+
+Neither may break a handoff: a frame that cannot be written or a usage record
+the registry refuses is logged and the handoff goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TextIO
 
+from mindrian.frames import FrameError, emit
 from mindrian.handoff._markdown import bullets
 from mindrian.handoff.adapter import AgentRunner, adapt_agent
 from mindrian.handoff.context import (
@@ -33,13 +51,51 @@ from mindrian.handoff.context import (
 from mindrian.handoff.synthesis import merge_results
 from mindrian.handoff.types import HandoffMode, HandoffType, ReturnBehavior
 
-__all__ = ["HUMAN_AGENT_ID", "Chooser", "HandoffManager", "handoff_manager"]
+__all__ = [
+    "FRAME_NAMESPACE",
+    "HUMAN_AGENT_ID",
+    "Chooser",
+    "FrameSink",
+    "HandoffManager",
+    "UsageRecorder",
+    "handoff_manager",
+    "registry_chooser",
+    "selection_text",
+]
+
+logger = logging.getLogger(__name__)
 
 #: ``to_agent`` of an escalation: the person behind the conversation.
 HUMAN_AGENT_ID = "human"
 
+#: Namespace of the control frames a manager emits.
+FRAME_NAMESPACE = "MINDRIAN"
+
 #: Router for selective handoffs: ``(context, candidates) -> agent id``, sync or async.
 Chooser = Callable[[HandoffContext, tuple[str, ...]], "str | Awaitable[str]"]
+
+#: Where frames go: a text stream (one frame per line, flushed) or a callable taking each line.
+FrameSink = TextIO | Callable[[str], object]
+
+
+class UsageRecorder(Protocol):
+    """What usage tracking needs of a registry (:class:`mindrian.graph.Registry` has it)."""
+
+    def record_usage(
+        self, framework_id: str, session_id: str, handoff_id: str, success: bool
+    ) -> bool:
+        """Record one handoff; False when the framework is not registered."""
+        ...
+
+
+class _SelectsText(Protocol):
+    def select_text(
+        self,
+        text: str,
+        problem_types: Iterable[str] = (),
+        previous: Iterable[str] = (),
+        limit: int = 5,
+    ) -> Sequence[Any]: ...
 
 
 class HandoffManager:
@@ -52,13 +108,25 @@ class HandoffManager:
         now: Callable[[], datetime] = utc_now,
         id_factory: Callable[[], str] = new_handoff_id,
         default_timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        frames: FrameSink | None = None,
+        registry: _SelectsText | None = None,
+        usage: UsageRecorder | None = None,
     ) -> None:
-        """``clock`` measures durations, ``now`` stamps new contexts, ``id_factory`` names them."""
+        """``clock`` measures durations, ``now`` stamps new contexts, ``id_factory`` names them.
+
+        ``frames`` receives control frames; ``registry`` backs :meth:`execute_selective`
+        when no chooser is given; ``usage`` records every delegated handoff (see the module).
+        """
         self._clock = clock
         self._now = now
         self._new_id = id_factory
         self._default_timeout = default_timeout_seconds
+        self._frames = frames
+        self._registry = registry
+        self._usage = usage
         self._agents: dict[str, AgentRunner] = {}
+        # Each agent's declared return behaviour (phase 3's contract); None leaves it to the context.
+        self._return_behaviors: dict[str, ReturnBehavior | None] = {}
         self._history: list[HandoffRecord] = []
         # Per session, the chain of owners opened by transfers; the last one talks to the user.
         self._owners: dict[str, list[str]] = {}
@@ -70,6 +138,8 @@ class HandoffManager:
         if not isinstance(agent_id, str) or not agent_id:
             raise ValueError("agent_id must be a non-empty string")
         self._agents[agent_id] = adapt_agent(agent)
+        declared = getattr(agent, "return_behavior", None)
+        self._return_behaviors[agent_id] = ReturnBehavior(declared) if declared else None
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -140,7 +210,29 @@ class HandoffManager:
     # --- execution ------------------------------------------------------------
 
     async def execute(self, context: HandoffContext) -> HandoffResult:
-        """Run one handoff; always returns a result."""
+        """Run one handoff and deliver its result as its agent declares; always returns a result.
+
+        An agent declaring ``return_behavior`` ``synthesize`` (phase 3's contract)
+        has a successful result handed to ``return_to``, when that is a registered
+        agent other than itself, and the synthesis ``return_to`` writes is
+        returned; ``passthrough`` and ``iterate`` results come back as they are,
+        to forward or to run the next step with. An agent declaring nothing
+        leaves the context's ``return_behavior`` to whoever receives the result.
+        """
+        result = await self._execute(context)
+        behavior = self._return_behaviors.get(context.to_agent)
+        folds = (
+            behavior is ReturnBehavior.SYNTHESIZE
+            and result.success
+            and context.return_to in self._agents
+            and context.return_to != context.to_agent
+        )
+        if not folds:
+            return result
+        return await self.synthesize((result,), context, synthesizer=context.return_to)
+
+    async def _execute(self, context: HandoffContext) -> HandoffResult:
+        """Run one handoff and record it; the result is not delivered anywhere."""
         start = self._clock()
         return self._finish(context, await self._run(context), start)
 
@@ -156,7 +248,7 @@ class HandoffManager:
                 previous_analyses=context.previous_analyses + earlier,
                 handoff_mode=HandoffMode.SEQUENTIAL,
             )
-            results.append(await self.execute(step))
+            results.append(await self._execute(step))
         return tuple(results)
 
     async def execute_parallel(
@@ -166,12 +258,24 @@ class HandoffManager:
         return await self._gather([replace(c, handoff_mode=HandoffMode.PARALLEL) for c in contexts])
 
     async def execute_selective(
-        self, context: HandoffContext, candidates: Sequence[str], choose: Chooser
+        self,
+        context: HandoffContext,
+        candidates: Sequence[str],
+        choose: Chooser | None = None,
     ) -> HandoffResult:
-        """Let ``choose`` pick one of ``candidates`` and hand ``context`` to it."""
+        """Let ``choose`` pick one of ``candidates`` and hand ``context`` to it.
+
+        Without ``choose``, the manager's registry picks: the candidate its free-text
+        selection ranks highest for the context (see :func:`registry_chooser`).
+        """
         start = self._clock()
         options = tuple(candidates)
         step = replace(context, handoff_mode=HandoffMode.SELECTIVE)
+        if choose is None:
+            if self._registry is None:
+                error = "no chooser given and the manager has no registry to choose with"
+                return self._finish(step, HandoffResult.failure(step, error), start)
+            choose = registry_chooser(self._registry)
         try:
             choice = choose(step, options)
             if inspect.isawaitable(choice):
@@ -220,7 +324,7 @@ class HandoffManager:
         results = tuple(results)
         if synthesizer is None:
             return merge_results(results, context)
-        return await self.execute(self._synthesis_context(results, context, synthesizer))
+        return await self._execute(self._synthesis_context(results, context, synthesizer))
 
     # --- control: transfer, return, escalate -------------------------------------
 
@@ -306,6 +410,16 @@ class HandoffManager:
     # --- internals ------------------------------------------------------------
 
     async def _run(self, context: HandoffContext) -> HandoffResult:
+        self._frame(
+            "HANDOFF",
+            {
+                "to": context.to_agent,
+                "from": context.from_agent,
+                "handoff_id": context.handoff_id,
+                "type": context.handoff_type.value,
+                "mode": context.handoff_mode.value,
+            },
+        )
         runner = self._agents.get(context.to_agent)
         if runner is None:
             known = ", ".join(self.agents) or "(none)"
@@ -335,11 +449,56 @@ class HandoffManager:
     ) -> HandoffResult:
         result = replace(result, duration_seconds=max(0.0, self._clock() - start))
         self._history.append(HandoffRecord(context=context, result=result))
+        self._record_usage(context, result)
+        if not result.success:
+            self._frame(
+                "ERROR",
+                {
+                    "code": "ESCALATED" if result.needs_human_input else "HANDOFF_FAILED",
+                    "message": result.error or result.human_input_reason or "failed",
+                    "handoff_id": result.handoff_id,
+                    "agent": result.from_agent,
+                },
+            )
+        self._frame(
+            "READY",
+            {"stage": result.to_agent, "handoff_id": result.handoff_id, "ok": result.success},
+        )
         return result
+
+    def _frame(self, type_: str, payload: Mapping[str, Any]) -> None:
+        if self._frames is None:
+            return
+        try:
+            line = emit(FRAME_NAMESPACE, type_, payload) + "\n"
+        except FrameError as exc:
+            logger.warning("no %s frame for handoff %s: %s", type_, payload.get("handoff_id"), exc)
+            return
+        write = getattr(self._frames, "write", None)
+        if write is None:
+            self._frames(line)  # type: ignore[operator]
+            return
+        write(line)
+        flush = getattr(self._frames, "flush", None)
+        if callable(flush):
+            flush()
+
+    def _record_usage(self, context: HandoffContext, result: HandoffResult) -> None:
+        if self._usage is None or context.handoff_type is not HandoffType.DELEGATE:
+            return
+        try:
+            self._usage.record_usage(
+                context.to_agent,
+                context.session_id or context.handoff_id,
+                context.handoff_id,
+                result.success,
+            )
+        except Exception as exc:  # a broken usage store must not fail the handoff
+            logger.warning("usage of %s not recorded: %s", context.to_agent, _describe(exc))
 
     async def _gather(self, contexts: Sequence[HandoffContext]) -> tuple[HandoffResult, ...]:
         outcomes = await asyncio.gather(
-            *(self.execute(c) for c in contexts), return_exceptions=True
+            *(self._execute(c) for c in contexts), return_exceptions=True
         )
         return tuple(
             (
@@ -400,6 +559,46 @@ class HandoffManager:
             handoff_type=HandoffType.DELEGATE,
             handoff_mode=HandoffMode.SEQUENTIAL,
         )
+
+
+#: Ranks every registered framework, so a candidate is never cut off by the selection limit.
+_RANK_ALL = 10_000
+
+
+def selection_text(context: HandoffContext) -> str:
+    """The words of a context the registry's free-text selection reads: task, problem, focus."""
+    clarity = context.problem_clarity
+    parts = (
+        context.task_description,
+        clarity.what or "",
+        clarity.who or "",
+        clarity.success or "",
+        *context.focus_areas,
+    )
+    return "\n".join(p for p in parts if p)
+
+
+def registry_chooser(registry: _SelectsText) -> Chooser:
+    """A chooser picking the candidate the registry ranks highest for the context.
+
+    The frameworks of the context's previous analyses count as already used, so
+    the chain bonus goes to their successors. Raises LookupError (a failed
+    handoff) when the registry ranks none of the candidates.
+    """
+
+    def choose(context: HandoffContext, candidates: tuple[str, ...]) -> str:
+        text = selection_text(context)
+        previous = tuple(a.agent_id for a in context.previous_analyses)
+        ranked = registry.select_text(text, previous=previous, limit=_RANK_ALL)
+        for selection in ranked:
+            if selection.id in candidates:
+                return str(selection.id)
+        raise LookupError(
+            f"the registry ranks none of the candidates ({', '.join(candidates) or 'none'}) "
+            "for this context"
+        )
+
+    return choose
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,4 +1,12 @@
-"""``python -m mindrian.mcp [--registry PATH]``: serve the registry over stdio."""
+"""``python -m mindrian.mcp [--registry PATH]``: serve the registry over stdio.
+
+The registry is ``--registry``, else ``$MINDRIAN_REGISTRY``, else the project's
+embedded database, else its ``generated/registry.yaml``. The project is found
+from its root (the nearest ``pyproject.toml`` with ``[tool.mindrian]`` above the
+working directory, else above this installed package), never by paths relative
+to the working directory, so an agent started from any folder of the project
+finds the same registry.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,12 @@ from pathlib import Path
 
 from mindrian.graph import DEFAULT_EMBEDDED_PATH, GraphError
 from mindrian.mcp.server import build_server, open_source_registry
-from mindrian.paths import DEFAULT_OUT_DIR, REGISTRY_YAML_NAME
+from mindrian.project import (
+    DEFAULT_OUT_DIR,
+    REGISTRY_YAML_NAME,
+    ProjectPaths,
+    find_project_root,
+)
 
 #: Environment variable naming the registry to serve (a database file or a registry.yaml).
 REGISTRY_ENV = "MINDRIAN_REGISTRY"
@@ -33,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if source is None:
         parser.exit(
             1,
-            f"{parser.prog}: no registry: neither {DEFAULT_EMBEDDED_PATH} nor {FALLBACK_YAML} exists; pass --registry\n",
+            f"{parser.prog}: no registry: no mindrian project with {DEFAULT_EMBEDDED_PATH} or "
+            f"{FALLBACK_YAML} above the working directory or this package; "
+            f"pass --registry or set {REGISTRY_ENV}\n",
         )
     try:
         registry = open_source_registry(source)
@@ -45,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _default_source() -> Path | None:
     """The project's embedded registry, else its committed export, else nothing."""
-    for candidate in (DEFAULT_EMBEDDED_PATH, FALLBACK_YAML):
+    root = find_project_root(Path.cwd()) or find_project_root(Path(__file__).resolve().parent)
+    if root is None:
+        return None
+    project = ProjectPaths(root)
+    for candidate in (project.embedded_registry, project.registry_yaml):
         if candidate.exists():
             return candidate
     return None

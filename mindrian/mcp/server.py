@@ -1,24 +1,41 @@
-"""The registry as MCP tools: ``select_frameworks`` and ``get_framework``.
+"""The registry as MCP tools: ``select_frameworks``, ``get_framework``, ``read_neo4j_cypher``.
 
 Backed by an embedded registry file, or by a ``registry.yaml`` loaded into an
 in-memory registry, so agents can choose frameworks without a Neo4j server.
+
+``read_neo4j_cypher`` is the guarded graph tool of seed 004: every query is
+checked by :func:`mindrian.guards.check_read_query` against :data:`REGISTRY_SCOPE`
+(no writes, keyset pagination, only the registry's labels, no level mixing)
+before it runs in a read-only transaction, and trap 5's warnings (return only
+``id`` and ``name``) come back beside the rows.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import decimal
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from mindrian.graph import (
     DEFAULT_SELECT_LIMIT,
     EmbeddedRegistry,
+    GraphError,
     Registry,
     registry_from_yaml,
 )
+from mindrian.graph import queries as q
+from mindrian.guards import CypherRejected, Scope, check_read_query, efficiency_warnings
 
-__all__ = ["SERVER_NAME", "build_server", "open_source_registry"]
+__all__ = ["REGISTRY_SCOPE", "SERVER_NAME", "build_server", "open_source_registry"]
+
+#: What ``read_neo4j_cypher`` may read: the registry's own labels and relationship types.
+REGISTRY_SCOPE = Scope(
+    labels=frozenset(q.LABELS), relationship_types=frozenset(q.RELATIONSHIP_TYPES)
+)
 
 #: Name the server announces in the MCP handshake.
 SERVER_NAME = "mindrian-registry"
@@ -67,4 +84,42 @@ def build_server(registry: Registry) -> MCPServer:
         plain = record.to_plain() if record is not None else None
         return {"found": record is not None, "framework": plain}
 
+    @server.tool()
+    def read_neo4j_cypher(
+        cypher_query: str, parameters: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Run one read-only Cypher query on the framework registry and return its rows.
+
+        Labels: Framework, ProblemType, Session; relationships: CHAINS_TO, GOOD_FOR,
+        USED_BY. End with RETURN ... ORDER BY key LIMIT n (n <= 100); no SKIP/OFFSET:
+        the next page adds WHERE key > $last_seen_id. Return f.id and f.name (or
+        aggregates) and ask get_framework for details; values go in parameters.
+        """
+        params = dict(parameters or {})
+        violations = check_read_query(cypher_query, REGISTRY_SCOPE, params)
+        if violations:
+            # A ToolError's text reaches the model, which can fix the query and retry.
+            raise ToolError(str(CypherRejected(violations)))
+        try:
+            rows = registry.read_cypher(cypher_query, params)
+        except GraphError as exc:
+            raise ToolError(f"query failed: {exc}") from None
+        return {
+            "rows": [{k: _plain(v) for k, v in row.items()} for row in rows],
+            "warnings": list(efficiency_warnings(cypher_query)),
+        }
+
     return server
+
+
+def _plain(value: Any) -> Any:
+    """A database value as JSON data (the embedded engine returns Decimal sums and datetimes)."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value

@@ -55,6 +55,10 @@ __all__ = [
 ]
 
 
+#: Turns a cycling model remembers in ``calls``.
+_CYCLE_CALLS_KEPT = 1000
+
+
 class ScriptExhaustedError(AssertionError):
     """The model was asked for a turn its script does not have."""
 
@@ -124,6 +128,8 @@ class ModelCall:
     """Everything the model was sent, in order."""
     tools: tuple[str, ...]
     """Names of the tools offered, sorted."""
+    response_format: Any = None
+    """What Agno asked the answer to follow: an output model class, a JSON-mode dict, or None."""
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -181,13 +187,18 @@ class ScriptedModel(Model):
     model itself, so a test observes every turn through the object it created.
     """
 
-    def __init__(self, *script: Any, id: str = "scripted", name: str = "ScriptedModel") -> None:
+    def __init__(
+        self, *script: Any, id: str = "scripted", name: str = "ScriptedModel", cycle: bool = False
+    ) -> None:
         super().__init__(id=id, name=name, provider="scripted")
         for entry in script:
             if not callable(entry):
                 _as_step(entry)  # fail at construction on an unusable entry
         self._script: deque[Any] = deque(script)
-        self._calls: list[ModelCall] = []
+        # A demo or benchmark server answers forever: the script starts over when it runs out.
+        self._cycle: tuple[Any, ...] = tuple(script) if cycle else ()
+        # A cycling script may serve for days: keep only the latest turns then.
+        self._calls: deque[ModelCall] = deque(maxlen=_CYCLE_CALLS_KEPT if cycle else None)
         self._lock = threading.Lock()
         self._tool_counter = 0
         self._overruns = 0
@@ -259,7 +270,12 @@ class ScriptedModel(Model):
         messages = tuple(_seen(m) for m in kwargs.get("messages") or ())
         tools = tuple(sorted(_tool_name(t) for t in kwargs.get("tools") or ()))
         with self._lock:
-            self._calls.append(ModelCall(messages=messages, tools=tools))
+            call = ModelCall(
+                messages=messages, tools=tools, response_format=kwargs.get("response_format")
+            )
+            self._calls.append(call)
+            if not self._script and self._cycle:
+                self._script.extend(self._cycle)
             if not self._script:
                 self._overruns += 1
                 raise ScriptExhaustedError(self._exhausted_message(messages))

@@ -1,9 +1,11 @@
-"""Agent workflows as Graphviz DOT thought graphs (seed 003).
+"""Agent workflows as Graphviz DOT thought graphs (seed 003, Attractor specification).
 
-``parse`` reads DOT into a :class:`ThoughtGraph`, ``validate`` applies the
-Definition of Done, ``render`` writes canonical DOT, ``linear_workflow`` builds
-the graphs of pipeline, guided and collaborative agents, and ``run`` executes a
-graph with deterministic routing and state saved after every node.
+``parse`` reads DOT into a :class:`ThoughtGraph` (located errors), ``validate``
+applies the lint rules with severities, ``render`` writes canonical DOT,
+``linear_workflow`` builds the graphs of pipeline, guided and collaborative
+agents, and ``arun``/``run`` execute a graph: deterministic routing, goal gates,
+concurrent fan-out, state saved after every node. ``load_file`` and
+``dry_run_handlers`` serve the ``mindrian workflow`` command.
 """
 
 from mindrian.workflow.build import (
@@ -12,53 +14,81 @@ from mindrian.workflow.build import (
     START_ID,
     SYNTHESIS_ID,
     WorkflowKind,
+    agent_workflow,
     linear_workflow,
     review_gate_id,
+    step_ids,
 )
+from mindrian.workflow.conditions import Clause, condition_holds, parse_condition
 from mindrian.workflow.dot import parse, render
 from mindrian.workflow.engine import (
     DEFAULT_MAX_STEPS,
+    FAIL,
+    PARTIAL_SUCCESS,
+    RETRY,
+    SKIPPED,
     SUCCESS,
     Handler,
+    Outcome,
     Pause,
     RoutingError,
     RunState,
     StepContext,
     StepLimitExceeded,
+    arun,
+    as_outcome,
     graph_digest,
     next_node,
     run,
+    select_edge,
 )
 from mindrian.workflow.model import (
     FIDELITIES,
-    Clause,
+    Duration,
     Edge,
     Node,
     NodeKind,
     ThoughtGraph,
     WorkflowError,
-    condition_holds,
     is_node_id,
+    normalise_label,
     normalise_outcome,
-    parse_condition,
+    parse_duration,
 )
-from mindrian.workflow.validate import CHECKS, Issue, route_key, validate
+from mindrian.workflow.validate import (
+    CHECKS,
+    ERROR,
+    WARNING,
+    Issue,
+    errors,
+    fan_in_of,
+    route_key,
+    validate,
+)
 
 __all__ = [
     "CHECKS",
     "DEFAULT_MAX_STEPS",
+    "ERROR",
     "EXIT_ID",
+    "FAIL",
     "FAN_OUT_ID",
     "FIDELITIES",
+    "PARTIAL_SUCCESS",
+    "RETRY",
+    "SKIPPED",
     "START_ID",
     "SUCCESS",
     "SYNTHESIS_ID",
+    "WARNING",
     "Clause",
+    "Duration",
     "Edge",
     "Handler",
     "Issue",
     "Node",
     "NodeKind",
+    "Outcome",
     "Pause",
     "RoutingError",
     "RunState",
@@ -67,17 +97,26 @@ __all__ = [
     "ThoughtGraph",
     "WorkflowError",
     "WorkflowKind",
+    "agent_workflow",
+    "arun",
+    "as_outcome",
     "condition_holds",
+    "errors",
+    "fan_in_of",
     "graph_digest",
     "is_node_id",
     "linear_workflow",
     "next_node",
+    "normalise_label",
     "normalise_outcome",
     "parse",
     "parse_condition",
+    "parse_duration",
     "render",
     "review_gate_id",
     "route_key",
     "run",
+    "select_edge",
+    "step_ids",
     "validate",
 ]

@@ -9,12 +9,22 @@
   perspective), a ``synthesis`` step that joins them, exit.
 
 Step prompts are kept as data: they only ever become quoted DOT values.
+
+:func:`step_ids` turns step names into node ids (the builder and the agents
+derive them the same way), and :func:`agent_workflow` gives an agent class the
+graph it follows: the ``workflow.dot`` beside its module in a generated
+package, else the graph :func:`linear_workflow` draws for its steps.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
+import sys
+from pathlib import Path
 from typing import Literal
 
+from mindrian.workflow.dot import parse
 from mindrian.workflow.model import Edge, Node, NodeKind, ThoughtGraph, WorkflowError
 
 __all__ = [
@@ -23,8 +33,10 @@ __all__ = [
     "START_ID",
     "SYNTHESIS_ID",
     "WorkflowKind",
+    "agent_workflow",
     "linear_workflow",
     "review_gate_id",
+    "step_ids",
 ]
 
 #: Ids of the nodes the helpers add around the steps.
@@ -41,6 +53,57 @@ _SYNTHESIS_PROMPT = (
     "agree, where they conflict and why, and what to do next. Goal: $goal"
 )
 _REVIEW_PROMPT = "Show the user the result of step {step} and ask whether to {choices}."
+
+
+#: Node ids are cut to this length (the full name stays in the prompt).
+_MAX_NODE_ID = 40
+#: Ids the helpers give their own nodes, and DOT keywords: never a step's id.
+_RESERVED_IDS = frozenset(
+    {START_ID, EXIT_ID, FAN_OUT_ID, SYNTHESIS_ID, "node", "edge", "graph", "digraph", "subgraph"}
+    | {"strict"}
+)
+
+
+def step_ids(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Unique node ids ``[a-z_][a-z0-9_]*`` for step names, in order (``step_N`` for a blank)."""
+    used: set[str] = set()
+    result = []
+    for number, name in enumerate(names, 1):
+        base = re.sub(r"[^a-z0-9]+", "_", name.lower())[:_MAX_NODE_ID].strip("_")
+        base = base or f"step_{number}"
+        if base[0].isdigit():
+            base = f"step_{base}"
+        node_id, suffix = base, 2
+        while node_id in used or node_id in _RESERVED_IDS:
+            node_id, suffix = f"{base}_{suffix}", suffix + 1
+        used.add(node_id)
+        result.append(node_id)
+    return tuple(result)
+
+
+def agent_workflow(
+    owner: type, kind: WorkflowKind, steps: tuple[tuple[str, str], ...]
+) -> ThoughtGraph:
+    """The graph agent class ``owner`` follows; its step nodes are :func:`step_ids` of ``steps``.
+
+    A generated package keeps ``workflow.dot`` beside the agent's module: that
+    drawing is run as it is. Other agents get :func:`linear_workflow`'s graph.
+    WorkflowError if the file does not parse or lacks a node for a step.
+    """
+    ids = step_ids(tuple(name for name, _ in steps))
+    module_file = getattr(sys.modules.get(owner.__module__), "__file__", None)
+    drawn = Path(module_file).with_name("workflow.dot") if module_file else None
+    if drawn is not None and drawn.is_file():
+        try:
+            graph = parse(drawn.read_text(encoding="utf-8"))
+        except WorkflowError as exc:
+            raise WorkflowError(f"{drawn}:{exc.line}: {exc.message}", line=exc.line) from None
+        missing = [i for i in ids if not graph.has_node(i)]
+        if missing:
+            raise WorkflowError(f"{drawn} has no node for step(s): {', '.join(missing)}")
+        return graph
+    name = step_ids((owner.__name__,))[0]
+    return linear_workflow(name, tuple(zip(ids, (text for _, text in steps), strict=True)), kind)
 
 
 def review_gate_id(step_id: str) -> str:
@@ -75,7 +138,7 @@ def linear_workflow(
 
 
 def _chain(ids: tuple[str, ...]) -> tuple[Edge, ...]:
-    return tuple(Edge(a, b) for a, b in zip(ids, ids[1:]))
+    return tuple(Edge(a, b) for a, b in itertools.pairwise(ids))
 
 
 def _pipeline(steps: tuple[Node, ...]) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import ladybug
 import pytest
 from graph_factories import INJECTION, SIX, by_id, framework, with_injection
 
-from mindrian.graph import EmbeddedRegistry, FrameworkRecord, GraphCounts, GraphError
+from mindrian.graph import EmbeddedRegistry, FrameworkRecord, GraphCounts, GraphError, Usage
 from mindrian.graph import queries as q
 from mindrian.graph.base import check_params
-from mindrian.graph.dialect import EMBEDDED_REWRITES, embedded_text
+from mindrian.graph.dialect import EMBEDDED_REWRITES, EMBEDDED_SCHEMA, embedded_text
+from mindrian.graph.embedded import FORMAT_SCHEMA, FORMAT_VERSION
+from mindrian.graph.errors import RegistryBusy, RegistryDamaged
 
 #: Every column of the Framework node table; nothing else may ever appear on a node.
 NODE_COLUMNS = {
@@ -37,32 +42,47 @@ def registry() -> Iterator[EmbeddedRegistry]:
 
 
 # (triggers, problem_types, previous, limit, expected [(id, score)]), scores by hand:
-# 0.6 trigger match + 0.4 problem-type match + 0.3 × sum of CHAINS_TO weights to previous.
+# 0.6 for a trigger match + 0.1 per further matched trigger (three at most)
+# + 0.4 x GOOD_FOR confidence of a matched problem type (1.0 without a GOOD_FOR edge)
+# + 0.3 x sum of CHAINS_TO weights from the previous frameworks to the candidate.
+# Nothing is recorded in USED_BY here, so the usage term is 0.
 SELECTIONS = [
     pytest.param(
         ["scqa"],
         ["ill-defined"],
         ["pws"],
         5,
-        # minto 0.6+0.4+0.3*0.9; scenario 0.6+0.4+0.3*0.3; pws/trending tie at 0.4 -> by id
+        # minto 0.6+0.4*0.7+0.3*0.4 (pws chains to minto); scenario 0.6+0.4*1.0: a tie
+        # broken by id; trending 0.4*1.0 above pws 0.4*0.9.
         [
-            ("minto", 1.27),
-            ("scenario", 1.09),
+            ("minto", 1.0),
+            ("scenario", 1.0),
             ("csio", 0.6),
-            ("pws", 0.4),
             ("trending", 0.4),
+            ("pws", 0.36),
         ],
-        id="chained-bonus-and-tie-break",
+        id="chained-bonus-confidence-and-tie-break",
     ),
-    pytest.param(["customer"], [], ["pws", "csio"], 5, [("jtbd", 0.81)], id="bonus-sums-weights"),
+    # minto and jtbd both chain to pws: 0.6 + 0.3*(0.9+0.5).
+    pytest.param(["validate"], [], ["minto", "jtbd"], 5, [("pws", 1.02)], id="bonus-sums-weights"),
+    # pws chains only to minto; jtbd's own chain to pws earns it nothing.
+    pytest.param(["customer"], [], ["pws"], 5, [("jtbd", 0.6)], id="bonus-follows-successors"),
     pytest.param(["scqa"], [], [], 2, [("csio", 0.6), ("minto", 0.6)], id="limit-after-tie-break"),
+    pytest.param(
+        ["structure", "scqa", "communicate", "future"],
+        [],
+        [],
+        5,
+        [("minto", 0.8), ("scenario", 0.7), ("csio", 0.6)],
+        id="more-matched-triggers-rank-higher",
+    ),
     pytest.param(
         [],
         ["market"],
         [],
         5,
-        [("jtbd", 0.4), ("trending", 0.4)],
-        id="problem-type-only",
+        [("trending", 0.4), ("jtbd", 0.32)],
+        id="problem-type-weighted-by-confidence",
     ),
     pytest.param(["nothing-matches"], [], [], 5, [], id="no-match"),
     pytest.param([], [], ["pws"], 5, [], id="bonus-alone-selects-nothing"),
@@ -123,9 +143,9 @@ def test_stale_relationships_are_removed(registry: EmbeddedRegistry) -> None:
     registry.register(changed)
     assert registry.get("minto") == changed
     assert registry.counts() == SIX_COUNTS  # one chain and one GOOD_FOR swapped
-    # The bonus now follows the new chain only.
-    assert registry.select(["structure"], [], ["pws"])[0].score == pytest.approx(0.6)
-    assert registry.select(["structure"], [], ["jtbd"])[0].score == pytest.approx(0.6 + 0.075)
+    # After minto, the bonus now goes to its new successor only.
+    assert registry.select(["validate"], [], ["minto"])[0].score == pytest.approx(0.6)
+    assert registry.select(["customer"], [], ["minto"])[0].score == pytest.approx(0.6 + 0.075)
 
 
 def test_relationship_weights_are_updated_in_place(registry: EmbeddedRegistry) -> None:
@@ -149,7 +169,9 @@ def test_unknown_chain_target_becomes_placeholder_then_completes() -> None:
         assert reg.counts() == GraphCounts(2, 0, 0, 1, 0)
         assert reg.get("ghost") == ghost
         assert reg.get("alpha").chains_to == (("ghost", 0.7),)
-        assert reg.select(["go"], [], ["ghost"])[0].score == pytest.approx(0.6 + 0.3 * 0.7)
+        (first, second) = reg.select(["go"], [], ["alpha"])
+        assert (first.id, second.id) == ("ghost", "alpha")
+        assert (first.score, second.score) == pytest.approx((0.6 + 0.3 * 0.7, 0.6))
 
 
 def test_placeholder_nobody_chains_to_is_pruned() -> None:
@@ -296,3 +318,185 @@ def test_every_dialect_rewrite_names_a_query_and_applies() -> None:
 def test_records_keep_relationships_sorted() -> None:
     record = FrameworkRecord("a", "A", "operator", chains_to=(("z", 1), ("b", 0.5)))
     assert record.chains_to == (("b", 0.5), ("z", 1.0))
+
+
+# --- usage (USED_BY -> Session) and free text -----------------------------------
+
+
+def test_each_handoff_is_one_used_by_and_rerecording_only_updates_success(
+    registry: EmbeddedRegistry,
+) -> None:
+    assert registry.usage("csio") == Usage(0, 0)
+    assert registry.record_usage("csio", "session-1", "handoff-1", success=False)
+    assert registry.record_usage("csio", "session-1", "handoff-2", success=True)
+    assert registry.record_usage("csio", "session-1", "handoff-1", success=True)
+    assert registry.usage("csio") == Usage(2, 2)
+    # A placeholder or an unknown id is never credited.
+    assert not registry.record_usage("nowhere", "session-1", "handoff-3", success=True)
+    assert registry.usage("nowhere") == Usage(0, 0)
+    with pytest.raises(ValueError, match="session_id"):
+        registry.record_usage("csio", "", "handoff-4", success=True)
+
+
+def test_observed_success_moves_the_score_within_a_tenth(registry: EmbeddedRegistry) -> None:
+    # csio, minto and scenario tie at 0.6 for "scqa"; usage breaks the tie.
+    for number in range(8):
+        registry.record_usage("scenario", f"s{number}", f"ok-{number}", success=True)
+    for number in range(2):
+        registry.record_usage("csio", f"s{number}", f"bad-{number}", success=False)
+    chosen = registry.select(["scqa"])
+    assert [s.id for s in chosen] == ["scenario", "minto", "csio"]
+    # 0.2 x ((8+1)/(8+2) - 0.5) = 0.08; 0.2 x ((0+1)/(2+2) - 0.5) = -0.05
+    assert [s.score for s in chosen] == pytest.approx([0.68, 0.6, 0.55])
+
+
+def test_unregistering_drops_the_usage_of_the_framework(registry: EmbeddedRegistry) -> None:
+    registry.record_usage("trending", "s1", "h1", success=True)
+    assert registry.unregister("trending")
+    assert registry.usage("trending") == Usage(0, 0)
+    assert registry.get("trending") is None
+
+
+def test_free_text_matches_triggers_and_problem_types_by_their_terms(
+    registry: EmbeddedRegistry,
+) -> None:
+    chosen = registry.select_text("Our customers' jobs in a wicked market")
+    # jtbd: triggers customer and job (0.7) + market 0.4*0.8; trending: market 0.4;
+    # csio: wicked 0.4 (no GOOD_FOR edge). pws has a GOOD_FOR to wicked but does not list
+    # it among its problem types, so it is no candidate.
+    assert [(s.id, s.score) for s in chosen] == [
+        ("jtbd", pytest.approx(1.02)),
+        ("csio", pytest.approx(0.4)),
+        ("trending", pytest.approx(0.4)),
+    ]
+    assert registry.select_text("is it the one?") == ()
+
+
+def test_a_read_only_open_of_an_older_file_says_how_to_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "old.lbug"
+    database = ladybug.Database(str(path))
+    connection = ladybug.Connection(database)
+    for statement in EMBEDDED_SCHEMA[:4]:  # the tables before usage tracking
+        connection.execute(statement)
+    for statement in FORMAT_SCHEMA:  # a file of this format, from before those tables
+        connection.execute(statement)
+    connection.execute(
+        "MERGE (m:MindrianRegistry {key: 'format'}) SET m.version = $v", {"v": FORMAT_VERSION}
+    )
+    connection.close()
+    database.close()
+    with pytest.raises(GraphError, match=r"predates tables Session, USED_BY; open it once"):
+        EmbeddedRegistry(path, read_only=True)
+    EmbeddedRegistry(path).close()  # a writable open adds them
+    with EmbeddedRegistry(path, read_only=True) as upgraded:
+        assert upgraded.usage("any") == Usage(0, 0)
+
+
+def test_a_callers_query_runs_read_only_with_parameters(registry: EmbeddedRegistry) -> None:
+    rows = registry.read_cypher(
+        "MATCH (f:Framework) WHERE f.id = $id RETURN f.id AS id, f.name AS name", {"id": "jtbd"}
+    )
+    assert rows == [{"id": "jtbd", "name": "Jtbd"}]
+    # The transaction itself refuses a write that got past every check.
+    with pytest.raises(GraphError):
+        registry.read_cypher("MATCH (f:Framework) SET f.name = 'x' RETURN f.id")
+    assert registry.get("jtbd") == by_id("jtbd")
+
+
+# --- integrity and concurrency --------------------------------------------------------------
+
+
+def test_a_zero_byte_file_is_refused_not_opened_as_an_empty_registry(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    path.write_bytes(b"")
+    for read_only in (True, False):
+        with pytest.raises(RegistryDamaged, match=r"empty file.*mindrian graph rebuild"):
+            EmbeddedRegistry(path, read_only=read_only)
+    assert path.read_bytes() == b""  # the writable attempt did not initialise it
+
+
+def test_a_database_without_the_format_marker_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.lbug"
+    database = ladybug.Database(str(path))
+    connection = ladybug.Connection(database)
+    for statement in EMBEDDED_SCHEMA:
+        connection.execute(statement)
+    connection.close()
+    database.close()
+    with pytest.raises(
+        RegistryDamaged, match=r"no format marker.*mindrian graph rebuild"
+    ) as caught:
+        EmbeddedRegistry(path)
+    assert caught.value.code == "G012"
+
+
+def test_a_new_database_carries_the_marker_and_reopens(tmp_path: Path) -> None:
+    path = tmp_path / "new.lbug"
+    EmbeddedRegistry(path).close()
+    with EmbeddedRegistry(path, read_only=True) as reopened:
+        assert reopened.counts().frameworks == 0
+
+
+HOLD_WRITER = """
+import sys, time
+from mindrian.graph import EmbeddedRegistry
+registry = EmbeddedRegistry(sys.argv[1])
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+registry.close()
+"""
+
+
+def hold_writer(path: Path, seconds: float) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(path), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_readers_share_the_file_with_a_writer_in_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as registry:
+        registry.register(
+            FrameworkRecord(id="jtbd", name="Jtbd", type="operator", triggers=("job",))
+        )
+    holder = hold_writer(path, 30)
+    try:
+        for _ in range(3):  # two readers at once, and again, while the writer holds its lock
+            with (
+                EmbeddedRegistry(path, read_only=True) as one,
+                EmbeddedRegistry(path, read_only=True) as two,
+            ):
+                assert [s.id for s in one.select(("job",))] == ["jtbd"]
+                assert two.get("jtbd") is not None
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_writer_waits_for_the_lock_then_opens(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    EmbeddedRegistry(path).close()
+    holder = hold_writer(path, 1.5)
+    told: list[str] = []
+    try:
+        with EmbeddedRegistry(path, wait=60, on_wait=told.append) as registry:
+            registry.register(FrameworkRecord(id="late", name="Late", type="operator"))
+    finally:
+        holder.wait()
+    assert len(told) == 1 and "waiting up to 60 s" in told[0]
+
+
+def test_a_writer_gives_up_after_its_bound(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    EmbeddedRegistry(path).close()
+    holder = hold_writer(path, 30)
+    try:
+        with pytest.raises(RegistryBusy, match=r"locked by another process \(waited 0.3 s\)"):
+            EmbeddedRegistry(path, wait=0.3)
+    finally:
+        holder.kill()
+        holder.wait()

@@ -1,26 +1,25 @@
-"""The committed ``generated/larry`` package against its real MCP server, through Agno's tool loop.
+"""The ``larry`` package (freshly built, see conftest.py) against its real MCP server.
 
 Larry requires the project's own ``mindrian`` MCP server (``python -m
 mindrian.mcp``), which serves the registry at ``.mindrian/registry.lbug`` of
 the working directory. Each test runs in a temporary directory holding such a
 registry, built from the committed ``generated/registry.yaml``, so the
 framework the model is told about comes from a real server answering a real
-tool call.
+tool call through Agno's tool loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import os
 from collections.abc import Coroutine
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypeVar
 
 import pytest
 
+from mindrian.agents.packages import GeneratedPackages
 from mindrian.graph import (
     DEFAULT_EMBEDDED_PATH,
     FrameworkRecord,
@@ -40,32 +39,34 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 @pytest.fixture
-def larry(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """The committed package, imported from generated/."""
-    monkeypatch.syspath_prepend(str(GENERATED))
-    return importlib.import_module("larry")
+def larry(built_project: Path) -> type[Any]:
+    """Larry's agent class, from the package ``mindrian build`` just made."""
+    cls = GeneratedPackages(built_project / "generated").agent_class("larry")
+    assert cls is not None
+    return cls
 
 
 @pytest.fixture
 def in_registry_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory whose default registry holds every committed framework."""
+    """A project whose default registry holds every committed framework, as working directory."""
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     registry_from_yaml(REGISTRY_YAML, tmp_path / DEFAULT_EMBEDDED_PATH).close()
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
 def probe_framework() -> FrameworkRecord:
-    """A committed framework and, via its first trigger, what select_frameworks must return first."""
+    """A committed framework, for get_framework to describe."""
     records = load_registry_yaml(REGISTRY_YAML)
     assert records, "generated/registry.yaml lists no framework"
     return records[0]
 
 
-def answer_with_first_pick(messages: tuple[SeenMessage, ...]) -> str:
-    """Larry's reply quotes the server's first pick, so it exists only if the tool ran."""
+def answer_with_the_description(messages: tuple[SeenMessage, ...]) -> str:
+    """Larry's reply quotes the server's record, so it exists only if the tool ran."""
     (result,) = [m.content for m in messages if m.role == "tool"]
-    first = json.loads(result)["frameworks"][0]
-    return f"Let us try {first['id']} (score {first['score']:.1f})."
+    framework = json.loads(result)["framework"]
+    return f"{framework['id']} triggers on {framework['triggers'][0]}."
 
 
 def mcp_server_children() -> list[str]:
@@ -84,45 +85,44 @@ def mcp_server_children() -> list[str]:
     return found
 
 
-def test_larry_declares_its_required_server(larry: ModuleType) -> None:
-    (server,) = larry.LarryAgent.mcp_servers
-    assert server["name"] == "mindrian"
-    assert server["required"] is True
-    assert {"select_frameworks", "get_framework"} <= set(server["tools"])
-    (toolkit,) = larry.LarryAgent.tools
-    assert toolkit.name == "mindrian"
+def test_larry_declares_its_required_server_and_orchestration_tools(larry: type[Any]) -> None:
+    (server,) = larry.mcp_servers
+    assert (server["name"], server["required"], server["tools"]) == (
+        "mindrian",
+        True,
+        ["get_framework"],
+    )
+    names = [getattr(tool, "name", None) for tool in larry.tools]
+    assert names == ["assess_clarity", "select_frameworks", "delegate", "mindrian"]
 
 
-def test_select_frameworks_answer_comes_back_through_the_mcp_loop(
-    larry: ModuleType, in_registry_dir: Path
+def test_get_framework_answer_comes_back_through_the_mcp_loop(
+    larry: type[Any], in_registry_dir: Path
 ) -> None:
     framework = probe_framework()
     model = ScriptedModel(
-        Step.tool_call("select_frameworks", triggers=[framework.triggers[0]]),
-        answer_with_first_pick,
+        Step.tool_call("get_framework", id=framework.id),
+        answer_with_the_description,
     )
-    agent = larry.LarryAgent(model=model, state_dir=in_registry_dir / "state")
+    agent = larry(model=model, state_dir=in_registry_dir / "state")
 
-    reply = run(agent.run("Which framework fits my problem?", session_id="pick"))
+    reply = run(agent.run("Tell me about that framework", session_id="pick"))
 
     model.assert_complete()
-    assert {"select_frameworks", "get_framework"} <= set(model.calls[0].tools)
-    (tool_result,) = model.calls[1].contents("tool")
-    picks = json.loads(tool_result)["frameworks"]
-    assert framework.id in [p["id"] for p in picks]
-    assert picks[0]["score"] >= 0.6  # a trigger match, not an empty or made-up answer
-    assert reply.content == f"Let us try {picks[0]['id']} (score {picks[0]['score']:.1f})."
+    assert {"get_framework", "delegate", "select_frameworks"} <= set(model.calls[0].tools)
+    assert reply.content == f"{framework.id} triggers on {framework.triggers[0]}."
     assert mcp_server_children() == []
 
 
 def test_handoff_fails_naming_the_server_when_it_cannot_open_its_registry(
-    larry: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    larry: type[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A directory where the registry file should be: the server exits at start.
+    # A project with a directory where the registry file should be: the server exits at start.
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     (tmp_path / DEFAULT_EMBEDDED_PATH).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     model = ScriptedModel("never sent")
-    agent = larry.LarryAgent(model=model, state_dir=tmp_path / "state")
+    agent = larry(model=model, state_dir=tmp_path / "state")
 
     result = run(agent.process_handoff(agent.create_handoff_context("Help me think")))
 

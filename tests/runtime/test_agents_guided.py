@@ -44,7 +44,7 @@ def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(canvas, stat
     assert (first.content, first.awaiting_input) == ("Who is your customer?", True)
     assert (
         first.prompt_for_user
-        == "Step 1 of 3 (Customer): answer to continue, or say 'back' or 'skip'."
+        == "Step 1 of 3 (Customer): answer to continue, or say 'redo' or 'skip'."
     )
     assert (second.content, third.content) == (
         "What hurts them?",

@@ -8,6 +8,7 @@ from mindrian.guards import (
     Scope,
     TokenKind,
     check_read_query,
+    efficiency_warnings,
     read_only_cypher_tool,
     tokenize,
 )
@@ -361,3 +362,93 @@ def test_tool_is_described_for_an_agent():
     tool = read_only_cypher_tool(FakeDriver().session, SCOPE)
     assert tool.__name__ == "read_neo4j_cypher"
     assert "keyset" in tool.__doc__.lower() or "last_seen_id" in tool.__doc__
+
+
+# --- seed 004 trap 2: no mixing of levels in one path ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("match", "parameters"),
+    [
+        ("MATCH (p:Project {level: 'L2'})-[:WORKS_ON]->(q:Project {level: 'L3'})", {}),
+        ("MATCH (p:Project {level: 'L2'})-[:WORKS_ON]->(q:Project) WHERE q.level = 'L3'", {}),
+        (
+            "MATCH (p:Project)-[:WORKS_ON]->(q:Project) WHERE p.level = $a AND 'L3' = q.level",
+            {"a": "L2"},
+        ),
+        (
+            "MATCH (p:Project {level: $x})<-[:WORKS_ON]-(q:Project {level: $y})",
+            {"x": "L2", "y": "L3"},
+        ),
+        # The level of p travels to the second clause's path.
+        ("MATCH (p:Project {level: 'L2'}) MATCH (p)-[:WORKS_ON]->(q:Project {level: 'L3'})", {}),
+    ],
+)
+def test_one_path_across_levels_is_refused(match: str, parameters: dict) -> None:
+    found = check_read_query(f"{match} {PAGE.replace('n.', 'p.')}", SCOPE, parameters)
+    (violation,) = [v for v in found if v.rule == "level_mixing"]
+    assert violation.message.startswith("one path connects nodes at level L2, L3;")
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        "MATCH (p:Project {level: 'L2'})-[:WORKS_ON]->(q:Project {level: 'L2'})",
+        # Two separate patterns may each stay at their own level.
+        "MATCH (p:Project {level: 'L2'}), (q:Project {level: 'L3'})",
+        "MATCH (p:Project {level: 'L2'}) OPTIONAL MATCH (q:Project {level: 'L3'})",
+        # A level in data is not a level pin.
+        "MATCH (p:Project)-[:WORKS_ON]->(q:Project) WHERE p.note = 'level: L3' AND q.level = 'L2'",
+    ],
+)
+def test_paths_at_one_level_pass(match: str) -> None:
+    assert "level_mixing" not in rules(f"{match} {PAGE.replace('n.', 'p.')}")
+
+
+def test_the_level_property_comes_from_the_scope() -> None:
+    page = PAGE.replace("n.", "p.")
+    query = f"MATCH (p:Project {{tier: 'a'}})-[:WORKS_ON]->(q:Project {{tier: 'b'}}) {page}"
+    assert "level_mixing" not in rules(query)
+    assert "level_mixing" in rules(
+        query, scope=Scope(SCOPE.labels, SCOPE.relationship_types, level_property="tier")
+    )
+    mixed = f"MATCH (p:Project {{level: 'L2'}})-[:WORKS_ON]->(q:Project {{level: 'L3'}}) {page}"
+    assert "level_mixing" not in rules(
+        mixed, scope=Scope(SCOPE.labels, SCOPE.relationship_types, level_property=None)
+    )
+
+
+# --- seed 004 trap 5: return only id and name (a warning) ---------------------------
+
+
+def test_lean_returns_give_no_warning() -> None:
+    assert (
+        efficiency_warnings(
+            "MATCH (n:Person) RETURN DISTINCT n.id AS id, n.name, count(*) AS n, "
+            "collect(n.name) AS names, $x LIMIT 1"
+        )
+        == ()
+    )
+
+
+def test_whole_nodes_and_other_properties_are_warned_about() -> None:
+    warnings = efficiency_warnings(
+        "MATCH (n:Person) RETURN n, n.bio AS bio, n {.id} AS m ORDER BY n.id LIMIT 5"
+    )
+    assert [w.split(" returns more")[0] for w in warnings] == [
+        "RETURN n",
+        "RETURN n.bio AS bio",
+        "RETURN n {.id} AS m",
+    ]
+    assert efficiency_warnings("MATCH (n:Person) RETURN * LIMIT 1")[0].startswith("RETURN *")
+    assert efficiency_warnings("MATCH (n:Person RETURN 'unterminated") == ()
+
+
+def test_tool_logs_the_efficiency_warning_and_still_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    driver = FakeDriver([{"id": "p1", "bio": "long"}])
+    tool = read_only_cypher_tool(driver.session, SCOPE)
+    rows = tool("MATCH (n:Person) RETURN n.id AS id, n.bio AS bio ORDER BY id LIMIT 30")
+    assert rows == [{"id": "p1", "bio": "long"}]
+    assert "read_neo4j_cypher: RETURN n.bio AS bio returns more than id and name" in caplog.text

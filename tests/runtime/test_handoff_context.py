@@ -75,7 +75,7 @@ SEED_CONTEXT_FIELDS = (
 SEED_RESULT_FIELDS = (
     "handoff_id from_agent to_agent success output output_format key_findings recommendations confidence "
     "scores suggested_next_agents open_questions needs_human_input human_input_reason duration_seconds error"
-).split()
+).split() + ["error_code"]  # beyond the seed: what kind of failure, for callers to act on
 
 
 @pytest.mark.parametrize(

@@ -387,14 +387,14 @@ def test_parallel_runs_concurrently_and_one_failure_does_not_sink_the_others():
 
 def test_parallel_turns_an_unexpected_exception_into_a_failed_result(monkeypatch):
     manager = manager_with(pws=FakeAgent("pws"), minto=FakeAgent("minto"))
-    original = manager.execute
+    original = manager._execute
 
     async def flaky_execute(context):
         if context.to_agent == "minto":
             raise RuntimeError("manager bug")
         return await original(context)
 
-    monkeypatch.setattr(manager, "execute", flaky_execute)
+    monkeypatch.setattr(manager, "_execute", flaky_execute)
     results = run(manager.execute_parallel([delegate(manager, "pws"), delegate(manager, "minto")]))
     assert [r.success for r in results] == [True, False]
     assert results[1].error == "RuntimeError: manager bug"

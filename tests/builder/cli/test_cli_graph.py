@@ -37,7 +37,9 @@ def project(tmp_path: Path) -> Path:
 
 # --- select -------------------------------------------------------------------
 
-#: Fixture scores worked out by hand: 0.6 trigger + 0.4 problem type + 0.3 x weight of CHAINS_TO to --previous.
+#: Fixture scores worked out by hand: 0.6 for a trigger (+0.1 per further one), 0.4 x the
+#: GOOD_FOR confidence of a problem type, 0.3 x weight of CHAINS_TO from --previous to the
+#: candidate.
 SELECTIONS = {
     "trigger only, ties by id": (
         ["--trigger", "validate"],
@@ -49,22 +51,23 @@ SELECTIONS = {
     ),
     "trigger, problem type and previous": (
         ["--trigger", "validate", "--problem-type", "decision", "--previous", "pws-validation"],
-        # devil-advocate 0.6+0.4+0.3*0.6; pws-validation 0.6+0.4; lean-canvas 0.6+0.3*0.4; jtbd chains to
-        # pws-validation but matches nothing, so it is not a candidate.
+        # devil-advocate 0.6+0.4+0.3*0.8 (pws-validation chains to it); pws-validation 0.6+0.4;
+        # lean-canvas 0.6: it chains *to* pws-validation, which earns nothing.
         [
-            ("devil-advocate", "Devil's Advocate", "1.180"),
+            ("devil-advocate", "Devil's Advocate", "1.240"),
             ("pws-validation", "PWS Validation", "1.000"),
-            ("lean-canvas", "Lean Canvas", "0.720"),
+            ("lean-canvas", "Lean Canvas", "0.600"),
         ],
     ),
     "problem type only, limit": (
         ["--problem-type", "market", "--limit", "1"],
-        [("jtbd", "Jobs To Be Done", "0.400")],
+        # lean-canvas 0.4*1.0 above jtbd 0.4*0.8
+        [("lean-canvas", "Lean Canvas", "0.400")],
     ),
-    "previous adds to every match": (
+    "previous boosts its successors": (
         ["-t", "scqa", "-t", "market", "--previous", "pws-validation"],
-        # jtbd 0.6+0.3*0.5=0.75; minto-pyramid 0.6+0.3*0.9=0.87
-        [("minto-pyramid", "Minto Pyramid", "0.870"), ("jtbd", "Jobs To Be Done", "0.750")],
+        # jtbd 0.6+0.3*0.7 (pws-validation chains to jtbd); minto-pyramid 0.6
+        [("jtbd", "Jobs To Be Done", "0.810"), ("minto-pyramid", "Minto Pyramid", "0.600")],
     ),
 }
 
@@ -121,9 +124,9 @@ def test_select_json(cli, project: Path) -> None:
         5,
     )
     assert [(r["rank"], r["id"], r["score"]) for r in document["results"]] == [
-        (1, "devil-advocate", pytest.approx(1.18)),
+        (1, "devil-advocate", pytest.approx(1.24)),
         (2, "pws-validation", pytest.approx(1.0)),
-        (3, "lean-canvas", pytest.approx(0.72)),
+        (3, "lean-canvas", pytest.approx(0.6)),
     ]
 
 
@@ -146,7 +149,11 @@ def test_select_with_injection_trigger_matches_only_as_a_value(cli, project: Pat
 @pytest.mark.parametrize(
     ("args", "code", "fragment"),
     [
-        (["select"], 2, "error[U005]: give at least one --trigger or --problem-type"),
+        (
+            ["select"],
+            2,
+            "error[U005]: give a sentence, or at least one --trigger or --problem-type",
+        ),
         (["select", "-t", "x", "--limit", "0"], 2, "--limit"),
         (
             ["select", "-t", "x", "--registry", "nowhere.lbug"],
@@ -296,3 +303,53 @@ def test_export_cypher_passes_the_neo4j_linter(cli, project: Path) -> None:
     schema = cypher_lint.LintSchema(q.LABELS, q.RELATIONSHIP_TYPES, q.PROPERTY_KEYS)
     found = cypher_lint.lint({f"s{i}": s for i, s in enumerate(statements)}, None, schema)
     assert {name: d for name, d in found.items() if d} == {}
+
+
+# --- free text and the generated registry --------------------------------------
+
+GENERATED_REGISTRY = Path(__file__).resolve().parents[3] / "generated" / "registry.yaml"
+
+
+def test_select_a_sentence_matches_triggers_by_their_terms(cli, project: Path) -> None:
+    result = cli(["select", "How risky is this customer market?", "--json"], project)
+    assert result.code == 0, result.err
+    document = json.loads(result.out)
+    assert (document["text"], document["terms"]) == (
+        "How risky is this customer market?",
+        ["risky", "customer", "market"],
+    )
+    # jtbd: triggers customer and market (0.7) + problem type market 0.4*0.8;
+    # lean-canvas: problem type market 0.4*1.0. "risky" is not "risk".
+    assert [(r["id"], r["score"]) for r in document["results"]] == [
+        ("jtbd", pytest.approx(1.02)),
+        ("lean-canvas", pytest.approx(0.4)),
+    ]
+
+
+def test_a_sentence_and_triggers_together_are_a_usage_error(cli, project: Path) -> None:
+    result = cli(["select", "validate my idea", "-t", "validate"], project)
+    assert result.code == 2
+    assert "error[U015]: give a sentence or --trigger, not both" in result.err
+
+
+def test_startup_question_ranks_pws_validation_first(cli, tmp_path: Path) -> None:
+    result = cli(
+        ["select", "is my startup idea worth building", "--registry", str(GENERATED_REGISTRY)],
+        tmp_path,
+    )
+    assert result.code == 0, result.err
+    ranked = [row[1] for row in table_rows(result.out)]
+    assert ranked[0] == "pws-validation"
+    assert "larry" in ranked[1:], "larry matches 'idea' only, one trigger against two"
+
+
+def test_chain_boost_goes_to_the_successor_of_the_previous_framework(cli, tmp_path: Path) -> None:
+    # Issue 14: minto-pyramid chains *into* pws-validation, devil-advocate is what
+    # pws-validation chains to (weight 0.8); the successor must win.
+    args = ["select", "-t", "critique", "-t", "structure", "--previous", "pws-validation"]
+    result = cli([*args, "--registry", str(GENERATED_REGISTRY)], tmp_path)
+    assert result.code == 0, result.err
+    assert [(row[1], row[3]) for row in table_rows(result.out)] == [
+        ("devil-advocate", "0.840"),
+        ("minto-pyramid", "0.600"),
+    ]

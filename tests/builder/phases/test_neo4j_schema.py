@@ -449,3 +449,24 @@ def test_needs_phase_4_output() -> None:
     )
     with pytest.raises(GraphSchemaError, match="needs the AgentSpec of phase 4"):
         quick_phase().run(without)
+
+
+def test_good_for_confidence_comes_from_the_skill_where_it_rates_one() -> None:
+    result = quick_phase().run(
+        phase5_input(problem_types=("market", "decision"), good_for={"decision": 0.35})
+    )
+    graph = result.output
+    assert [(g.problem_type, g.confidence) for g in graph.good_for] == [
+        ("market", DEFAULT_GOOD_FOR_CONFIDENCE),
+        ("decision", 0.35),
+    ]
+    assert graph.decisions[-2:] == (
+        f"GOOD_FOR market: confidence {DEFAULT_GOOD_FOR_CONFIDENCE} by default "
+        "(good_for rates it not)",
+        "GOOD_FOR decision: confidence 0.35 from good_for",
+    )
+    rows = graph.parameters["merge_good_for"]["good_for"]
+    assert [(r["problem_type"], r["confidence"]) for r in rows] == [
+        ("market", DEFAULT_GOOD_FOR_CONFIDENCE),
+        ("decision", 0.35),
+    ]

@@ -587,3 +587,28 @@ def test_definition_survives_a_checkpoint_round_trip() -> None:
 def test_skill_error_is_raised_not_returned() -> None:
     with pytest.raises(SkillError):
         PHASE.run(PhaseInput(source=source("no front matter"), config=BuildConfig()))
+
+
+# --- good_for: GOOD_FOR confidence per problem type ---------------------------------------
+
+
+def test_good_for_rates_problem_types_at_either_spelling() -> None:
+    top = definition("problem_types: [market, decision]\ngood_for:\n  market: 0.8\n")
+    assert top.good_for == {"market": 0.8}
+    nested = definition(
+        "metadata:\n  mindrian:\n    problem_types: [market]\n    good_for: {market: 1}\n"
+    )
+    assert nested.good_for == {"market": 1.0}
+    assert definition("problem_types: [market]\n").good_for == {}
+
+
+def test_good_for_must_rate_a_listed_problem_type_within_zero_and_one() -> None:
+    with pytest.raises(SkillError) as stray:
+        analyse(source(skill("problem_types: [market]\ngood_for:\n  decision: 0.5\n")))
+    assert stray.value.code == "S208"
+    assert "good_for rates 'decision', which is not one of the problem_types (market)" in str(
+        stray.value
+    )
+    assert stray.value.location.line == 6  # the "decision:" line
+    with pytest.raises(SkillError, match="good_for"):
+        analyse(source(skill("problem_types: [market]\ngood_for:\n  market: 1.5\n")))

@@ -268,9 +268,9 @@ def test_assembled_tools() -> None:
     assert [c.passed for c in result.checks] == [True, True]
 
 
-def test_empty_tool_list_means_every_offered_tool() -> None:
-    tools = _assemble(skill(mcp_servers=(McpServerRequest("neo4j"),)), _ok).output.tools
-    assert tools.mcp_servers[0].tools == BUILTIN_CATALOG["neo4j"].tools
+def test_empty_tool_list_means_every_offered_tool_but_the_writes() -> None:
+    tools = _assemble(skill(mcp_servers=(McpServerRequest("tavily"),)), _ok).output.tools
+    assert tools.mcp_servers[0].tools == BUILTIN_CATALOG["tavily"].tools
 
 
 def test_required_server_failure_fails_check_optional_warns() -> None:
@@ -543,3 +543,44 @@ def test_golden_checkpoints(case: str) -> None:
         assert text == expected.read_text(encoding="utf-8"), (
             f"{expected} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
         )
+
+
+# --- write tools are opt-in ----------------------------------------------------
+
+
+def _tools_of(request: McpServerRequest) -> tuple[str, ...]:
+    result = _assemble(skill(mcp_servers=(request,)), _ok)
+    (server,) = result.output.tools.mcp_servers
+    return server.tools
+
+
+def test_a_server_named_alone_offers_its_read_tools_only() -> None:
+    assert BUILTIN_CATALOG["neo4j"].write_tools == ("write_neo4j_cypher",)
+    assert _tools_of(McpServerRequest("neo4j", (), line=8)) == (
+        "read_neo4j_cypher",
+        "get_neo4j_schema",
+    )
+    # Asked for by name, the write tool is given.
+    assert _tools_of(
+        McpServerRequest("neo4j", ("read_neo4j_cypher", "write_neo4j_cypher"), line=8)
+    ) == (
+        "read_neo4j_cypher",
+        "write_neo4j_cypher",
+    )
+
+
+def test_the_mindrian_server_offers_the_guarded_graph_read() -> None:
+    assert _tools_of(McpServerRequest("mindrian", (), line=8)) == (
+        "select_frameworks",
+        "get_framework",
+        "read_neo4j_cypher",
+    )
+
+
+def test_project_entries_declare_write_tools_among_their_tools() -> None:
+    entry = {"command": "x", "tools": ["find", "erase"], "write_tools": ["erase"]}
+    assert build_catalog({"notes": entry})["notes"].default_tools == ("find",)
+    with pytest.raises(ToolAssemblyError) as err:
+        build_catalog({"notes": {**entry, "write_tools": ["shred"]}})
+    assert err.value.code == "T010"
+    assert "write_tools: 'shred' is not one of its tools" in err.value.message

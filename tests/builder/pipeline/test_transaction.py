@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from builder.pipeline.transaction import PackageTransaction
-from mindrian.paths import ProjectPaths
+from mindrian.project import ProjectPaths
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -49,9 +49,9 @@ def test_staging_lives_in_the_output_state_folder(tmp_path: Path) -> None:
     assert paths.staging == tmp_path / ".mindrian" / "staging"
     other = ProjectPaths(tmp_path, tmp_path / "elsewhere")
     assert other.staging == tmp_path / "elsewhere" / ".mindrian" / "staging"
-    assert other.registry_db == tmp_path / "elsewhere" / ".mindrian" / "registry.lbug"
+    assert other.embedded_registry == tmp_path / "elsewhere" / ".mindrian" / "registry.lbug"
     assert other.checkpoints == paths.checkpoints  # checkpoints stay with the project
-    assert ProjectPaths(tmp_path, Path("generated")).registry_db == paths.registry_db
+    assert ProjectPaths(tmp_path, Path("generated")).embedded_registry == paths.embedded_registry
 
 
 def test_install_then_commit_replaces_the_package_and_leaves_nothing(

@@ -1,0 +1,163 @@
+"""``mindrian run`` and ``mindrian serve``: thin wrappers over mindrian.run and mindrian.serve."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from builder.pipeline.errors import AgentCommandError
+
+if TYPE_CHECKING:
+    from mindrian.models import ModelChoice
+    from mindrian.project import ProjectPaths
+
+__all__ = ["register_run_commands"]
+
+_EXAMPLES_RUN = """\
+Examples:
+
+\b
+  mindrian run pws-validation "Lab equipment resale" --model scripted:examples/pws.yaml
+  mindrian run larry "I want to validate my startup idea" --session founder-1
+  mindrian run lean-canvas "Office coffee subscription" --session c1   # answer steps on stdin
+  mindrian run lean-canvas --session c1                                # resume it later
+  MINDRIAN_MODEL=openai:gpt-4o mindrian run deep-research "EV charging in rural France" --json
+"""
+
+_EXAMPLES_SERVE = """\
+Examples:
+
+\b
+  mindrian serve
+  mindrian serve --port 8000 --model scripted:examples/pws.yaml
+  mindrian serve --db postgresql+psycopg://mindrian:secret@db:5432/mindrian --host 0.0.0.0
+  curl -X POST localhost:7777/agents/pws-validation/runs -F message='Validate ...' -F stream=false
+"""
+
+_ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="PROVIDER:ID",
+        help="Model of every agent: provider:model_id, or scripted:PATH to replay a script "
+        "[default: $MINDRIAN_MODEL, else each agent's own].",
+    ),
+]
+
+
+def register_run_commands(app: typer.Typer) -> None:
+    """Add ``run`` and ``serve`` to the ``mindrian`` command."""
+    app.command(name="run", epilog=_EXAMPLES_RUN)(run)
+    app.command(name="serve", epilog=_EXAMPLES_SERVE)(serve)
+
+
+def run(
+    ctx: typer.Context,
+    agent_id: Annotated[
+        str,
+        typer.Argument(metavar="AGENT_ID", help="Id of a registered agent.", show_default=False),
+    ],
+    message: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[MESSAGE]",
+            help="The task; for an open guided session, the answer to its step.",
+            show_default=False,
+        ),
+    ] = None,
+    model: _ModelOpt = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            metavar="ID",
+            help="Session to continue (role history, guided progress, pipeline checkpoints).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the HandoffResult as JSON.")
+    ] = False,
+) -> int:
+    """Run a generated agent and print its output; exit status 1 when the result failed.
+
+    The agent is loaded by id from generated/registry.yaml. Guided agents ask
+    each step's question on stderr and read the answer from stdin ('back' and
+    'skip' work); at the end of input the session waits, resumable with --session.
+    Pipeline agents report each phase on stderr.
+    """
+    from mindrian.run import RunRequest, run_agent
+
+    if not getattr(ctx.obj, "debug", False):
+        _quiet_agno()
+    project, choice = _project_and_model(model)
+    request = RunRequest(project, agent_id, message, choice, session, json_out)
+    try:
+        return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
+    except LookupError as error:  # unknown agent id, missing package
+        raise AgentCommandError(str(error), code="X001") from error
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
+    ] = 7777,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            metavar="URL",
+            help="Session database: postgresql+psycopg://... or sqlite:///... "
+            "[default: $MINDRIAN_DB_URL, else .mindrian/sessions.db].",
+        ),
+    ] = None,
+    model: _ModelOpt = None,
+) -> int:
+    """Serve every registered agent with AgentOS (FastAPI) until interrupted.
+
+    Each agent keeps its guarantees behind AgentOS's routes: a schema-breaking
+    answer is a failed run, a missing required MCP server refuses the run, a
+    failed pipeline phase stops it, and a guided run pauses at every step
+    (continue it with POST /agents/ID/runs/RUN_ID/continue).
+    """
+    from mindrian.serve import ServeConfig, build_app
+
+    project, choice = _project_and_model(model)
+    config = ServeConfig(project, choice, db_url=db, host=host, port=port)
+    try:
+        app = build_app(config)
+    except LookupError as error:
+        raise AgentCommandError(str(error), code="X001") from error
+    except ValueError as error:  # a database URL of another kind
+        raise AgentCommandError(str(error), code="X003") from error
+    import uvicorn
+
+    typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0
+
+
+def _quiet_agno() -> None:
+    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says."""
+    # A filter, not a level: Agno sets its loggers back to INFO at the start of every run.
+    for name in ("agno", "agno-team", "agno-workflow"):
+        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+
+
+def _project_and_model(model: str | None) -> tuple[ProjectPaths, ModelChoice]:
+    from mindrian.models import ModelScriptError, choose_model
+    from mindrian.project import ProjectNotFoundError, ProjectPaths
+
+    try:
+        project = ProjectPaths.locate(Path.cwd())
+        return project, choose_model(model, base=Path.cwd())
+    except ProjectNotFoundError as error:
+        raise AgentCommandError(str(error), code="X001") from error
+    except ModelScriptError as error:
+        raise AgentCommandError(str(error), code="X002") from error

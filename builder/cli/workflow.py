@@ -1,0 +1,124 @@
+"""``mindrian workflow validate|render|run FILE.dot``: thin wrappers over :mod:`mindrian.workflow`.
+
+Findings print in compiler style on stderr (``PATH:LINE:COL: error[W002]: ...``);
+exit 1 when a file cannot be read or parsed or breaks an error-severity rule,
+warnings alone keep exit 0. ``run`` walks the graph with dry-run handlers (no
+model call, no shell command), answering from ``--outcome NODE=OUTCOME``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from mindrian.workflow.model import ThoughtGraph
+
+__all__ = ["workflow_app"]
+
+_EXAMPLES = """\
+Examples:
+
+\b
+  mindrian workflow validate generated/lean_canvas/workflow.dot
+  mindrian workflow render pipeline.dot > canonical.dot
+  mindrian workflow run pipeline.dot --outcome review=reject --outcome review=approve
+"""
+
+workflow_app = typer.Typer(
+    name="workflow",
+    help="Check, render and dry-run DOT thought graphs (seed 003, Attractor vocabulary).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+_FileArg = Annotated[Path, typer.Argument(metavar="FILE.dot", help="A DOT thought graph.")]
+
+
+def _err(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def _load(file: Path, *, show_warnings: bool) -> tuple[ThoughtGraph | None, int]:
+    from mindrian.workflow.command import check_file
+    from mindrian.workflow.validate import ERROR
+
+    graph, findings = check_file(file, file.as_posix())
+    for finding in findings:
+        if show_warnings or finding.severity == ERROR:
+            _err(finding.render())
+    failed = graph is None or any(f.severity == ERROR for f in findings)
+    return graph, 1 if failed else 0
+
+
+@workflow_app.command("validate", epilog=_EXAMPLES)
+def validate_command(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE.dot...", help="Graphs to check.")],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
+) -> int:
+    """Parse and lint each file; exit 1 if any has an error (warnings are reported only)."""
+    status = 0
+    for file in files:
+        _, failed = _load(file, show_warnings=not quiet)
+        status = max(status, failed)
+        if not failed and not quiet:
+            _err(f"{file.as_posix()}: ok")
+    return status
+
+
+@workflow_app.command("render", epilog=_EXAMPLES)
+def render_command(file: _FileArg) -> int:
+    """Print the canonical DOT of a graph: subgraphs flattened, attributes sorted."""
+    from mindrian.workflow.command import check_file
+    from mindrian.workflow.dot import render
+
+    graph, findings = check_file(file, file.as_posix())
+    if graph is None:
+        for finding in findings:
+            _err(finding.render())
+        return 1
+    typer.echo(render(graph), nl=False)
+    return 0
+
+
+@workflow_app.command("run", epilog=_EXAMPLES)
+def run_command(
+    file: _FileArg,
+    outcome: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--outcome",
+            metavar="NODE=OUTCOME",
+            help="What NODE answers, in turn (repeat); unscripted nodes succeed.",
+        ),
+    ] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option("--state", metavar="PATH", help="Save (and resume) the run state here."),
+    ] = None,
+    max_steps: Annotated[int, typer.Option(help="Stop a run that loops longer than this.")] = 1000,
+) -> int:
+    """Walk a graph with dry-run handlers; exit 0 when it reaches an exit, 1 when it fails."""
+    from mindrian.workflow.command import dry_run_handlers, parse_outcome_script
+    from mindrian.workflow.engine import run
+    from mindrian.workflow.model import WorkflowError
+
+    graph, failed = _load(file, show_warnings=False)
+    if failed or graph is None:
+        return 1
+    try:
+        handlers = dry_run_handlers(graph, parse_outcome_script(outcome or ()), typer.echo)
+        result = run(graph, handlers, state, max_steps=max_steps, base_dir=file.parent)
+    except WorkflowError as exc:
+        _err(f"{file.as_posix()}: error[W003]: {exc.message}")
+        return 1
+    path = " -> ".join(result.visited)
+    if result.status == "failed":
+        _err(f"{file.as_posix()}: workflow {graph.name} failed: {result.failure_reason}")
+        _err(f"path: {path}")
+        return 1
+    typer.echo(f"workflow {graph.name} {result.status} in {len(result.history)} steps: {path}")
+    return 0

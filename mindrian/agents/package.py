@@ -1,0 +1,145 @@
+"""A generated agent package as data: its ``spec.yaml`` and ``instructions.md``, read at import.
+
+A generated ``agent.py`` is one class statement::
+
+    PACKAGE = AgentPackage.load(__file__)
+
+    class PwsValidationAgent(OperatorAgent, package=PACKAGE):
+        \"\"\"Generated operator agent (pws_validation).\"\"\"
+
+and :meth:`AgentPackage.class_attributes` turns the package's data into the
+class attributes the per-type base reads: identity, model and its settings,
+instructions, tools, the handoff contract of phase 3, and what the type needs
+(output model, perspectives and synthesiser, phases, steps). Regenerating a
+package therefore changes data, never behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml  # PyYAML, a dependency of agno
+
+from mindrian.agents.models import ModelSettings
+from mindrian.agents.output import scored_output
+from mindrian.agents.references import reference_elements
+from mindrian.agents.tools import ToolWiring
+from mindrian.handoff import HandoffType, ReturnBehavior
+
+__all__ = ["INSTRUCTIONS_FILE", "SPEC_FILE", "AgentPackage", "data_file"]
+
+#: The instructions of a package, verbatim from the skill.
+INSTRUCTIONS_FILE = "instructions.md"
+#: The final AgentSpec of a package.
+SPEC_FILE = "spec.yaml"
+
+
+def data_file(folder: Path, name: str) -> str:
+    """A data file of a package without its generated-file header (an HTML comment in markdown)."""
+    text = (folder / name).read_text(encoding="utf-8")
+    if name.endswith(".md") and text.startswith("<!--"):
+        text = text.split("-->\n", 1)[1]
+    return text
+
+
+def _pairs(items: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((str(i["name"]), str(i.get("instructions") or "")) for i in items or ())
+
+
+def _camel(identifier: str) -> str:
+    return "".join(w[:1].upper() + w[1:] for w in identifier.split("_") if w) or "Agent"
+
+
+@dataclass(frozen=True)
+class AgentPackage:
+    """The data of one generated package."""
+
+    folder: Path
+    """The package folder."""
+    spec: Mapping[str, Any]
+    """The final AgentSpec as plain data (``spec.yaml``)."""
+    instructions: str
+    """What every model acting for the agent is told (``instructions.md``, header removed)."""
+
+    @classmethod
+    def load(cls, module_file: str | Path) -> AgentPackage:
+        """The package whose module is ``module_file`` (a generated ``agent.py``'s ``__file__``)."""
+        folder = Path(module_file).resolve().parent
+        spec = yaml.safe_load(data_file(folder, SPEC_FILE))
+        if not isinstance(spec, dict) or "id" not in spec:
+            raise ValueError(f"{folder / SPEC_FILE} is not an agent spec")
+        return cls(folder=folder, spec=spec, instructions=data_file(folder, INSTRUCTIONS_FILE))
+
+    @property
+    def tools(self) -> ToolWiring:
+        """The tool wiring of the spec's ``tools`` block."""
+        return ToolWiring.from_spec(self.spec.get("tools"))
+
+    @property
+    def handoff(self) -> Mapping[str, Any]:
+        """Phase 3's contract (empty for a spec that has none)."""
+        return self.spec.get("handoff") or {}
+
+    @property
+    def accepted_handoffs(self) -> frozenset[HandoffType]:
+        """Handoff types the agent accepts: phase 3's ``supports``, read by README and runtime alike."""
+        return frozenset(HandoffType(t) for t in self.handoff.get("supports", ("delegate",)))
+
+    @property
+    def output_name(self) -> str:
+        """Class-name stem of the package's output model (``PwsValidation``)."""
+        return _camel(str(self.spec["identifier"]))
+
+    def output_model(self) -> type[Any]:
+        """The output model with the spec's scores declared (and ``total`` when bands use it)."""
+        dimensions = tuple(self.spec.get("scores") or ())
+        return scored_output(self.output_name, dimensions, total=bool(self.spec.get("score_bands")))
+
+    def class_attributes(self, agent_type: str) -> dict[str, Any]:
+        """The class attributes of the agent class built on the ``agent_type`` base."""
+        if agent_type != self.spec["type"]:
+            raise TypeError(
+                f"{self.folder.name} is a {self.spec['type']} agent, not a {agent_type} agent"
+            )
+        tools = self.tools
+        receives = self.handoff.get("receives") or {}
+        routing = self.handoff.get("routing") or {}
+        behaviour = routing.get("return_behavior")
+        attributes: dict[str, Any] = {
+            "package": self,
+            "agent_id": self.spec["id"],
+            "name": self.spec["name"],
+            "description": self.spec["description"],
+            "model": self.spec["model"]["string"],
+            "model_settings": ModelSettings.from_spec(self.spec["model"]),
+            "instructions": self.instructions + tools.guide,
+            "tools": tools.all_tools(),
+            "mcp_servers": tools.mcp_servers,
+            "accepted_handoffs": self.accepted_handoffs,
+            "min_clarity": float(receives.get("min_clarity") or 0.0),
+            "allowed_callers": frozenset(routing.get("can_be_called_by") or ()),
+            "return_behavior": ReturnBehavior(behaviour) if behaviour else None,
+            "references": reference_elements(self.spec),
+        }
+        attributes.update(self._type_attributes(agent_type))
+        return attributes
+
+    def _type_attributes(self, agent_type: str) -> dict[str, Any]:
+        metadata = self.spec.get("metadata") or {}
+        if agent_type == "operator":
+            return {"output_schema": self.output_model()}
+        if agent_type == "collaborative":
+            return {
+                "perspectives": _pairs(self.spec.get("sub_agents")),
+                "debate_rounds": int(metadata.get("debate_rounds", 1)),
+                "synthesizer": str(metadata.get("synthesizer") or ""),
+                "output_schema": self.output_model(),
+            }
+        if agent_type == "pipeline":
+            return {"phases": _pairs(self.spec.get("steps"))}
+        if agent_type == "guided":
+            return {"steps": _pairs(self.spec.get("steps"))}
+        return {}

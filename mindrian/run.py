@@ -1,0 +1,165 @@
+"""``mindrian run``: one generated agent, loaded by id, run from a terminal.
+
+Every type goes through ``process_handoff``, so what the command reports is
+the agent's :class:`~mindrian.handoff.HandoffResult` (its output, or the whole
+result as JSON) and a failed result is exit status 1. State lives under the
+project's ``.mindrian/state``: a role agent keeps its history per session, a
+guided session is resumed by ``--session`` in a later process, a pipeline keeps
+its per-phase checkpoints. A guided agent steps interactively: after each step
+the question goes to stderr and the answer is read from stdin, until the last
+step or the end of input (the session then waits to be resumed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+from mindrian.agents import STATE_DIR_ENV, GuidedAgent, MindrianAgent, Partial, PipelineAgent
+from mindrian.agents.base import render_output
+from mindrian.handoff import HandoffResult
+from mindrian.models import ModelChoice
+from mindrian.packages import agent_class, registered_packages
+from mindrian.project import ProjectPaths
+
+__all__ = ["RunRequest", "load_agent", "run_agent"]
+
+#: Exit status of a run whose result failed.
+EXIT_FAILED = 1
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``mindrian run`` was asked for."""
+
+    project: ProjectPaths
+    """The project whose registry names the agent."""
+    agent_id: str
+    """The agent to run."""
+    message: str | None
+    """The task, or a guided session's next answer; None to resume a guided session."""
+    model: ModelChoice
+    """The model (None reference: the agent's own)."""
+    session_id: str | None = None
+    """Session to continue; guided sessions get a fresh one when None."""
+    json_output: bool = False
+    """Print each HandoffResult as JSON instead of its output."""
+
+
+def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> MindrianAgent:
+    """The registered agent ``agent_id``; state in ``$MINDRIAN_STATE_DIR``, else the project's."""
+    packages = {p.agent_id: p for p in registered_packages(project)}
+    if agent_id not in packages:
+        from mindrian.packages import PackageError
+
+        known = ", ".join(sorted(packages)) or "none"
+        raise PackageError(f"no registered agent {agent_id!r} (registered: {known})")
+    cls = agent_class(packages[agent_id])
+    chosen = model.model_for(agent_id)
+    options: dict[str, object] = {"model": chosen} if chosen is not None else {}
+    if cls.agent_type in ("role", "guided", "pipeline"):
+        options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir
+    return cls(**options)  # type: ignore[arg-type]
+
+
+def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the agent as the request says; returns the exit status."""
+    agent = load_agent(request.project, request.agent_id, request.model)
+    if isinstance(agent, PipelineAgent):
+        agent.phase_listener = _phase_printer(len(agent.phases), stderr)
+    session_id = request.session_id
+    if isinstance(agent, GuidedAgent):
+        session_id = session_id or uuid.uuid4().hex
+        stderr.write(f"session {session_id}\n")
+        return asyncio.run(_guided(agent, request, session_id, stdin, stdout, stderr))
+    if request.message is None:
+        stderr.write(f"error: {request.agent_id}: a {agent.agent_type} agent needs a MESSAGE\n")
+        return 2
+    result = asyncio.run(_handoff(agent, request.message, session_id))
+    return _report(result, request, stdout, stderr)
+
+
+async def _handoff(agent: MindrianAgent, message: str, session_id: str | None) -> HandoffResult:
+    context = agent.create_handoff_context(message, from_agent="user", session_id=session_id)
+    return await agent.process_handoff(context)
+
+
+async def _guided(
+    agent: GuidedAgent,
+    request: RunRequest,
+    session_id: str,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    message = request.message
+    if message is None:
+        progress = agent.load_progress(session_id)
+        if progress is None or progress.finished(len(agent.steps)):
+            stderr.write(
+                f"error: {request.agent_id}: no open session {session_id!r}; "
+                "give a MESSAGE to start one\n"
+            )
+            return 2
+        stdout.write(progress.partials[progress.position].output + "\n")
+        message = _ask(agent, progress.position, stdin, stderr)
+    while message is not None:
+        result = await _handoff(agent, message, session_id)
+        if request.json_output or not result.success:
+            status = _report(result, request, stdout, stderr)
+        else:
+            status = _show_step(agent, session_id, stdout)
+        if status or not result.needs_human_input:
+            return status
+        stderr.write(result.human_input_reason + "\n")
+        message = _read_answer(stdin)
+    stderr.write(f"paused; resume with: mindrian run {request.agent_id} --session {session_id}\n")
+    return 0
+
+
+def _show_step(agent: GuidedAgent, session_id: str, stdout: TextIO) -> int:
+    """On a terminal only the step just run is shown; once finished, every step."""
+    progress = agent.load_progress(session_id)
+    assert progress is not None  # the handoff that just succeeded saved it
+    if progress.finished(len(agent.steps)):
+        stdout.write(render_output(agent.final_reply(progress)).rstrip("\n") + "\n")
+    else:
+        stdout.write(progress.partials[progress.position].output.rstrip("\n") + "\n")
+    return 0
+
+
+def _ask(agent: GuidedAgent, position: int, stdin: TextIO, stderr: TextIO) -> str | None:
+    name, _ = agent.steps[position]
+    stderr.write(f"Step {position + 1} of {len(agent.steps)} ({name}): answer, 'back' or 'skip'.\n")
+    return _read_answer(stdin)
+
+
+def _read_answer(stdin: TextIO) -> str | None:
+    line = stdin.readline()
+    return line.rstrip("\n") if line else None
+
+
+def _report(result: HandoffResult, request: RunRequest, stdout: TextIO, stderr: TextIO) -> int:
+    if request.json_output:
+        stdout.write(
+            json.dumps(result.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        )
+    elif result.success:
+        stdout.write(result.output.rstrip("\n") + "\n")
+    if not result.success:
+        stderr.write(f"error: {request.agent_id}: {result.error}\n")
+        return EXIT_FAILED
+    return 0
+
+
+def _phase_printer(count: int, stderr: TextIO) -> Callable[[int, Partial], None]:
+    def tell(index: int, partial: Partial) -> None:
+        stderr.write(f"[{index + 1}/{count}] {partial.name}: done\n")
+        stderr.flush()
+
+    return tell

@@ -1,0 +1,771 @@
+"""The per-type test contract every generated package runs against its own data.
+
+A generated ``tests/test_agent.py`` subclasses one contract and sets class
+attributes only: the agent class, the skill's items (verbatim lines of its
+SKILL.md, read by the builder from the file itself), each part's own
+instructions, the generation settings, and the JSON examples of the skill's
+output instructions. pytest collects the subclass (its name starts with
+``Test``); the contracts here are not collected themselves.
+
+What every type is held to:
+
+* every skill item reaches the system prompt of every model acting for the
+  agent (the agent, each team member and the leader, each phase, each step),
+  captured through :class:`~mindrian.testing.ScriptedModel`, and the
+  description is stated there once;
+* each part is told its own instructions;
+* the models built from the spec's model string carry its temperature,
+  response cap and thinking budget;
+* the handoff contract: too little clarity gives ``needs_clarification``
+  without a model call, a caller outside ``can_be_called_by`` and a handoff
+  type outside ``supports`` are refused, and the README states the same
+  accepted types as the runtime;
+* tools are wired with valid schemas, and a required MCP server that is down
+  stops the run before the model is asked.
+
+Each type then adds its behaviour (structured answers and schema checks,
+history, team synthesis, phase order, guided pauses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from collections.abc import Awaitable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import jsonschema
+import pytest
+from agno.tools.function import Function
+
+from mindrian.agents import BACK, SKIP, MindrianAgent
+from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
+from mindrian.testing.scripted import ModelCall, ScriptedModel, Step
+
+__all__ = [
+    "AgentContract",
+    "CollaborativeContract",
+    "GuidedContract",
+    "OperatorContract",
+    "PipelineContract",
+    "RoleContract",
+    "clear_problem",
+    "contract_for",
+    "sent_schema",
+]
+
+_T = TypeVar("_T")
+
+
+def run(awaitable: Awaitable[_T]) -> _T:
+    """Run a coroutine to completion (tests are synchronous)."""
+    return asyncio.run(awaitable)  # type: ignore[arg-type]
+
+
+def clear_problem(level: float = 1.0) -> ProblemClarity:
+    """A problem clarified to ``level`` on all three questions."""
+    return ProblemClarity(
+        what="A stated problem",
+        who="Named people",
+        success="A measurable change",
+        what_clarity=level,
+        who_clarity=level,
+        success_clarity=level,
+    )
+
+
+def system_text(call: ModelCall) -> str:
+    """Everything the model was told as system messages in one call."""
+    return "\n".join(call.contents("system"))
+
+
+def sent_schema(call: ModelCall) -> Any:
+    """The JSON schema of the answer as the model received it.
+
+    Models with native structured output get the output model itself; the
+    others (the scripted model among them) get its properties in the system
+    message, between ``<json_field_properties>`` tags.
+    """
+    fmt = call.response_format
+    if isinstance(fmt, type):
+        return fmt.model_json_schema()
+    found = re.search(
+        r"<json_field_properties>\s*(\{.*\})\s*</json_field_properties>",
+        system_text(call),
+        re.S,
+    )
+    assert found, "the model was sent no schema for its answer"
+    return json.loads(found.group(1))
+
+
+def _declares(schema: Any, name: str, low: float, high: float) -> bool:
+    """Whether ``schema`` anywhere declares property ``name`` as a number in ``low..high``."""
+    if isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if (
+                key == name
+                and isinstance(value, Mapping)
+                and value.get("minimum") == low
+                and value.get("maximum") == high
+                and value.get("description")
+            ):
+                return True
+            if _declares(value, name, low, high):
+                return True
+    if isinstance(schema, list):
+        return any(_declares(v, name, low, high) for v in schema)
+    return False
+
+
+class AgentContract:
+    """What every generated agent is held to; subclasses add their type's behaviour."""
+
+    agent_class: ClassVar[type[MindrianAgent]]
+    """The generated agent class."""
+    skill_items: ClassVar[tuple[str, ...]] = ()
+    """Verbatim items of the skill that every model must be told."""
+    part_items: ClassVar[Mapping[str, str]] = {}
+    """Part name → its own instructions as the skill states them."""
+    model_settings: ClassVar[Mapping[str, Any]] = {}
+    """``temperature``, ``max_tokens`` and ``thinking_budget`` the built models must carry."""
+    handoff_contract: ClassVar[Mapping[str, Any]] = {}
+    """Phase 3's ``min_clarity``, ``can_be_called_by`` and ``supports``."""
+
+    @property
+    def caller(self) -> str:
+        """An agent allowed to call this one (the tests' handoffs come from it)."""
+        callers = self.handoff_contract.get("can_be_called_by") or ["larry"]
+        return str(callers[0])
+
+    # -- what each type provides ------------------------------------------------------
+
+    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+        """Run the agent once on a task; every model that acted, by part label."""
+        raise NotImplementedError
+
+    def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
+        """An instance of the agent class with test state under ``tmp_path``."""
+        return self.agent_class(**options)
+
+    def scripted_handoff_models(self) -> dict[str, Any]:
+        """Constructor arguments making a handoff succeed with scripted models."""
+        raise NotImplementedError
+
+    # -- fixtures -----------------------------------------------------------------------
+
+    @pytest.fixture(autouse=True)
+    def _mcp_servers_stay_offline(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+        # Scripted models call no MCP tool and tests start no server; the refusal test puts its own.
+        package = self.agent_class.package
+        declared = self.agent_class.tools
+        custom = package.tools.custom_functions() if package is not None else ()
+        monkeypatch.setattr(self.agent_class, "declared_tools", declared, raising=False)
+        monkeypatch.setattr(self.agent_class, "tools", custom)
+        monkeypatch.setattr(self.agent_class, "mcp_servers", ())
+        yield
+
+    # -- the prompt ------------------------------------------------------------------------
+
+    def system_prompts(self, tmp_path: Path) -> dict[str, str]:
+        """Part label → the system message its model received when the agent ran once."""
+        models = self.acting_models(tmp_path)
+        prompts = {}
+        for label, model in models.items():
+            assert model.calls, f"{label} was never asked"
+            prompts[label] = system_text(model.calls[0])
+        return prompts
+
+    def test_every_skill_item_reaches_every_model(self, tmp_path: Path) -> None:
+        assert self.skill_items, "the skill gave no items to check"
+        for label, system in self.system_prompts(tmp_path).items():
+            missing = [item for item in self.skill_items if item not in system]
+            assert not missing, f"{label} was not told {len(missing)} item(s), first: {missing[:3]}"
+
+    def test_the_description_is_stated_once(self, tmp_path: Path) -> None:
+        description = self.agent_class.description.strip()
+        assert description
+        for label, system in self.system_prompts(tmp_path).items():
+            assert system.count(description) == 1, (
+                f"{label} was told the description {system.count(description)} times"
+            )
+
+    def test_each_part_is_told_its_own_instructions(self, tmp_path: Path) -> None:
+        if not self.part_items:
+            pytest.skip("the skill states no part instructions of its own")
+        prompts = self.system_prompts(tmp_path)
+        for name, text in self.part_items.items():
+            assert name in prompts, f"part {name!r} never acted"
+            assert text in prompts[name], f"part {name!r} was not told its instructions"
+
+    # -- model settings ---------------------------------------------------------------------
+
+    def built_models(self, agent: MindrianAgent) -> list[Any]:
+        """The Agno models of the built agent (leader, members, steps)."""
+        built = agent.agent
+        models = [getattr(built, "model", None)]
+        models += [m.model for m in getattr(built, "members", None) or ()]
+        models += [s.agent.model for s in getattr(built, "steps", None) or () if s.agent]
+        return [m for m in models if m is not None]
+
+    def test_built_models_carry_the_spec_settings(self, tmp_path: Path) -> None:
+        expected = dict(self.model_settings)
+        models = self.built_models(self.new_agent(tmp_path))
+        assert models
+        for model in models:
+            assert getattr(model, "temperature", None) == expected["temperature"]
+            cap = next(
+                getattr(model, n)
+                for n in ("max_tokens", "max_output_tokens", "max_completion_tokens")
+                if hasattr(model, n)
+            )
+            assert cap == expected["max_tokens"]
+            budget = expected["thinking_budget"]
+            thinking = getattr(model, "thinking", None)
+            if budget is None:
+                assert not thinking and getattr(model, "thinking_budget", None) is None
+            else:
+                assert (thinking or {}).get(
+                    "budget_tokens", getattr(model, "thinking_budget", None)
+                ) == budget
+
+    # -- the handoff contract ---------------------------------------------------------
+
+    def test_the_runtime_holds_the_spec_contract(self) -> None:
+        cls = self.agent_class
+        assert cls.min_clarity == self.handoff_contract["min_clarity"]
+        assert cls.allowed_callers == frozenset(self.handoff_contract["can_be_called_by"])
+        assert {t.value for t in cls.accepted_handoffs} == set(self.handoff_contract["supports"])
+
+    def test_too_little_clarity_is_refused_without_a_model_call(self, tmp_path: Path) -> None:
+        needed = float(self.handoff_contract["min_clarity"])
+        if needed <= 0:
+            pytest.skip("the spec asks for no minimum clarity")
+        model = ScriptedModel()
+        agent = self.new_agent(tmp_path, model=model)
+        context = agent.create_handoff_context(
+            "Help", problem_clarity=clear_problem(needed / 2), from_agent=self.caller
+        )
+        result = run(agent.process_handoff(context))
+        assert not result.success
+        assert result.error_code == "needs_clarification"
+        assert result.needs_human_input
+        assert {"what", "who", "success"} <= set(
+            re.findall(r"\b(what|who|success)\b", result.error or "")
+        )
+        assert not model.calls, "the model was asked although the problem is unclear"
+
+    def test_callers_outside_the_contract_are_refused(self, tmp_path: Path) -> None:
+        callers = self.handoff_contract["can_be_called_by"]
+        if not callers:
+            pytest.skip("the spec lets any agent call it")
+        model = ScriptedModel()
+        agent = self.new_agent(tmp_path, model=model)
+        stranger = "-".join(sorted(callers)) + "-stranger"
+        context = agent.create_handoff_context(
+            "Help", problem_clarity=clear_problem(), from_agent=stranger
+        )
+        result = run(agent.process_handoff(context))
+        assert result.error_code == "caller_refused"
+        assert not model.calls
+
+    def test_handoff_types_outside_the_contract_are_refused(self, tmp_path: Path) -> None:
+        accepted = set(self.handoff_contract["supports"])
+        refused = [t for t in HandoffType if t.value not in accepted]
+        if not refused:
+            pytest.skip("the spec accepts every handoff type")
+        for kind in refused:
+            model = ScriptedModel()
+            agent = self.new_agent(tmp_path, model=model)
+            context = agent.create_handoff_context(
+                "Help", problem_clarity=clear_problem(), from_agent=self.caller, handoff_type=kind
+            )
+            result = run(agent.process_handoff(context))
+            assert result.error_code == "handoff_type_refused", kind
+            assert not model.calls
+
+    def test_readme_states_the_accepted_handoffs(self) -> None:
+        package = self.agent_class.package
+        assert package is not None
+        readme = (package.folder / "README.md").read_text(encoding="utf-8")
+        row = re.search(r"^\| accepts \| (.*) \|$", readme, re.M)
+        assert row, "the README has no accepts row"
+        stated = {t.strip() for t in row.group(1).split(",")}
+        assert stated == {t.value for t in self.agent_class.accepted_handoffs}
+
+    # -- tools -------------------------------------------------------------------------
+
+    def test_tools_are_wired_with_valid_schemas(self) -> None:
+        package = self.agent_class.package
+        assert package is not None
+        wiring = package.tools
+        if not (wiring.custom_tools or wiring.mcp_servers or wiring.global_actions):
+            pytest.skip("the skill gives the agent no tools")
+        declared = self.agent_class.declared_tools  # type: ignore[attr-defined]
+        functions = [t for t in declared if isinstance(t, Function)]
+        toolkits = [t for t in declared if not isinstance(t, Function)]
+        assert [f.name for f in functions] == [t["name"] for t in wiring.custom_tools]
+        for definition in wiring.definitions:
+            jsonschema.Draft202012Validator.check_schema(definition["parameters"])
+            assert definition["parameters"]["type"] == "object"
+        assert [list(t.include_tools or ()) for t in toolkits] == [
+            list(s["tools"]) for s in wiring.mcp_servers
+        ]
+        for action in wiring.global_actions:
+            assert action["action"] in self.agent_class.instructions
+
+    def test_refuses_to_run_while_a_required_mcp_server_is_down(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        package = self.agent_class.package
+        assert package is not None
+        servers = package.tools.mcp_servers
+        if not any(s.get("required") for s in servers):
+            pytest.skip("the agent needs no MCP server")
+        from mindrian.agents.mcp import McpUnavailableError, mcp_toolkit
+
+        # Each server replaced by a process that exits at once: offline, and as down as it gets.
+        down = tuple(
+            {
+                **s,
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": ["-c", "raise SystemExit(3)"],
+                "url": "",
+            }
+            for s in servers
+        )
+        tools = package.tools.custom_functions() + tuple(map(mcp_toolkit, down))
+        monkeypatch.setattr(self.agent_class, "tools", tools)
+        monkeypatch.setattr(self.agent_class, "mcp_servers", down)
+        model = ScriptedModel()
+        with pytest.raises(McpUnavailableError) as refused:
+            run(self.new_agent(tmp_path, model=model).run("Anything at all"))
+        for server in down:
+            assert (f"MCP server {server['name']!r}" in str(refused.value)) is server["required"]
+        assert not model.calls, "the model was asked before the servers were checked"
+
+
+# -- OPERATOR ------------------------------------------------------------------------------
+
+
+def _midpoint_scores(schema: type[Any]) -> dict[str, float]:
+    scores = schema.model_fields["scores"].annotation
+    values = {}
+    for name, info in scores.model_fields.items():
+        if name == "total":
+            continue
+        bounds = {type(m).__name__: m for m in info.metadata}
+        low, high = bounds["Ge"].ge, bounds["Le"].le
+        values[info.alias or name] = (low + high) / 2
+    return values
+
+
+class StructuredAnswers:
+    """Shared by the types whose answer is an output model (operator, collaborative)."""
+
+    agent_class: ClassVar[type[MindrianAgent]]
+    output_examples: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    """JSON examples from the skill's output instructions: whole answers, or the ``scores`` object."""
+    score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    """Score name → (minimum, maximum) as the skill declares them."""
+
+    def answer(self, **changes: Any) -> dict[str, Any]:
+        """A well-formed answer: every declared score at the middle of its range."""
+        schema = self.agent_class.output_schema  # type: ignore[attr-defined]
+        answer = {
+            "output": "# Result\n\nThe scripted analysis.",
+            "key_findings": ["first finding", "second finding"],
+            "recommendations": ["do the cheapest test first"],
+            "confidence": 0.75,
+            "scores": _midpoint_scores(schema),
+            "open_questions": ["what would change the verdict?"],
+        }
+        answer.update(changes)
+        return answer
+
+    def script(self, answer: Any) -> dict[str, Any]:
+        """Constructor arguments that make the agent give ``answer`` as its final structured turn."""
+        raise NotImplementedError
+
+    def handoff(self, tmp_path: Path, answer: Any, **options: Any) -> HandoffResult:
+        agent = self.new_agent(tmp_path, **self.script(answer))  # type: ignore[attr-defined]
+        context = agent.create_handoff_context(
+            "Assess the scripted opportunity",
+            problem_clarity=clear_problem(),
+            from_agent=self.caller,
+            return_to="larry",
+            **options,
+        )
+        return run(agent.process_handoff(context))
+
+    def test_handoff_returns_the_structured_answer(self, tmp_path: Path) -> None:
+        answer = self.answer()
+        result = self.handoff(tmp_path, answer)
+        assert result.success, result.error
+        assert result.output_format == "structured"
+        assert result.key_findings == tuple(answer["key_findings"])
+        assert result.recommendations == tuple(answer["recommendations"])
+        assert result.confidence == 0.75
+        assert result.open_questions == tuple(answer["open_questions"])
+        for name, value in answer["scores"].items():
+            assert result.scores[name] == value
+
+    def test_an_answer_following_the_skill_examples_succeeds(self, tmp_path: Path) -> None:
+        if not self.output_examples:
+            pytest.skip("the skill's output instructions hold no JSON example")
+        for example in self.output_examples:
+            answer = dict(example) if "output" in example else self.answer(scores=dict(example))
+            result = self.handoff(tmp_path, answer)
+            assert result.success, result.error
+            for name, value in answer["scores"].items():
+                assert result.scores[name] == value
+
+    def test_the_model_is_sent_every_score_with_its_range(self, tmp_path: Path) -> None:
+        if not self.score_ranges:
+            pytest.skip("the skill declares no scores")
+        models = self.script(self.answer())
+        self.handoff_with(tmp_path, models)
+        schema = sent_schema(models["model"].calls[-1])
+        for name, (low, high) in self.score_ranges.items():
+            assert _declares(schema, name, low, high), f"the schema does not declare {name}"
+
+    def handoff_with(self, tmp_path: Path, models: dict[str, Any]) -> HandoffResult:
+        agent = self.new_agent(tmp_path, **models)  # type: ignore[attr-defined]
+        context = agent.create_handoff_context(
+            "Assess", problem_clarity=clear_problem(), from_agent=self.caller
+        )
+        return run(agent.process_handoff(context))
+
+    @pytest.mark.parametrize(
+        "breakage",
+        ["prose", "confidence", "unknown_score", "out_of_range", "no_scores"],
+    )
+    def test_an_answer_that_breaks_the_schema_fails(self, tmp_path: Path, breakage: str) -> None:
+        answer: Any = self.answer()
+        scores = answer["scores"]
+        if breakage in ("out_of_range", "no_scores") and not scores:
+            pytest.skip("the skill declares no scores")
+        answer = {
+            "prose": "This is prose, not the structured answer.",
+            "confidence": {**answer, "confidence": 1.5},
+            "unknown_score": {**answer, "scores": {**scores, "not_a_declared_score": 1.0}},
+            "out_of_range": {**answer, "scores": {k: v * 10 + 100 for k, v in scores.items()}},
+            "no_scores": {**answer, "scores": {}},
+        }[breakage]
+        result = self.handoff(tmp_path, answer)
+        assert not result.success
+        assert "schema" in (result.error or "")
+
+
+class OperatorContract(StructuredAnswers, AgentContract):
+    """An operator: one structured answer, through a handoff or the manager."""
+
+    def script(self, answer: Any) -> dict[str, Any]:
+        return {
+            "model": ScriptedModel(Step.structured(answer) if isinstance(answer, dict) else answer)
+        }
+
+    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+        model = ScriptedModel(Step.structured(self.answer()))
+        run(self.new_agent(tmp_path, model=model).run("Assess the scripted opportunity"))
+        return {"agent": model}
+
+    def test_runs_through_the_handoff_manager(self, tmp_path: Path) -> None:
+        answer = self.answer()
+        agent = self.new_agent(tmp_path, model=ScriptedModel(Step.structured(answer)))
+        manager = HandoffManager()
+        manager.register_agent(agent.agent_id, agent)
+        context = manager.create_delegation(
+            from_agent=self.caller,
+            to_agent=agent.agent_id,
+            task="Assess it",
+            problem_clarity=clear_problem(),
+        )
+        result = run(manager.execute(context))
+        assert result.success, result.error
+        assert result.key_findings == tuple(answer["key_findings"])
+
+
+# -- ROLE ----------------------------------------------------------------------------------
+
+
+class RoleContract(AgentContract):
+    """A role: a conversation whose history persists per session."""
+
+    def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
+        return self.agent_class(state_dir=tmp_path, **options)  # type: ignore[call-arg]
+
+    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+        model = ScriptedModel("What exactly goes wrong, and for whom?")
+        run(self.new_agent(tmp_path, model=model).run("I have an idea", session_id="prompt"))
+        return {"agent": model}
+
+    def test_conversation_keeps_its_history(self, tmp_path: Path) -> None:
+        turns = [f"question {n}" for n in range(1, 5)]
+        model = ScriptedModel(*turns)
+        agent = self.new_agent(tmp_path, model=model)
+        for n in range(1, 5):
+            assert run(agent.run(f"user turn {n}", session_id="c")).content == f"question {n}"
+        model.assert_complete()
+        # The last call sees every earlier exchange of the session, in order.
+        seen = model.calls[-1].pairs
+        for n in range(1, 4):
+            assert ("assistant", f"question {n}") in seen
+            assert any(role == "user" and f"user turn {n}" in text for role, text in seen)
+        users = [text for role, text in agent.history("c") if role == "user"]
+        assert users[-4:] == [f"user turn {n}" for n in range(1, 5)]
+
+    def test_sessions_do_not_share_history(self, tmp_path: Path) -> None:
+        model = ScriptedModel("First.", "Second.")
+        agent = self.new_agent(tmp_path, model=model)
+        run(agent.run("Only in session one", session_id="one"))
+        run(agent.run("Only in session two", session_id="two"))
+        assert not any("Only in session one" in text for _, text in model.calls[1].pairs)
+
+    def test_history_survives_a_new_instance(self, tmp_path: Path) -> None:
+        run(
+            self.new_agent(tmp_path, model=ScriptedModel("Noted.")).run(
+                "Remember the dentists", session_id="k"
+            )
+        )
+        model = ScriptedModel("You told me about dentists.")
+        run(self.new_agent(tmp_path, model=model).run("What did I say?", session_id="k"))
+        assert any("Remember the dentists" in text for _, text in model.calls[0].pairs)
+
+    def test_accepts_a_transfer(self, tmp_path: Path) -> None:
+        if HandoffType.TRANSFER not in self.agent_class.accepted_handoffs:
+            pytest.skip("the spec does not accept transfers")
+        model = ScriptedModel("I have the conversation now.")
+        agent = self.new_agent(tmp_path, model=model)
+        context = agent.create_handoff_context(
+            "The user wants to keep talking",
+            problem_clarity=clear_problem(),
+            from_agent="orchestrator",
+            handoff_type=HandoffType.TRANSFER,
+            session_id="transferred",
+        )
+        result = run(agent.process_handoff(context))
+        assert result.success, result.error
+        assert result.output == "I have the conversation now."
+        assert "The user wants to keep talking" in model.calls[0].last_user_message
+
+
+# -- COLLABORATIVE ------------------------------------------------------------------------
+
+
+class CollaborativeContract(StructuredAnswers, AgentContract):
+    """A team: every member consulted, then one structured synthesis."""
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The perspectives asked for a position: every one but the synthesiser."""
+        cls: Any = self.agent_class
+        return tuple(name for name, _ in cls.perspectives if name != cls.synthesizer)
+
+    def team(self, answer: Any, task: str = "Weigh the decision") -> dict[str, Any]:
+        rounds = self.agent_class.debate_rounds  # type: ignore[attr-defined]
+        final = Step.structured(answer) if isinstance(answer, dict) else answer
+        leader_turns = [Step.tool_call("delegate_task_to_members", task=task), final] * rounds
+        members = {n: ScriptedModel(*[f"{n}: scripted position"] * rounds) for n in self.members}
+        return {"model": ScriptedModel(*leader_turns), "part_models": members}
+
+    def script(self, answer: Any) -> dict[str, Any]:
+        return self.team(answer)
+
+    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+        models = self.team(self.answer())
+        run(self.new_agent(tmp_path, **models).run("Should we open a second shop?"))
+        leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
+        return {leader: models["model"], **models["part_models"]}
+
+    def test_every_member_is_consulted_and_the_synthesiser_sees_them_all(
+        self, tmp_path: Path
+    ) -> None:
+        answer = self.answer()
+        models = self.team(answer)
+        reply = run(self.new_agent(tmp_path, **models).run("Should we open a second shop?"))
+        models["model"].assert_complete()
+        rounds = self.agent_class.debate_rounds  # type: ignore[attr-defined]
+        for name, model in models["part_models"].items():
+            model.assert_complete()
+            assert "Should we open a second shop?" in model.calls[0].last_user_message
+        assert len(reply.partials) == len(self.members) * rounds
+        assert reply.content == answer["output"]
+        synthesis_input = models["model"].calls[-1].contents("tool")[-1]
+        for name in self.members:
+            assert f"{name}: scripted position" in synthesis_input
+
+    def test_the_synthesis_fills_the_declared_returns(self, tmp_path: Path) -> None:
+        answer = self.answer()
+        result = self.handoff(tmp_path, answer)
+        assert result.success, result.error
+        assert result.output.startswith(answer["output"])
+        assert result.key_findings and result.recommendations
+        for name in self.members:
+            assert f"### {name}" in result.output
+
+    def test_a_silent_member_fails_the_handoff(self, tmp_path: Path) -> None:
+        models = self.team(self.answer())
+        silent = self.members[0]
+        models["part_models"][silent] = ScriptedModel("")
+        agent = self.new_agent(tmp_path, **models)
+        context = agent.create_handoff_context(
+            "Decide", problem_clarity=clear_problem(), from_agent=self.caller
+        )
+        result = run(agent.process_handoff(context))
+        assert not result.success
+        assert silent in (result.error or "")
+
+
+# -- PIPELINE ------------------------------------------------------------------------------
+
+
+class PipelineContract(AgentContract):
+    """A pipeline: phases in order, each building on the one before."""
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.agent_class.phases)  # type: ignore[attr-defined]
+
+    def phase_models(self) -> dict[str, ScriptedModel]:
+        return {name: ScriptedModel(f"<<{name} output>>") for name in self.phases}
+
+    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+        models = self.phase_models()
+        run(self.new_agent(tmp_path, model=ScriptedModel(), part_models=models).run("Research it"))
+        return dict(models)
+
+    def test_phases_run_in_order_and_each_sees_the_previous_output(self, tmp_path: Path) -> None:
+        models = self.phase_models()
+        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        reply = run(agent.run("Research the scripted question"))
+        assert [p.name for p in reply.partials] == list(self.phases)
+        assert reply.content == f"<<{self.phases[-1]} output>>"
+        for earlier, later in zip(self.phases, self.phases[1:], strict=False):
+            assert f"<<{earlier} output>>" in models[later].calls[0].last_user_message
+        for model in models.values():
+            model.assert_complete()
+            assert "Research the scripted question" in "\n".join(t for _, t in model.calls[0].pairs)
+
+    def test_a_phase_without_output_fails_the_handoff(self, tmp_path: Path) -> None:
+        models = self.phase_models()
+        models[self.phases[-1]] = ScriptedModel("")
+        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        context = agent.create_handoff_context(
+            "Go", problem_clarity=clear_problem(), from_agent=self.caller
+        )
+        result = run(agent.process_handoff(context))
+        assert not result.success
+        assert self.phases[-1] in (result.error or "")
+
+    def test_handoff_returns_the_last_phase_with_every_partial(self, tmp_path: Path) -> None:
+        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.phase_models())
+        context = agent.create_handoff_context(
+            "Go", problem_clarity=clear_problem(), from_agent=self.caller, return_to="larry"
+        )
+        result = run(agent.process_handoff(context))
+        assert result.success, result.error
+        assert result.output.startswith(f"<<{self.phases[-1]} output>>")
+        for name in self.phases:
+            assert f"### {name}" in result.output
+
+
+# -- GUIDED --------------------------------------------------------------------------------
+
+
+class GuidedContract(AgentContract):
+    """A guided agent: pauses for the user at every step; back, skip and resume."""
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.agent_class.steps)  # type: ignore[attr-defined]
+
+    def step_models(self, turns: int = 1) -> dict[str, ScriptedModel]:
+        return {name: ScriptedModel(*[f"<<{name} question>>"] * turns) for name in self.steps}
+
+    def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
+        return self.agent_class(state_dir=tmp_path, **options)  # type: ignore[call-arg]
+
+    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+        models = self.step_models()
+        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        reply = run(agent.start("Help me", session_id="prompt"))  # type: ignore[attr-defined]
+        while reply.awaiting_input:
+            reply = run(agent.respond("prompt", "an answer"))  # type: ignore[attr-defined]
+        return dict(models)
+
+    def test_pauses_at_every_step_and_finishes(self, tmp_path: Path) -> None:
+        models = self.step_models()
+        agent: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        reply = run(agent.start("Help me fill this in", session_id="s1"))
+        for index, name in enumerate(self.steps):
+            assert reply.awaiting_input
+            assert reply.content == f"<<{name} question>>"
+            assert f"Step {index + 1} of {len(self.steps)}" in reply.prompt_for_user
+            reply = run(agent.respond("s1", f"answer to {name}"))
+        assert not reply.awaiting_input
+        assert [p.user_input for p in reply.partials] == [f"answer to {n}" for n in self.steps]
+        for earlier, later in zip(self.steps, self.steps[1:], strict=False):
+            assert f"answer to {earlier}" in models[later].calls[0].last_user_message
+
+    def test_resumes_in_a_new_instance(self, tmp_path: Path) -> None:
+        models = self.step_models()
+        first: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        run(first.start("Help me", session_id="kept"))
+        resumed: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        progress = resumed.load_progress("kept")
+        assert progress is not None and progress.position == 0
+        run(resumed.respond("kept", "my first answer"))
+        assert resumed.load_progress("kept").partials[0].user_input == "my first answer"
+
+    def test_back_reopens_the_previous_step(self, tmp_path: Path) -> None:
+        if len(self.steps) < 2:
+            pytest.skip("a single step has nothing to go back to")
+        agent: Any = self.new_agent(
+            tmp_path, model=ScriptedModel(), part_models=self.step_models(turns=2)
+        )
+        run(agent.start("Help me", session_id="b"))
+        run(agent.respond("b", "first try"))
+        reply = run(agent.respond("b", BACK))
+        assert reply.awaiting_input and reply.content == f"<<{self.steps[0]} question>>"
+        run(agent.respond("b", "second try"))
+        assert agent.load_progress("b").partials[0].user_input == "second try"
+
+    def test_skip_leaves_the_step_out(self, tmp_path: Path) -> None:
+        agent: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.step_models())
+        run(agent.start("Help me", session_id="k"))
+        reply = run(agent.respond("k", SKIP))
+        assert reply.partials[0].status == "skipped"
+
+    def test_handoff_pauses_and_asks_for_the_user(self, tmp_path: Path) -> None:
+        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.step_models())
+        context = agent.create_handoff_context(
+            "Walk me through it",
+            problem_clarity=clear_problem(),
+            from_agent=self.caller,
+            session_id="h",
+        )
+        result = run(agent.process_handoff(context))
+        assert result.success, result.error
+        assert result.needs_human_input
+        assert f"Step 1 of {len(self.steps)}" in result.human_input_reason
+
+
+#: The contract of each agent type.
+_CONTRACTS: Mapping[str, type[AgentContract]] = {
+    "operator": OperatorContract,
+    "role": RoleContract,
+    "collaborative": CollaborativeContract,
+    "pipeline": PipelineContract,
+    "guided": GuidedContract,
+}
+
+
+def contract_for(agent_class: type[MindrianAgent]) -> AgentContract:
+    """The contract of ``agent_class``'s type, bound to it (for use outside pytest)."""
+    contract = _CONTRACTS[agent_class.agent_type]()
+    contract.agent_class = agent_class  # type: ignore[misc]
+    return contract
