@@ -470,7 +470,8 @@ class RegistrationPhase:
             raise RegistrationError(exc.message, code="R005") from None
 
     def run(self, inputs: PhaseInput) -> PhaseResult[Registration]:
-        from mindrian.graph import GraphError, write_registry_yaml
+        from mindrian.atomic import atomic_write_text
+        from mindrian.graph import GraphError, dump_registry_yaml
 
         record = _graph_config(inputs).to_framework_record()
         identifier = _identifier(inputs)
@@ -498,16 +499,17 @@ class RegistrationPhase:
                     raise _Undo
                 exported = registry.export()
                 _check_against(exported, committed, record.id, "would write")
-                write_registry_yaml(exported, out_dir / REGISTRY_YAML)
+                text = dump_registry_yaml(exported)
+                if installing:
+                    txn.commit(text)  # the package and registry.yaml in one step
+                else:
+                    atomic_write_text(out_dir / REGISTRY_YAML, text)
             except BaseException as exc:
                 _restore(registry, record.id, before)
                 if installing:
                     txn.roll_back()
                 if not isinstance(exc, _Undo):
                     raise
-            else:
-                if installing:
-                    txn.commit()
         shown = stored or record
         output = Registration(
             framework_id=record.id,

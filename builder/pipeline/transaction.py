@@ -12,7 +12,9 @@ back. Names under ``staging/`` for package ``pkg``:
 ``pkg.build-XXXX/``   a phase 6 workspace (tests run there); removed when phase 6 ends
 ``pkg.ready/pkg/``    the tested package, waiting for phase 7
 ``pkg.previous/``     an install in progress: holds the replaced ``pkg/`` (empty when new)
-``pkg.committed/``    the same after registry.yaml was written: only deletion is left
+                      and, once written, the new ``registry.yaml``
+``pkg.committed/``    the same, renamed: the commit point; the new ``registry.yaml`` is
+                      moved into place and the folder deleted
 
 A build killed at any point leaves one of these; :meth:`recover`, run when
 phase 6 or 7 of the same package starts, finishes or undoes it, so the output
@@ -29,10 +31,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
 __all__ = ["PackageTransaction"]
 
+#: The new registry export's name inside the journal folder until it is moved into place.
+_NEW_YAML = "registry.yaml.new"
 #: Folders that running a package's tests may leave; never part of what was generated.
 _CACHE_PARTS = frozenset({"__pycache__", ".pytest_cache"})
 
@@ -79,10 +84,21 @@ class PackageTransaction:
         os.rename(self.ready, self.final)
         shutil.rmtree(self._staging(".ready"))
 
-    def commit(self) -> None:
-        """registry.yaml is written: make the install permanent."""
+    def commit(self, registry_yaml: str) -> None:
+        """Make the install permanent together with ``registry_yaml``, the new registry export.
+
+        The text is written beside the replaced package first; renaming that
+        folder is the one step that commits both, so a kill before it rolls
+        both back and a kill after it rolls both forward (:meth:`recover`).
+        """
+        atomic_write_text(self._staging(".previous") / _NEW_YAML, registry_yaml)
+        os.rename(self._staging(".previous"), self._staging(".committed"))
+        self._roll_forward()
+
+    def _roll_forward(self) -> None:
         done = self._staging(".committed")
-        os.rename(self._staging(".previous"), done)
+        if (done / _NEW_YAML).exists():
+            os.replace(done / _NEW_YAML, self.paths.registry_yaml)
         shutil.rmtree(done)
 
     def roll_back(self) -> None:
@@ -96,8 +112,9 @@ class PackageTransaction:
 
     def recover(self) -> None:
         """Finish or undo what a killed build of this package left (see the module docstring)."""
-        shutil.rmtree(self._staging(".committed"), ignore_errors=True)
-        if self._staging(".previous").exists():
+        if self._staging(".committed").exists():
+            self._roll_forward()
+        elif self._staging(".previous").exists():
             self.roll_back()
 
     def ready_matches(self, files: dict[str, str]) -> bool:

@@ -343,7 +343,7 @@ def install(inputs: PhaseInput, identifier: str) -> None:
     """What phase 7 does with a staged package once it is registered."""
     txn = transaction(inputs, identifier)
     txn.install()
-    txn.commit()
+    txn.commit("format: 1\nframeworks: []\n")
 
 
 def test_generated_tests_run_offline_without_keys(

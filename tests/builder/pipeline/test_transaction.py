@@ -37,7 +37,7 @@ def txn(tmp_path: Path) -> PackageTransaction:
 def installed_old(txn: PackageTransaction) -> None:
     staged(txn, "old")
     txn.install()
-    txn.commit()
+    txn.commit("old: yaml\n")
 
 
 def staging_names(txn: PackageTransaction) -> list[str]:
@@ -61,8 +61,9 @@ def test_install_then_commit_replaces_the_package_and_leaves_nothing(
     staged(txn, "new")
     assert tree(txn.final) == {"agent.py": "old"}  # staging does not touch the output
     txn.install()
-    txn.commit()
+    txn.commit("new: yaml\n")
     assert tree(txn.final) == {"agent.py": "new"}
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "new: yaml\n"
     assert staging_names(txn) == []
 
 
@@ -96,9 +97,22 @@ def test_recover_finishes_a_committed_install(txn: PackageTransaction) -> None:
     installed_old(txn)
     staged(txn, "new")
     txn.install()
+    (txn.paths.staging / "pkg.previous" / "registry.yaml.new").write_text("new: yaml\n")
     os.rename(txn.paths.staging / "pkg.previous", txn.paths.staging / "pkg.committed")
-    txn.recover()  # killed while deleting the old package: the new one stays
+    txn.recover()  # killed just after the commit point: both move forward
     assert tree(txn.final) == {"agent.py": "new"}
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "new: yaml\n"
+    assert staging_names(txn) == []
+
+
+def test_recover_before_the_commit_point_keeps_the_old_yaml(txn: PackageTransaction) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    txn.install()
+    (txn.paths.staging / "pkg.previous" / "registry.yaml.new").write_text("new: yaml\n")
+    txn.recover()  # killed after writing the new export aside, before the rename
+    assert tree(txn.final) == {"agent.py": "old"}
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "old: yaml\n"
     assert staging_names(txn) == []
 
 
