@@ -334,6 +334,7 @@ def _run_batch(
 
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
+    _refuse_unusable(config, options)
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
     listener = _listener(quiet, timings, options, prefix, _say(frames))
     if frames:
@@ -347,6 +348,19 @@ def _run_batch(
     if json_out:
         typer.echo(build_json(reports))
     return max(r.exit_code for r in reports)
+
+
+def _refuse_unusable(config: BuildConfig, options: BatchOptions) -> None:
+    """Refuse before building: credentials in a Neo4j URI, an output folder that is a file."""
+    from builder.graph.commands import uri_credentials_problem
+    from builder.pipeline.errors import UsageError
+
+    uri = config.neo4j_uri or os.environ.get("NEO4J_URI")
+    problem = uri_credentials_problem(uri) if uri else None
+    if problem:
+        raise UsageError(problem, code="U009")
+    if options.out_dir.exists() and not options.out_dir.is_dir():
+        raise UsageError(f"--out {options.out_dir} exists and is not a folder", code="U016")
 
 
 def _registration(registry: Path | None) -> RegistrationPhase | None:
@@ -947,6 +961,12 @@ def _dispatch(args: list[str], state: _State) -> int:
         from builder.pipeline.report import problem_of
 
         problem = problem_of(error)
+        return _fail(state, problem, problem.render())
+    except OSError as error:  # the environment (disk full, read-only, name too long), not a bug
+        from builder.pipeline.report import EXIT_FAILED, Problem
+
+        where = f": {error.filename}" if error.filename else ""
+        problem = Problem("F001", f"{error.strerror or error}{where}", exit_code=EXIT_FAILED)
         return _fail(state, problem, problem.render())
     except Exception as error:
         from builder.pipeline.report import (
