@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from builder.pipeline.errors import MindrianError, UsageError
+from builder.pipeline.report import terminal_safe
 from mindrian.graph import (
     EmbeddedRegistry,
     Registry,
@@ -183,7 +184,7 @@ def _one_line(error: BaseException) -> str:
 
 def _cell(text: str) -> str:
     """Registry text made safe for a terminal: control characters shown escaped."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return terminal_safe(text)
 
 
 def select_table(selections: Sequence[Selection]) -> str:
