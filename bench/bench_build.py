@@ -1,4 +1,5 @@
-"""Whole builds: PWS cold and fully cached, with each phase's time, and ``mindrian check`` of every skill.
+"""Whole builds: PWS cold and fully cached, with each phase's time, and ``mindrian check`` of every
+skill.
 
 Cold runs start from an empty checkpoint folder, an empty registry and an
 empty output folder in a temporary directory (the project's own are never
@@ -39,7 +40,8 @@ _TIMING = re.compile(r"^\[(?P<n>\d+)/\d+\] (?P<name>\w+) … .*\[(?P<ms>[0-9.]+)
 def _run(
     argv: Sequence[str], accept: tuple[int, ...] = (0,), env: Mapping[str, str] | None = None
 ) -> tuple[float, str, int]:
-    """Wall-clock seconds, stderr and exit status of one command; another status than ``accept`` raises."""
+    """Wall-clock seconds, stderr and exit status of one command; another status than ``accept``
+    raises."""
     began = time.perf_counter()
     done = subprocess.run(
         argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env

@@ -66,7 +66,7 @@ def python_baseline(runs: int = 7) -> float:
 
 
 def mindrian_command() -> list[str]:
-    """How to start ``mindrian``: the installed script beside this interpreter, else ``python -m builder``."""
+    """How to start ``mindrian``: the script beside this interpreter, else ``python -m builder``."""
     script = Path(sys.executable).with_name("mindrian")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "builder"]
 

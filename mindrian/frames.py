@@ -355,7 +355,8 @@ def coalesce(events: Iterable[Event]) -> tuple[Event, ...]:
 
 
 def defuse(text: str) -> str:
-    """``text`` with every run of three or more ``<`` split by spaces (``<< <``), so it holds no frame opener."""
+    """``text`` with every run of three or more ``<`` split by spaces (``<< <``), so it holds no
+    frame opener."""
     return _OPENER_RUN.sub(
         lambda run: " ".join(run[0][i : i + 2] for i in range(0, len(run[0]), 2)), text
     )

@@ -53,7 +53,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import neo4j
@@ -113,15 +113,13 @@ _SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
 _DIRECTIONS = {"ASC": ">", "ASCENDING": ">", "DESC": "<", "DESCENDING": "<"}
 _FLIPPED = {">": "<", "<": ">"}
 
-_SYMBOLS = ("::", "..", "->", "<-", "<>", "<=", ">=", "=~", "+=", "!=", "||") + tuple(
-    "()[]{},;:.|&!%*+-/^=<>"
-)
+_SYMBOLS = (*"::  .. -> <- <> <= >= =~ += != ||".split(), *"()[]{},;:.|&!%*+-/^=<>")
 _NAME = re.compile(r"[^\W\d]\w*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|0o[0-7]+|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _PARAM = re.compile(r"\$(?:[^\W\d]\w*|\d+)")
 
 
-class TokenKind(str, Enum):
+class TokenKind(StrEnum):
     """What a token is."""
 
     NAME = "name"
@@ -142,7 +140,8 @@ class Token:
     kind: TokenKind
     """Category."""
     value: str
-    """Names and symbols as written; strings and backtick names without quotes; params without ``$``."""
+    """Names and symbols as written; strings and backtick names without quotes; params without
+    ``$``."""
     offset: int
     """Position in the query text."""
 
@@ -743,7 +742,8 @@ def _keyset(
     return [
         Violation(
             "pagination",
-            f"keyset paging needs WHERE {shown} {op} ${scope.cursor_parameter} to match ORDER BY {shown}",
+            f"keyset paging needs WHERE {shown} {op} ${scope.cursor_parameter} to match ORDER BY "
+            f"{shown}",
         )
     ]
 
@@ -769,16 +769,14 @@ def _alias_sources(
 ) -> list[list[tuple[TokenKind, str]]]:
     if len(key) != 1 or key[0][0] is not TokenKind.NAME:
         return []
-    sources, item = [], []
+    sources: list[list[tuple[TokenKind, str]]] = []
+    item: list[Token] = []
     for index in range(return_index + 1, order):
         token = shape.tokens[index]
+        following = shape.next(index)
         if token.is_symbol(",") and shape.depth[index] == 0:
             item = []
-        elif (
-            token.word() == "AS"
-            and shape.next(index) is not None
-            and shape.next(index).value == key[0][1]
-        ):
+        elif token.word() == "AS" and following is not None and following.value == key[0][1]:
             sources.append([(t.kind, t.value) for t in item if t.word() != "DISTINCT"])
         else:
             item.append(token)
@@ -1044,6 +1042,7 @@ def read_only_cypher_tool(
         for warning in efficiency_warnings(cypher_query):
             logger.warning("read_neo4j_cypher: %s", warning)
         with session_factory(default_access_mode=neo4j.READ_ACCESS, database=database) as session:
-            return session.execute_read(_read, cypher_query, params)
+            rows: list[dict[str, Any]] = session.execute_read(_read, cypher_query, params)
+            return rows
 
     return read_neo4j_cypher

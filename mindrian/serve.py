@@ -91,16 +91,20 @@ def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:
 
 def build_app(config: ServeConfig) -> Any:
     """The FastAPI app of an AgentOS serving every registered agent."""
+    from agno.agent import Agent, AgentFactory, RemoteAgent
+    from agno.agent.protocol import AgentProtocol
     from agno.os import AgentOS
 
+    agents: list[Agent | RemoteAgent | AgentProtocol | AgentFactory] = []
     # Wrappers that keep files (pipeline checkpoints) keep them in the project, not a temp dir.
     os.environ.setdefault(STATE_DIR_ENV, str(config.project.state_dir))
     db = open_database(config.db_url, config.project)
+    agents.extend(served_agents(config, db))
     agent_os = AgentOS(
         id="mindrian",
         name="mindrian",
         description="Agents generated from SKILL.md files by mindrian",
-        agents=served_agents(config, db),
+        agents=agents,
         db=db,
         telemetry=False,
     )

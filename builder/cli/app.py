@@ -4,7 +4,7 @@ Each command is a thin wrapper: it resolves paths against the project root,
 calls one library function and prints the report. Heavy modules (the phases,
 YAML and schema libraries, Agno) are imported inside the commands, so
 ``mindrian --help`` only pays for Typer. Exit statuses are documented in
-:mod:`builder.pipeline.report`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
+:mod:`builder.pipeline.results`: 0 ok, 1 invalid input or failed check, 2 usage, 3 bug.
 
 ``--frames`` (build, register, check) adds control frames for tools that drive
 the command in a terminal. The human lines stay on stderr, so a tool reading
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.report import BuildReport, PhaseReport, Problem, ValidationReport
+    from builder.pipeline.results import BuildReport, PhaseReport, Problem, ValidationReport
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -75,7 +75,8 @@ class _State:
     debug: bool = False
     """Show tracebacks of internal errors."""
     frames: str | None = None
-    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without ``--frames``."""
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without
+    ``--frames``."""
 
 
 def _show_version(value: bool) -> None:
@@ -101,7 +102,8 @@ def _global(
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``, else ``start``."""
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``,
+    else ``start``."""
     for folder in (start, *start.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
@@ -178,7 +180,8 @@ _FramesOpt = Annotated[
     bool,
     typer.Option(
         "--frames",
-        help="Also print control frames on stdout, one per event: <<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        help="Also print control frames on stdout, one per event: "
+        "<<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
         "(human lines stay on stderr).",
     ),
 ]
@@ -302,7 +305,15 @@ _JobsOpt = Annotated[
 
 
 def _batch_options(
-    root: Path, out_dir: Path, checkpoints: Path | None, jobs: int | None, **switches: object
+    root: Path,
+    out_dir: Path,
+    checkpoints: Path | None,
+    jobs: int | None,
+    *,
+    from_phase: str | None = None,
+    until_phase: str | None = None,
+    force: bool = False,
+    reregister: bool = False,
 ) -> BatchOptions:
     from builder.pipeline.batch import BatchOptions, default_jobs
 
@@ -310,7 +321,10 @@ def _batch_options(
         checkpoints_dir=(checkpoints or ProjectPaths(root).checkpoints).absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
-        **switches,
+        from_phase=from_phase,
+        until_phase=until_phase,
+        force=force,
+        reregister=reregister,
     )
 
 
@@ -327,7 +341,8 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
 ) -> int:
-    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print as it goes."""
+    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
+    as it goes."""
     from builder.pipeline.batch import Target, build_many
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
@@ -485,7 +500,8 @@ def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate skills/*/SKILL.md --quiet\n"
+    epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
+    "skills/*/SKILL.md --quiet\n"
 )
 def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
@@ -514,7 +530,8 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation --json\n"
+    epilog="Examples:\n\n\b\n  mindrian explain pws-validation\n  mindrian explain pws-validation "
+    "--json\n"
     "  mindrian explain larry --prompt\n"
 )
 def explain(
@@ -612,7 +629,8 @@ Examples:
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
-  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri bolt://localhost:7687
+  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
+  bolt://localhost:7687
 """
 
 
@@ -834,7 +852,8 @@ def register(
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+    epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --jobs 1 --quiet\n  mindrian check "
+    "--frames\n"
 )
 def check(
     ctx: typer.Context, jobs: _JobsOpt = None, quiet: _QuietOpt = False, frames: _FramesOpt = False
@@ -851,7 +870,8 @@ def check(
     from builder.pipeline.check import check as run_check
     from builder.pipeline.check import summary
     from builder.pipeline.errors import UsageError
-    from builder.pipeline.report import DRIFT_CODE, Problem, error_frame
+    from builder.pipeline.report import error_frame
+    from builder.pipeline.results import DRIFT_CODE, Problem
 
     framed = _use_frames(ctx, "check", frames)
     say = _say(framed)
@@ -875,7 +895,10 @@ def check(
         say(line)
     if framed and result.drift:
         shown = _display(committed, root)
-        message = f"{len(result.drift)} file(s) in {shown} differ from a fresh build: {', '.join(result.drift)}"
+        message = (
+            f"{len(result.drift)} file(s) in {shown} differ from a fresh build: "
+            f"{', '.join(result.drift)}"
+        )
         _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
 
@@ -891,7 +914,8 @@ def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
 
 
 @app.command(
-    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
+    epilog="Examples:\n\n\b\n  mindrian new pricing-check --type operator\n  mindrian new "
+    "interview-coach --type role --description 'Coaches a founder through customer interviews.'\n"
 )
 def new(
     name: Annotated[
@@ -944,7 +968,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str], state: _State) -> int:
-    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit status."""
+    """Run the command; every exception becomes an error line (and an ERROR frame) and an exit
+    status."""
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
@@ -953,29 +978,29 @@ def _dispatch(args: list[str], state: _State) -> int:
         show() if callable(show) else _err(f"error: {error.format_message()}")
         return error.exit_code
     except typer.Abort:
-        from builder.pipeline.report import EXIT_FAILED
+        from builder.pipeline.results import EXIT_FAILED
 
         _err("aborted")
         return EXIT_FAILED
     except MindrianError as error:
-        from builder.pipeline.report import problem_of
+        from builder.pipeline.results import problem_of
 
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
     except OSError as error:  # the environment (disk full, read-only, name too long), not a bug
-        from builder.pipeline.report import EXIT_FAILED, Problem
+        from builder.pipeline.results import EXIT_FAILED, Problem
 
         where = f": {error.filename}" if error.filename else ""
         problem = Problem("F001", f"{error.strerror or error}{where}", exit_code=EXIT_FAILED)
         return _fail(state, problem, problem.render())
     except Exception as error:
-        from builder.pipeline.report import (
+        from builder.pipeline.report import internal_error_line
+        from builder.pipeline.results import (
             EXIT_INTERNAL,
             INTERNAL_CODE,
             Problem,
             exit_code_of,
             graph_problem,
-            internal_error_line,
         )
 
         if exit_code_of(error) != EXIT_INTERNAL:  # a registry database failure, not a bug
@@ -992,7 +1017,8 @@ def _dispatch(args: list[str], state: _State) -> int:
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:
-    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the exit status."""
+    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the
+    exit status."""
     if line is not None:
         _say(state.frames is not None)(line)
     if state.frames is not None:

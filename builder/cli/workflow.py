@@ -3,7 +3,8 @@
 Findings print in compiler style on stderr (``PATH:LINE:COL: error[W002]: ...``);
 exit 1 when a file cannot be read or parsed or breaks an error-severity rule,
 warnings alone keep exit 0. ``run`` walks the graph with dry-run handlers (no
-model call, no shell command), answering from ``--outcome NODE=OUTCOME``.
+model call, no shell command), answering from ``--outcome NODE=OUTCOME``; with
+``--model`` (``scripted:PATH`` included) a model answers the LLM steps.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from mindrian.workflow.engine import Handler
     from mindrian.workflow.model import ThoughtGraph
 
 __all__ = ["workflow_app"]
@@ -25,11 +27,12 @@ Examples:
   mindrian workflow validate generated/lean_canvas/workflow.dot
   mindrian workflow render pipeline.dot > canonical.dot
   mindrian workflow run pipeline.dot --outcome review=reject --outcome review=approve
+  mindrian workflow run pipeline.dot --model scripted:answers.yaml
 """
 
 workflow_app = typer.Typer(
     name="workflow",
-    help="Check, render and dry-run DOT thought graphs (seed 003, Attractor vocabulary).",
+    help="Check, render and run DOT thought graphs (seed 003, Attractor vocabulary).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -100,8 +103,23 @@ def run_command(
         typer.Option("--state", metavar="PATH", help="Save (and resume) the run state here."),
     ] = None,
     max_steps: Annotated[int, typer.Option(help="Stop a run that loops longer than this.")] = 1000,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            metavar="MODEL",
+            help="Answer LLM steps with PROVIDER:ID or scripted:PATH (default $MINDRIAN_MODEL; "
+            "without either they succeed without a model).",
+        ),
+    ] = None,
 ) -> int:
-    """Walk a graph with dry-run handlers; exit 0 when it reaches an exit, 1 when it fails."""
+    """Walk a graph; exit 0 when it reaches an exit, 1 when it fails.
+
+    Nodes that need a handler succeed without doing anything unless --outcome
+    scripts them; with --model (or $MINDRIAN_MODEL) a model answers the LLM steps.
+    """
+    from mindrian.agents.base import AgentRunError
+    from mindrian.models import ModelScriptError
     from mindrian.workflow.command import dry_run_handlers, parse_outcome_script
     from mindrian.workflow.engine import run
     from mindrian.workflow.model import WorkflowError
@@ -111,9 +129,10 @@ def run_command(
         return 1
     try:
         handlers = dry_run_handlers(graph, parse_outcome_script(outcome or ()), typer.echo)
+        handlers.update(_model_handlers(graph, model))
         result = run(graph, handlers, state, max_steps=max_steps, base_dir=file.parent)
-    except WorkflowError as exc:
-        _err(f"{file.as_posix()}: error[W003]: {exc.message}")
+    except (WorkflowError, ModelScriptError, AgentRunError) as exc:
+        _err(f"{file.as_posix()}: error[W003]: {getattr(exc, 'message', exc)}")
         return 1
     path = " -> ".join(result.visited)
     if result.status == "failed":
@@ -122,3 +141,20 @@ def run_command(
         return 1
     typer.echo(f"workflow {graph.name} {result.status} in {len(result.history)} steps: {path}")
     return 0
+
+
+def _model_handlers(graph: ThoughtGraph, option: str | None) -> dict[str, Handler]:
+    """Handlers asking the chosen model (nothing when no model is chosen)."""
+    from agno.models.utils import get_model
+
+    from mindrian.models import choose_model
+    from mindrian.workflow.command import model_handlers
+    from mindrian.workflow.model import WorkflowError
+
+    chosen = choose_model(option, base=Path.cwd()).model_for(graph.name)
+    if chosen is None:
+        return {}
+    model = get_model(chosen) if isinstance(chosen, str) else chosen
+    if model is None:  # get_model gives None only for None, which chosen is not
+        raise WorkflowError(f"no model for {chosen!r}")
+    return dict(model_handlers(graph, model, typer.echo))

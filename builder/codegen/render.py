@@ -69,7 +69,8 @@ class RegistrationText:
     """The registration Cypher of one agent: the statements and the parameters they take."""
 
     statements: tuple[tuple[str, str], ...]
-    """``(name, cypher text)`` in execution order; the texts hold no skill text, only ``$parameters``."""
+    """``(name, cypher text)`` in execution order; the texts hold no skill text, only
+    ``$parameters``."""
     params: Mapping[str, Any]
     """Plain-data parameters for the statements, by parameter name."""
 
@@ -130,7 +131,8 @@ def check_identifier(name: str, what: str = "identifier") -> str:
 
 
 def class_name(identifier: str) -> str:
-    """The agent class name of a package identifier (``pws_validation`` → ``PwsValidationAgent``)."""
+    """The agent class name of a package identifier (``pws_validation`` →
+    ``PwsValidationAgent``)."""
     words = [w for w in check_identifier(identifier).split("_") if w]
     name = "".join(w[:1].upper() + w[1:] for w in words) + "Agent"
     if not name[0].isalpha():
@@ -186,20 +188,24 @@ def json_text(value: Any, indent: int | None = None) -> str:
 
 
 def format_python(text: str, path: str) -> str:
-    """``text`` formatted by the pinned Black; a generated syntax error is reported with its file."""
+    """``text`` formatted by the pinned Black; a generated syntax error is reported with its
+    file."""
     # Imported here: Black costs ~0.15 s, and a cached build formats nothing. Its settings are
     # pinned so formatting never depends on the machine's configuration.
     import black
+    from black.mode import TargetVersion
+    from black.parsing import InvalidInput
 
-    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=88)
+    mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
     try:
         return black.format_str(text, mode=mode)
-    except black.InvalidInput as exc:
+    except InvalidInput as exc:
         raise CodegenError(f"generated {path} is not valid Python: {exc}", code="C013") from None
 
 
 def template_digest(root: Path = AGENT_TEMPLATES) -> str:
-    """``sha256:`` over the sorted template file names and bytes (part of phase 6's input digest)."""
+    """``sha256:`` over the sorted template file names and bytes (part of phase 6's input
+    digest)."""
     h = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         name = path.relative_to(root).as_posix().encode("utf-8")
@@ -471,16 +477,20 @@ def registration_from_graph(graph_config: GraphConfig) -> RegistrationText:
 
 
 def workflow_dot(spec: AgentSpec) -> str:
-    """DOT text of the agent's thought graph: its steps (pipeline, guided) or perspectives (collaborative)."""
+    """DOT text of the agent's thought graph: its steps (pipeline, guided) or perspectives
+    (collaborative)."""
     from mindrian.workflow import linear_workflow, render, validate
 
+    kind = spec.type
+    if kind not in ("pipeline", "guided", "collaborative"):
+        raise ValueError(f"a {kind} agent has no thought graph")  # callers check the type first
     parts = (
         tuple((p.name, p.instructions) for p in spec.sub_agents)
         if spec.type == "collaborative"
         else tuple((s.name, s.instructions) for s in spec.steps)
     )
     graph = linear_workflow(
-        check_identifier(spec.identifier), _node_ids(parts), spec.type, goal=spec.description
+        check_identifier(spec.identifier), _node_ids(parts), kind, goal=spec.description
     )
     problems = validate(graph)
     if problems:

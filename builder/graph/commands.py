@@ -133,7 +133,8 @@ def _read_only(database: Path) -> EmbeddedRegistry:
 
 
 def build_registry_from_yaml(exported: Path, database: Path) -> int:
-    """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in it.
+    """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in
+    it.
 
     The database is built in a scratch folder beside it and moved into place
     whole, so no reader ever sees a half-built one; the old database's

@@ -141,7 +141,8 @@ class GraphQuery:
     name: str
     """Registry query name (``register_frameworks``…)."""
     role: str
-    """What it is for: ``schema``, ``register_node``, ``replace_relationships``, ``select`` or ``get``."""
+    """What it is for: ``schema``, ``register_node``, ``replace_relationships``, ``select`` or
+    ``get``."""
     text: str
     """The fixed Cypher text (Neo4j dialect); never contains skill text."""
     params: tuple[str, ...]

@@ -122,7 +122,8 @@ def export_cypher(records: Sequence[FrameworkRecord]) -> str:
     """A Cypher script (statements ending in ``;``) that re-creates the registry."""
     header = (
         f"// mindrian framework registry: {len(records)} framework(s).\n"
-        "// Parameter-free: every value is a literal escaped by builder.graph.export.cypher_literal.\n"
+        "// Parameter-free: every value is a literal escaped by "
+        "builder.graph.export.cypher_literal.\n"
     )
     return header + "".join(f"\n{statement};\n" for statement in cypher_statements(records))
 

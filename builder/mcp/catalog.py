@@ -126,7 +126,8 @@ BUILTIN_CATALOG: Mapping[str, CatalogEntry] = {
         ),
         CatalogEntry(
             name="render",
-            description="Render services, deploys, logs and metrics (Render's hosted server; bearer API key).",
+            description="Render services, deploys, logs and metrics (Render's hosted server; "
+            "bearer API key).",
             url="https://mcp.render.com/mcp",
             env=("RENDER_API_KEY",),
             tools=(
@@ -208,7 +209,8 @@ def _entry_schema() -> Mapping[str, Any]:
         .joinpath("schemas/mcp_server.schema.json")
         .read_text(encoding="utf-8")
     )
-    return json.loads(text)
+    schema: Mapping[str, Any] = json.loads(text)
+    return schema
 
 
 def _entry(name: str, data: Any, origin: str) -> CatalogEntry:
@@ -248,7 +250,8 @@ def _entry(name: str, data: Any, origin: str) -> CatalogEntry:
 def build_catalog(
     extra: Mapping[str, Any], origin: str = "[tool.mindrian.mcp]"
 ) -> Mapping[str, CatalogEntry]:
-    """Built-in entries overlaid with ``extra`` (plain data from the configuration), sorted by name."""
+    """Built-in entries overlaid with ``extra`` (plain data from the configuration), sorted by
+    name."""
     merged = dict(BUILTIN_CATALOG)
     for name in sorted(extra):
         merged[name] = _entry(name, extra[name], origin)

@@ -60,7 +60,8 @@ _PYTHON_COMMANDS = frozenset({"python", "python3"})
 
 
 def _command(entry: CatalogEntry) -> str:
-    # The project's own servers run under the builder's interpreter, which has the project installed.
+    # The project's own servers run under the builder's interpreter, which has the project
+    # installed.
     return sys.executable if entry.command in _PYTHON_COMMANDS else entry.command
 
 
@@ -138,7 +139,9 @@ async def _session_tools(read: Any, write: Any, timeout: float) -> tuple[ToolDef
         await session.initialize()
         tools, cursor = [], None
         while True:
-            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            params: PaginatedRequestParams | None = (
+                None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            )
             page = await session.list_tools(params=params)
             tools.extend(page.tools)
             cursor = page.next_cursor

@@ -54,7 +54,8 @@ def tool_schema() -> Mapping[str, Any]:
     text = (
         resources.files("builder").joinpath("schemas/tool.schema.json").read_text(encoding="utf-8")
     )
-    return json.loads(text)
+    schema: Mapping[str, Any] = json.loads(text)
+    return schema
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -165,7 +166,8 @@ def definition_from_function(
             typing.Union,
             types.UnionType,
         ):
-            annotation = typing.Union[
+            # The member list is only known at run time, which the ``X | Y`` syntax cannot spell.
+            annotation = typing.Union[  # noqa: UP007
                 tuple(a for a in typing.get_args(annotation) if a is not type(None))
             ]
         schema = _schema_for(annotation, where)
@@ -202,7 +204,8 @@ def definition_to_plain(definition: ToolDefinition) -> dict[str, Any]:
 
 
 def definition_errors(plain: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every way ``plain`` breaks the tool-definition format, as readable messages (empty when valid)."""
+    """Every way ``plain`` breaks the tool-definition format, as readable messages (empty when
+    valid)."""
     import jsonschema  # imported here: a cached build loads this module without validating anything
 
     validator = jsonschema.Draft202012Validator(tool_schema())

@@ -75,7 +75,8 @@ def load_phase(name: str) -> Any:
     phase = module.PHASE
     if phase.name != name or phase.number != number:
         raise PipelineError(
-            f"module {module_name} declares phase {phase.name!r} ({phase.number}), expected {name!r} ({number})",
+            f"module {module_name} declares phase {phase.name!r} ({phase.number}), expected "
+            f"{name!r} ({number})",
             code="P009",
         )
     return phase

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
-from builder.skill.model import AGENT_TYPES, SkillDefinition
+from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition
 from builder.skill.spec import (
     BODY_BLOCK,
     AgentSpec,
@@ -66,7 +66,7 @@ GENERATION_DEFAULTS: Mapping[str, GenerationDefaults] = {
 class TypeDecision:
     """The agent type and why."""
 
-    type: str
+    type: AgentType
     """The chosen type."""
     rule: str
     """Id of the rule that fired."""
@@ -181,14 +181,16 @@ def resolve_model(text: str, *, location: SourceLocation | None) -> tuple[str, s
     provider, sep, model_id = text.partition(":")
     if not sep or not provider.strip() or not model_id.strip():
         raise ArchitectureError(
-            f"model {text!r} is not of the form provider:model_id (e.g. anthropic:claude-sonnet-4-5)",
+            f"model {text!r} is not of the form provider:model_id (e.g. "
+            "anthropic:claude-sonnet-4-5)",
             location=location,
             code="A003",
         )
     key = _provider_key(provider)
     if key is None:
         raise ArchitectureError(
-            f"unknown model provider {provider.strip()!r} in {text!r}; Agno supports: {', '.join(supported_providers())}",
+            f"unknown model provider {provider.strip()!r} in {text!r}; Agno supports: "
+            f"{', '.join(supported_providers())}",
             location=location,
             code="A004",
         )
@@ -399,7 +401,8 @@ def _warnings(d: SkillDefinition, decision: TypeDecision) -> tuple[str, ...]:
     warnings = []
     if decision.type == "collaborative" and not d.sub_agents:
         warnings.append(
-            "collaborative agent without parsed sub-agents: the perspectives section is used as text only"
+            "collaborative agent without parsed sub-agents: the perspectives section is used as "
+            "text only"
         )
     if decision.type in ("pipeline", "guided") and not d.steps:
         warnings.append(

@@ -79,7 +79,8 @@ class GeneratedPackage:
     files: tuple[tuple[str, str], ...]
     """``(package-relative path, sha256 hex of the bytes)`` for every file, sorted by path."""
     tests: str
-    """The pytest summary line of the generated tests without timing (``7 passed``), or why they did not run."""
+    """The pytest summary line of the generated tests without timing (``7 passed``), or why they did
+    not run."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,9 @@ def compile_errors(files: Mapping[str, str]) -> tuple[str, ...]:
 
 def _test_env(folder: Path) -> dict[str, str]:
     """A minimal environment: no API keys, no bytecode or cache files, no telemetry."""
-    runtime_root = Path(__import__("mindrian").__file__).resolve().parent.parent
+    import mindrian
+
+    runtime_root = Path(mindrian.__path__[0]).resolve().parent
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(
@@ -146,7 +149,8 @@ def _test_env(folder: Path) -> dict[str, str]:
 def run_generated_tests(
     folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS
 ) -> TestRun:
-    """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard plugin."""
+    """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard
+    plugin."""
     ini = folder / "pytest.ini"
     ini.write_text("[pytest]\n", encoding="utf-8")
     command = [
@@ -214,7 +218,8 @@ def _on_disk(root: Path) -> dict[str, str]:
 
 
 def _sweep(package: Path, files: Mapping[str, str]) -> None:
-    """Remove what running the tests left behind (caches), then insist the package is as rendered."""
+    """Remove what running the tests left behind (caches), then insist the package is as
+    rendered."""
     for path in sorted(package.rglob("__pycache__"), reverse=True):
         shutil.rmtree(path)
     expected = dict(_digests(files))

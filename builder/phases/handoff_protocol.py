@@ -202,7 +202,8 @@ def _routing(
     behavior = (request.return_behavior or DEFAULT_RETURN_BEHAVIOR[spec.type]).lower()
     if behavior not in contract.return_behaviors:
         raise HandoffConfigError(
-            f"return_behavior {behavior!r} is not one the runtime knows ({', '.join(contract.return_behaviors)})",
+            f"return_behavior {behavior!r} is not one the runtime knows "
+            f"({', '.join(contract.return_behaviors)})",
             location=SourceLocation(d.source_path, _request_line(d, "return_behavior")),
             code="H003",
         )
@@ -219,7 +220,8 @@ def _supports(spec: AgentSpec, contract: RuntimeContract) -> tuple[str, ...]:
     missing = [h for h in wanted if h not in contract.handoff_types]
     if missing:
         raise HandoffConfigError(
-            f"the runtime's HandoffType lacks {', '.join(missing)} (it has {', '.join(contract.handoff_types)})",
+            f"the runtime's HandoffType lacks {', '.join(missing)} (it has "
+            f"{', '.join(contract.handoff_types)})",
             code="H004",
         )
     return wanted
@@ -231,7 +233,8 @@ def _decisions(spec: AgentSpec, request: HandoffRequest, config: HandoffConfig) 
         f"receives: {origin[bool(request.receives)]}",
         f"returns: {origin[bool(request.returns)]}",
         f"min_clarity {config.receives.min_clarity}: {origin[request.min_clarity is not None]}",
-        f"return_behavior {config.routing.return_behavior}: {origin[request.return_behavior is not None]}",
+        f"return_behavior {config.routing.return_behavior}: "
+        f"{origin[request.return_behavior is not None]}",
         f"supports {', '.join(config.supports)}: only role agents accept transfer",
     )
 

@@ -392,7 +392,10 @@ def _primary_key_findings(connection: Any, constraint: Constraint) -> list[Findi
         return [Finding(constraint.query, "error", str(exc).strip())]
     keys = [row[1] for row in rows if row[4]]
     if keys != [constraint.property]:
-        message = f"{constraint.label}.{constraint.property} is not the primary key of the embedded schema ({keys})"
+        message = (
+            f"{constraint.label}.{constraint.property} is not the primary key of the "
+            f"embedded schema ({keys})"
+        )
         return [Finding(constraint.query, "error", message)]
     return []
 
@@ -416,7 +419,8 @@ def _schema_check(
         return CheckResult(
             "schema_valid",
             False,
-            f"{how}: {len(failing)} problem(s) in {len(graph.queries)} queries; first: {failing[0].render()}",
+            f"{how}: {len(failing)} problem(s) in {len(graph.queries)} queries; first: "
+            f"{failing[0].render()}",
         )
     return CheckResult(
         "schema_valid", True, f"{how}: {len(graph.queries)} queries, {len(findings)} diagnostics"
@@ -450,7 +454,8 @@ def _query_problems(graph: GraphConfig, query: GraphQuery) -> list[str]:
 
 
 def queries_check(graph: GraphConfig) -> CheckResult:
-    """``queries_generated``: every role has its queries and every parameter they use has a value."""
+    """``queries_generated``: every role has its queries and every parameter they use has a
+    value."""
     names = {query.name for query in graph.queries}
     problems = [
         f"no {query.name} query for {role}"
@@ -468,7 +473,8 @@ def queries_check(graph: GraphConfig) -> CheckResult:
     return CheckResult(
         "queries_generated",
         True,
-        f"{len(graph.queries)} queries for {len(QUERY_ROLES)} roles; {provided} parameter values provided, "
+        f"{len(graph.queries)} queries for {len(QUERY_ROLES)} roles; {provided} parameter values "
+        "provided, "
         f"{', '.join(runtime) or 'none'} filled by the registry from the graph at run time",
     )
 

@@ -211,7 +211,8 @@ def _verdict(returncode: int, stdout: str, stderr: str) -> ProbeResult:
 
 
 class ProbeServer:
-    """A :data:`ProbeRunner` for batches: one ``python -m builder.probe.e2e --serve`` per output folder.
+    """A :data:`ProbeRunner` for batches: one ``python -m builder.probe.e2e --serve`` per output
+    folder.
 
     Each probe still runs in a fresh process (a fork of the server, see
     :mod:`builder.probe.e2e`) and is judged exactly as :func:`run_probe` judges
@@ -238,7 +239,8 @@ class ProbeServer:
         self.close()
 
     def start(self, out_dir: Path) -> None:
-        """Start the server for packages under ``out_dir`` unless it already runs there (or cannot serve)."""
+        """Start the server for packages under ``out_dir`` unless it already runs there (or cannot
+        serve)."""
         if not self._usable or (self._process is not None and self._out_dir == out_dir):
             return
         self.close()
@@ -312,7 +314,8 @@ class ProbeServer:
             self._pending += chunk
 
     def close(self, *, kill: bool = False) -> None:
-        """Stop the server; ``kill`` (or a server that does not stop) ends it and any probe it runs at once."""
+        """Stop the server; ``kill`` (or a server that does not stop) ends it and any probe it runs
+        at once."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -329,7 +332,8 @@ class ProbeServer:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the server's process group (it was started in a session of its own), else the server alone."""
+    """Kill the server's process group (it was started in a session of its own), else the server
+    alone."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (AttributeError, OSError):
@@ -391,12 +395,14 @@ def _e2e_check(selection: SelectionSummary, probe: ProbeResult) -> CheckResult:
         return CheckResult(
             "e2e_passes",
             False,
-            f"selecting with its own triggers {list(selection.triggers)} returned {shown}, not the framework (top {SELECT_TOP})",
+            f"selecting with its own triggers {list(selection.triggers)} returned {shown}, not the "
+            f"framework (top {SELECT_TOP})",
         )
     return CheckResult(
         "e2e_passes",
         True,
-        f"{probe.summary}; its own triggers select it at rank {selection.rank} of {len(selection.returned)} (score {selection.score:g})",
+        f"{probe.summary}; its own triggers select it at rank {selection.rank} of "
+        f"{len(selection.returned)} (score {selection.score:g})",
     )
 
 
@@ -415,7 +421,8 @@ class RegistrationPhase:
         env: Mapping[str, str] | None = None,
         probe: ProbeRunner = run_probe,
     ) -> None:
-        """``registry_path`` None means the project's default; ``env`` replaces ``os.environ`` for NEO4J_*."""
+        """``registry_path`` None means the project's default; ``env`` replaces ``os.environ`` for
+        NEO4J_*."""
         self.registry_path = registry_path
         self.env = env
         self.probe = probe

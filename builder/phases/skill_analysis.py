@@ -47,6 +47,7 @@ import json
 import math
 from collections.abc import Iterable
 from importlib import resources
+from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -57,6 +58,7 @@ from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_
 from builder.skill.model import (
     AGENT_TYPES,
     MAX_ID_LENGTH,
+    AgentType,
     ChainTarget,
     CustomToolRequest,
     FieldSpec,
@@ -71,6 +73,7 @@ from builder.skill.model import (
     SkillDefinition,
     StepSpec,
     SubAgentSpec,
+    is_agent_type,
     python_identifier,
     shadowed_module,
     skill_id,
@@ -98,9 +101,9 @@ STANDARD_KEYS: tuple[str, ...] = (
 )
 #: Mindrian keys, accepted at the top level or under ``metadata.mindrian``.
 MINDRIAN_KEYS: tuple[str, ...] = (
-    "type", "version", "model", "tone", "triggers", "problem_types", "good_for", "inputs", "outputs",
-    "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff", "sub_agents",
-    "phases", "scores",
+    "type", "version", "model", "tone", "triggers", "problem_types", "good_for", "inputs",
+    "outputs", "chains_to", "chaining", "mcp_tools", "tools", "behavioral_rules", "handoff",
+    "sub_agents", "phases", "scores",
 )  # fmt: skip
 #: Where nested Mindrian fields live.
 NESTED_PREFIX: KeyPath = ("metadata", "mindrian")
@@ -133,7 +136,8 @@ def skill_schema() -> dict[str, Any]:
     text = (
         resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
     )
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 @functools.cache
@@ -184,7 +188,8 @@ class _Doc:
         return isinstance(parent, dict) and key_path[-1] in parent
 
     def pick(self, *spellings: KeyPath) -> tuple[Any, KeyPath] | None:
-        """The value of a Mindrian field given by any of its spellings; top level first, then ``metadata.mindrian``."""
+        """The value of a Mindrian field given by any of its spellings; top level first, then
+        ``metadata.mindrian``."""
         chosen: tuple[Any, KeyPath] | None = None
         for prefix in ((), NESTED_PREFIX):
             present = [(*prefix, *s) for s in spellings if self.has((*prefix, *s))]
@@ -193,14 +198,16 @@ class _Doc:
                 raise self.fail(
                     "S205",
                     second,
-                    f"{_dotted(second)} and {_dotted(first)} (line {self.line(first)}) say the same thing; keep one",
+                    f"{_dotted(second)} and {_dotted(first)} (line {self.line(first)}) say the "
+                    "same thing; keep one",
                 )
             if present and chosen is None:
                 chosen = (self.lookup(present[0]), present[0])
             elif present and chosen is not None:
                 self.warnings.append(
                     f"{_dotted(present[0])} (line {self.line(present[0])}) is ignored: "
-                    f"{_dotted(chosen[1])} (line {self.line(chosen[1])}) is set at the top level and wins"
+                    f"{_dotted(chosen[1])} (line {self.line(chosen[1])}) is set at the top level "
+                    "and wins"
                 )
         return chosen
 
@@ -323,22 +330,22 @@ def _describe(error: Any) -> tuple[str, KeyPath, str]:
         return (
             "S202",
             path,
-            f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} {expected}",
+            f"{value} is {'below the minimum' if kind == 'minimum' else 'above the maximum'} "
+            f"{expected}",
         )
     return "S202", path, error.message[:300]
 
 
 def _kind(value: Any) -> str:
-    for kind, test in (
-        ("nothing", lambda v: v is None),
-        ("true or false", lambda v: isinstance(v, bool)),
-        ("a number", lambda v: isinstance(v, (int, float))),
-        ("text", lambda v: isinstance(v, str)),
-        ("a list", lambda v: isinstance(v, list)),
-    ):
-        if test(value):
-            return kind
-    return "a mapping"
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "a list" if isinstance(value, list) else "a mapping"
 
 
 # --- building the definition ------------------------------------------------------------------
@@ -357,7 +364,10 @@ def _words(value: Any) -> tuple[str, ...]:
 
 
 def _allowed_tools(value: Any) -> tuple[str, ...]:
-    """A list as is; a string split at commas, or at blanks outside parentheses (``Bash(git log:*)``)."""
+    """A list as is; a string split at commas, or at blanks outside parentheses.
+
+    Parentheses keep ``Bash(git log:*)`` one entry.
+    """
     if not isinstance(value, str):
         return tuple(value or ())
     parts, current, depth = [], "", 0
@@ -373,13 +383,13 @@ def _allowed_tools(value: Any) -> tuple[str, ...]:
     return tuple(p.strip() for p in parts if p.strip())
 
 
-def _type(doc: _Doc) -> str | None:
+def _type(doc: _Doc) -> AgentType | None:
     found = doc.pick(("type",))
     if found is None:
         return None
     value, key_path = found
     normalised = value.strip().lower()
-    if normalised not in AGENT_TYPES:
+    if not is_agent_type(normalised):
         raise doc.fail(
             "S204", key_path, f"unknown type {value!r}; valid types are: {', '.join(AGENT_TYPES)}"
         )
@@ -614,12 +624,13 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
         )
     _unique(doc, [(b.label, p) for b, p in bands], "band")
     bands.sort(key=lambda pair: (-pair[0].minimum, -pair[0].maximum))
-    for (upper, _), (lower, where) in zip(bands, bands[1:]):
+    for (upper, _), (lower, where) in pairwise(bands):
         if lower.maximum >= upper.minimum:
             raise doc.fail(
                 "S206",
                 where,
-                f"band {lower.label!r} ({lower.minimum:g}–{lower.maximum:g}) overlaps band {upper.label!r} "
+                f"band {lower.label!r} ({lower.minimum:g}–{lower.maximum:g}) overlaps band "
+                f"{upper.label!r} "
                 f"({upper.minimum:g}–{upper.maximum:g}); a total must earn exactly one verdict",
             )
     if dimensions and bands:
@@ -629,7 +640,8 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
         )
         if bands[-1][0].minimum > total_min or bands[0][0].maximum < total_max:
             doc.warnings.append(
-                f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the dimensions add up to "
+                f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the "
+                "dimensions add up to "
                 f"{total_min:g}–{total_max:g}; some totals get no verdict"
             )
     return tuple(dimensions), tuple(b for b, _ in bands)
@@ -654,9 +666,11 @@ def _unique(doc: _Doc, named: list[tuple[str, KeyPath]], what: str) -> None:
 
 
 def _metadata(doc: _Doc) -> dict[str, Any]:
-    """Front-matter entries the model does not cover: ``metadata`` content, unknown keys, unknown nested keys."""
+    """Front-matter entries the model does not cover: ``metadata`` content, unknown keys, unknown
+    nested keys."""
     data = doc.fm.data
-    given = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata = data.get("metadata")
+    given: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
     result = {k: v for k, v in given.items() if k != "mindrian"}
     nested = given.get("mindrian") or {}
     extra_nested = {k: v for k, v in nested.items() if k not in MINDRIAN_KEYS}
@@ -669,7 +683,8 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
         doc.warnings.append(
-            f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as metadata{suggestion}"
+            f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as "
+            f"metadata{suggestion}"
         )
         if key in result:
             doc.warnings.append(
@@ -703,7 +718,8 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
     for reference in references:
         if reference.name in seen:
             raise SkillError(
-                f"required_fields: reference {reference.path!r} has the same element id {reference.name!r} as {seen[reference.name]!r}",
+                f"required_fields: reference {reference.path!r} has the same element id "
+                f"{reference.name!r} as {seen[reference.name]!r}",
                 location=SourceLocation((folder / reference.path).as_posix()),
                 code="S207",
             )
@@ -756,7 +772,8 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     triggers, problem_types = doc.pick(("triggers",)), doc.pick(("problem_types",))
     if len(data["description"]) > DESCRIPTION_LIMIT:
         doc.warnings.append(
-            f"description is {len(data['description'])} characters; the Agent Skills format allows {DESCRIPTION_LIMIT}"
+            f"description is {len(data['description'])} characters; the Agent Skills format allows "
+            f"{DESCRIPTION_LIMIT}"
         )
     return SkillDefinition(
         id=normalised_id,
@@ -798,10 +815,12 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
 
 
 def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
-    """Parse and validate one skill; raise SkillError (with code and location) when it is unusable."""
+    """Parse and validate one skill; raise SkillError (with code and location) when it is
+    unusable."""
     if len(source.data) > MAX_SKILL_BYTES:
         raise SkillError(
-            f"valid_yaml: SKILL.md is {len(source.data)} bytes; the limit is {MAX_SKILL_BYTES} bytes",
+            f"valid_yaml: SKILL.md is {len(source.data)} bytes; the limit is {MAX_SKILL_BYTES} "
+            "bytes",
             location=SourceLocation(source.path),
             code="S107",
         )
@@ -820,7 +839,8 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
             "required_fields",
             True,
             f"name and description present; schema satisfied (id {definition.id}, "
-            f"{len(definition.sections)} recognised sections, {len(definition.references)} references)",
+            f"{len(definition.sections)} recognised sections, {len(definition.references)} "
+            "references)",
         ),
     )
     return PhaseResult(

@@ -88,7 +88,8 @@ def _resolve_server(
     for tool in tools:
         if tool not in entry.tools:
             raise ToolAssemblyError(
-                f"MCP server {entry.name!r} has no tool {tool!r}; it offers: {', '.join(entry.tools)}",
+                f"MCP server {entry.name!r} has no tool {tool!r}; it offers: "
+                f"{', '.join(entry.tools)}",
                 location=where,
                 code="T003",
             )
@@ -107,13 +108,15 @@ def _resolve_server(
 
 
 def import_custom_tool(function: str) -> Callable[..., object]:
-    """Import ``package.module.function``; raises ImportError/AttributeError/TypeError with the reason."""
+    """Import ``package.module.function``; raises ImportError/AttributeError/TypeError with the
+    reason."""
     module_name, _, attribute = function.rpartition(".")
     module = importlib.import_module(module_name)
     target = getattr(module, attribute)
     if not callable(target):
         raise TypeError(f"{function} is a {type(target).__name__}, not a function")
-    return target
+    tool: Callable[..., object] = target
+    return tool
 
 
 def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> CustomToolConfig:
@@ -126,7 +129,8 @@ def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> Cust
     )
     if not _DOTTED.match(request.function):
         raise ToolAssemblyError(
-            f"custom tool {request.name!r}: {request.function!r} is not a dotted path like package.module.function",
+            f"custom tool {request.name!r}: {request.function!r} is not a dotted path like "
+            "package.module.function",
             location=where,
             code="T004",
         )
@@ -134,7 +138,8 @@ def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> Cust
         target = import_custom_tool(request.function)
     except (ImportError, AttributeError, TypeError) as exc:
         raise ToolAssemblyError(
-            f"custom tool {request.name!r}: cannot import {request.function}: {type(exc).__name__}: {exc}",
+            f"custom tool {request.name!r}: cannot import {request.function}: "
+            f"{type(exc).__name__}: {exc}",
             location=where,
             code="T005",
         ) from exc
@@ -149,7 +154,8 @@ def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> Cust
     problems = definition_errors(definition_to_plain(definition))
     if problems:
         raise ToolAssemblyError(
-            f"custom tool {request.name!r} does not fit the tool-definition format: {'; '.join(problems)}",
+            f"custom tool {request.name!r} does not fit the tool-definition format: "
+            f"{'; '.join(problems)}",
             location=where,
             code="T007",
         )
@@ -198,8 +204,10 @@ def _global_action(
         )
     else:
         raise ToolAssemblyError(
-            f"global action {request.action!r} uses {request.tool!r}, which is not among the agent's tools "
-            f"(request it under tools.mcp_servers or tools.custom_tools); available: {', '.join(available) or 'none'}",
+            f"global action {request.action!r} uses {request.tool!r}, which is not among the "
+            "agent's tools "
+            "(request it under tools.mcp_servers or tools.custom_tools); available: "
+            f"{', '.join(available) or 'none'}",
             location=where,
             code="T009",
         )
@@ -235,7 +243,8 @@ def _apply_probe(
             CheckResult(
                 "tools_available",
                 False,
-                f"MCP server {server.name!r} does not offer {', '.join(missing)}; it offers: {', '.join(offered)}",
+                f"MCP server {server.name!r} does not offer {', '.join(missing)}; it offers: "
+                f"{', '.join(offered)}",
                 where,
             )
         )
@@ -247,7 +256,8 @@ def _apply_probe(
                 CheckResult(
                     "tools_available",
                     False,
-                    f"tool {definition.name!r} of {server.name!r} breaks the tool-definition format: {'; '.join(problems)}",
+                    f"tool {definition.name!r} of {server.name!r} breaks the tool-definition "
+                    f"format: {'; '.join(problems)}",
                     where,
                 )
             )

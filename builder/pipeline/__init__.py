@@ -1,3 +1,4 @@
-"""The pipeline machinery: phase contract, runner, batch, checkpoints, reports, errors."""
+"""The pipeline machinery: phase contract, runner, batch, checkpoints, results and their
+presentation, errors."""
 
 __all__: list[str] = []

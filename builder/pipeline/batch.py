@@ -32,7 +32,7 @@ from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.pipeline import runner
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import MindrianError, SourceLocation
-from builder.pipeline.report import BuildReport, PhaseReport, Problem
+from builder.pipeline.results import BuildReport, PhaseReport, Problem
 from builder.pipeline.runner import PhaseLoader, Progress, phase_range
 
 __all__ = [
@@ -69,7 +69,8 @@ class BatchOptions:
     checkpoints_dir: Path
     """Checkpoint folder."""
     out_dir: Path
-    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same folder)."""
+    """Output folder, as reported to the user (phases write to ``config.out_dir``, the same
+    folder)."""
     jobs: int = 1
     """Skills whose phases 1–6 may run at once."""
     from_phase: str | None = None
@@ -79,7 +80,8 @@ class BatchOptions:
     force: bool = False
     """``--force``."""
     reregister: bool = False
-    """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are cached or rebuilt as usual."""
+    """Phase 7 runs even when its checkpoint is current (``mindrian register``); earlier phases are
+    cached or rebuilt as usual."""
 
 
 def default_jobs() -> int:
@@ -96,7 +98,8 @@ def discover(root: Path) -> tuple[Path, ...]:
 def find_collisions(
     targets: Sequence[Target], config: BuildConfig, phases: PhaseLoader = load_phase
 ) -> dict[str, Problem]:
-    """Problems keyed by display path for skills sharing an agent id or package identifier with another.
+    """Problems keyed by display path for skills sharing an agent id or package identifier with
+    another.
 
     Skills whose phase 1 fails are left to their own build, which reports why.
     """
@@ -158,7 +161,8 @@ def build_many(
     ``registration`` replaces the default phase 7 object (another registry, as
     ``check`` needs). ``phases`` replaces the loader of every phase (tests); a
     loader other than :func:`builder.phases.load_phase` need not survive
-    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad ``--from``/``--until``.
+    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad
+    ``--from``/``--until``.
     """
     start, stop = phase_range(options.from_phase, options.until_phase)
     hear = listener or Listener()
@@ -172,7 +176,8 @@ def build_many(
         loader = _loader(base, phase7)
         early = [_submit(pool, t, config, options, collisions, start, stop) for t in targets]
         return tuple(
-            _finish(t, e, config, options, hear, loader, stop) for t, e in zip(targets, early)
+            _finish(t, e, config, options, hear, loader, stop)
+            for t, e in zip(targets, early, strict=True)
         )
 
 
@@ -180,7 +185,8 @@ def build_many(
 def _shared_probe(
     registration: Any, base: PhaseLoader, config: BuildConfig, registering: int
 ) -> Iterator[Any]:
-    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else ``registration``.
+    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else
+    ``registration``.
 
     Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
     """

@@ -1,4 +1,5 @@
-"""``mindrian check``: regenerate every skill in a scratch folder and diff it against ``generated/``.
+"""``mindrian check``: regenerate every skill in a scratch folder and diff it against
+``generated/``.
 
 Everything is rebuilt from nothing, phases 1–7, with a fresh checkpoint folder
 and a fresh embedded registry inside a temporary directory (never the
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from builder.pipeline.batch import BatchOptions, Listener, Target, build_many
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.report import BuildReport
+from builder.pipeline.results import BuildReport
 
 __all__ = [
     "IGNORED_DIRS",
@@ -58,7 +59,8 @@ class CheckResult:
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` by relative POSIX path (caches left out); empty when ``root`` is missing."""
+    """Every file under ``root`` by relative POSIX path (caches left out); empty when ``root`` is
+    missing."""
     if not root.is_dir():
         return {}
     files = {}
@@ -127,7 +129,8 @@ def check(
     with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
-        out_dir.mkdir()  # present from the start, so phase 7's probe server can load while phases 1-6 run
+        # present from the start, so phase 7's probe server can load while phases 1-6 run
+        out_dir.mkdir()
         options = BatchOptions(checkpoints_dir=work / "checkpoints", out_dir=out_dir, jobs=jobs)
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.
@@ -156,6 +159,12 @@ def summary(result: CheckResult, shown: str) -> Iterable[str]:
     if failed:
         yield f"check: {len(failed)} skill(s) failed to build; {shown} cannot be confirmed"
     if result.drift:
-        yield f"check: {len(result.drift)} file(s) in {shown} differ from a fresh build (run `mindrian build --all` and commit)"
+        yield (
+            f"check: {len(result.drift)} file(s) in {shown} differ from a fresh build (run "
+            "`mindrian build --all` and commit)"
+        )
     if result.clean:
-        yield f"check: {shown} matches a fresh build of {len(result.builds)} skill(s) ({result.files} files)"
+        yield (
+            f"check: {shown} matches a fresh build of {len(result.builds)} skill(s) "
+            f"({result.files} files)"
+        )

@@ -157,7 +157,8 @@ class CheckpointStore:
         return None
 
     def remove_from(self, agent_id: str, number: int) -> None:
-        """Delete the agent's checkpoints of phase ``number`` and later (they no longer follow from the sources)."""
+        """Delete the agent's checkpoints of phase ``number`` and later (they no longer follow from
+        the sources)."""
         folder = self.root / agent_id
         for path in sorted(folder.glob("*-*.yaml")):
             head = path.name.split("-", 1)[0]

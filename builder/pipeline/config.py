@@ -35,7 +35,8 @@ class BuildConfig:
     neo4j_uri: str | None = None
     """Register in Neo4j at this URI instead of the embedded registry."""
     out_dir: str = "generated"
-    """Where generated packages go, relative to ``root`` unless absolute (phase 6 adds it to its own digest)."""
+    """Where generated packages go, relative to ``root`` unless absolute (phase 6 adds it to its own
+    digest)."""
 
     def digest_data(self) -> dict[str, Any]:
         """The part of the configuration that can change a phase's output."""
@@ -51,7 +52,8 @@ class BuildConfig:
 
 
 def load_config(root: Path) -> BuildConfig:
-    """Read ``[tool.mindrian]`` from ``root/pyproject.toml`` when present, else the built-in defaults."""
+    """Read ``[tool.mindrian]`` from ``root/pyproject.toml`` when present, else the built-in
+    defaults."""
     pyproject = root / "pyproject.toml"
     table: Mapping[str, Any] = {}
     if pyproject.is_file():

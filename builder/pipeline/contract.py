@@ -28,7 +28,8 @@ class SkillSource:
     data: bytes
     """The raw bytes of SKILL.md (decoding is phase 1's job, so it can report the byte offset)."""
     files: tuple[tuple[str, bytes], ...] = ()
-    """Other files of the skill folder (``references/…``, ``scripts/…``), folder-relative POSIX path and bytes, sorted."""
+    """Other files of the skill folder (``references/…``, ``scripts/…``), folder-relative POSIX path
+    and bytes, sorted."""
     digest: str = ""
     """SHA-256 hex of SKILL.md and every file above (names and bytes)."""
 

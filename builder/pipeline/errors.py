@@ -134,7 +134,8 @@ class RegistrationError(MindrianError):
 
 
 class ScaffoldError(MindrianError):
-    """``mindrian new``: the skill folder cannot be created (a valid command line, exit status 1)."""
+    """``mindrian new``: the skill folder cannot be created (a valid command line, exit status
+    1)."""
 
     stage = "scaffold"
     default_code = "N001"

@@ -1,86 +1,51 @@
-"""What a command reports: result types, error lines, exit statuses, JSON and text.
+"""How a command reports: progress and error lines, JSON, control frames, ``explain`` text.
 
-This is the one place that maps errors to messages and exit statuses:
-
-====  =====================================================================
-exit  meaning
-====  =====================================================================
-0     success
-1     invalid input, a failed check, a phase that is not available yet, or the
-      registry database unreachable or refusing a statement (``GraphError``)
-2     usage error (unknown option, bad phase name, missing argument)
-3     internal error (a bug): one line, the traceback only with ``--debug``
-====  =====================================================================
-
-With ``--frames`` the same events are also told as control frames
-(:mod:`mindrian.frames`, namespace ``MINDRIAN``): per skill READY, one PHASE per
-phase reached, ERROR when it stopped, DONE with its verdict; then one DONE
-without a skill for the whole command. Frames carry no times, so the same
-build prints the same frames.
+The result types and exit statuses are in :mod:`builder.pipeline.results`. With ``--frames``
+the same events are also told as control frames (:mod:`mindrian.frames`, namespace
+``MINDRIAN``): per skill READY, one PHASE per phase reached, ERROR when it stopped, DONE with
+its verdict; then one DONE without a skill for the whole command. Frames carry no times, so the
+same build prints the same frames.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from builder.pipeline.contract import CheckResult
-from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
+from builder.pipeline.errors import SourceLocation
+from builder.pipeline.results import (
+    EXIT_OK,
+    BuildReport,
+    PhaseReport,
+    PhaseStatus,
+    Problem,
+    ValidationReport,
+)
 from mindrian.frames import Frame
 
 __all__ = [
-    "CHECK_FAILED_CODE",
-    "DRIFT_CODE",
-    "EXIT_FAILED",
-    "EXIT_INTERNAL",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "FRAME_NAMESPACE",
-    "GRAPH_ERROR_CODE",
-    "INTERNAL_CODE",
-    "BuildReport",
-    "PhaseReport",
-    "Problem",
-    "ValidationReport",
     "build_json",
-    "check_failure",
     "done_frame",
     "error_frame",
-    "exit_code_of",
     "explain_json",
     "explain_text",
-    "graph_problem",
     "internal_error_line",
     "key_decisions",
     "phase_frame",
-    "problem_of",
     "progress_line",
     "ready_frame",
     "terminal_safe",
     "validation_line",
 ]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-
-#: Error code of a phase check that does not hold.
-CHECK_FAILED_CODE = "P003"
-#: Error code of a registry database failure (``mindrian.graph.GraphError``).
-GRAPH_ERROR_CODE = "G010"
-#: Error code of ``mindrian check`` finding generated files that differ from a fresh build.
-DRIFT_CODE = "D001"
-#: Error code of an internal error (a bug) in an ERROR frame.
-INTERNAL_CODE = "I001"
 #: Namespace of every control frame the commands print.
 FRAME_NAMESPACE = "MINDRIAN"
 
 #: What a phase status looks like at the end of a progress line.
-_STATUS_TEXT: Mapping[str, str] = {
+_STATUS_TEXT: Mapping[PhaseStatus, str] = {
     "ok": "ok",
     "cached": "ok (cached)",
     "loaded": "ok (from checkpoint)",
@@ -88,130 +53,6 @@ _STATUS_TEXT: Mapping[str, str] = {
     "error": "error",
     "unavailable": "not available yet",
 }
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Why a command did not succeed, ready to print."""
-
-    code: str
-    """Machine-readable code (``S003``, ``P002``…)."""
-    message: str
-    """One sentence for the user."""
-    location: SourceLocation | None = None
-    """Where in the sources, when known."""
-    exit_code: int = EXIT_FAILED
-    """The process exit status this problem leads to."""
-
-    def render(self) -> str:
-        """The compiler-style line: ``PATH:LINE:COL: error[CODE]: message``."""
-        prefix = f"{self.location}: " if self.location else ""
-        return f"{prefix}error[{self.code}]: {self.message}"
-
-
-@dataclass(frozen=True)
-class PhaseReport:
-    """What happened to one phase during a build."""
-
-    number: int
-    """1-based phase number."""
-    name: str
-    """Phase name."""
-    status: str
-    """``ok``, ``cached``, ``loaded``, ``failed``, ``error`` or ``unavailable``."""
-    checks: tuple[CheckResult, ...] = ()
-    """The checks' verdicts (empty when the phase raised or is unavailable)."""
-    warnings: tuple[str, ...] = ()
-    """The phase's warnings."""
-    seconds: float = 0.0
-    """Wall-clock time spent on the phase (console only, never written to checkpoints)."""
-
-
-@dataclass(frozen=True)
-class BuildReport:
-    """The outcome of building one SKILL.md."""
-
-    path: str
-    """SKILL.md as displayed."""
-    agent_id: str | None
-    """The agent id, None when phase 1 did not produce one."""
-    phases: tuple[PhaseReport, ...]
-    """Phases reached, in order."""
-    problem: Problem | None = None
-    """Why the build stopped early, None on success."""
-
-    @property
-    def exit_code(self) -> int:
-        """0 on success, else the problem's status."""
-        return self.problem.exit_code if self.problem else EXIT_OK
-
-
-@dataclass(frozen=True)
-class ValidationReport:
-    """The outcome of validating one SKILL.md (phase 1 only)."""
-
-    path: str
-    """SKILL.md as displayed."""
-    agent_id: str | None = None
-    """Normalised id when valid."""
-    agent_type: str | None = None
-    """Explicit type, None when phase 2 will infer it."""
-    problems: tuple[Problem, ...] = ()
-    """Every failed check or the error raised; empty when valid."""
-
-    @property
-    def exit_code(self) -> int:
-        """The worst status among the problems."""
-        return max((p.exit_code for p in self.problems), default=EXIT_OK)
-
-
-def exit_code_of(error: BaseException) -> int:
-    """The exit status for an exception reaching the command line."""
-    if isinstance(error, UsageError):
-        return EXIT_USAGE
-    if isinstance(error, MindrianError) or _is_graph_error(error):
-        return EXIT_FAILED
-    return EXIT_INTERNAL
-
-
-def _is_graph_error(error: BaseException) -> bool:
-    # Looked up rather than imported: loading mindrian.graph pulls in both database
-    # drivers, and an error of that type can only exist once the module is loaded.
-    module = sys.modules.get("mindrian.graph.errors")
-    return module is not None and isinstance(error, module.GraphError)
-
-
-def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> Problem:
-    """A registry database failure as one line; any of ``secrets`` in it becomes ``***``.
-
-    The registry already redacts the password it knows; ``secrets`` covers values
-    (e.g. ``NEO4J_PASSWORD``) that reached the message some other way.
-    """
-    message = " ".join(str(error).split())
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "***")
-    code = getattr(error, "code", GRAPH_ERROR_CODE)
-    return Problem(code=str(code), message=message, exit_code=EXIT_FAILED)
-
-
-def problem_of(error: MindrianError) -> Problem:
-    """A stage error as a printable problem."""
-    return Problem(
-        code=error.code,
-        message=error.message,
-        location=error.location,
-        exit_code=exit_code_of(error),
-    )
-
-
-def check_failure(number: int, phase: str, check: CheckResult) -> Problem:
-    """The problem reported for a phase check that does not hold."""
-    return Problem(
-        code=CHECK_FAILED_CODE,
-        message=f"check {check.name!r} of phase {phase} ({number}) failed: {check.reason}",
-        location=check.location,
-    )
 
 
 def internal_error_line(error: BaseException) -> str:

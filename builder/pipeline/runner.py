@@ -26,9 +26,10 @@ from builder.pipeline.checkpoints import Checkpoint, CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, PipelineError, SourceLocation, UsageError
-from builder.pipeline.report import (
+from builder.pipeline.results import (
     BuildReport,
     PhaseReport,
+    PhaseStatus,
     Problem,
     ValidationReport,
     check_failure,
@@ -47,6 +48,7 @@ __all__ = [
     "builder_code_digest",
     "code_digest",
     "input_digest",
+    "load_phase",
     "phase_range",
     "validate",
 ]
@@ -54,7 +56,8 @@ __all__ = [
 #: Called after each phase with its report.
 Progress = Callable[[PhaseReport], None]
 
-#: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a test) passes another.
+#: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
+#: test) passes another.
 PhaseLoader = Callable[[str], Any]
 
 
@@ -139,7 +142,7 @@ def build(
 
     shown = display or Path(path).as_posix()
     try:
-        source = load_source(path, display=shown)
+        source = load_source(Path(path), display=shown)
     except MindrianError as error:
         return BuildReport(
             path=shown, agent_id=None, phases=(), problem=_located(problem_of(error), shown)
@@ -157,7 +160,8 @@ def build(
 
 
 def phase_range(from_phase: str | None, until_phase: str | None) -> tuple[int, int]:
-    """First and last phase numbers of a build; :class:`UsageError` for unknown names or an empty range."""
+    """First and last phase numbers of a build; :class:`UsageError` for unknown names or an empty
+    range."""
     start = phase_number(resolve_phase(from_phase)) if from_phase else 1
     stop = phase_number(resolve_phase(until_phase)) if until_phase else len(PHASE_NAMES)
     if start > stop:
@@ -228,6 +232,7 @@ class _Build:
 
     def _step(self, name: str, began: float) -> Problem | None:
         number = phase_number(name)
+        status: PhaseStatus
         try:
             phase = self.phases(name)
             inputs = PhaseInput(source=self.source, config=self.config, previous=self._previous())
@@ -295,7 +300,8 @@ class _Build:
                 else "missing or out of date"
             )
             raise PipelineError(
-                f"--from needs the checkpoint of {where}, which is {state}; run the build without --from first",
+                f"--from needs the checkpoint of {where}, which is {state}; run the build without "
+                "--from first",
                 code="P004",
             )
         if not stored.passed:
@@ -377,7 +383,8 @@ class _Build:
 
 
 def _located(problem: Problem, path: str) -> Problem:
-    """Problems without a place point at the SKILL.md being built, so every error line names a file."""
+    """Problems without a place point at the SKILL.md being built, so every error line names a
+    file."""
     return problem if problem.location else replace(problem, location=SourceLocation(path))
 
 
@@ -386,7 +393,8 @@ def _check_names(phase: Any, result: PhaseResult[Any]) -> None:
     names = tuple(c.name for c in result.checks)
     if names != tuple(phase.checks):
         raise PipelineError(
-            f"phase {phase.name} returned checks {', '.join(names) or 'none'}; it declares {', '.join(phase.checks)}",
+            f"phase {phase.name} returned checks {', '.join(names) or 'none'}; it declares "
+            f"{', '.join(phase.checks)}",
             code="P008",
         )
 
@@ -403,7 +411,7 @@ def validate(
 
     shown = display or Path(path).as_posix()
     try:
-        source = load_source(path, display=shown)
+        source = load_source(Path(path), display=shown)
         phase = (phases or load_phase)(PHASE_NAMES[0])
         result: PhaseResult[Any] = phase.run(PhaseInput(source=source, config=config))
     except MindrianError as error:

@@ -14,13 +14,16 @@ import functools
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["dump_yaml", "from_plain", "load_yaml", "to_plain"]
 
-T = TypeVar("T")
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def to_plain(value: Any) -> Any:
@@ -44,25 +47,11 @@ def from_plain(cls: Any, data: Any) -> Any:
     """Rebuild a value of type ``cls`` from plain data produced by :func:`to_plain`."""
     origin = typing.get_origin(cls)
     if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(cls)
-        if data is None and type(None) in options:
-            return None
-        errors = []
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return from_plain(option, data)
-            except (TypeError, ValueError, KeyError) as exc:
-                errors.append(str(exc))
-        raise TypeError(f"{data!r} fits none of {cls}: {'; '.join(errors)}")
+        return _union_from_plain(cls, data)
     if cls is Any:
         return data
     if origin is tuple:
-        args = typing.get_args(cls)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_plain(args[0], v) for v in _expect(list, data, cls))
-        return tuple(from_plain(a, v) for a, v in zip(args, _expect(list, data, cls), strict=True))
+        return _tuple_from_plain(cls, data)
     if origin in (dict, Mapping, typing.Mapping) or cls in (dict, Mapping):
         key_t, val_t = typing.get_args(cls) or (str, Any)
         return {
@@ -83,6 +72,30 @@ def from_plain(cls: Any, data: Any) -> Any:
     raise TypeError(f"unsupported type {cls!r}")
 
 
+def _union_from_plain(cls: Any, data: Any) -> Any:
+    """The first member of the union ``cls`` that ``data`` fits, tried in declaration order."""
+    options = typing.get_args(cls)
+    if data is None and type(None) in options:
+        return None
+    errors = []
+    for option in options:
+        if option is type(None):
+            continue
+        try:
+            return from_plain(option, data)
+        except (TypeError, ValueError, KeyError) as exc:
+            errors.append(str(exc))
+    raise TypeError(f"{data!r} fits none of {cls}: {'; '.join(errors)}")
+
+
+def _tuple_from_plain(cls: Any, data: Any) -> tuple[Any, ...]:
+    """A homogeneous ``tuple[X, ...]`` or a fixed-length ``tuple[X, Y]`` from a list."""
+    args = typing.get_args(cls)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return tuple(from_plain(args[0], v) for v in _expect(list, data, cls))
+    return tuple(from_plain(a, v) for a, v in zip(args, _expect(list, data, cls), strict=True))
+
+
 def _dataclass_from_plain(cls: type[T], data: dict[str, Any]) -> T:
     hints = _hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
@@ -94,7 +107,7 @@ def _dataclass_from_plain(cls: type[T], data: dict[str, Any]) -> T:
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type[DataclassInstance]) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 

@@ -32,7 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:
+    from mindrian.agents import MindrianAgent
 
 from builder.pipeline.children import die_with_parent
 
@@ -69,7 +72,8 @@ class ProbeOutcome:
     """What the probe found, printed as JSON (no durations, so the text is deterministic)."""
 
     success: bool
-    """The handoff returned ``success=True`` and nothing tried to reach a real model or the network."""
+    """The handoff returned ``success=True`` and nothing tried to reach a real model or the
+    network."""
     agent_id: str
     """The agent's id, empty when the package could not be imported."""
     agent_type: str
@@ -78,15 +82,16 @@ class ProbeOutcome:
     """One line: what happened, or the error."""
 
 
-def _agent_class(package: ModuleType) -> type:
+def _agent_class(package: ModuleType) -> type[MindrianAgent]:
     from mindrian.agents import MindrianAgent
 
     names = getattr(package, "__all__", ())
     found = [getattr(package, n) for n in names if isinstance(getattr(package, n, None), type)]
-    agents = [c for c in found if issubclass(c, MindrianAgent)]
+    agents: list[type[MindrianAgent]] = [c for c in found if issubclass(c, MindrianAgent)]
     if len(agents) != 1:
         raise LookupError(
-            f"package {package.__name__} must export exactly one agent class in __all__, found {len(agents)}"
+            f"package {package.__name__} must export exactly one agent class in __all__, found "
+            f"{len(agents)}"
         )
     return agents[0]
 
@@ -106,19 +111,25 @@ def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _scripted(cls: type, spec: Mapping[str, Any], state_dir: Path) -> Any:
+def _scripted(cls: type[MindrianAgent], spec: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
     """An instance of the agent class whose every model is scripted for one handoff."""
+    from mindrian.agents import (
+        CollaborativeAgent,
+        GuidedAgent,
+        OperatorAgent,
+        PipelineAgent,
+        RoleAgent,
+    )
     from mindrian.testing import ScriptedModel, Step
 
-    kind = cls.agent_type
-    if kind == "operator":
+    if issubclass(cls, OperatorAgent):
         return cls(model=ScriptedModel(Step.structured(_operator_answer(spec))))
-    if kind == "role":
+    if issubclass(cls, RoleAgent):
         return cls(
             model=ScriptedModel("Probe reply: what is the problem, and for whom?"),
             state_dir=state_dir,
         )
-    if kind == "collaborative":
+    if issubclass(cls, CollaborativeAgent):
         rounds = int(cls.debate_rounds)
         members = {
             name: ScriptedModel(*[f"{name}: probe position"] * rounds)
@@ -130,13 +141,13 @@ def _scripted(cls: type, spec: Mapping[str, Any], state_dir: Path) -> Any:
         )
         leader = [Step.tool_call("delegate_task_to_members", task=PROBE_TASK), synthesis] * rounds
         return cls(model=ScriptedModel(*leader), part_models=members)
-    if kind == "pipeline":
+    if issubclass(cls, PipelineAgent):
         parts = {name: ScriptedModel(f"probe output of {name}") for name, _ in cls.phases}
         return cls(model=ScriptedModel(), part_models=parts)
-    if kind == "guided":
+    if issubclass(cls, GuidedAgent):
         parts = {name: ScriptedModel(f"probe question of {name}") for name, _ in cls.steps}
         return cls(model=ScriptedModel(), part_models=parts, state_dir=state_dir)
-    raise LookupError(f"unknown agent type {kind!r}")
+    raise LookupError(f"unknown agent type {cls.agent_type!r}")
 
 
 def _handoff(agent_id: str, agent: Any) -> Any:
@@ -164,7 +175,7 @@ def _handoff(agent_id: str, agent: Any) -> Any:
     return asyncio.run(manager.execute(context))
 
 
-def _without_mcp_servers(cls: type) -> tuple[type, str]:
+def _without_mcp_servers(cls: type[MindrianAgent]) -> tuple[type[MindrianAgent], str]:
     """``cls`` without its MCP toolkits, and a note naming them ("" when it has none).
 
     The probe is offline and its scripted model calls no tool, while starting a
@@ -177,9 +188,8 @@ def _without_mcp_servers(cls: type) -> tuple[type, str]:
     if not names and not any(map(is_mcp_toolkit, cls.tools)):
         return cls, ""
     tools = tuple(t for t in cls.tools if not is_mcp_toolkit(t))
-    offline = type(
-        cls.__name__, (cls,), {"__module__": cls.__module__, "tools": tools, "mcp_servers": ()}
-    )
+    attributes = {"__module__": cls.__module__, "tools": tools, "mcp_servers": ()}
+    offline = cast("type[MindrianAgent]", type(cls.__name__, (cls,), attributes))
     return (
         offline,
         f"; MCP servers not started by the offline probe: {', '.join(names) or 'unnamed'}",
@@ -193,7 +203,8 @@ def _describe(result: Any) -> str:
 
 
 def probe(identifier: str) -> ProbeOutcome:
-    """Import ``identifier``, run one scripted handoff, and report; never raises for a broken package."""
+    """Import ``identifier``, run one scripted handoff, and report; never raises for a broken
+    package."""
     from mindrian.testing.pytest_plugin import OfflineGuard
 
     guard = OfflineGuard()
@@ -244,7 +255,8 @@ def _fork_refusal() -> str:
 
 
 def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary files)."""
+    """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary
+    files)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         server = os.getpid()
         pid = os.fork()
@@ -274,7 +286,8 @@ def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
 
 
 def serve(requests: TextIO, replies: TextIO) -> int:
-    """Answer one probe per identifier line of ``requests`` until it ends; see the module docstring."""
+    """Answer one probe per identifier line of ``requests`` until it ends; see the module
+    docstring."""
     for name in RUNTIME_MODULES:
         importlib.import_module(name)
     refusal = _fork_refusal()
@@ -296,10 +309,12 @@ def serve(requests: TextIO, replies: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success (``--serve``: see :func:`serve`)."""
+    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success
+    (``--serve``: see :func:`serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--serve"]:
-        # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt it.
+        # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt
+        # it.
         replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
         os.dup2(2, 1)
         return serve(sys.stdin, replies)

@@ -99,7 +99,7 @@ def _code_mask(lines: list[str]) -> list[bool]:
 def headings(lines: list[str]) -> tuple[Heading, ...]:
     """Every ATX heading outside fenced code."""
     found = []
-    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines))):
+    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines), strict=True)):
         parsed = None if in_code else atx_heading(line.rstrip("\r"))
         if parsed:
             found.append(Heading(index, parsed[0], parsed[1]))
@@ -170,7 +170,8 @@ def _extent(heads: tuple[Heading, ...], position: int, total: int) -> int:
 
 
 def find_sections(body: str, body_line: int) -> tuple[Section, ...]:
-    """Recognised sections in document order; nested ones are reported too, and each keeps its subsections verbatim."""
+    """Recognised sections in document order; nested ones are reported too, and each keeps its
+    subsections verbatim."""
     lines = body.split("\n")
     heads = headings(lines)
     found = []
@@ -189,7 +190,8 @@ def find_sections(body: str, body_line: int) -> tuple[Section, ...]:
 
 
 def subsections(text: str) -> tuple[tuple[Heading, str], ...]:
-    """The top-level headings inside a section's text, each with its own text (trimmed, verbatim)."""
+    """The top-level headings inside a section's text, each with its own text (trimmed,
+    verbatim)."""
     lines = text.split("\n")
     heads = headings(lines)
     if not heads:
@@ -204,7 +206,8 @@ def subsections(text: str) -> tuple[tuple[Heading, str], ...]:
 
 
 def list_items(text: str) -> tuple[ListItem, ...]:
-    """Top-level list items (``-``, ``*``, ``+``, ``1.``) outside code; deeper lines continue the item."""
+    """Top-level list items (``-``, ``*``, ``+``, ``1.``) outside code; deeper lines continue the
+    item."""
     lines = text.split("\n")
     mask = _code_mask(lines)
     items: list[ListItem] = []

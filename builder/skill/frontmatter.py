@@ -33,7 +33,8 @@ __all__ = [
 
 #: Aliases (``*name``) allowed in one front matter; real skills use a handful at most.
 MAX_ALIASES = 20
-#: Values that may be produced by expanding aliases, so nested aliases cannot multiply (billion laughs).
+#: Values that may be produced by expanding aliases, so nested aliases cannot multiply (billion
+#: laughs).
 MAX_ALIAS_EXPANSION = 10_000
 #: Deepest nesting of mappings and lists.
 MAX_DEPTH = 40
@@ -89,7 +90,8 @@ def decode_skill(data: bytes, path: str) -> str:
         line, column = _byte_position(data, exc.start)
         raise _fail(
             "S105",
-            f"not UTF-8: byte 0x{data[exc.start]:02x} at byte offset {exc.start} cannot be decoded ({exc.reason})",
+            f"not UTF-8: byte 0x{data[exc.start]:02x} at byte offset {exc.start} cannot be decoded "
+            f"({exc.reason})",
             path,
             line,
             column,
@@ -219,7 +221,8 @@ def _compose(yaml_text: str, path: str, first_line: int) -> Any:
     except _AliasBudgetExceeded as exc:
         raise _fail(
             "S104",
-            f"more than {MAX_ALIASES} aliases; anchors and aliases are limited so a small file cannot expand without bound",
+            f"more than {MAX_ALIASES} aliases; anchors and aliases are limited so a small file "
+            "cannot expand without bound",
             path,
             first_line + exc.mark.line,
             exc.mark.column + 1,
@@ -293,7 +296,8 @@ class _Converter:
                 line, column = self.positions.get(key_path[:1], self.where(node))
                 raise _fail(
                     "S104",
-                    f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; anchors and aliases are limited",
+                    f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; anchors and "
+                    "aliases are limited",
                     self.path,
                     line,
                     column,
@@ -404,7 +408,8 @@ class _Converter:
         line, column = self.where(node)
         raise _fail(
             "S110",
-            f"the tag {node.tag!r} is not supported; front matter holds plain strings, numbers, lists and mappings",
+            f"the tag {node.tag!r} is not supported; front matter holds plain strings, numbers, "
+            "lists and mappings",
             self.path,
             line,
             column,

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import re
 import sys
+import typing
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeGuard
 
 __all__ = [
     "AGENT_TYPES",
     "MAX_ID_LENGTH",
     "RESERVED_IDENTIFIERS",
     "SECTION_KEYS",
+    "AgentType",
     "ChainTarget",
     "CustomToolRequest",
     "FieldSpec",
@@ -32,13 +34,22 @@ __all__ = [
     "SkillDefinition",
     "StepSpec",
     "SubAgentSpec",
+    "is_agent_type",
     "python_identifier",
     "shadowed_module",
     "skill_id",
 ]
 
+#: An agent type (seed 000 §2): how the generated agent is built on Agno.
+AgentType = Literal["operator", "role", "collaborative", "pipeline", "guided"]
 #: The five agent types, in the order error messages list them.
-AGENT_TYPES: tuple[str, ...] = ("operator", "role", "collaborative", "pipeline", "guided")
+AGENT_TYPES: tuple[AgentType, ...] = typing.get_args(AgentType)
+
+
+def is_agent_type(value: object) -> TypeGuard[AgentType]:
+    """Whether ``value`` names one of the five agent types (exactly, lower case)."""
+    return value in AGENT_TYPES
+
 
 #: Canonical keys of the body sections phase 1 recognises by heading.
 SECTION_KEYS: tuple[str, ...] = (
@@ -252,8 +263,8 @@ class SkillDefinition:
     """SKILL.md as the user named it, POSIX separators."""
     source_digest: str
     """Digest of SKILL.md and its folder files (``SkillSource.digest``)."""
-    type: str | None = None
-    """Explicit agent type (one of ``AGENT_TYPES``), None when phase 2 must infer it."""
+    type: AgentType | None = None
+    """Explicit agent type, None when phase 2 must infer it."""
     version: str = "0.1.0"
     """Skill version."""
     license: str | None = None
@@ -309,7 +320,8 @@ class SkillDefinition:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Front-matter entries not modelled above, as plain data."""
     field_lines: Mapping[str, int] = field(default_factory=dict)
-    """Line of each front-matter key path (``tools.mcp_servers.0.server``), for later phases' errors."""
+    """Line of each front-matter key path (``tools.mcp_servers.0.server``), for later phases'
+    errors."""
 
     def section(self, key: str) -> Section | None:
         """The first section with this canonical key, if any."""
@@ -397,7 +409,8 @@ def shadowed_module(identifier: str) -> str | None:
 def python_identifier(normalised_id: str) -> str:
     """The Python identifier of a normalised id: ``-`` becomes ``_``, made safe to import.
 
-    A leading digit gets the prefix ``skill_``; a name in :data:`RESERVED_IDENTIFIERS` gets a ``_`` suffix.
+    A leading digit gets the prefix ``skill_``; a name in :data:`RESERVED_IDENTIFIERS` gets a ``_``
+    suffix.
     """
     identifier = normalised_id.replace("-", "_")
     if identifier[:1].isdigit():

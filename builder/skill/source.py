@@ -44,7 +44,8 @@ def _error(code: str, message: str, path: str) -> SkillError:
 
 
 def source_digest(skill: bytes, files: Iterable[tuple[str, bytes]]) -> str:
-    """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs collide)."""
+    """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs
+    collide)."""
     digest = hashlib.sha256()
     for name, data in (("SKILL.md", skill), *files):
         encoded = name.encode("utf-8")
@@ -98,7 +99,8 @@ def _folder_files(folder: Path, shown: str) -> tuple[tuple[str, bytes], ...]:
     if len(names) > MAX_FOLDER_FILES:
         raise _error(
             "S108",
-            f"the skill folder has {len(names)} files under references/ and scripts/; the limit is {MAX_FOLDER_FILES}",
+            f"the skill folder has {len(names)} files under references/ and scripts/; the limit is "
+            f"{MAX_FOLDER_FILES}",
             shown,
         )
     files, total = [], 0

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from builder.skill.model import ChainTarget, ScoreBand, ScoreDimension, StepSpec, SubAgentSpec
+from builder.skill.model import (
+    AgentType,
+    ChainTarget,
+    ScoreBand,
+    ScoreDimension,
+    StepSpec,
+    SubAgentSpec,
+)
 
 __all__ = [
     "BODY_BLOCK",
@@ -48,7 +55,8 @@ class ModelConfig:
     string: str
     """``provider:model_id``, the form ``agno.agent.Agent(model=...)`` accepts."""
     source: str
-    """Where the choice came from: ``skill`` (its ``model`` field) or ``config`` (per-type default)."""
+    """Where the choice came from: ``skill`` (its ``model`` field) or ``config`` (per-type
+    default)."""
     temperature: float | None
     """Sampling temperature; None leaves the provider default (required with extended thinking)."""
     max_tokens: int
@@ -335,8 +343,8 @@ class AgentSpec:
     """SKILL.md as the user named it."""
     source_digest: str
     """Digest of SKILL.md and its folder."""
-    type: str
-    """One of ``operator``, ``role``, ``collaborative``, ``pipeline``, ``guided``."""
+    type: AgentType
+    """How the agent is built on Agno."""
     type_rule: str
     """Id of the rule that decided the type (``explicit``, ``sub_agents``…)."""
     type_reason: str

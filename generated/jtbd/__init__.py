@@ -3,6 +3,6 @@
 # digest: "1b37f9ffc0a8950133da7c3069056b1199a40c3ebd1893a802b7fcd9c22f8c4f"
 """Generated Mindrian agent package; see README.md."""
 
-from .agent import JtbdAgent
+from .agent import JtbdAgent, JtbdOutput
 
-__all__ = ["JtbdAgent"]
+__all__ = ["JtbdAgent", "JtbdOutput"]

@@ -3,6 +3,6 @@
 # digest: "c1a54ada604d8c3e5ed8ae7680b35289f0dd64e3725e5af8fe9ff6cef22a08bb"
 """Generated Mindrian agent package; see README.md."""
 
-from .agent import MintoPyramidAgent
+from .agent import MintoPyramidAgent, MintoPyramidOutput
 
-__all__ = ["MintoPyramidAgent"]
+__all__ = ["MintoPyramidAgent", "MintoPyramidOutput"]

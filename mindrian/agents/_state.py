@@ -17,8 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mindrian.atomic import atomic_write_text
 from mindrian.agents.base import STATE_DIR_ENV, AgentRunError, Partial
+from mindrian.atomic import atomic_write_text
 
 __all__ = [
     "configured_state_dir",
@@ -73,7 +73,7 @@ def read_state(path: Path, agent_id: str) -> dict[str, Any] | None:
     except json.JSONDecodeError as exc:
         raise AgentRunError(f"{path} is not a readable state file: {exc}") from exc
     owner = data.get("agent_id") if isinstance(data, dict) else None
-    if owner != agent_id:
+    if not isinstance(data, dict) or owner != agent_id:
         raise AgentRunError(f"{path} belongs to agent {owner!r}, not {agent_id!r}")
     return data
 

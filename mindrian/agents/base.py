@@ -116,7 +116,8 @@ _HOLDING_SERVERS: ContextVar[frozenset[int]] = ContextVar(
 )
 _R = TypeVar("_R")
 
-#: HandoffResult fields an agent's structured answer may fill; the rest come from the context or the run.
+#: HandoffResult fields an agent's structured answer may fill; the rest come from the context or the
+#: run.
 _CONTENT_FIELDS = frozenset(f.name for f in fields(HandoffResult)) - {
     "handoff_id",
     "from_agent",
@@ -184,7 +185,8 @@ class MindrianAgent(ABC):
     tools: ClassVar[tuple[Any, ...]] = ()
     """Tools (functions or Agno toolkits) given to every Agno agent built."""
     mcp_servers: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (generated ``tools.MCP_SERVERS``).
+    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (generated
+    ``tools.MCP_SERVERS``).
 
     Each has at least ``name`` (the toolkit's name), ``required`` and ``tools``
     (names the agent uses). Before every run the toolkits are connected and a
@@ -211,7 +213,8 @@ class MindrianAgent(ABC):
         if package is not None:
             for name, value in package.class_attributes(cls.agent_type).items():
                 setattr(cls, name, value)
-        # The run methods are the subclasses' own; wrapping them checks MCP servers on every path in.
+        # The run methods are the subclasses' own; wrapping them checks MCP servers on every path
+        # in.
         for name in _RUN_METHODS:
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "_holds_servers", False):
@@ -323,11 +326,10 @@ class MindrianAgent(ABC):
         **options: Any,
     ) -> HandoffContext:
         """A context asking this agent to work on ``challenge`` (seed 000 §7.2)."""
-        clarity = problem_clarity if problem_clarity is not None else ProblemClarity()
         return HandoffContext(
             task_description=challenge,
-            problem_clarity=clarity,
-            previous_analyses=tuple(previous_analyses or ()),
+            problem_clarity=ProblemClarity.coerce(problem_clarity),
+            previous_analyses=tuple(PreviousAnalysis.coerce(a) for a in previous_analyses or ()),
             from_agent=from_agent,
             to_agent=self.agent_id,
             session_id=session_id,
@@ -463,7 +465,8 @@ def check_run(output: Any, what: str) -> Any:
     status = getattr(output, "status", None)
     if failed_status(status):
         raise AgentRunError(
-            f"{what} run ended with status {status.value}: {text_of(output.content)}"
+            f"{what} run ended with status {getattr(status, 'value', status)}: "
+            f"{text_of(output.content)}"
         )
     return output.content
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from agno.agent import Agent
 from agno.team import Team
 from agno.team.mode import TeamMode
 
@@ -62,7 +63,8 @@ class CollaborativeAgent(MindrianAgent):
 
     @property
     def members(self) -> tuple[tuple[str, str], ...]:
-        """(name, instructions) of the perspectives asked for a position: all but the synthesiser."""
+        """(name, instructions) of the perspectives asked for a position: all but the
+        synthesiser."""
         return tuple((n, text) for n, text in self.perspectives if n != self.synthesizer)
 
     def leader_instructions(self) -> str:
@@ -77,7 +79,7 @@ class CollaborativeAgent(MindrianAgent):
             raise TypeError(f"{type(self).__name__} needs at least two perspectives")
         # A member's description would be listed to the leader once per member, so the skill's
         # description opens each member's instructions instead.
-        members = [
+        members: list[Agent | Team] = [
             self._new_agno_agent(
                 name=name,
                 agent_id=slug(name),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -140,7 +141,7 @@ class GuidedAgent(MindrianAgent):
         self,
         *,
         model: ModelRef | None = None,
-        part_models: dict[str, ModelRef] | None = None,
+        part_models: Mapping[str, ModelRef] | None = None,
         state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(model=model, part_models=part_models)

@@ -43,7 +43,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Commands meaning "a Python interpreter": run under the agent's own, which has the project installed.
+#: Commands meaning "a Python interpreter": run under the agent's own, which has the project
+#: installed.
 _PYTHON_COMMANDS = frozenset({"python", "python3"})
 #: Environment variables passed to every stdio server, whatever its spec declares.
 _PROJECT_ENV_PREFIX = "MINDRIAN_"
@@ -94,7 +95,8 @@ class McpServerSpec:
 def mcp_toolkit(
     server: Mapping[str, Any], *, timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
 ) -> MCPTools:
-    """An unconnected Agno ``MCPTools`` for ``server``, named after it, limited to its requested tools.
+    """An unconnected Agno ``MCPTools`` for ``server``, named after it, limited to its requested
+    tools.
 
     A stdio command is given to Agno as a program and an argument list, never
     as one string to re-split, so arguments reach the server exactly as written.
@@ -134,7 +136,8 @@ def _stdio_parameters(spec: McpServerSpec) -> Any:
 
 
 def is_mcp_toolkit(tool: Any) -> bool:
-    """Whether ``tool`` is an Agno ``MCPTools`` (checked by class name, as Agno does, to avoid importing it)."""
+    """Whether ``tool`` is an Agno ``MCPTools`` (checked by class name, as Agno does, to avoid
+    importing it)."""
     return any(c.__name__ == "MCPTools" for c in type(tool).__mro__)
 
 
@@ -222,11 +225,10 @@ async def _hold_all(
         if spec.name not in names:
             problems.append((spec.name, "the agent has no MCP toolkit named after it"))
     for toolkit in toolkits:
-        spec = specs.get(toolkit.name)
         why = await _acquire(toolkit)
         if not why:
             held.append(toolkit)
-            why = _missing_tools(toolkit, spec)
+            why = _missing_tools(toolkit, specs.get(toolkit.name))
         if why:
             problems.append((toolkit.name, why))
     return problems
@@ -244,7 +246,8 @@ def _missing_tools(toolkit: Any, spec: McpServerSpec | None) -> str:
 
 
 async def _acquire(toolkit: Any) -> str:
-    """Count one more user of ``toolkit``, connecting it if needed; returns why that failed, or ""."""
+    """Count one more user of ``toolkit``, connecting it if needed; returns why that failed, or
+    ""."""
     lease = _LEASES.setdefault(toolkit, _Lease())
     async with lease.guard():
         if lease.users == 0 and toolkit.initialized:
@@ -268,9 +271,11 @@ async def _release(toolkit: Any) -> None:
 
 
 async def _open(toolkit: Any) -> str:
-    """Connect ``toolkit``; returns why it is unusable ("" when it is ready), never leaving a server running."""
+    """Connect ``toolkit``; returns why it is unusable ("" when it is ready), never leaving a server
+    running."""
     try:
-        # Unlike connect(), entering the toolkit raises the connection error instead of only logging it.
+        # Unlike connect(), entering the toolkit raises the connection error instead of only logging
+        # it.
         await toolkit.__aenter__()
     except Exception as exc:
         await _discard(toolkit)
@@ -294,12 +299,16 @@ async def _listing_problem(toolkit: Any) -> str:
     offered = [t.name for t in (listed if isinstance(listed, list) else listed.tools)]
     missing = [n for n in toolkit.include_tools or () if n not in offered]
     if missing:
-        return f"it does not offer {', '.join(missing)} (offers: {', '.join(sorted(offered)) or 'nothing'})"
+        return (
+            f"it does not offer {', '.join(missing)} (offers: "
+            f"{', '.join(sorted(offered)) or 'nothing'})"
+        )
     return "its tools could not be registered"
 
 
 async def _discard(toolkit: Any) -> None:
-    # Exiting works whatever state the toolkit is in, unlike close(), which skips uninitialised ones.
+    # Exiting works whatever state the toolkit is in, unlike close(), which skips uninitialised
+    # ones.
     with suppress(Exception):
         await toolkit.__aexit__(None, None, None)
 

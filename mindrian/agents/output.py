@@ -100,4 +100,4 @@ def scored_output(
         __doc__=f"The HandoffResult fields, with {name}'s scores declared one by one.",
         scores=(scores, Field(default_factory=scores, description=what)),
     )
-    return cast(type[HandoffOutput], model)
+    return model

@@ -20,12 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.workflow import Step, Workflow
+from agno.workflow.workflow import WorkflowStep
 
 from mindrian.agents._state import (
     configured_state_dir,
@@ -69,7 +70,8 @@ class PipelineCheckpoint:
     task: str
     """What the pipeline was asked."""
     digest: str
-    """SHA-256 of the task, the agent's instructions and its phase list; a run resumes only on a match."""
+    """SHA-256 of the task, the agent's instructions and its phase list; a run resumes only on a
+    match."""
     partials: tuple[Partial, ...]
     """Outputs of the finished phases, in phase order."""
 
@@ -136,7 +138,7 @@ class PipelineAgent(MindrianAgent):
         self,
         *,
         model: ModelRef | None = None,
-        part_models: dict[str, ModelRef] | None = None,
+        part_models: Mapping[str, ModelRef] | None = None,
         state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(model=model, part_models=part_models)
@@ -159,7 +161,7 @@ class PipelineAgent(MindrianAgent):
     def _build(self) -> Workflow:
         if not self.phases:
             raise TypeError(f"{type(self).__name__} needs at least one phase")
-        steps = [
+        steps: list[WorkflowStep] = [
             Step(
                 name=name,
                 agent=self._new_agno_agent(

@@ -141,7 +141,7 @@ class ServedAgent(BaseExternalAgent):
 
     # -- continuing a paused guided run -------------------------------------------------------
 
-    def acontinue_run(  # type: ignore[override]
+    def acontinue_run(
         self,
         run_id: str | None = None,
         *,
@@ -219,19 +219,20 @@ class ServedAgent(BaseExternalAgent):
 async def _as_events(served: ServedAgent, work: Any) -> AsyncIterator[Any]:
     """The continued run as a stream: its terminal event (paused, completed or error)."""
     run: RunOutput = await work
-    fields = {
-        "run_id": run.run_id,
-        "session_id": run.session_id,
-        "agent_id": served.get_id(),
-        "agent_name": served.name or "",
-        "content": run.content,
-    }
-    if run.status == RunStatus.paused:
-        yield RunPausedEvent(**fields)
-    elif run.status == RunStatus.error:
-        yield RunErrorEvent(**fields)
-    else:
-        yield RunCompletedEvent(**fields)
+    event = (
+        RunPausedEvent
+        if run.status == RunStatus.paused
+        else RunErrorEvent
+        if run.status == RunStatus.error
+        else RunCompletedEvent
+    )
+    yield event(
+        run_id=run.run_id,
+        session_id=run.session_id,
+        agent_id=served.get_id(),
+        agent_name=served.name or "",
+        content=run.content,
+    )
 
 
 def _text(value: Any) -> str:

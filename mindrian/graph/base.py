@@ -8,6 +8,7 @@ statements in the same order.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -204,7 +205,7 @@ class Registry(ABC):
         _reject_duplicate_ids(records)
         for start in range(0, len(records), batch_size):
             batch = records[start : start + batch_size]
-            self._write(lambda run, batch=batch: _register_batch(run, batch))
+            self._write(functools.partial(_register_batch, records=batch))
         return len(records)
 
     def unregister(self, framework_id: str) -> bool:

@@ -92,11 +92,11 @@ class EmbeddedRegistry(Registry):
     def _check_format(self) -> None:
         """Refuse a database without this program's format marker (see :class:`RegistryDamaged`)."""
         try:
-            rows = self._connection.execute(_READ_FORMAT).get_all()  # type: ignore[union-attr]
-        except RuntimeError:
-            rows = []
-        if rows != [[FORMAT_VERSION]]:
-            found = "no format marker" if not rows else f"format {rows[0][0]!r}"
+            versions = [row["m.version"] for row in self._execute(_READ_FORMAT, {})]
+        except GraphError:
+            versions = []  # no marker table: not a file this program wrote
+        if versions != [FORMAT_VERSION]:
+            found = "no format marker" if not versions else f"format {versions[0]!r}"
             raise RegistryDamaged(
                 f"embedded registry {self._where} is empty, damaged or from another version "
                 f"({found}, expected {FORMAT_VERSION}); rebuild it from registry.yaml with "

@@ -7,6 +7,7 @@ Reads use READ access sessions with ``execute_read``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -72,7 +73,7 @@ class Neo4jRegistry(Registry):
             self.close()
             raise self._error("cannot connect", exc) from None
         for statement in q.SCHEMA:
-            self._write(lambda run, statement=statement: run(statement, {}))
+            self._write(functools.partial(_run_alone, statement))
 
     def __repr__(self) -> str:
         return f"Neo4jRegistry(uri={self._uri!r}, user={self._user!r}, database={self._database!r})"
@@ -115,3 +116,8 @@ def _runner(tx: Any) -> Run:
         return [record.data() for record in tx.run(query.text, dict(params))]
 
     return run
+
+
+def _run_alone(statement: q.Query, run: Run) -> list[Row]:
+    """Run one parameter-free statement (the schema's)."""
+    return run(statement, {})

@@ -13,5 +13,6 @@ def bullets(items: Iterable[str]) -> str:
 
 
 def quote(text: str) -> str:
-    """A markdown block quote, so another agent's own headings cannot break the outline around it."""
+    """A markdown block quote, so another agent's own headings cannot break the outline around
+    it."""
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())

@@ -47,7 +47,8 @@ class HandoffAgent(Protocol):
 
 
 def adapt_agent(agent: object) -> AgentRunner:
-    """Wrap ``agent`` so it can be called as ``await runner(context)``; TypeError if it fits no kind."""
+    """Wrap ``agent`` so it can be called as ``await runner(context)``; TypeError if it fits no
+    kind."""
     process = getattr(agent, "process_handoff", None)
     if callable(process):
         return _runner(process)
@@ -90,15 +91,15 @@ def _agno_runner(arun: Callable[..., Any]) -> AgentRunner:
 
 def coerce_result(value: Any, context: HandoffContext) -> HandoffResult:
     """Normalise an agent's answer into a result whose routing matches ``context``."""
-    routing = {
-        "handoff_id": context.handoff_id,
-        "from_agent": context.to_agent,
-        "to_agent": context.return_to,
-    }
     if isinstance(value, HandoffResult):
-        return replace(value, **routing)
+        return replace(
+            value,
+            handoff_id=context.handoff_id,
+            from_agent=context.to_agent,
+            to_agent=context.return_to,
+        )
     if isinstance(value, str):
-        return HandoffResult(**routing, success=True, output=value)
+        return _routed(context, success=True, output=value)
     if value is None:
         return HandoffResult.failure(context, "agent returned no content")
     data = _as_mapping(value)
@@ -109,14 +110,21 @@ def coerce_result(value: Any, context: HandoffContext) -> HandoffResult:
     known = {name: data[name] for name in _CONTENT_FIELDS if name in data}
     if not known:
         # Structured output of some other schema is still an answer: keep it as JSON.
-        return HandoffResult(
-            **routing,
-            success=True,
-            output=json.dumps(data, sort_keys=True),
-            output_format="json",
+        return _routed(
+            context, success=True, output=json.dumps(data, sort_keys=True), output_format="json"
         )
     known.setdefault("success", True)
-    return HandoffResult(**routing, **known)
+    return _routed(context, **known)
+
+
+def _routed(context: HandoffContext, **content: Any) -> HandoffResult:
+    """A result of ``content`` sent back along ``context``'s route (to whoever delegated)."""
+    return HandoffResult(
+        handoff_id=context.handoff_id,
+        from_agent=context.to_agent,
+        to_agent=context.return_to,
+        **content,
+    )
 
 
 def _as_mapping(value: Any) -> Mapping[str, Any] | None:

@@ -15,10 +15,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from mindrian.handoff._markdown import bullets, quote
 from mindrian.handoff.types import HandoffMode, HandoffType, ReturnBehavior
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
@@ -54,21 +57,33 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _dataclass(value: object) -> DataclassInstance | type[DataclassInstance]:
+    """``value`` as the dataclass it is: every subclass of :class:`_PlainData` is one."""
+    return cast("DataclassInstance | type[DataclassInstance]", value)
+
+
 class _PlainData:
     """JSON conversion shared by the handoff dataclasses."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-safe data, fields in declaration order."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(_dataclass(self))}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Rebuild from ``to_dict()`` output; missing keys take their defaults."""
-        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        known = {f.name for f in fields(_dataclass(cls))}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"{cls.__name__} has no field(s): {', '.join(unknown)}")
         return cls(**data)
+
+    @classmethod
+    def coerce(cls, value: Self | Mapping[str, Any] | None) -> Self:
+        """``value`` itself, rebuilt from its ``to_dict()`` form, or the empty default (None)."""
+        if value is None:
+            return cls()
+        return cls.from_dict(value) if isinstance(value, Mapping) else value
 
 
 def _plain(value: Any) -> Any:
@@ -471,7 +486,8 @@ class HandoffResult(_PlainData):
     error: str | None = None
     """What went wrong, when something did."""
     error_code: str | None = None
-    """Machine-readable kind of failure (``needs_clarification``, ``caller_refused``...), when known."""
+    """Machine-readable kind of failure (``needs_clarification``, ``caller_refused``...), when
+    known."""
 
     def __post_init__(self) -> None:
         for name in ("handoff_id", "from_agent", "to_agent"):
@@ -482,7 +498,8 @@ class HandoffResult(_PlainData):
         _set(self, "output", _text(self.output, "output"))
         if self.output_format not in OUTPUT_FORMATS:
             raise ValueError(
-                f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}"
+                f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
+                f"{self.output_format!r}"
             )
         for name in (
             "key_findings",
@@ -517,7 +534,8 @@ class HandoffResult(_PlainData):
         code: str | None = None,
         **details: Any,
     ) -> HandoffResult:
-        """A failed result answering ``context``; ``details`` fill other fields (``open_questions``...)."""
+        """A failed result answering ``context``; ``details`` fill other fields
+        (``open_questions``...)."""
         return cls(
             handoff_id=context.handoff_id,
             from_agent=context.to_agent,

@@ -125,7 +125,8 @@ class HandoffManager:
         self._registry = registry
         self._usage = usage
         self._agents: dict[str, AgentRunner] = {}
-        # Each agent's declared return behaviour (phase 3's contract); None leaves it to the context.
+        # Each agent's declared return behaviour (phase 3's contract); None leaves it to the
+        # context.
         self._return_behaviors: dict[str, ReturnBehavior | None] = {}
         self._history: list[HandoffRecord] = []
         # Per session, the chain of owners opened by transfers; the last one talks to the user.
@@ -134,7 +135,8 @@ class HandoffManager:
     # --- registry and history -------------------------------------------------
 
     def register_agent(self, agent_id: str, agent: object) -> None:
-        """Make ``agent`` reachable as ``agent_id``; a later registration under the same id replaces it."""
+        """Make ``agent`` reachable as ``agent_id``; a later registration under the same id replaces
+        it."""
         if not isinstance(agent_id, str) or not agent_id:
             raise ValueError("agent_id must be a non-empty string")
         self._agents[agent_id] = adapt_agent(agent)
@@ -183,14 +185,15 @@ class HandoffManager:
         priority: int = 0,
         handoff_mode: HandoffMode | str = HandoffMode.SEQUENTIAL,
     ) -> HandoffContext:
-        """A DELEGATE context from ``from_agent`` to ``to_agent``; ids and time come from the manager."""
+        """A DELEGATE context from ``from_agent`` to ``to_agent``; ids and time come from the
+        manager."""
         return HandoffContext(
             handoff_id=handoff_id or self._new_id(),
             timestamp=timestamp or self._now(),
-            problem_clarity=(problem_clarity if problem_clarity is not None else ProblemClarity()),
-            conversation=(conversation if conversation is not None else ConversationSummary()),
+            problem_clarity=ProblemClarity.coerce(problem_clarity),
+            conversation=ConversationSummary.coerce(conversation),
             session_id=session_id,
-            previous_analyses=tuple(previous_analyses),
+            previous_analyses=tuple(PreviousAnalysis.coerce(a) for a in previous_analyses),
             task_description=task,
             expected_output=expected_output,
             focus_areas=tuple(focus_areas),
@@ -198,9 +201,9 @@ class HandoffManager:
             from_agent=from_agent,
             to_agent=to_agent,
             return_to=return_to,
-            return_behavior=return_behavior,
+            return_behavior=ReturnBehavior(return_behavior),
             handoff_type=HandoffType.DELEGATE,
-            handoff_mode=handoff_mode,
+            handoff_mode=HandoffMode(handoff_mode),
             priority=priority,
             timeout_seconds=(
                 timeout_seconds if timeout_seconds is not None else self._default_timeout
@@ -296,7 +299,8 @@ class HandoffManager:
     async def execute_debate(
         self, contexts: Sequence[HandoffContext], rounds: int = 2
     ) -> tuple[tuple[HandoffResult, ...], ...]:
-        """Run the participants in parallel for ``rounds`` rounds; returns the results of every round.
+        """Run the participants in parallel for ``rounds`` rounds; returns the results of every
+        round.
 
         From round two on, each participant is shown the successful positions of
         the others from the round before, as previous analyses.
@@ -320,7 +324,8 @@ class HandoffManager:
         context: HandoffContext,
         synthesizer: str | None = None,
     ) -> HandoffResult:
-        """Combine ``results``: merged by the manager, or by the ``synthesizer`` agent when given."""
+        """Combine ``results``: merged by the manager, or by the ``synthesizer`` agent when
+        given."""
         results = tuple(results)
         if synthesizer is None:
             return merge_results(results, context)
@@ -329,7 +334,8 @@ class HandoffManager:
     # --- control: transfer, return, escalate -------------------------------------
 
     async def transfer(self, context: HandoffContext) -> HandoffResult:
-        """Give the session to ``context.to_agent``, which answers first; it owns the session until it returns."""
+        """Give the session to ``context.to_agent``, which answers first; it owns the session until
+        it returns."""
         start = self._clock()
         step = replace(context, handoff_type=HandoffType.TRANSFER)
         session = step.session_id
@@ -347,7 +353,8 @@ class HandoffManager:
         return self._finish(step, result, start)
 
     def return_control(self, session_id: str, from_agent: str, output: str = "") -> HandoffResult:
-        """``from_agent`` hands ``session_id`` back to whoever transferred it; ``output`` summarises its part."""
+        """``from_agent`` hands ``session_id`` back to whoever transferred it; ``output`` summarises
+        its part."""
         chain = self._owners.get(session_id, [])
         back_to = chain[-2] if len(chain) >= 2 else from_agent
         context = HandoffContext(
@@ -532,7 +539,8 @@ class HandoffManager:
             timestamp=self._now(),
             previous_analyses=opener.previous_analyses + others,
             task_description=(
-                f"{opener.task_description}\n\nDebate round {number} of {rounds}: respond to the other "
+                f"{opener.task_description}\n\nDebate round {number} of {rounds}: respond to the "
+                "other "
                 "positions under Previous Analyses, defending or revising your own."
             ),
         )
@@ -545,7 +553,10 @@ class HandoffManager:
     ) -> HandoffContext:
         done = tuple(PreviousAnalysis.from_result(r) for r in results if r.success)
         failed = tuple(f"{r.from_agent}: {r.error or 'failed'}" for r in results if not r.success)
-        task = f"Synthesize the {len(done)} analyses under Previous Analyses into one answer to: {context.task_description}"
+        task = (
+            f"Synthesize the {len(done)} analyses under Previous Analyses into one answer to: "
+            f"{context.task_description}"
+        )
         if failed:
             task += f"\n\nThese handoffs failed and are not included:\n{bullets(failed)}"
         return replace(

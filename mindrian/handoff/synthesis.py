@@ -71,7 +71,8 @@ def _output(merged: HandoffResult, done: Sequence[HandoffResult], failures: Sequ
     total = succeeded + len(failures)
     scores = tuple(f"{name}: {value:g}" for name, value in merged.scores.items())
     sections = (
-        f"# Synthesis of {total} handoff{'s' if total != 1 else ''} ({succeeded} succeeded, {len(failures)} failed)",
+        f"# Synthesis of {total} handoff{'s' if total != 1 else ''} ({succeeded} succeeded, "
+        f"{len(failures)} failed)",
         f"Confidence: {merged.confidence:.0%}" if succeeded else "",
         (f"## Key Findings\n{bullets(merged.key_findings)}" if merged.key_findings else ""),
         (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["HandoffMode", "HandoffType", "ReturnBehavior"]
 
 
-class HandoffType(str, Enum):
+class HandoffType(StrEnum):
     """What a handoff does with control of the work."""
 
     DELEGATE = "delegate"
@@ -20,7 +20,7 @@ class HandoffType(str, Enum):
     """Ask a human for help."""
 
 
-class HandoffMode(str, Enum):
+class HandoffMode(StrEnum):
     """How several handoffs of one step are run together."""
 
     SEQUENTIAL = "sequential"
@@ -33,7 +33,7 @@ class HandoffMode(str, Enum):
     """Opposing positions over several rounds, each answering the others."""
 
 
-class ReturnBehavior(str, Enum):
+class ReturnBehavior(StrEnum):
     """What the receiver of a result is expected to do with it."""
 
     SYNTHESIZE = "synthesize"

@@ -40,8 +40,9 @@ from typing import Any, ClassVar, TypeVar
 import jsonschema
 import pytest
 from agno.tools.function import Function
+from pydantic import BaseModel
 
-from mindrian.agents import BACK, SKIP, MindrianAgent
+from mindrian.agents import BACK, SKIP, MindrianAgent, RoleAgent
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
 from mindrian.testing.scripted import ModelCall, ScriptedModel, Step
 
@@ -90,7 +91,7 @@ def sent_schema(call: ModelCall) -> Any:
     message, between ``<json_field_properties>`` tags.
     """
     fmt = call.response_format
-    if isinstance(fmt, type):
+    if isinstance(fmt, type) and issubclass(fmt, BaseModel):
         return fmt.model_json_schema()
     found = re.search(
         r"<json_field_properties>\s*(\{.*\})\s*</json_field_properties>",
@@ -363,12 +364,13 @@ def _midpoint_scores(schema: type[Any]) -> dict[str, float]:
     return values
 
 
-class StructuredAnswers:
+class StructuredAnswers(AgentContract):
     """Shared by the types whose answer is an output model (operator, collaborative)."""
 
     agent_class: ClassVar[type[MindrianAgent]]
     output_examples: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """JSON examples from the skill's output instructions: whole answers, or the ``scores`` object."""
+    """JSON examples from the skill's output instructions: whole answers, or the ``scores``
+    object."""
     score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
     """Score name → (minimum, maximum) as the skill declares them."""
 
@@ -387,11 +389,12 @@ class StructuredAnswers:
         return answer
 
     def script(self, answer: Any) -> dict[str, Any]:
-        """Constructor arguments that make the agent give ``answer`` as its final structured turn."""
+        """Constructor arguments that make the agent give ``answer`` as its final structured
+        turn."""
         raise NotImplementedError
 
     def handoff(self, tmp_path: Path, answer: Any, **options: Any) -> HandoffResult:
-        agent = self.new_agent(tmp_path, **self.script(answer))  # type: ignore[attr-defined]
+        agent = self.new_agent(tmp_path, **self.script(answer))
         context = agent.create_handoff_context(
             "Assess the scripted opportunity",
             problem_clarity=clear_problem(),
@@ -433,7 +436,7 @@ class StructuredAnswers:
             assert _declares(schema, name, low, high), f"the schema does not declare {name}"
 
     def handoff_with(self, tmp_path: Path, models: dict[str, Any]) -> HandoffResult:
-        agent = self.new_agent(tmp_path, **models)  # type: ignore[attr-defined]
+        agent = self.new_agent(tmp_path, **models)
         context = agent.create_handoff_context(
             "Assess", problem_clarity=clear_problem(), from_agent=self.caller
         )
@@ -507,6 +510,7 @@ class RoleContract(AgentContract):
         turns = [f"question {n}" for n in range(1, 5)]
         model = ScriptedModel(*turns)
         agent = self.new_agent(tmp_path, model=model)
+        assert isinstance(agent, RoleAgent)
         for n in range(1, 5):
             assert run(agent.run(f"user turn {n}", session_id="c")).content == f"question {n}"
         model.assert_complete()
@@ -589,7 +593,7 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         reply = run(self.new_agent(tmp_path, **models).run("Should we open a second shop?"))
         models["model"].assert_complete()
         rounds = self.agent_class.debate_rounds  # type: ignore[attr-defined]
-        for name, model in models["part_models"].items():
+        for model in models["part_models"].values():
             model.assert_complete()
             assert "Should we open a second shop?" in model.calls[0].last_user_message
         assert len(reply.partials) == len(self.members) * rounds

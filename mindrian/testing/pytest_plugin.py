@@ -128,7 +128,7 @@ class OfflineGuard:
             if provider is None or provider in self._covered:
                 continue
             self._covered.add(provider)
-            self._undo.append(lambda provider=provider: self._covered.discard(provider))
+            self._undo.append(functools.partial(self._covered.discard, provider))
             for name in _PROVIDER_METHODS:
                 if name in vars(provider):
                     self._wrap_model_method(provider, name, ScriptedModel)

@@ -37,7 +37,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from agno.models.base import Model
 from agno.models.message import Message
@@ -161,7 +161,8 @@ def _as_step(entry: Any) -> Step:
     if isinstance(entry, (Mapping, BaseModel)):
         return Step.structured(entry)
     raise TypeError(
-        f"a script entry must be str, dict, pydantic model, Step or callable; got {type(entry).__name__}"
+        "a script entry must be str, dict, pydantic model, Step or callable; got "
+        f"{type(entry).__name__}"
     )
 
 
@@ -259,10 +260,10 @@ class ScriptedModel(Model):
         yield self._next_response(kwargs)
 
     def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-        return response
+        return cast(ModelResponse, response)
 
     def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-        return response
+        return cast(ModelResponse, response)
 
     # -- script replay --------------------------------------------------------
 

@@ -4,6 +4,8 @@
 (``PATH:LINE:COL: error[W001]: ...``), :func:`dry_run_handlers` gives every node
 that needs one a handler that does no work (no model call, no shell command)
 and answers from a script of outcomes, so any pipeline can be walked end to end.
+:func:`model_handlers` puts a model behind the LLM steps instead (``--model``,
+e.g. ``scripted:PATH``), the other nodes keeping their dry-run handlers.
 """
 
 from __future__ import annotations
@@ -11,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mindrian.workflow.dot import parse
 from mindrian.workflow.engine import Handler, Outcome, StepContext
-from mindrian.workflow.model import NodeKind, ThoughtGraph, WorkflowError
+from mindrian.workflow.model import NodeKind, ThoughtGraph, WorkflowError, normalise_label
 from mindrian.workflow.validate import CHECKS, ERROR, validate
+
+if TYPE_CHECKING:
+    from agno.models.base import Model
 
 __all__ = [
     "PARSE_CODE",
@@ -24,6 +30,7 @@ __all__ = [
     "Finding",
     "check_file",
     "dry_run_handlers",
+    "model_handlers",
     "parse_outcome_script",
 ]
 
@@ -126,3 +133,41 @@ def dry_run_handlers(
         if node.id in script or (node.kind is NodeKind.MANAGER and not is_supervisor):
             handlers[node.id] = handle
     return handlers
+
+
+#: Characters of an LLM step's answer kept in the context as ``last_response``.
+_RESPONSE_KEPT = 200
+
+
+def model_handlers(
+    graph: ThoughtGraph, model: Model, log: Callable[[str], None]
+) -> dict[str, Handler]:
+    """A handler for every LLM step (``codergen``) that asks ``model`` the step's prompt.
+
+    One model serves the whole run, so a scripted model's answers are taken in
+    the order the steps run. An answer that is the label of one of the step's
+    outgoing edges is its preferred label (the step chose that edge). The
+    answer goes to the context as ``last_response`` (cut to 200 characters)
+    and ``response.<node id>``.
+    """
+    from agno.agent import Agent
+
+    from mindrian.agents.base import check_run, text_of
+
+    async def ask(step: StepContext) -> Outcome:
+        agent = Agent(id=f"{graph.name}-{step.node.id}", model=model, telemetry=False)
+        output = await agent.arun(step.prompt)
+        answer = text_of(check_run(output, f"workflow {graph.name} step {step.node.id}"))
+        labels = {
+            normalise_label(e.label): e.label for e in graph.outgoing(step.node.id) if e.label
+        }
+        chosen = labels.get(normalise_label(answer))
+        log(f"{step.node.id}: {answer[:60]!r}" + (f" -> {chosen}" if chosen else ""))
+        updates = {
+            "last_stage": step.node.id,
+            "last_response": answer[:_RESPONSE_KEPT],
+            f"response.{step.node.id}": answer,
+        }
+        return Outcome(preferred_label=chosen, context_updates=updates)
+
+    return {"codergen": ask}

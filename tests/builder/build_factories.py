@@ -14,7 +14,7 @@ from builder.phases import PHASE_NAMES, phase_number, unavailable
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
-from builder.pipeline.report import BuildReport
+from builder.pipeline.results import BuildReport
 from builder.pipeline.runner import build_source
 
 

@@ -82,7 +82,8 @@ def skill(**changes: Any) -> SkillDefinition:
 
 
 def body_with_sections(body: str, body_line: int, keys: dict[str, str]) -> tuple[Section, ...]:
-    """Sections for the headings named in ``keys`` (heading text -> canonical key), as phase 1 reports them."""
+    """Sections for the headings named in ``keys`` (heading text -> canonical key), as phase 1
+    reports them."""
     lines = body.split("\n")
     found = []
     heads = [(i, ln) for i, ln in enumerate(lines) if ln.startswith("#")]

@@ -145,7 +145,7 @@ def test_the_database_is_served_read_only_beside_a_writer(tmp_path: Path) -> Non
         # A build holding the writer's connection does not stop agents from reading.
         assert _ids(_serve_once(tmp_path, "--registry", str(path)))[0] == "csio"
     with EmbeddedRegistry(path, read_only=True) as reader:
-        with pytest.raises(Exception):
+        with pytest.raises(GraphError, match="read-only"):
             reader.register(by_id("jtbd"))
 
 

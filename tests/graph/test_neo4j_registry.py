@@ -188,7 +188,7 @@ def test_stale_relationships_are_deleted_and_placeholders_pruned() -> None:
     driver.transactions.clear()
     registry.register(by_id("minto"))
     (only,) = driver.transactions
-    statements = dict(zip(names_of(only.tx), (p for _, p in only.tx.statements)))
+    statements = dict(zip(names_of(only.tx), (p for _, p in only.tx.statements), strict=True))
     assert statements["delete_chains"] == {"pairs": [{"source": "minto", "target": "old"}]}
     assert statements["prune_placeholders"] == {"ids": ["old"]}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from golden_files import Golden
 from graph_factories import INJECTION, SIX, framework
 
 from mindrian.graph import (
@@ -19,10 +20,10 @@ from mindrian.graph import (
 GOLDEN = Path(__file__).parent / "golden" / "registry.yaml"
 
 
-def test_dump_matches_golden_file() -> None:
+def test_dump_matches_golden_file(golden: Golden) -> None:
     with EmbeddedRegistry(None) as registry:
         registry.register_many(reversed(SIX))
-        assert dump_registry_yaml(registry) == GOLDEN.read_text(encoding="utf-8")
+        golden.check(GOLDEN, dump_registry_yaml(registry))
 
 
 def test_dump_does_not_depend_on_registration_order() -> None:

@@ -28,6 +28,9 @@ from mindrian.graph import (
 )
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
+# Slow: starts MCP servers and agents in subprocesses.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "generated"
 REGISTRY_YAML = GENERATED / "registry.yaml"

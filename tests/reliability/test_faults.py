@@ -15,6 +15,7 @@ import pytest
 from mindrian.graph import EmbeddedRegistry, load_registry_yaml, registry_from_yaml
 from mindrian.project import ProjectPaths
 
+pytestmark = pytest.mark.slow  # whole builds in subprocesses
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "hunter2-SECRET"
 

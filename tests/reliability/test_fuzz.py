@@ -29,6 +29,7 @@ from builder.pipeline.runner import build_source
 from builder.pipeline.serial import to_plain
 from builder.skill.source import source_digest
 
+pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 FUZZ = settings(
     deadline=None,

@@ -35,9 +35,10 @@ from builder.pipeline.transaction import PackageTransaction
 from mindrian.graph import EmbeddedRegistry, load_registry_yaml
 from mindrian.project import ProjectPaths
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="process checks read /proc"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process checks read /proc"),
+]
 
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = int(os.environ.get("MINDRIAN_KILL_TRIALS", "20"))

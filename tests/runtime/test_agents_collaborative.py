@@ -85,7 +85,7 @@ def test_debate_rounds_show_members_the_other_positions(hats, run) -> None:
     assert all(
         f"### {name} (round 1)\n{text}" in second_round_prompt
         for name, text in zip(
-            ("White Hat", "Black Hat", "Green Hat"), ("fact A", "risk B", "idea C")
+            ("White Hat", "Black Hat", "Green Hat"), ("fact A", "risk B", "idea C"), strict=True
         )
     )
     assert reply.content == "Verdict (round 2)"

@@ -27,7 +27,11 @@ def canvas(agent_class):
 
 
 def step_models(*per_step: tuple[str, ...]) -> dict[str, ScriptedModel]:
-    return {name: ScriptedModel(*answers, id=name) for (name, _), answers in zip(STEPS, per_step)}
+    """Scripted models for the first ``len(per_step)`` steps (a test may stop before the last)."""
+    return {
+        name: ScriptedModel(*answers, id=name)
+        for (name, _), answers in zip(STEPS, per_step, strict=False)
+    }
 
 
 def test_each_step_pauses_for_the_user_and_the_next_sees_the_answer(canvas, state_dir, run) -> None:

@@ -100,7 +100,8 @@ def test_tool_call_runs_before_the_structured_answer(agent_class, run) -> None:
         ),
         (
             {"output": "x", "confidence": 1.5},
-            "output did not match schema: HandoffOutput: confidence: Input should be less than or equal to 1",
+            "output did not match schema: HandoffOutput: confidence: Input should be less than or "
+            "equal to 1",
         ),
     ],
     ids=["prose", "missing-field", "out-of-range"],

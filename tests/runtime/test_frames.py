@@ -2,6 +2,7 @@
 
 import json
 import logging
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -143,7 +144,7 @@ def test_one_character_at_a_time():
 def test_any_chunking_gives_the_same_events(cuts):
     points = sorted(set(cuts))
     bounds = [0, *points, len(STREAM)]
-    chunks = [STREAM[a:b] for a, b in zip(bounds, bounds[1:])]
+    chunks = [STREAM[a:b] for a, b in pairwise(bounds)]
     assert feed_chunks(chunks) == EXPECTED
 
 

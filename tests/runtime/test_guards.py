@@ -97,7 +97,8 @@ ALLOWED = [
     "MATCH (n:Person) RETURN [(n)-[:WORKS_ON]->(p:Project) | p.name] AS id ORDER BY id LIMIT 5",
     "MATCH (n:Person) WHERE n.age IS :: INTEGER " + PAGE,
     "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 100",
-    "MATCH (n:Person) CALL { WITH n MATCH (n)-[:KNOWS]->(m:Person) RETURN m } RETURN m.id AS id ORDER BY id LIMIT 3",
+    "MATCH (n:Person) CALL { WITH n MATCH (n)-[:KNOWS]->(m:Person) RETURN m } RETURN m.id AS id "
+    "ORDER BY id LIMIT 3",
 ]
 
 
@@ -139,7 +140,8 @@ REJECTED = [
         "procedure",
     ),
     (
-        "MATCH (n:Person) RETURN apoc.cypher.runFirstColumnSingle('MATCH (m) RETURN m', {}) AS x LIMIT 1",
+        "MATCH (n:Person) RETURN apoc.cypher.runFirstColumnSingle('MATCH (m) RETURN m', {}) AS x "
+        "LIMIT 1",
         "plugin",
     ),
     ("CALL dbms.killQuery('q-1') YIELD queryId RETURN queryId LIMIT 1", "procedure"),
@@ -175,7 +177,8 @@ REJECTED = [
         "pagination",
     ),
     (
-        "MATCH (n:Person) RETURN n.id AS id ORDER BY id LIMIT 5 UNION MATCH (n:Person) RETURN n.id AS id ORDER BY id LIMIT 5",
+        "MATCH (n:Person) RETURN n.id AS id ORDER BY id LIMIT 5 UNION MATCH (n:Person) RETURN n.id "
+        "AS id ORDER BY id LIMIT 5",
         "pagination",
     ),
     ("MATCH (n:Person) WITH n LIMIT 5", "pagination"),
@@ -327,7 +330,10 @@ class FakeDriver:
 def test_tool_runs_checked_queries_in_a_read_session():
     driver = FakeDriver([{"id": "p1", "name": "Ada"}])
     tool = read_only_cypher_tool(driver.session, SCOPE, database="twin")
-    query = "MATCH (n:Person) WHERE n.id > $last_seen_id RETURN n.id AS id, n.name AS name ORDER BY id LIMIT 30"
+    query = (
+        "MATCH (n:Person) WHERE n.id > $last_seen_id RETURN n.id AS id, n.name AS name ORDER "
+        "BY id LIMIT 30"
+    )
     rows = tool(query, {"last_seen_id": "p0"})
     assert rows == [{"id": "p1", "name": "Ada"}]
     assert driver.log == [

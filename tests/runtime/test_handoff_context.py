@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from golden_files import Golden
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,7 +28,8 @@ GOLDEN = Path(__file__).parent / "golden"
 FIXED_TIME = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
 
 SEED_CLARITY = {
-    "what": "Customer churn is killing our SaaS business - we lose 15% of customers in first 90 days",
+    "what": "Customer churn is killing our SaaS business - we lose 15% of customers in first 90 "
+    "days",
     "who": "B2B SaaS companies with <$1M ARR, self-serve onboarding",
     "success": "Reduce churn from 15% to 8%, increase trial-to-paid conversion by 20%",
     "what_clarity": 0.85,
@@ -67,15 +69,19 @@ def json_round_trip(obj):
 
 # --- seed field lists -----------------------------------------------------------
 
-SEED_CONTEXT_FIELDS = (
-    "handoff_id timestamp problem_clarity conversation session_id previous_analyses task_description "
-    "expected_output focus_areas ignore_areas from_agent to_agent return_to return_behavior handoff_type "
-    "handoff_mode priority timeout_seconds"
-).split()
-SEED_RESULT_FIELDS = (
-    "handoff_id from_agent to_agent success output output_format key_findings recommendations confidence "
-    "scores suggested_next_agents open_questions needs_human_input human_input_reason duration_seconds error"
-).split() + ["error_code"]  # beyond the seed: what kind of failure, for callers to act on
+SEED_CONTEXT_FIELDS = """
+    handoff_id timestamp problem_clarity conversation session_id previous_analyses
+    task_description expected_output focus_areas ignore_areas from_agent to_agent return_to
+    return_behavior handoff_type handoff_mode priority timeout_seconds
+""".split()
+SEED_RESULT_FIELDS = [
+    *"""
+    handoff_id from_agent to_agent success output output_format key_findings recommendations
+    confidence scores suggested_next_agents open_questions needs_human_input human_input_reason
+    duration_seconds error
+    """.split(),
+    "error_code",  # beyond the seed: what kind of failure, for callers to act on
+]
 
 
 @pytest.mark.parametrize(
@@ -152,7 +158,7 @@ def test_from_dict_accepts_partial_data_and_rejects_unknown_keys():
     assert ProblemClarity.from_dict(
         {"what": "Pet translation", "who": "Pet owners"}
     ) == ProblemClarity(what="Pet translation", who="Pet owners")
-    with pytest.raises(ValueError, match="ProblemClarity has no field.*: clarity, where"):
+    with pytest.raises(ValueError, match=r"ProblemClarity has no field.*: clarity, where"):
         ProblemClarity.from_dict({"where": "x", "clarity": 1.0})
 
 
@@ -394,7 +400,7 @@ SEED_HEADINGS = (
 )
 
 
-def test_prompt_of_the_seed_example_matches_the_golden_file():
+def test_prompt_of_the_seed_example_matches_the_golden_file(golden: Golden) -> None:
     prompt = make_context().to_prompt()
     for heading in SEED_HEADINGS:
         assert heading in prompt.splitlines()
@@ -405,7 +411,7 @@ def test_prompt_of_the_seed_example_matches_the_golden_file():
         "Return behavior: **synthesize**",
     ):
         assert line in prompt.splitlines()
-    assert prompt == (GOLDEN / "handoff_prompt.md").read_text(encoding="utf-8")
+    golden.check(GOLDEN / "handoff_prompt.md", prompt)
 
 
 def full_context() -> HandoffContext:
@@ -440,9 +446,8 @@ def full_context() -> HandoffContext:
     )
 
 
-def test_prompt_with_every_section_matches_the_golden_file():
-    prompt = full_context().to_prompt()
-    assert prompt == (GOLDEN / "handoff_prompt_full.md").read_text(encoding="utf-8")
+def test_prompt_with_every_section_matches_the_golden_file(golden: Golden) -> None:
+    golden.check(GOLDEN / "handoff_prompt_full.md", full_context().to_prompt())
 
 
 def test_prompt_omits_empty_sections():
@@ -456,7 +461,8 @@ def test_prompt_omits_empty_sections():
     assert context.to_prompt() == (
         "# Handoff from larry\n\n"
         "## Your Task\nStructure it.\n\n"
-        "## Return Instructions\nReturn your results to: **larry**\nReturn behavior: **synthesize**\n"
+        "## Return Instructions\nReturn your results to: **larry**\nReturn behavior: "
+        "**synthesize**\n"
     )
 
 

@@ -1,4 +1,5 @@
-"""HandoffManager: every handoff type and mode, every failure path, history, and the seed examples."""
+"""HandoffManager: every handoff type and mode, every failure path, history, and the seed
+examples."""
 
 import asyncio
 import itertools
@@ -9,6 +10,7 @@ from types import SimpleNamespace
 
 import pydantic
 import pytest
+from golden_files import Golden
 
 from mindrian.handoff import (
     HUMAN_AGENT_ID,
@@ -214,7 +216,8 @@ def sync_text_agent(context):
             FakeAgnoAgent({"output": "x", "confidence": 3}),
             {
                 "success": False,
-                "error": "agent 'pws' raised ValueError: confidence must be between 0.0 and 1.0, got 3",
+                "error": "agent 'pws' raised ValueError: confidence must be between 0.0 and 1.0, "
+                "got 3",
             },
         ),
     ],
@@ -533,7 +536,7 @@ SYNTHESIS_INPUTS = (
 )
 
 
-def test_synthesize_merges_deterministically():
+def test_synthesize_merges_deterministically(golden: Golden) -> None:
     manager = make_manager()
     context = delegate(manager, "validation-team")
     merged = run(manager.synthesize(SYNTHESIS_INPUTS, context))
@@ -554,7 +557,7 @@ def test_synthesize_merges_deterministically():
         "No result from devil: timed out",
     )
     assert merged.duration_seconds == 8.5
-    assert merged.output == (GOLDEN / "handoff_synthesis.md").read_text(encoding="utf-8")
+    golden.check(GOLDEN / "handoff_synthesis.md", merged.output)
     assert manager.history == ()
 
 
@@ -564,7 +567,8 @@ def test_synthesize_of_only_failures_is_a_failure():
     assert (merged.success, merged.confidence, merged.scores) == (False, 0.0, {})
     assert (
         merged.output
-        == "# Synthesis of 1 handoff (0 succeeded, 1 failed)\n\n## Failed Handoffs\n- devil: timed out\n"
+        == "# Synthesis of 1 handoff (0 succeeded, 1 failed)\n\n## Failed Handoffs\n- devil: timed "
+        "out\n"
     )
 
 

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from golden_files import Golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -219,9 +220,8 @@ def test_render_is_canonical():
 _values = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30)
 
 
-# No deadline: a cold first example (imports, a busy CI core) may take longer than
-# Hypothesis's 200 ms default without anything being wrong.
-@settings(max_examples=150, deadline=None)
+# The suite-wide Hypothesis profile (tests/conftest.py) sets no deadline.
+@settings(max_examples=150)
 @given(prompt=_values, label=_values, goal=_values)
 def test_any_text_survives_render_and_parse(prompt, label, goal):
     graph = ThoughtGraph(
@@ -239,12 +239,12 @@ def test_any_text_survives_render_and_parse(prompt, label, goal):
 
 
 @pytest.mark.parametrize("kind", ["pipeline", "guided", "collaborative"])
-def test_linear_workflow_matches_golden_and_is_valid(kind):
+def test_linear_workflow_matches_golden_and_is_valid(kind: str, golden: Golden) -> None:
     graph = linear_workflow(f"{kind}_demo", STEPS, kind, goal="Choose a venue")
-    golden = (FIXTURES / "golden" / f"{kind}.dot").read_text(encoding="utf-8")
-    assert render(graph) == golden
+    text = render(graph)
+    golden.check(FIXTURES / "golden" / f"{kind}.dot", text)
     assert validate(graph) == ()
-    assert parse(golden) == graph
+    assert parse(text) == graph
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,42 @@ def test_run_problems_exit_1(capsys, tmp_path, args, message):
     assert code == 1 and message in err
 
 
+REVIEWED = """digraph reviewed {
+  graph [goal="a launch plan"]
+  start [shape=Mdiamond]
+  plan [prompt="Plan $goal"]
+  review [prompt="Answer APPROVE or REWORK"]
+  exit [shape=Msquare]
+  start -> plan -> review
+  review -> exit [label="APPROVE"]
+  review -> plan [label="REWORK"]
+}
+"""
+
+
+def test_run_with_a_scripted_model_lets_it_choose_edges(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINDRIAN_MODEL", raising=False)
+    script = write(tmp_path, "answers: [plan one, rework, plan two, Approve]\n", "script.yaml")
+    code, out, _ = mindrian(
+        capsys, "run", write(tmp_path, REVIEWED), "--model", f"scripted:{script}"
+    )
+    assert code == 0
+    assert "review: 'rework' -> REWORK" in out
+    assert out.rstrip().endswith(
+        "done in 6 steps: start -> plan -> review -> plan -> review -> exit"
+    )
+
+
+def test_run_with_a_model_that_runs_out_of_answers_exits_1(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINDRIAN_MODEL", raising=False)
+    script = write(tmp_path, "answers: [plan one]\n", "script.yaml")
+    code, _, err = mindrian(
+        capsys, "run", write(tmp_path, REVIEWED), "--model", f"scripted:{script}"
+    )
+    assert code == 1
+    assert "error[W003]: workflow reviewed step review run ended with status" in err
+
+
 # --- every edge of a generated graph is executable ----------------------------
 
 

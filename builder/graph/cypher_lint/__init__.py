@@ -12,10 +12,10 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mindrian.atomic import atomic_write_text
 
@@ -161,7 +161,11 @@ def _cache_path(folder: Path | None, payload: str) -> Path | None:
     return folder / f"{key.hexdigest()}.json"
 
 
-def _read_cache(path: Path | None) -> dict[str, list[dict[str, object]]] | None:
+#: The linter's answer as JSON: query name -> the keyword arguments of each :class:`Diagnostic`.
+_RawDiagnostics = dict[str, list[dict[str, Any]]]
+
+
+def _read_cache(path: Path | None) -> _RawDiagnostics | None:
     if path is None:
         return None
     try:
@@ -180,7 +184,7 @@ def _write_cache(path: Path | None, raw: Mapping[str, object]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
-def _run_node(payload: str) -> dict[str, list[dict[str, object]]]:
+def _run_node(payload: str) -> _RawDiagnostics:
     node = shutil.which("node")
     assert node is not None  # checked by unavailable_reason
     completed = subprocess.run(
@@ -198,6 +202,7 @@ def _run_node(payload: str) -> dict[str, list[dict[str, object]]]:
             f"lint.mjs exited with {completed.returncode}: {completed.stderr.strip()}"
         )
     try:
-        return json.loads(completed.stdout)
+        raw: _RawDiagnostics = json.loads(completed.stdout)
     except json.JSONDecodeError as exc:
         raise LinterError(f"lint.mjs printed something that is not JSON: {exc}") from exc
+    return raw

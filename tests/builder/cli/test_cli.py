@@ -15,6 +15,9 @@ from builder import __version__
 from builder.cli.app import project_root
 from builder.phases import PHASE_NAMES
 
+# Slow: whole builds through the command line.
+pytestmark = pytest.mark.slow
+
 ERROR_LINE = re.compile(r"^(?P<path>[^:\n]+)(:\d+){0,2}: error\[(?P<code>[A-Z]\d{3})\]: .+$", re.M)
 
 
@@ -154,7 +157,8 @@ def test_a_failed_check_names_check_reason_and_location(cli, project: Path, monk
     assert result.code == 1
     assert "[4/7] tool_assembly … FAILED (tool_assembly_done)" in result.err
     assert result.err.splitlines()[-1] == (
-        "skills/demo/SKILL.md:3:5: error[P003]: check 'tool_assembly_done' of phase tool_assembly (4) failed: "
+        "skills/demo/SKILL.md:3:5: error[P003]: check 'tool_assembly_done' of phase tool_assembly "
+        "(4) failed: "
         "tool_assembly_done does not hold"
     )
 
@@ -201,7 +205,8 @@ def test_json_report_has_stable_keys(cli, project: Path, monkeypatch):
         "code": "P002",
         "message": "phase 'handoff_protocol' (3) is not available yet",
         "location": {"path": "skills/demo/SKILL.md", "line": 0, "column": 0},
-        "text": "skills/demo/SKILL.md: error[P002]: phase 'handoff_protocol' (3) is not available yet",
+        "text": "skills/demo/SKILL.md: error[P002]: phase 'handoff_protocol' (3) is not available "
+        "yet",
     }
 
 

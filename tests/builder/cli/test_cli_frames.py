@@ -11,8 +11,11 @@ from build_factories import CliResult, FakePipeline, make_pipeline, make_project
 from builder.phases import PHASE_NAMES
 from builder.pipeline.batch import BatchOptions, Target
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.pipeline.report import BuildReport, PhaseReport
+from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame, FrameParser, Text, parse_text
+
+# Slow: whole builds through the command line.
+pytestmark = pytest.mark.slow
 
 SKILL = "skills/demo/SKILL.md"
 
@@ -29,7 +32,8 @@ def use(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> FakePipeline
 
 
 def frames_of(result: CliResult) -> list[tuple[str, dict[str, Any]]]:
-    """Type and payload of every frame on stdout, fed one line at a time; stdout must hold nothing else."""
+    """Type and payload of every frame on stdout, fed one line at a time; stdout must hold nothing
+    else."""
     parser = FrameParser()
     events = [event for line in result.out.splitlines(keepends=True) for event in parser.feed(line)]
     events.extend(parser.close())
@@ -104,7 +108,10 @@ def test_failed_check_is_a_failed_phase_then_an_error_with_its_location(
     pipeline["tool_assembly"].failing = "tool_assembly_done"
     result = cli(["build", "skills/demo", "--frames"], project)
     assert result.code == 1
-    message = "check 'tool_assembly_done' of phase tool_assembly (4) failed: tool_assembly_done does not hold"
+    message = (
+        "check 'tool_assembly_done' of phase tool_assembly (4) failed: tool_assembly_done "
+        "does not hold"
+    )
     assert frames_of(result) == [
         ready(),
         phase(1),
@@ -159,7 +166,7 @@ def test_real_phase_one_rejects_an_unknown_type(cli, tmp_path: Path) -> None:
         {"robot": skill_text("robot").replace("type: operator", "type: robot")},
     )
     result = cli(["build", "skills/robot", "--frames", "--quiet"], project)
-    (_, first), *_, (kind, error), _, _ = frames_of(result)
+    _, *_, (kind, error), _, _ = frames_of(result)
     assert (result.code, kind, error["code"], error["location"]) == (
         1,
         "ERROR",
@@ -249,7 +256,8 @@ def test_an_internal_error_ends_with_an_error_frame_and_exit_3(
             "ERROR",
             {
                 "code": "I001",
-                "message": "ZeroDivisionError: division by zero (run with --debug for the traceback)",
+                "message": "ZeroDivisionError: division by zero (run with --debug for the "
+                "traceback)",
             },
         ),
         done(3),
@@ -290,7 +298,8 @@ def test_without_frames_nothing_changes(
 
 
 class DriftingRegeneration:
-    """Replaces ``build_many`` inside ``check``: tells the listener one skill, writes ``new`` where ``old`` is committed."""
+    """Replaces ``build_many`` inside ``check``: tells the listener one skill, writes ``new`` where
+    ``old`` is committed."""
 
     def __call__(
         self,

@@ -1,4 +1,5 @@
-"""``mindrian select`` and ``mindrian graph export``, in-process, on an embedded registry from a registry.yaml fixture."""
+"""``mindrian select`` and ``mindrian graph export``, in-process, on an embedded registry from a
+registry.yaml fixture."""
 
 from __future__ import annotations
 
@@ -181,8 +182,8 @@ def test_no_registry_at_all(cli, tmp_path: Path) -> None:
     result = cli(["select", "--trigger", "validate"], root)
     assert result.code == 1
     assert (
-        "error[G011]: no registry: neither .mindrian/registry.lbug nor generated/registry.yaml exists"
-        in result.err
+        "error[G011]: no registry: neither .mindrian/registry.lbug nor generated/registry.yaml "
+        "exists" in result.err
     )
     assert not (root / ".mindrian").exists()
 
@@ -254,7 +255,8 @@ def test_export_json(cli, project: Path) -> None:
 
 
 def run_script(statements: list[str], path: Path) -> None:
-    """Run export statements on an embedded database (Neo4j-only clauses in the embedded dialect)."""
+    """Run export statements on an embedded database (Neo4j-only clauses in the embedded
+    dialect)."""
     EmbeddedRegistry(path).close()  # creates the schema tables
     database = ladybug.Database(str(path))
     connection = ladybug.Connection(database)

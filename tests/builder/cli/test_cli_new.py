@@ -1,4 +1,7 @@
-"""``mindrian new NAME --type T --dest DIR``, run in-process: what it creates passes ``mindrian validate``."""
+"""``mindrian new NAME --type T --dest DIR``, run in-process.
+
+What it creates passes ``mindrian validate``.
+"""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ def test_header_for_unknown_suffix_is_an_error() -> None:
 
 
 def test_format_python_reports_the_file_on_syntax_error() -> None:
-    with pytest.raises(CodegenError, match="broken.py"):
+    with pytest.raises(CodegenError, match=r"broken\.py"):
         format_python("def (:\n", "broken.py")
 
 

@@ -1,4 +1,5 @@
-"""``mindrian new``: the copier skeleton of every type passes phase 1 and keeps the answers as data."""
+"""``mindrian new``: the copier skeleton of every type passes phase 1 and keeps the answers as
+data."""
 
 from __future__ import annotations
 

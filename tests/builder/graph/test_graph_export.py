@@ -1,4 +1,7 @@
-"""``cypher_literal``: the one function that writes values into Cypher text (used by ``graph export --format cypher``)."""
+"""``cypher_literal``: the one function that writes values into Cypher text.
+
+``graph export --format cypher`` uses it.
+"""
 
 from __future__ import annotations
 

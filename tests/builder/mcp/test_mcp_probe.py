@@ -43,7 +43,8 @@ def test_handshake_lists_real_tools_with_valid_definitions() -> None:
 def test_python_commands_run_under_the_builders_interpreter(
     monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
-    # With no interpreter on PATH, only the builder's own (which has the project installed) can start it.
+    # With no interpreter on PATH, only the builder's own (which has the project installed) can
+    # start it.
     monkeypatch.setenv("PATH", str(Path(__file__).parent.parent / "no-such-bin"))
     result = HandshakeProbe(ROOT, timeout=30)(_entry(command=command))
     assert result.ok and result.handshake, result.detail

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from agno.models.utils import MODEL_PROVIDER_CLASSES
 from phase_factories import body_with_sections, phase_input, skill
@@ -258,12 +260,13 @@ def test_spec_round_trips_and_is_deterministic() -> None:
     assert "persona_rules" not in first.checks[0].reason and "operator" in first.checks[0].reason
 
 
-def test_bad_provider_in_a_real_skill_file_points_at_its_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_bad_provider_in_a_real_skill_file_points_at_its_line(tmp_path: Path) -> None:
     from phase_factories import analyse
 
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / "SKILL.md").write_text(
-        "---\nname: odd\ndescription: Uses a model nobody sells.\nmodel: acme:brain-9000\n---\n\nBody.\n",
+        "---\nname: odd\ndescription: Uses a model nobody sells.\nmodel: acme:brain-9000\n---\n\n"
+        "Body.\n",
         encoding="utf-8",
     )
     definition = analyse("odd/SKILL.md", root=str(tmp_path))

@@ -24,9 +24,11 @@ from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import CodegenError
 from builder.skill.source import load_source
 
+# Slow: phase 6 runs each generated package's tests in a pytest subprocess.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-GOLDEN = Path(__file__).parent.parent / "golden" / "codegen"
 
 #: One skill of each type (the operator fixture also carries MCP, custom tools and a global action).
 SKILLS_BY_TYPE = {
@@ -160,27 +162,12 @@ def test_extra_digest_follows_templates_and_output_folder(tmp_path: Path) -> Non
     assert PHASE.extra_digest(moved) != base
 
 
-# --- golden files ---------------------------------------------------------------
-
-
-def test_pws_package_matches_golden_files(tmp_path: Path) -> None:
-    _, files = PHASE.render(inputs_for(PWS, tmp_path))
-    folder = GOLDEN / "pws_validation"
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        shutil.rmtree(folder, ignore_errors=True)
-        for path, text in files.items():
-            target = folder / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(text.encode("utf-8"))
-    expected = {p: b.decode("utf-8") for p, b in tree(folder).items()}
-    assert files == expected, "run with MINDRIAN_UPDATE_GOLDEN=1 to accept the new output"
-
-
 # --- hostile skill text -----------------------------------------------------------
 
 HOSTILE = (
     "He said \"stop\" and 'left' \"\"\" ''' {{ spec.id }} {% raw %}{% if x %}{% endraw %} {# c #} "
-    "back\\slash C:\\Users\\new\\table \\N{BULLET} ünïcödé — 😀 -- --> <!-- __import__('os').system('x')"
+    "back\\slash C:\\Users\\new\\table \\N{BULLET} ünïcödé — 😀 -- --> <!-- "
+    "__import__('os').system('x')"
 )
 
 
@@ -278,7 +265,8 @@ def test_failing_generated_test_keeps_the_old_package(tmp_path: Path) -> None:
         templates=templates_with(
             tmp_path,
             "tests/test_agent.py.jinja",
-            "\n\ndef test_deliberately_broken() -> None:\n    assert {{ class_name }}.agent_id == 'someone-else'\n",
+            "\n\ndef test_deliberately_broken() -> None:\n    assert {{ class_name }}.agent_id == "
+            "'someone-else'\n",
         )
     )
     result = broken.run(inputs)

@@ -1,4 +1,5 @@
-"""Phase 5, neo4j_schema: GraphConfig, Cypher checked by Neo4j's front end (or LadybugDB), parameters only."""
+"""Phase 5, neo4j_schema: GraphConfig, Cypher checked by Neo4j's front end (or LadybugDB),
+parameters only."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import ladybug
 import pytest
+from golden_files import Golden
 from phase_factories import analyse, phase_input, run_phases, skill
 
 from builder.graph import cypher_lint
@@ -98,7 +100,9 @@ def pws_input() -> PhaseInput:
     return phase_input(previous, root=str(ROOT))
 
 
-def test_pws_golden_graph_config_linted_by_neo4j(linter: None, pws_input: PhaseInput) -> None:
+def test_pws_golden_graph_config_linted_by_neo4j(
+    linter: None, pws_input: PhaseInput, golden: Golden
+) -> None:
     result = PHASE.run(pws_input)
     assert [(c.name, c.passed) for c in result.checks] == [
         ("schema_valid", True),
@@ -111,13 +115,7 @@ def test_pws_golden_graph_config_linted_by_neo4j(linter: None, pws_input: PhaseI
         "two runs must give the same bytes"
     )
     assert from_plain(GraphConfig, to_plain(result.output)) == result.output
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text, encoding="utf-8", newline="\n")
-    assert GOLDEN.is_file(), f"missing {GOLDEN}; run with MINDRIAN_UPDATE_GOLDEN=1"
-    assert text == GOLDEN.read_text(encoding="utf-8"), (
-        f"{GOLDEN} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
-    )
+    golden.check(GOLDEN, text)
 
 
 def test_pws_values_and_record(pws_input: PhaseInput) -> None:
@@ -149,7 +147,8 @@ def test_fallback_to_ladybug_when_linter_unavailable() -> None:
     assert schema.passed
     version = ladybug.__version__
     assert schema.reason == (
-        f"Neo4j linter unavailable (node not found); parsed by LadybugDB {version} instead: 14 queries, 0 diagnostics"
+        f"Neo4j linter unavailable (node not found); parsed by LadybugDB {version} instead: 14 "
+        "queries, 0 diagnostics"
     )
     assert result.output.validator == f"LadybugDB {version}"
     assert any("not Neo4j's own front end" in w for w in result.warnings)
@@ -187,7 +186,8 @@ def test_linter_findings_decide_schema_valid(severity: str, passes: bool) -> Non
         )
     else:
         assert schema.reason == (
-            f"linted by stub 1.0: 1 problem(s) in 14 queries; first: select_frameworks:3:7: {severity}: something about score"
+            "linted by stub 1.0: 1 problem(s) in 14 queries; first: select_frameworks:3:7: "
+            f"{severity}: something about score"
         )
 
 
@@ -369,7 +369,8 @@ def test_queries_generated_fails(case: str) -> None:
 def test_queries_generated_reason() -> None:
     verdict = queries_check(build_graph_config(phase5_input().previous["tool_assembly"]))
     assert verdict.reason == (
-        "14 queries for 5 roles; 12 parameter values provided, $ids, $pairs filled by the registry from the graph at run time"
+        "14 queries for 5 roles; 12 parameter values provided, $ids, $pairs filled by the registry "
+        "from the graph at run time"
     )
 
 
@@ -387,7 +388,8 @@ def test_parameters_used(text: str, expected: set[str]) -> None:
 
 
 def test_parameters_register_the_node(tmp_path: Path) -> None:
-    """The GraphConfig's own texts and parameters, run on the embedded engine, store what to_framework_record says."""
+    """The GraphConfig's own texts and parameters, run on the embedded engine, store what
+    to_framework_record says."""
     chains = (ChainTarget("jtbd", 0.7), ChainTarget("pws"))
     graph = (
         quick_phase()

@@ -36,6 +36,9 @@ from mindrian.graph import (
     write_registry_yaml,
 )
 
+# Slow: phase 7 starts the end-to-end probe in a subprocess.
+pytestmark = pytest.mark.slow
+
 RECORD = FrameworkRecord(
     id="demo-skill",
     name="Demo Skill",
@@ -329,7 +332,8 @@ def make_package(out_dir: Path, body: str, identifier: str = "probe_me") -> Path
         (
             "role with a required MCP server that cannot start",
             True,
-            "succeeded (markdown, 0 finding(s)); MCP servers not started by the offline probe: nowhere",
+            "succeeded (markdown, 0 finding(s)); MCP servers not started by the offline probe: "
+            "nowhere",
         ),
         ("broken import", False, "import failed: ImportError: this package is broken on purpose"),
         ("no agent class", False, "must export exactly one agent class"),

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from golden_files import Golden
 
 from builder.phases.skill_analysis import PHASE, analyse
 from builder.pipeline.config import BuildConfig
@@ -134,7 +134,8 @@ PARSER_TABLE: list[tuple[str, str, dict[str, Any]]] = [
     ),
     (
         "bands sorted highest first",
-        "scores:\n  bands:\n    - {label: LOW, min: 0, max: 4}\n    - {label: HIGH, min: 5, max: 10}\n",
+        "scores:\n  bands:\n    - {label: LOW, min: 0, max: 4}\n    - {label: HIGH, min: 5, max: "
+        "10}\n",
         {"score_bands": (ScoreBand("HIGH", 5.0, 10.0), ScoreBand("LOW", 0.0, 4.0))},
     ),
     (
@@ -174,7 +175,8 @@ def test_top_level_wins_over_metadata_mindrian_with_a_warning() -> None:
     assert result.output.type == "role"
     assert result.output.tone == "calm"  # only nested: still used
     assert result.warnings == (
-        "metadata.mindrian.type (line 7) is ignored: type (line 4) is set at the top level and wins",
+        "metadata.mindrian.type (line 7) is ignored: "
+        "type (line 4) is set at the top level and wins",
     )
     assert result.output.field_lines["metadata.mindrian.type"] == 7
 
@@ -185,14 +187,16 @@ def test_unknown_keys_are_kept_as_metadata_with_a_hint() -> None:
     assert result.output.metadata == {"author": "me", "mindrian": {"extra": 1}, "trigers": ["a"]}
     assert result.output.triggers == ()
     assert result.warnings == (
-        "unknown front-matter key 'trigers' on line 4 is kept as metadata (did you mean 'triggers'?)",
+        "unknown front-matter key 'trigers' on line 4 is kept as metadata (did you mean "
+        "'triggers'?)",
     )
 
 
 def test_handoff_block_is_parsed_with_normalised_agent_ids() -> None:
     front = (
         "handoff:\n  receives: [problem_clarity]\n  returns: [output, scores]\n  min_clarity: 0.6\n"
-        "  can_delegate_to: [Minto Pyramid]\n  default_return_to: Larry\n  return_behavior: synthesize\n"
+        "  can_delegate_to: [Minto Pyramid]\n  default_return_to: Larry\n  return_behavior: "
+        "synthesize\n"
     )
     handoff = definition(front).handoff
     assert handoff is not None
@@ -212,7 +216,8 @@ def test_handoff_block_is_parsed_with_normalised_agent_ids() -> None:
 def test_tools_in_both_spellings() -> None:
     via_mcp_tools = definition("mcp_tools:\n  - {server: neo4j, tools: [read_neo4j_cypher]}\n")
     via_tools = definition(
-        "tools:\n  mcp_servers:\n    - {server: neo4j, tools: [read_neo4j_cypher], required: false}\n"
+        "tools:\n  mcp_servers:\n    - {server: neo4j, tools: [read_neo4j_cypher], required: "
+        "false}\n"
     )
     assert [(s.server, s.tools, s.required, s.line) for s in via_mcp_tools.mcp_servers] == [
         ("neo4j", ("read_neo4j_cypher",), True, 5)
@@ -229,7 +234,8 @@ WARNINGS = [
     ),
     (
         "bands miss part of the total",
-        "scores:\n  dimensions: [{name: a, max: 10}, {name: b, max: 10}]\n  bands: [{label: OK, min: 5, max: 20}]\n",
+        "scores:\n  dimensions: [{name: a, max: 10}, {name: b, max: 10}]\n  bands: [{label: OK, "
+        "min: 5, max: 20}]\n",
         "d",
         "score bands cover 5–20 but the dimensions add up to 0–20; some totals get no verdict",
     ),
@@ -333,7 +339,8 @@ def test_every_synonym_is_recognised() -> None:
 
 def test_steps_and_sub_agents_from_the_body_when_front_matter_has_none() -> None:
     body = (
-        "\n## Workflow\n\n1. **Gather**: collect notes\n2. Rank - order by impact\n   then cut.\n3. Report\n\n"
+        "\n## Workflow\n\n1. **Gather**: collect notes\n2. Rank - order by impact\n   then cut.\n"
+        "3. Report\n\n"
         "## Hats\n\n- **White**: facts\n- Red: feelings\n"
     )
     result = definition(body=body)
@@ -354,7 +361,10 @@ def test_front_matter_steps_win_over_the_body() -> None:
 
 
 def test_rules_from_front_matter_then_section() -> None:
-    body = "\n## Guidelines\n\n- Be brief.\n  Really brief.\n\n  Still this rule.\n- Ask first.\n\nClosing paragraph.\n"
+    body = (
+        "\n## Guidelines\n\n- Be brief.\n  Really brief.\n\n  Still this rule.\n- Ask first.\n\n"
+        "Closing paragraph.\n"
+    )
     result = definition("behavioral_rules: [Never lie.]\n", body=body)
     assert result.behavioral_rules == (
         "Never lie.",
@@ -364,7 +374,10 @@ def test_rules_from_front_matter_then_section() -> None:
 
 
 def test_crlf_and_bom_input_keep_the_body_verbatim() -> None:
-    text = "\ufeff---\r\nname: Windows\r\ndescription: CRLF\r\n---\r\n\r\n## Steps\r\n\r\n1. One: first\r\n"
+    text = (
+        "\ufeff---\r\nname: Windows\r\ndescription: CRLF\r\n---\r\n\r\n## Steps\r\n\r\n1. One: "
+        "first\r\n"
+    )
     result = analyse(source(text)).output
     assert result.name == "Windows"
     assert result.body == "\r\n## Steps\r\n\r\n1. One: first\r\n"
@@ -519,26 +532,12 @@ def test_pws_bands_agree_with_the_seed_examples() -> None:
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "SKILL.md").is_file())
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", newline="\n", dir=path.parent, delete=False
-    ) as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
-
-
 @pytest.mark.parametrize("case", CASES)
-def test_golden(case: str) -> None:
+def test_golden(case: str, golden: Golden) -> None:
     skill_md = GOLDEN / case / "SKILL.md"
     display = skill_md.relative_to(REPO).as_posix()
     actual = dump_yaml(to_plain(analyse(load_source(skill_md, display)).output))
-    expected_file = GOLDEN / case / "expected.yaml"
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        _write_atomically(expected_file, actual)
-    assert expected_file.is_file(), (
-        f"no golden file; run with MINDRIAN_UPDATE_GOLDEN=1 to create {expected_file}"
-    )
-    assert actual == expected_file.read_text(encoding="utf-8")
+    golden.check(GOLDEN / case / "expected.yaml", actual)
 
 
 def test_golden_cases_exist() -> None:
@@ -560,7 +559,8 @@ def test_two_runs_are_byte_identical() -> None:
 def test_output_does_not_depend_on_hash_seed() -> None:
     script = (
         "import sys; from pathlib import Path\n"
-        "from builder.skill.source import load_source\nfrom builder.phases.skill_analysis import analyse\n"
+        "from builder.skill.source import load_source\nfrom builder.phases.skill_analysis import "
+        "analyse\n"
         "from builder.pipeline.serial import dump_yaml, to_plain\n"
         "r = analyse(load_source(Path(sys.argv[1]), 'x/SKILL.md'))\n"
         "sys.stdout.write(dump_yaml(to_plain(r.output)) + repr(r.warnings))\n"

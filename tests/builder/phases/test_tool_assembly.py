@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from golden_files import Golden
 from phase_factories import contract, phase_input, run_phases, skill
 
 from builder.mcp.catalog import BUILTIN_CATALOG, build_catalog, read_mcp_yaml
@@ -517,9 +518,7 @@ def _golden_texts(relative: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
-def test_golden_checkpoints(case: str) -> None:
-    import os
-
+def test_golden_checkpoints(case: str, golden: Golden) -> None:
     relative = GOLDEN_CASES[case]
     if not (ROOT / relative).is_file():
         pytest.skip(f"{relative} is not written yet")
@@ -528,21 +527,7 @@ def test_golden_checkpoints(case: str) -> None:
     spec = load_yaml(texts["4-tool_assembly.yaml"])
     if case in EXPECTED_TYPES:
         assert spec["type"] == EXPECTED_TYPES[case]
-    folder = GOLDEN / case
-    if os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1":
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in texts.items():
-            tmp = folder / f".{name}.tmp"
-            tmp.write_text(text, encoding="utf-8", newline="\n")
-            os.replace(tmp, folder / name)
-    for name, text in texts.items():
-        expected = folder / name
-        assert expected.is_file(), (
-            f"missing golden file {expected}; run with MINDRIAN_UPDATE_GOLDEN=1"
-        )
-        assert text == expected.read_text(encoding="utf-8"), (
-            f"{expected} differs; run with MINDRIAN_UPDATE_GOLDEN=1 after review"
-        )
+    golden.check_tree(GOLDEN / case, texts)
 
 
 # --- write tools are opt-in ----------------------------------------------------

@@ -1,4 +1,5 @@
-"""``build --all``: order, continue-on-failure, collisions, phase 7 in this process, parallel = sequential."""
+"""``build --all``: order, continue-on-failure, collisions, phase 7 in this process, parallel =
+sequential."""
 
 from __future__ import annotations
 
@@ -31,7 +32,10 @@ from builder.pipeline.batch import (
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError
-from builder.pipeline.report import BuildReport, PhaseReport
+from builder.pipeline.results import BuildReport, PhaseReport
+
+# Slow: whole builds of several skills, phases 1-7.
+pytestmark = pytest.mark.slow
 
 
 class Recorder(Listener):
@@ -189,7 +193,8 @@ def test_two_skills_with_one_id_are_both_refused_and_the_rest_built(tmp_path: Pa
         problem = by_path[mine].problem
         assert problem is not None and problem.code == COLLISION_CODE
         assert problem.render() == (
-            f"{mine}: error[{COLLISION_CODE}]: {mine} and {theirs} both map to the agent id 'same'; rename one of the skills"
+            f"{mine}: error[{COLLISION_CODE}]: {mine} and {theirs} both map to the agent id "
+            "'same'; rename one of the skills"
         )
         assert by_path[mine].phases == ()
     assert pipeline["skill_analysis"].calls == 3 + 1  # the collision scan, then the one build

@@ -13,7 +13,7 @@ from build_factories import make_project, skill_text, tree
 from builder.pipeline.batch import BatchOptions, Target
 from builder.pipeline.check import diff_trees, read_tree
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.report import BuildReport, Problem
+from builder.pipeline.results import BuildReport, Problem
 
 #: What the fake regeneration writes: a small package and a registry export.
 FRESH: dict[str, bytes] = {
@@ -39,7 +39,8 @@ def project(tmp_path: Path) -> Path:
 
 
 class FakeRegeneration:
-    """Replaces ``build_many`` inside ``check``: writes ``FRESH`` and notes where and how it was asked to build."""
+    """Replaces ``build_many`` inside ``check``: writes ``FRESH`` and notes where and how it was
+    asked to build."""
 
     def __init__(self, problem: Problem | None = None) -> None:
         self.problem = problem
@@ -201,6 +202,7 @@ def test_check_builds_in_scratch_folders_with_its_own_registry(
     assert not (project / ".mindrian").exists()
 
 
+@pytest.mark.slow  # all seven real phases, twice
 def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> None:
     """All seven real phases: build into generated/, then check regenerates it byte for byte."""
     project = make_project(

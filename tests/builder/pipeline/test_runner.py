@@ -1,4 +1,5 @@
-"""The phase runner with fake phases: digests, skipping, failing, resuming, --from/--until/--force."""
+"""The phase runner with fake phases: digests, skipping, failing, resuming,
+--from/--until/--force."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from builder.pipeline.errors import (
     SourceLocation,
     UsageError,
 )
-from builder.pipeline.report import PhaseReport, progress_line
+from builder.pipeline.report import progress_line
+from builder.pipeline.results import PhaseReport
 from builder.pipeline.runner import _Done, code_digest, input_digest
 from builder.pipeline.serial import load_yaml
 
@@ -160,7 +162,8 @@ def test_a_failed_check_stops_writes_the_failure_and_the_next_build_resumes_ther
     )
     assert problem.location == SourceLocation("skills/demo/SKILL.md", 3, 5)
     assert problem.render() == (
-        "skills/demo/SKILL.md:3:5: error[P003]: check 'consistent' of phase handoff_protocol (3) failed: "
+        "skills/demo/SKILL.md:3:5: error[P003]: check 'consistent' of phase handoff_protocol (3) "
+        "failed: "
         "consistent does not hold"
     )
     stored = load_yaml((tmp_path / "checkpoints/demo/3-handoff_protocol.yaml").read_text())

@@ -1,4 +1,5 @@
-"""Phase 1 refuses unusable SKILL.md input with a stable code, the failed check's name and a precise location."""
+"""Phase 1 refuses unusable SKILL.md input with a stable code, the failed check's name and a precise
+location."""
 
 from __future__ import annotations
 
@@ -347,7 +348,8 @@ BAD_INPUTS: list[tuple[str, str | bytes, str, int, int, tuple[str, ...]]] = [
         "overlapping bands",
         "---\n"
         + HEAD
-        + "scores:\n  bands:\n    - {label: GO, min: 70, max: 100}\n    - {label: PIVOT, min: 50, max: 75}\n---\n",
+        + "scores:\n  bands:\n    - {label: GO, min: 70, max: 100}\n    - {label: PIVOT, min: 50, "
+        "max: 75}\n---\n",
         "S206",
         7,
         7,
@@ -494,7 +496,8 @@ def test_reference_that_is_not_utf8_names_its_own_file() -> None:
 
 
 def test_billion_laughs_is_stopped_by_either_guard_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    # With the alias count lifted, the expansion cap still stops the classic bomb (bounded at 10 000 values).
+    # With the alias count lifted, the expansion cap still stops the classic bomb (bounded at 10 000
+    # values).
     from builder.skill import frontmatter
 
     monkeypatch.setattr(frontmatter, "MAX_ALIASES", 1000)

@@ -1,4 +1,5 @@
-"""No body text is lost: every non-empty body line of every corpus skill reaches the instructions."""
+"""No body text is lost: every non-empty body line of every corpus skill reaches the
+instructions."""
 
 from __future__ import annotations
 
