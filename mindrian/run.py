@@ -8,6 +8,13 @@ guided session is resumed by ``--session`` in a later process, a pipeline keeps
 its per-phase checkpoints. A guided agent steps interactively: after each step
 the question goes to stderr and the answer is read from stdin, until the last
 step or the end of input (the session then waits to be resumed).
+
+A role agent with the orchestration tools (Larry) delegates to the packages
+beside it, each built with the same model choice (a script's per-agent answers),
+and keeps its clarity per session under the state directory. With ``frames``,
+control frames go to stdout between the output lines (seed 002): READY for the
+agent when it starts, then HANDOFF/ERROR/READY for every handoff it makes, and
+ERROR (``RUN_FAILED``) when its own result failed.
 """
 
 from __future__ import annotations
@@ -20,9 +27,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from mindrian.agents import STATE_DIR_ENV, GuidedAgent, MindrianAgent, Partial, PipelineAgent
+from mindrian.agents import (
+    STATE_DIR_ENV,
+    GuidedAgent,
+    MindrianAgent,
+    Partial,
+    PipelineAgent,
+    RoleAgent,
+)
 from mindrian.agents.base import render_output
-from mindrian.handoff import HandoffResult
+from mindrian.agents.role import default_orchestration
+from mindrian.frames import emit
+from mindrian.handoff import FRAME_NAMESPACE, HandoffResult
 from mindrian.models import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
@@ -49,6 +65,8 @@ class RunRequest:
     """Session to continue; guided sessions get a fresh one when None."""
     json_output: bool = False
     """Print each HandoffResult as JSON instead of its output."""
+    frames: bool = False
+    """Print control frames (READY, HANDOFF, ERROR) on stdout."""
 
 
 def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> MindrianAgent:
@@ -59,17 +77,33 @@ def load_agent(project: ProjectPaths, agent_id: str, model: ModelChoice) -> Mind
 
         known = ", ".join(sorted(packages)) or "none"
         raise PackageError(f"no registered agent {agent_id!r} (registered: {known})")
-    cls = agent_class(packages[agent_id])
-    chosen = model.model_for(agent_id)
-    options: dict[str, object] = {"model": chosen} if chosen is not None else {}
-    if cls.agent_type in ("role", "guided", "pipeline"):
-        options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir
-    return cls(**options)  # type: ignore[arg-type]
+    return _made(project, model)(agent_class(packages[agent_id]))  # type: ignore[return-value]
+
+
+def _made(project: ProjectPaths, model: ModelChoice) -> Callable[[type[MindrianAgent]], object]:
+    """Builds an agent of a class with the run's model choice and the project's state."""
+
+    def make(cls: type[MindrianAgent]) -> object:
+        chosen = model.model_for(cls.agent_id)
+        options: dict[str, object] = {"model": chosen} if chosen is not None else {}
+        if cls.agent_type in ("role", "guided", "pipeline"):
+            options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir
+        return cls(**options)  # type: ignore[arg-type]
+
+    return make
 
 
 def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     """Run the agent as the request says; returns the exit status."""
     agent = load_agent(request.project, request.agent_id, request.model)
+    frames = stdout if request.frames else None
+    if frames is not None:
+        _frame(frames, "READY", {"stage": agent.agent_id})
+    if isinstance(agent, RoleAgent) and agent.orchestrates:
+        # Delegated agents take the run's model (a script's answers for their id).
+        agent.orchestration = default_orchestration(
+            agent, make=_made(request.project, request.model), frames=frames
+        )
     if isinstance(agent, PipelineAgent):
         agent.phase_listener = _phase_printer(len(agent.phases), stderr)
     session_id = request.session_id
@@ -81,7 +115,14 @@ def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: Tex
         stderr.write(f"error: {request.agent_id}: a {agent.agent_type} agent needs a MESSAGE\n")
         return 2
     result = asyncio.run(_handoff(agent, request.message, session_id))
+    if frames is not None and not result.success:
+        _frame(frames, "ERROR", {"code": "RUN_FAILED", "message": result.error or "failed"})
     return _report(result, request, stdout, stderr)
+
+
+def _frame(stream: TextIO, type_: str, payload: dict[str, object]) -> None:
+    stream.write(emit(FRAME_NAMESPACE, type_, payload) + "\n")
+    stream.flush()
 
 
 async def _handoff(agent: MindrianAgent, message: str, session_id: str | None) -> HandoffResult:

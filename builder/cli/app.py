@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.results import BuildReport, PhaseReport, Problem, ValidationReport
+    from builder.pipeline.results import Problem, ValidationReport
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -118,11 +118,9 @@ def project_root(start: Path) -> Path:
 
 def _display(path: Path, root: Path) -> str:
     """How a path appears in messages and generated headers: relative to the root when inside it."""
-    absolute = path.absolute()
-    try:
-        return absolute.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    from builder.cli.listeners import display_path
+
+    return display_path(path, root)
 
 
 def _skill_file(path: Path) -> Path:
@@ -343,6 +341,7 @@ def _run_batch(
 ) -> int:
     """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
     as it goes."""
+    from builder.cli.listeners import FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, build_many
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
@@ -351,9 +350,11 @@ def _run_batch(
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
     _refuse_unusable(config, options)
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
-    listener = _listener(quiet, timings, options, prefix, _say(frames))
+    listener: Listener = ProgressPrinter(
+        _say(frames), quiet=quiet, timings=timings, options=options, prefix=prefix
+    )
     if frames:
-        listener = _framed(listener, prefix)
+        listener = FramePrinter(listener, prefix, _frame)
     reports = build_many(
         targets, config, options, listener=listener, registration=_registration(registry)
     )
@@ -387,58 +388,6 @@ def _registration(registry: Path | None) -> RegistrationPhase | None:
     return RegistrationPhase(registry.absolute())
 
 
-def _listener(
-    quiet: bool,
-    timings: bool,
-    options: BatchOptions | None,
-    prefix: str = "build",
-    say: Callable[[str], None] = _err,
-) -> Listener:
-    from builder.pipeline.batch import Listener, Target
-
-    progress = None if quiet else _progress_printer(timings, say)
-
-    class Printer(Listener):
-        def started(self, target: Target) -> None:
-            if not quiet:
-                say(f"{prefix} {target.display}")
-
-        def phase(self, report: PhaseReport) -> None:
-            if progress is not None:
-                progress(report)
-
-        def finished(self, report: BuildReport) -> None:
-            _print_outcome(report, quiet, options, say)
-
-    return Printer()
-
-
-def _framed(inner: Listener, stage: str) -> Listener:
-    """``inner``, plus READY, PHASE, ERROR and DONE frames for each skill on stdout."""
-    from builder.pipeline.batch import Listener, Target
-    from builder.pipeline.report import done_frame, error_frame, phase_frame, ready_frame
-
-    class Framer(Listener):
-        skill = ""
-
-        def started(self, target: Target) -> None:
-            inner.started(target)
-            self.skill = target.display
-            _frame(ready_frame(stage, target.display))
-
-        def phase(self, report: PhaseReport) -> None:
-            inner.phase(report)
-            _frame(phase_frame(self.skill, report))
-
-        def finished(self, report: BuildReport) -> None:
-            inner.finished(report)
-            if report.problem is not None:
-                _frame(error_frame(report.problem, report.path))
-            _frame(done_frame(stage, report.exit_code, skill=report.path, agent_id=report.agent_id))
-
-    return Framer()
-
-
 def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
     from builder.pipeline.errors import UsageError
 
@@ -454,49 +403,6 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     if not paths:
         raise UsageError("give at least one SKILL.md path, or --all", code="U005")
     return [_skill_file(p) for p in paths]
-
-
-def _progress_printer(
-    timings: bool, say: Callable[[str], None] = _err
-) -> Callable[[PhaseReport], None]:
-    from builder.phases import PHASE_NAMES
-    from builder.pipeline.report import progress_line
-
-    def show(report: PhaseReport) -> None:
-        say(progress_line(report, len(PHASE_NAMES), timings=timings))
-
-    return show
-
-
-def _print_outcome(
-    report: BuildReport,
-    quiet: bool,
-    options: BatchOptions | None = None,
-    say: Callable[[str], None] = _err,
-) -> None:
-    if report.problem is not None:
-        say(report.problem.render())
-    elif not quiet:
-        package = _package_path(report, options)
-        where = f" -> {package}" if package else ""
-        say(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
-
-
-def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
-    """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
-    from builder.pipeline.checkpoints import CheckpointStore
-
-    if report.agent_id is None or options is None or len(report.phases) < 6:
-        return ""
-    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
-    identifier = (
-        stored.output.get("identifier")
-        if stored is not None and isinstance(stored.output, dict)
-        else None
-    )
-    if not identifier:
-        return ""
-    return _display(options.out_dir / identifier, Path.cwd().absolute()) + "/"
 
 
 @app.command(
@@ -866,6 +772,7 @@ def check(
     printed on stdout (on stderr with --frames, which keeps stdout for frames).
     Exit status 1 on any difference or failed build, 0 when clean.
     """
+    from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, default_jobs, discover
     from builder.pipeline.check import check as run_check
     from builder.pipeline.check import summary
@@ -881,9 +788,9 @@ def check(
         raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
     committed = ProjectPaths(root).generated
-    listener = _quiet_listener(say) if quiet else _listener(False, False, None, "regenerate", say)
+    listener: Listener = ErrorPrinter(say) if quiet else ProgressPrinter(say, prefix="regenerate")
     if framed:
-        listener = _framed(listener, "regenerate")
+        listener = FramePrinter(listener, "regenerate", _frame)
     result = run_check(
         root, targets, _config(root), committed, jobs=jobs or default_jobs(), listener=listener
     )
@@ -901,16 +808,6 @@ def check(
         )
         _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
-
-
-def _quiet_listener(say: Callable[[str], None] = _err) -> Listener:
-    from builder.pipeline.batch import Listener
-
-    class Errors(Listener):
-        def finished(self, report: BuildReport) -> None:
-            _print_outcome(report, True, say=say)
-
-    return Errors()
 
 
 @app.command(

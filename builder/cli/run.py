@@ -81,6 +81,14 @@ def run(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the HandoffResult as JSON.")
     ] = False,
+    frames: Annotated[
+        bool,
+        typer.Option(
+            "--frames",
+            help="Also print control frames on stdout: READY when the agent starts, "
+            "HANDOFF/ERROR/READY for each handoff it makes.",
+        ),
+    ] = False,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 
@@ -94,7 +102,7 @@ def run(
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     project, choice = _project_and_model(model)
-    request = RunRequest(project, agent_id, message, choice, session, json_out)
+    request = RunRequest(project, agent_id, message, choice, session, json_out, frames)
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package

@@ -35,6 +35,8 @@ class PromptItems:
     """Part name → its own instructions, as the front matter states them."""
     scores: Mapping[str, tuple[float, float]]
     """Score name → (minimum, maximum), as the front matter states them."""
+    synthesizer: str = ""
+    """The perspective the front matter names to write a team's synthesis ("" for none)."""
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -99,8 +101,12 @@ def prompt_items(data: bytes) -> PromptItems:
     found += _text_items(fields.get("behavioral_rules"))
     # A line of only punctuation (fences, table rules) says nothing the model could miss.
     found += [line.strip() for line in body.split("\n") if any(c.isalnum() for c in line)]
+    synthesizer = fields.get("synthesizer")
     return PromptItems(
-        skill=tuple(dict.fromkeys(found)), parts=_parts(fields), scores=_scores(fields)
+        skill=tuple(dict.fromkeys(found)),
+        parts=_parts(fields),
+        scores=_scores(fields),
+        synthesizer=synthesizer.strip() if isinstance(synthesizer, str) else "",
     )
 
 

@@ -276,6 +276,7 @@ def render_package(
         skill_items=items.skill,
         part_items=dict(items.parts),
         score_ranges=dict(items.scores) if spec.type in OUTPUT_TYPES else None,
+        synthesizer=items.synthesizer if spec.type == "collaborative" else None,
         output_examples=tuple(output_examples) if spec.type in OUTPUT_TYPES else None,
         handoff_contract=_handoff_contract(spec),
     )

@@ -13,7 +13,7 @@ that would share an agent id or a package folder; both are then reported as
 failed (naming each other) and not built.
 
 When several skills reach phase 7, their end-to-end probes go through one
-:class:`~builder.phases.registration.ProbeServer`, started at once so it loads
+:class:`~builder.probe.runner.ProbeServer`, started at once so it loads
 the runtime while phases 1–6 run; every probe still runs in a fresh process.
 """
 
@@ -193,7 +193,8 @@ def _shared_probe(
     if registering < 2:
         yield registration
         return
-    from builder.phases.registration import ProbeServer, RegistrationPhase, output_dir, run_probe
+    from builder.phases.registration import RegistrationPhase, output_dir
+    from builder.probe.runner import ProbeServer, run_probe
 
     phase = registration if registration is not None else base("registration")
     if not isinstance(phase, RegistrationPhase) or phase.probe is not run_probe:

@@ -1,3 +1,4 @@
-"""Phase 7's end-to-end probe, run in a subprocess against a generated package."""
+"""Phase 7's end-to-end probe: ``e2e`` runs in a subprocess against a generated package,
+``runner`` starts it (one process per probe, or a forking server for batches)."""
 
 __all__: list[str] = []

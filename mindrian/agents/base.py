@@ -185,8 +185,7 @@ class MindrianAgent(ABC):
     tools: ClassVar[tuple[Any, ...]] = ()
     """Tools (functions or Agno toolkits) given to every Agno agent built."""
     mcp_servers: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (generated
-    ``tools.MCP_SERVERS``).
+    """Plain specs of the MCP servers behind the ``MCPTools`` in ``tools`` (spec.yaml ``tools``).
 
     Each has at least ``name`` (the toolkit's name), ``required`` and ``tools``
     (names the agent uses). Before every run the toolkits are connected and a

@@ -58,7 +58,7 @@ class McpUnavailableError(AgentRunError):
 
 @dataclass(frozen=True)
 class McpServerSpec:
-    """One MCP server of an agent, as the generated ``tools.MCP_SERVERS`` describes it."""
+    """One MCP server of an agent, as a generated package's ``spec.yaml`` describes it."""
 
     name: str
     """Catalog name; also the name of the agent's toolkit for this server."""

@@ -85,8 +85,7 @@ class AgentPackage:
 
     @property
     def accepted_handoffs(self) -> frozenset[HandoffType]:
-        """Handoff types the agent accepts: phase 3's ``supports``, read by README and runtime
-        alike."""
+        """Handoff types it accepts: phase 3's ``supports``, read by README and runtime alike."""
         return frozenset(HandoffType(t) for t in self.handoff.get("supports", ("delegate",)))
 
     @property

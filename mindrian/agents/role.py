@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,7 +21,7 @@ from mindrian.agents.base import (
     resolve_state_dir,
     text_of,
 )
-from mindrian.handoff import HandoffType
+from mindrian.handoff import FrameSink, HandoffManager, HandoffType
 from mindrian.handoff.tools import TOOL_NAMES, Orchestration, bound
 
 __all__ = ["REGISTRY_ENV", "RoleAgent", "default_orchestration"]
@@ -144,21 +144,30 @@ class RoleAgent(MindrianAgent):
         return tuple((m.role, text_of(m.content)) for m in messages)
 
 
-def default_orchestration(agent: RoleAgent) -> Orchestration:
+def default_orchestration(
+    agent: RoleAgent,
+    *,
+    make: Callable[[type[MindrianAgent]], object] | None = None,
+    frames: FrameSink | None = None,
+) -> Orchestration:
     """The orchestration of a generated role agent, from the folder its package lives in.
 
-    Frameworks are the packages beside it (each agent built with its own default
-    model), the delegation list and clarity thresholds come from their spec.yaml
-    files, and the registry is ``$MINDRIAN_REGISTRY``, else that folder's
-    ``registry.yaml``, opened read-only. No usage is recorded: pass an
+    Frameworks are the packages beside it (built by ``make``, else each with its
+    own default model), the delegation list and clarity thresholds come from their
+    spec.yaml files, and the registry is ``$MINDRIAN_REGISTRY``, else that folder's
+    ``registry.yaml``, opened read-only. Sessions are kept under the agent's state
+    directory, so a conversation continued by a later process keeps its clarity.
+    ``frames`` receives the handoffs' control frames. No usage is recorded: pass an
     :class:`~mindrian.handoff.tools.Orchestration` whose manager has ``usage=``.
     """
     # Imported here: a role agent without orchestration tools never needs them.
-    from mindrian.agents.packages import GeneratedPackages
     from mindrian.graph import EmbeddedRegistry, Registry, registry_from_yaml
+    from mindrian.packages import PackageFolder
 
-    folder = Path(inspect.getfile(type(agent))).resolve().parent.parent
-    packages = GeneratedPackages(folder)
+    package = type(agent).package
+    home = package.folder if package is not None else Path(inspect.getfile(type(agent))).parent
+    folder = home.resolve().parent
+    packages = PackageFolder(folder, make)
     source = Path(os.environ.get(REGISTRY_ENV) or folder / "registry.yaml")
     registry: Registry = (
         registry_from_yaml(source)
@@ -172,4 +181,6 @@ def default_orchestration(agent: RoleAgent) -> Orchestration:
         agents=packages,
         can_delegate_to=info.can_delegate_to if info is not None else (),
         min_clarity=packages.min_clarity(),
+        manager=HandoffManager(frames=frames),
+        state_dir=agent.state_dir,
     )

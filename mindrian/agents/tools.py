@@ -53,8 +53,7 @@ class ToolWiring:
 
     @property
     def definitions(self) -> tuple[Mapping[str, Any], ...]:
-        """Tool definitions known at build time: custom tools, then MCP tools a handshake
-        described."""
+        """Tool definitions known at build time: custom tools, then MCP tools a handshake gave."""
         custom = tuple(t["definition"] for t in self.custom_tools)
         described = tuple(d for s in self.mcp_servers for d in s.get("definitions") or ())
         return custom + described

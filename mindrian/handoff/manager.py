@@ -125,8 +125,7 @@ class HandoffManager:
         self._registry = registry
         self._usage = usage
         self._agents: dict[str, AgentRunner] = {}
-        # Each agent's declared return behaviour (phase 3's contract); None leaves it to the
-        # context.
+        # Each agent's declared return behaviour (phase 3's contract); None: the context's.
         self._return_behaviors: dict[str, ReturnBehavior | None] = {}
         self._history: list[HandoffRecord] = []
         # Per session, the chain of owners opened by transfers; the last one talks to the user.

@@ -24,11 +24,16 @@ Called with nothing bound, a tool says so in its answer instead of raising.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from mindrian.handoff.context import (
@@ -119,6 +124,23 @@ class OrchestrationSession:
         """Frameworks that answered successfully, in order, each once."""
         return tuple(dict.fromkeys(r.from_agent for r in self.results if r.success))
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data: the clarity (current and per turn) and the results."""
+        return {
+            "session_id": self.session_id,
+            "clarity": self.clarity.current.to_dict(),
+            "turns": [c.to_dict() for c in self.clarity.turns],
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OrchestrationSession:
+        """The inverse of :meth:`to_dict`."""
+        tracker = ClarityTracker(ProblemClarity.from_dict(data["clarity"]))
+        tracker._turns.extend(ProblemClarity.from_dict(t) for t in data["turns"])
+        results = [HandoffResult.from_dict(r) for r in data["results"]]
+        return cls(str(data["session_id"]), tracker, results)
+
 
 class Orchestration:
     """The registry, manager and agents behind one role agent's orchestration tools."""
@@ -134,11 +156,14 @@ class Orchestration:
         min_clarity: Mapping[str, float] | None = None,
         default_min_clarity: float = MIN_CLARITY,
         timeout_seconds: float | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         """``can_delegate_to`` limits the frameworks (empty: any registered one but itself).
 
         ``min_clarity`` gives the overall clarity each framework needs; frameworks it
-        does not name need ``default_min_clarity``.
+        does not name need ``default_min_clarity``. With ``state_dir``, each session
+        is saved there as JSON when a turn ends and read back when a later process
+        continues it (``mindrian run larry ... --session S``).
         """
         self.agent_id = agent_id
         """The orchestrating agent: sender of every delegation and receiver of its result."""
@@ -153,13 +178,45 @@ class Orchestration:
         self._agents = agents
         self._min_clarity = dict(min_clarity or {})
         self._timeout = timeout_seconds
+        self._state_dir = None if state_dir is None else Path(state_dir)
         self._sessions: dict[str, OrchestrationSession] = {}
         self._lock = threading.Lock()
 
     def session(self, session_id: str) -> OrchestrationSession:
-        """The state of one conversation, created on first use."""
+        """The state of one conversation: as saved by an earlier turn, else new."""
         with self._lock:
-            return self._sessions.setdefault(session_id, OrchestrationSession(session_id))
+            if session_id not in self._sessions:
+                self._sessions[session_id] = self._load(session_id)
+            return self._sessions[session_id]
+
+    def _file(self, session_id: str) -> Path | None:
+        if self._state_dir is None:
+            return None
+        # Session ids come from users: hashed, never used as a path.
+        digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+        return self._state_dir / "orchestration" / self.agent_id / f"{digest}.json"
+
+    def _load(self, session_id: str) -> OrchestrationSession:
+        path = self._file(session_id)
+        if path is None or not path.is_file():
+            return OrchestrationSession(session_id)
+        return OrchestrationSession.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+    def save(self, session: OrchestrationSession) -> None:
+        """Write the session's state (atomically) when the orchestration keeps state."""
+        path = self._file(session.session_id)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(session.to_dict(), sort_keys=True, ensure_ascii=False, indent=1)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".session-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+            os.replace(temp, path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
 
     def may_delegate_to(self, framework_id: str) -> bool:
         """Whether the agent may hand work to ``framework_id``."""
@@ -258,9 +315,9 @@ class _Binding:
             return self._resolved
 
     @property
-    def resolved(self) -> OrchestrationSession | None:
-        """The session's state if a tool asked for it."""
-        return None if self._resolved is None else self._resolved[1]
+    def resolved(self) -> tuple[Orchestration, OrchestrationSession] | None:
+        """The orchestration and session's state, if a tool asked for them."""
+        return self._resolved
 
 
 _BOUND: ContextVar[_Binding | None] = ContextVar("mindrian_orchestration", default=None)
@@ -288,7 +345,9 @@ def bound(
     finally:
         _BOUND.reset(token)
         if binding.resolved is not None:
-            binding.resolved.clarity.end_turn()
+            used, session = binding.resolved
+            session.clarity.end_turn()
+            used.save(session)
 
 
 _UNBOUND = "Unavailable: this tool only works inside an orchestrating agent's conversation."

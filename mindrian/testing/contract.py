@@ -151,10 +151,6 @@ class AgentContract:
         """An instance of the agent class with test state under ``tmp_path``."""
         return self.agent_class(**options)
 
-    def scripted_handoff_models(self) -> dict[str, Any]:
-        """Constructor arguments making a handoff succeed with scripted models."""
-        raise NotImplementedError
-
     # -- fixtures -----------------------------------------------------------------------
 
     @pytest.fixture(autouse=True)
@@ -369,8 +365,7 @@ class StructuredAnswers(AgentContract):
 
     agent_class: ClassVar[type[MindrianAgent]]
     output_examples: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """JSON examples from the skill's output instructions: whole answers, or the ``scores``
-    object."""
+    """JSON examples of the skill's output instructions: whole answers, or ``scores`` objects."""
     score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
     """Score name → (minimum, maximum) as the skill declares them."""
 
@@ -389,8 +384,7 @@ class StructuredAnswers(AgentContract):
         return answer
 
     def script(self, answer: Any) -> dict[str, Any]:
-        """Constructor arguments that make the agent give ``answer`` as its final structured
-        turn."""
+        """Constructor arguments making the agent give ``answer`` as its final structured turn."""
         raise NotImplementedError
 
     def handoff(self, tmp_path: Path, answer: Any, **options: Any) -> HandoffResult:
@@ -444,14 +438,21 @@ class StructuredAnswers(AgentContract):
 
     @pytest.mark.parametrize(
         "breakage",
-        ["prose", "confidence", "unknown_score", "out_of_range", "no_scores"],
+        ["prose", "confidence", "unknown_score", "out_of_range", "no_scores", "wrong_total"],
     )
     def test_an_answer_that_breaks_the_schema_fails(self, tmp_path: Path, breakage: str) -> None:
         answer: Any = self.answer()
         scores = answer["scores"]
-        if breakage in ("out_of_range", "no_scores") and not scores:
+        if breakage in ("out_of_range", "no_scores", "wrong_total") and not scores:
             pytest.skip("the skill declares no scores")
+        schema: Any = self.agent_class.output_schema  # type: ignore[attr-defined]
+        if (
+            breakage == "wrong_total"
+            and "total" not in schema.model_fields["scores"].annotation.model_fields
+        ):
+            pytest.skip("the skill derives no total from its scores")
         answer = {
+            "wrong_total": {**answer, "scores": {**scores, "total": sum(scores.values()) + 1}},
             "prose": "This is prose, not the structured answer.",
             "confidence": {**answer, "confidence": 1.5},
             "unknown_score": {**answer, "scores": {**scores, "not_a_declared_score": 1.0}},
@@ -562,6 +563,12 @@ class RoleContract(AgentContract):
 
 class CollaborativeContract(StructuredAnswers, AgentContract):
     """A team: every member consulted, then one structured synthesis."""
+
+    synthesizer: ClassVar[str] = ""
+    """The perspective the skill names to write the synthesis ("" for none)."""
+
+    def test_the_synthesiser_is_the_one_the_skill_names(self) -> None:
+        assert self.agent_class.synthesizer == self.synthesizer  # type: ignore[attr-defined]
 
     @property
     def members(self) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
-"""The exact system prompts of a generated agent, for authors and reviewers (``mindrian explain
---prompt``).
+"""The exact system prompts of a generated agent, for authors and reviewers.
+
+``mindrian explain ID --prompt`` prints them.
 
 The agent runs once, offline, with a :class:`~mindrian.testing.ScriptedModel`
 for every model that acts for it (the agent, each team member and the leader,

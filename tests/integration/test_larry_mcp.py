@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from mindrian.agents.packages import GeneratedPackages
 from mindrian.graph import (
     DEFAULT_EMBEDDED_PATH,
     FrameworkRecord,
     load_registry_yaml,
     registry_from_yaml,
 )
+from mindrian.packages import PackageFolder
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
 # Slow: starts MCP servers and agents in subprocesses.
@@ -44,7 +44,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 @pytest.fixture
 def larry(built_project: Path) -> type[Any]:
     """Larry's agent class, from the package ``mindrian build`` just made."""
-    cls = GeneratedPackages(built_project / "generated").agent_class("larry")
+    cls = PackageFolder(built_project / "generated").agent_class("larry")
     assert cls is not None
     return cls
 

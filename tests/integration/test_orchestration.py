@@ -11,20 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from mindrian.agents import MindrianAgent
-from mindrian.agents.packages import GeneratedPackages
 from mindrian.frames import Frame, FrameParser, coalesce
 from mindrian.graph import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry, Usage
 from mindrian.handoff import HandoffManager, HandoffResult, ProblemClarity
 from mindrian.handoff.tools import Orchestration
+from mindrian.packages import PackageFolder
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
+ROOT = Path(__file__).resolve().parents[2]
 SESSION = "founder-1"
 
 #: What each framework's model answers: valid for its generated output schema.
@@ -133,7 +139,7 @@ def flow(
     registry = EmbeddedRegistry(built_project / DEFAULT_EMBEDDED_PATH)
     frames = io.StringIO()
     framework_models: dict[str, ScriptedModel] = {}
-    packages = GeneratedPackages(built_project / "generated", make=scripted(framework_models))
+    packages = PackageFolder(built_project / "generated", make=scripted(framework_models))
     orchestration = Orchestration(
         agent_id="larry",
         registry=registry,
@@ -212,6 +218,7 @@ def test_larry_clarifies_selects_delegates_and_synthesises(flow: dict[str, Any])
         "solution": 15.0,
         "business": 17.0,
         "people": 14.0,
+        "total": 68.0,
     }
     context = flow["orchestration"].manager.history[1].context
     assert context.problem_clarity == ProblemClarity(**CLARIFY_3)
@@ -271,3 +278,89 @@ def test_larry_never_delegates_outside_its_list_or_to_itself(flow: dict[str, Any
     missing = asyncio.run(orchestration.delegate(state, "jtbd", "anything"))
     assert missing == "Not delegated: no agent package provides 'jtbd'."
     assert orchestration.manager.history == ()
+
+
+# --- the same flow as `mindrian run larry` sessions, one process per turn -------------
+
+
+def _turn(project: Path, script: dict[str, Any], message: str, tmp_path: Path) -> Any:
+    path = tmp_path / f"turn-{len(list(tmp_path.glob('turn-*')))}.yaml"
+    path.write_text(yaml.safe_dump(script), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "builder", "run", "larry", message, "--session", "cli",
+         "--model", f"scripted:{path}", "--frames"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """A tool-call answer of a model script."""
+    return {"tool_call": {"name": name, "arguments": arguments}}
+
+
+def test_the_flow_runs_as_mindrian_run_larry_sessions(built_project: Path, tmp_path: Path) -> None:
+    first = _turn(
+        built_project,
+        {
+            "agents": {
+                "larry": [
+                    call("assess_clarity", **CLARIFY_2),
+                    call("delegate", framework_id="pws-validation", task="Validate"),
+                    "What would success look like, as a number?",
+                ]
+            }
+        },
+        "We answer in four hours and shoppers complain; we are six people",
+        tmp_path,
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == [
+        '<<<MINDRIAN:READY:{"stage":"larry"}>>>',
+        "What would success look like, as a number?",
+    ], "the delegation was refused (clarity 0.58 < 0.60): no handoff frames"
+
+    # Only success is newly clear: what and who are kept from the earlier process.
+    newly = {**CLARIFY_3, "what": "", "who": ""}
+    second = _turn(
+        built_project,
+        {
+            "agents": {
+                "larry": [
+                    call("assess_clarity", **newly),
+                    call("select_frameworks", context="is my idea worth building"),
+                    call("delegate", framework_id="pws-validation", task="Validate"),
+                    call("delegate", framework_id="devil-advocate", task="Attack it"),
+                    "PIVOT at 68/100; the strongest objection is that shoppers may refuse a bot.",
+                ],
+                "pws-validation": [{"json": ANSWERS["pws-validation"]}],
+                "devil-advocate": [{"json": ANSWERS["devil-advocate"]}],
+            }
+        },
+        "Replies under an hour, and half the tickets answered without us",
+        tmp_path,
+    )
+    assert second.returncode == 0, second.stderr
+    lines = second.stdout.splitlines()
+    assert (
+        lines[-1] == "PIVOT at 68/100; the strongest objection is that shoppers may refuse a bot."
+    )
+    shown = [(kind, body.get("to") or body.get("stage")) for kind, body in frames_in(second.stdout)]
+    assert shown == [
+        ("READY", "larry"),
+        ("HANDOFF", "pws-validation"),
+        ("READY", "larry"),
+        ("HANDOFF", "devil-advocate"),
+        ("READY", "larry"),
+    ]
+    # The clarity the frameworks were handed came from both processes.
+    saved = list((built_project / ".mindrian" / "state" / "orchestration" / "larry").glob("*.json"))
+    (state,) = [json.loads(p.read_text(encoding="utf-8")) for p in saved]
+    assert state["clarity"]["who"] == CLARIFY_2["who"]
+    assert state["clarity"]["success"] == CLARIFY_3["success"]
+    assert [r["from_agent"] for r in state["results"]] == ["pws-validation", "devil-advocate"]
+    assert len(state["turns"]) == 2

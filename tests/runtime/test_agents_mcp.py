@@ -58,7 +58,7 @@ def server_spec(
     required: bool = True,
     tools: Sequence[str] = REGISTRY_TOOLS,
 ) -> dict[str, Any]:
-    """A plain server spec as generated ``tools.MCP_SERVERS`` holds it."""
+    """A plain server spec as a generated spec.yaml holds it."""
     return {
         "name": name,
         "transport": "stdio",
@@ -165,7 +165,8 @@ def test_tool_call_reaches_the_server_and_the_handoff_succeeds(
         (
             ("-m", "mindrian.mcp"),
             ("select_frameworks", "rank_everything"),
-            "it does not offer rank_everything (offers: get_framework, read_neo4j_cypher, select_frameworks)",
+            "it does not offer rank_everything "
+            "(offers: get_framework, read_neo4j_cypher, select_frameworks)",
         ),
     ],
     ids=["cannot-start", "lacks-a-requested-tool"],

@@ -15,20 +15,13 @@ from build_factories import make_source
 
 from builder.phases import load_phase
 from builder.phases.code_generation import GeneratedPackage
-from builder.phases.registration import (
-    PHASE,
-    REGISTRY_YAML,
-    ProbeResult,
-    ProbeServer,
-    Registration,
-    RegistrationPhase,
-    run_probe,
-)
+from builder.phases.registration import PHASE, REGISTRY_YAML, Registration, RegistrationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.serial import from_plain, to_plain
 from builder.probe.e2e import REPLY_PREFIX
+from builder.probe.runner import ProbeResult, ProbeServer, run_probe
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,

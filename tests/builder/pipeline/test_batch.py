@@ -19,7 +19,7 @@ from build_factories import (
 )
 
 from builder.phases import PHASE_NAMES
-from builder.phases.registration import ProbeResult, ProbeServer, RegistrationPhase, run_probe
+from builder.phases.registration import RegistrationPhase
 from builder.pipeline.batch import (
     COLLISION_CODE,
     BatchOptions,
@@ -33,6 +33,7 @@ from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError
 from builder.pipeline.results import BuildReport, PhaseReport
+from builder.probe.runner import ProbeResult, ProbeServer, run_probe
 
 # Slow: whole builds of several skills, phases 1-7.
 pytestmark = pytest.mark.slow

@@ -1,0 +1,125 @@
+"""Console listeners of a batch build: progress lines on stderr, control frames on stdout.
+
+The command line imports this module inside its commands (it loads the pipeline), so
+``mindrian --help`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from builder.phases import PHASE_NAMES
+from builder.pipeline.batch import BatchOptions, Listener, Target
+from builder.pipeline.checkpoints import CheckpointStore
+from builder.pipeline.report import (
+    done_frame,
+    error_frame,
+    phase_frame,
+    progress_line,
+    ready_frame,
+)
+from builder.pipeline.results import BuildReport, PhaseReport
+from mindrian.frames import Frame
+
+__all__ = ["ErrorPrinter", "FramePrinter", "ProgressPrinter", "display_path", "print_outcome"]
+
+#: Prints one human line (stderr, defused when frames share the terminal).
+Say = Callable[[str], None]
+
+
+def display_path(path: Path, root: Path) -> str:
+    """How a path appears in messages and generated headers: relative to the root when inside it."""
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+class ProgressPrinter(Listener):
+    """Each skill's start, its phases and its outcome, as lines."""
+
+    def __init__(
+        self,
+        say: Say,
+        *,
+        quiet: bool = False,
+        timings: bool = False,
+        options: BatchOptions | None = None,
+        prefix: str = "build",
+    ) -> None:
+        self._say, self._quiet, self._timings = say, quiet, timings
+        self._options, self._prefix = options, prefix
+
+    def started(self, target: Target) -> None:
+        if not self._quiet:
+            self._say(f"{self._prefix} {target.display}")
+
+    def phase(self, report: PhaseReport) -> None:
+        if not self._quiet:
+            self._say(progress_line(report, len(PHASE_NAMES), timings=self._timings))
+
+    def finished(self, report: BuildReport) -> None:
+        print_outcome(report, self._say, quiet=self._quiet, options=self._options)
+
+
+class ErrorPrinter(Listener):
+    """Only the problem of each skill that failed."""
+
+    def __init__(self, say: Say) -> None:
+        self._say = say
+
+    def finished(self, report: BuildReport) -> None:
+        print_outcome(report, self._say, quiet=True)
+
+
+class FramePrinter(Listener):
+    """``inner``, plus READY, PHASE, ERROR and DONE frames for each skill."""
+
+    def __init__(self, inner: Listener, stage: str, emit: Callable[[Frame], None]) -> None:
+        self._inner, self._stage, self._emit = inner, stage, emit
+        self._skill = ""
+
+    def started(self, target: Target) -> None:
+        self._inner.started(target)
+        self._skill = target.display
+        self._emit(ready_frame(self._stage, target.display))
+
+    def phase(self, report: PhaseReport) -> None:
+        self._inner.phase(report)
+        self._emit(phase_frame(self._skill, report))
+
+    def finished(self, report: BuildReport) -> None:
+        self._inner.finished(report)
+        if report.problem is not None:
+            self._emit(error_frame(report.problem, report.path))
+        self._emit(
+            done_frame(self._stage, report.exit_code, skill=report.path, agent_id=report.agent_id)
+        )
+
+
+def print_outcome(
+    report: BuildReport, say: Say, *, quiet: bool, options: BatchOptions | None = None
+) -> None:
+    """The skill's problem, or (unless ``quiet``) the line saying it was built and where."""
+    if report.problem is not None:
+        say(report.problem.render())
+    elif not quiet:
+        package = _package_path(report, options)
+        where = f" -> {package}" if package else ""
+        say(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
+
+
+def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
+    """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
+    if report.agent_id is None or options is None or len(report.phases) < 6:
+        return ""
+    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
+    identifier = (
+        stored.output.get("identifier")
+        if stored is not None and isinstance(stored.output, dict)
+        else None
+    )
+    if not identifier:
+        return ""
+    return display_path(options.out_dir / identifier, Path.cwd().absolute()) + "/"

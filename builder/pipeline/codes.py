@@ -1,0 +1,204 @@
+"""Every error code the builder reports: the stage that reports it and what it means.
+
+A code is a letter and three digits; the letter names the stage (``S`` skill analysis, ``A``
+architecture, ``H`` handoff protocol, ``T`` tool assembly, ``G`` graph schema and registry,
+``C`` code generation, ``R`` registration, ``P`` pipeline, ``U`` usage, ``B`` batch, ``D``
+drift, ``I`` internal, ``N`` scaffold, ``X`` run and serve, ``E`` no stage). Codes are part of
+the command-line interface (error lines, ERROR frames, ``--json``): a code keeps its meaning,
+and a retired code is not reused. ``tests/builder/pipeline/test_codes.py`` fails when
+``builder/`` uses a code missing here, or when a code here is no longer used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+__all__ = ["CODES", "ErrorCode", "registry"]
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One registered error code."""
+
+    code: str
+    """The code as printed: ``error[S204]``."""
+    stage: str
+    """What reports it: a phase name, ``pipeline``, ``usage``, ``registry`` …"""
+    meaning: str
+    """What went wrong, in a few words."""
+
+
+def registry(*codes: ErrorCode) -> Mapping[str, ErrorCode]:
+    """The codes by code; raises ValueError when a code is registered twice."""
+    table: dict[str, ErrorCode] = {}
+    for entry in codes:
+        if entry.code in table:
+            raise ValueError(f"error code {entry.code} is registered twice")
+        table[entry.code] = entry
+    return MappingProxyType(table)
+
+
+#: Every code, in code order.
+CODES: Mapping[str, ErrorCode] = registry(
+    ErrorCode(
+        "A001",
+        "architecture",
+        "phase 2 ran without phase 1's SkillDefinition (also ArchitectureError's default)",
+    ),
+    ErrorCode("A002", "architecture", "the agent type is not one of the five"),
+    ErrorCode("A003", "architecture", "the model is not written provider:model_id"),
+    ErrorCode("A004", "architecture", "the model's provider is not one Agno supports"),
+    ErrorCode(
+        "A005", "architecture", "no default model for the agent type in [tool.mindrian.models]"
+    ),
+    ErrorCode("A006", "architecture", "the model cannot run with the skill's model settings"),
+    ErrorCode("B001", "batch", "two skills map to the same agent id or package"),
+    ErrorCode(
+        "C001",
+        "code_generation",
+        "a code generation error without a more specific code (CodegenError's default)",
+    ),
+    ErrorCode("C010", "code_generation", "a value does not survive as a Python literal"),
+    ErrorCode("C011", "code_generation", "a name is not a usable Python identifier"),
+    ErrorCode("C012", "code_generation", "no comment syntax is known for a generated file's type"),
+    ErrorCode("C013", "code_generation", "a generated Python file is not valid Python"),
+    ErrorCode(
+        "C014", "code_generation", "a pipeline, guided or collaborative agent has no workflow.dot"
+    ),
+    ErrorCode("C015", "code_generation", "a rendered path would be written outside the package"),
+    ErrorCode("C016", "code_generation", "the agent's thought graph breaks the Definition of Done"),
+    ErrorCode("C017", "code_generation", "the agent type has no base class"),
+    ErrorCode("C018", "code_generation", "the agent id is not a normalised id"),
+    ErrorCode("C019", "code_generation", "debate_rounds is not a whole number of at least 1"),
+    ErrorCode("C020", "code_generation", "running the generated tests changed the package"),
+    ErrorCode("C021", "code_generation", "the existing package folder cannot be read"),
+    ErrorCode("C022", "code_generation", "two skills map to the same package folder"),
+    ErrorCode("C023", "code_generation", "phase 6 ran without the AgentSpec of phases 2-4"),
+    ErrorCode("C024", "code_generation", "phase 5 produced no query of a role the package needs"),
+    ErrorCode("C025", "code_generation", "the synthesizer is not one of the perspectives"),
+    ErrorCode(
+        "C026",
+        "code_generation",
+        "an output template's JSON example does not fit the generated schema",
+    ),
+    ErrorCode("C027", "code_generation", "phase 6 ran without phase 3's handoff contract"),
+    ErrorCode(
+        "D001", "check", "mindrian check found generated files that differ from a fresh build"
+    ),
+    ErrorCode(
+        "E000",
+        "mindrian",
+        "an error of the builder without a stage-specific code (MindrianError's default)",
+    ),
+    ErrorCode(
+        "G001",
+        "neo4j_schema",
+        "a graph schema error without a more specific code (GraphSchemaError's default)",
+    ),
+    ErrorCode("G002", "neo4j_schema", "phase 5 ran without the AgentSpec of phase 4"),
+    ErrorCode("G010", "registry", "the registry database is unreachable or refused a statement"),
+    ErrorCode("G011", "registry", "no registry database at the given path"),
+    ErrorCode(
+        "H001",
+        "handoff_protocol",
+        "phase 3 ran without the outputs of phases 1 and 2 (also HandoffConfigError's default)",
+    ),
+    ErrorCode("H002", "handoff_protocol", "the runtime lacks an enum the handoff contract names"),
+    ErrorCode("H003", "handoff_protocol", "the return behaviour is not one the runtime knows"),
+    ErrorCode(
+        "H004", "handoff_protocol", "the runtime's HandoffType lacks a type the agent supports"
+    ),
+    ErrorCode("I001", "internal", "an internal error (a bug), in an ERROR frame"),
+    ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
+    ErrorCode(
+        "P001",
+        "pipeline",
+        "a pipeline error without a more specific code (PipelineError's default)",
+    ),
+    ErrorCode("P002", "pipeline", "a phase module is missing from the installation"),
+    ErrorCode("P003", "pipeline", "a phase check does not hold"),
+    ErrorCode("P004", "pipeline", "--from needs a checkpoint that is missing or failed"),
+    ErrorCode("P005", "pipeline", "a checkpoint file is damaged"),
+    ErrorCode("P006", "pipeline", "the agent id cannot name a checkpoint folder"),
+    ErrorCode("P007", "pipeline", "explain: no checkpoints for the agent id"),
+    ErrorCode("P008", "pipeline", "a phase returned other checks than it declares"),
+    ErrorCode("P009", "pipeline", "a phase module declares another phase name or number"),
+    ErrorCode("P010", "pipeline", "explain --prompt: the generated package cannot be loaded"),
+    ErrorCode(
+        "R001",
+        "registration",
+        "a registration error without a more specific code (RegistrationError's default)",
+    ),
+    ErrorCode("R002", "registration", "phase 7 ran without phase 5's GraphConfig"),
+    ErrorCode("R003", "registration", "phase 7 ran without the package phase 6 generated"),
+    ErrorCode("R004", "registration", "the registry cannot be opened"),
+    ErrorCode("R005", "registration", "generated/registry.yaml cannot rebuild the registry"),
+    ErrorCode("R006", "registration", "the registry refused the registration"),
+    ErrorCode(
+        "S001",
+        "skill_analysis",
+        "a skill error without a more specific code (SkillError's default)",
+    ),
+    ErrorCode("S100", "skill_analysis", "the skill folder has no SKILL.md"),
+    ErrorCode("S101", "skill_analysis", "SKILL.md has no front matter"),
+    ErrorCode("S102", "skill_analysis", "the front matter is not valid YAML of the supported kind"),
+    ErrorCode("S103", "skill_analysis", "the front matter is empty"),
+    ErrorCode("S104", "skill_analysis", "the front matter has too many aliases"),
+    ErrorCode("S105", "skill_analysis", "SKILL.md is UTF-16, not UTF-8"),
+    ErrorCode("S106", "skill_analysis", "SKILL.md contains a NUL byte"),
+    ErrorCode("S107", "skill_analysis", "SKILL.md exceeds the size limit"),
+    ErrorCode(
+        "S108",
+        "skill_analysis",
+        "the skill folder has too many files under references/ and scripts/",
+    ),
+    ErrorCode("S109", "skill_analysis", "a front-matter key is given twice"),
+    ErrorCode("S110", "skill_analysis", "a YAML tag the front matter does not support"),
+    ErrorCode("S111", "skill_analysis", "the front matter nests too deeply"),
+    ErrorCode("S112", "skill_analysis", "a file of the skill folder links outside it"),
+    ErrorCode("S201", "skill_analysis", "a required field is missing"),
+    ErrorCode(
+        "S202",
+        "skill_analysis",
+        "a field breaks the front-matter schema (unknown key, wrong type or range)",
+    ),
+    ErrorCode("S203", "skill_analysis", "a name cannot be normalised to an id or identifier"),
+    ErrorCode("S204", "skill_analysis", "the type is not one of the five agent types"),
+    ErrorCode("S205", "skill_analysis", "two spellings of the same field are both given"),
+    ErrorCode("S206", "skill_analysis", "score bands overlap"),
+    ErrorCode("S207", "skill_analysis", "a name appears twice in a list that must be unique"),
+    ErrorCode("S208", "skill_analysis", "good_for rates a problem type the skill does not list"),
+    ErrorCode(
+        "T001",
+        "tool_assembly",
+        "phase 4 ran without the outputs of phases 1 and 3 (also ToolAssemblyError's default)",
+    ),
+    ErrorCode("T002", "tool_assembly", "the MCP server is not in the catalog"),
+    ErrorCode("T003", "tool_assembly", "the MCP server has no such tool"),
+    ErrorCode("T004", "tool_assembly", "a custom tool's function is not a dotted path"),
+    ErrorCode("T005", "tool_assembly", "a custom tool's function cannot be imported"),
+    ErrorCode("T006", "tool_assembly", "a custom tool cannot be described from its signature"),
+    ErrorCode("T007", "tool_assembly", "a custom tool does not fit the tool-definition format"),
+    ErrorCode("T008", "tool_assembly", "two tools or servers have the same name"),
+    ErrorCode("T009", "tool_assembly", "a global action uses a tool the agent does not have"),
+    ErrorCode("T010", "tool_assembly", "an MCP catalog entry is invalid"),
+    ErrorCode("U001", "usage", "a usage error without a more specific code (UsageError's default)"),
+    ErrorCode("U002", "usage", "unknown phase name or number"),
+    ErrorCode("U003", "usage", "--from comes after --until"),
+    ErrorCode("U004", "usage", "both SKILL.md paths and --all"),
+    ErrorCode("U005", "usage", "neither SKILL.md paths nor --all"),
+    ErrorCode("U006", "usage", "not an agent id"),
+    ErrorCode("U007", "usage", "--all found no skills/**/SKILL.md"),
+    ErrorCode("U008", "usage", "both --registry and --neo4j-uri"),
+    ErrorCode("U009", "usage", "the Neo4j URI cannot be parsed"),
+    ErrorCode("U010", "usage", "unknown export format"),
+    ErrorCode("U011", "usage", "mindrian new: unknown agent type"),
+    ErrorCode("U012", "usage", "mindrian new: the description is not one non-empty line"),
+    ErrorCode("U014", "usage", "both --json and --frames"),
+    ErrorCode("U015", "usage", "both a sentence and --trigger"),
+    ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
+    ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
+    ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
+)
