@@ -298,14 +298,15 @@ def test_code_that_does_not_compile_is_never_installed(tmp_path: Path) -> None:
 
 def test_rebuild_replaces_the_whole_folder(tmp_path: Path) -> None:
     inputs = inputs_for(PWS, tmp_path)
-    PHASE.run(inputs)
+    first = PHASE.run(inputs)
     install(inputs, "pws_validation")
+    assert PHASE.cache_valid(inputs, first.output)
     package = tmp_path / "generated" / "pws_validation"
     (package / "stale.py").write_text("old = True\n", encoding="utf-8")
     (package / "agent.py").write_text("# edited by hand\n", encoding="utf-8")
+    assert not PHASE.cache_valid(inputs, first.output)  # the installed package was edited
     result = PHASE.run(inputs)
     assert all(c.passed for c in result.checks)
-    assert not PHASE.cache_valid(inputs, result.output)  # the installed one was edited
     install(inputs, "pws_validation")
     assert PHASE.cache_valid(inputs, result.output)
     assert not (package / "stale.py").exists()
