@@ -13,7 +13,24 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProjectNotFoundError", "ProjectPaths", "find_project_root"]
+__all__ = [
+    "DEFAULT_OUT_DIR",
+    "REGISTRY_DB_NAME",
+    "REGISTRY_YAML_NAME",
+    "STATE_DIR_NAME",
+    "ProjectNotFoundError",
+    "ProjectPaths",
+    "find_project_root",
+]
+
+#: The state folder (git-ignored): checkpoints, the embedded registry, staging, agent state.
+STATE_DIR_NAME = ".mindrian"
+#: The generated packages' folder, relative to the project root.
+DEFAULT_OUT_DIR = "generated"
+#: File name of the embedded registry database inside a state folder.
+REGISTRY_DB_NAME = "registry.lbug"
+#: File name of the committed registry export inside an output folder.
+REGISTRY_YAML_NAME = "registry.yaml"
 
 
 class ProjectNotFoundError(LookupError):
@@ -38,10 +55,18 @@ def find_project_root(start: Path | None = None) -> Path | None:
 
 @dataclass(frozen=True)
 class ProjectPaths:
-    """The files of one project."""
+    """The files of one project, for one output folder (the one place the layout is spelled).
+
+    ``ProjectPaths(root)`` is the project's own layout; ``ProjectPaths(root, out)``
+    is a build into another folder ``out``, which keeps its own state (registry
+    database, staging) in ``out/.mindrian``, so the registry index stays with the
+    packages it indexes and the project's registry is never touched.
+    """
 
     root: Path
     """The folder whose pyproject.toml has ``[tool.mindrian]``."""
+    out: Path | None = None
+    """The output folder when not ``generated/`` (relative to ``root`` unless absolute)."""
 
     @classmethod
     def locate(cls, start: Path | None = None) -> ProjectPaths:
@@ -57,25 +82,50 @@ class ProjectPaths:
 
     @property
     def generated(self) -> Path:
-        """Folder of the generated packages."""
-        return self.root / "generated"
+        """Folder of the generated packages (``generated/``, or the other output folder)."""
+        return self.root / (DEFAULT_OUT_DIR if self.out is None else self.out)
+
+    @property
+    def isolated(self) -> bool:
+        """True when the output folder is not the project's own ``generated/``."""
+        return self.generated.resolve() != (self.root / DEFAULT_OUT_DIR).resolve()
+
+    @property
+    def project_state(self) -> Path:
+        """The project's state folder ``<root>/.mindrian``."""
+        return self.root / STATE_DIR_NAME
+
+    @property
+    def output_state(self) -> Path:
+        """The output's state folder: the project's, or ``<out>/.mindrian`` for another output."""
+        return self.generated / STATE_DIR_NAME if self.isolated else self.project_state
 
     @property
     def registry_yaml(self) -> Path:
-        """The committed registry export."""
-        return self.generated / "registry.yaml"
+        """The committed registry export beside the packages."""
+        return self.generated / REGISTRY_YAML_NAME
 
     @property
     def embedded_registry(self) -> Path:
-        """The embedded registry database (a build artefact)."""
-        return self.root / ".mindrian" / "registry.lbug"
+        """The embedded registry database indexing the output folder's packages (an artefact)."""
+        return self.output_state / REGISTRY_DB_NAME
+
+    @property
+    def checkpoints(self) -> Path:
+        """Phase checkpoints, ``<root>/.mindrian/checkpoints`` whatever the output folder."""
+        return self.project_state / "checkpoints"
+
+    @property
+    def staging(self) -> Path:
+        """Builds in progress, on the output's filesystem (see builder.pipeline.transaction)."""
+        return self.output_state / "staging"
 
     @property
     def state_dir(self) -> Path:
         """State of ``mindrian run``: role histories, guided progress, pipeline checkpoints."""
-        return self.root / ".mindrian" / "state"
+        return self.project_state / "state"
 
     @property
     def sessions_db(self) -> Path:
         """SQLite file of ``mindrian serve``'s sessions when no database URL is given."""
-        return self.root / ".mindrian" / "sessions.db"
+        return self.project_state / "sessions.db"

@@ -29,6 +29,7 @@ import typer
 from builder import __version__
 from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
+from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
     from builder.cli.progress import ProgressBar
@@ -262,7 +263,7 @@ def build(
     root = project_root(Path.cwd())
     chosen = _shard(shard)
     targets = [p for p in _targets(paths, all_skills, root) if chosen.owns(_display(p, root))]
-    out_dir = (out or root / "generated").absolute()
+    out_dir = (out or ProjectPaths(root).generated).absolute()
     options = _batch_options(
         root,
         out_dir,
@@ -338,7 +339,7 @@ def _batch_options(
     from builder.pipeline.batch import BatchOptions, default_jobs
 
     return BatchOptions(
-        checkpoints_dir=(checkpoints or root / ".mindrian" / "checkpoints").absolute(),
+        checkpoints_dir=(checkpoints or ProjectPaths(root).checkpoints).absolute(),
         out_dir=out_dir,
         jobs=jobs or default_jobs(),
         from_phase=from_phase,
@@ -371,6 +372,7 @@ def _run_batch(
 
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
+    _refuse_unusable(config, options)
     targets = [Target(path=p, display=_display(p, root)) for p in paths]
     bar = _progress_bar(len(targets), quiet=quiet or timings, machine=json_out or frames)
     listener: Listener = bar or ProgressPrinter(
@@ -404,6 +406,19 @@ def _progress_bar(count: int, *, quiet: bool, machine: bool) -> ProgressBar | No
     from builder.cli.progress import ProgressBar
 
     return ProgressBar(count, sys.stderr)
+
+
+def _refuse_unusable(config: BuildConfig, options: BatchOptions) -> None:
+    """Refuse before building: credentials in a Neo4j URI, an output folder that is a file."""
+    from builder.graph.commands import uri_credentials_problem
+    from builder.pipeline.errors import UsageError
+
+    uri = config.neo4j_uri or os.environ.get("NEO4J_URI")
+    problem = uri_credentials_problem(uri) if uri else None
+    if problem:
+        raise UsageError(problem, code="U009")
+    if options.out_dir.exists() and not options.out_dir.is_dir():
+        raise UsageError(f"--out {options.out_dir} exists and is not a folder", code="U016")
 
 
 def _registration(registry: Path | None) -> RegistrationPhase | None:
@@ -547,8 +562,8 @@ def explain(
             f"{agent_id!r} is not an agent id (letters, digits, '-', '_', '.')", code="U006"
         )
     if prompt:
-        return _explain_prompt(agent_id, out or project_root(Path.cwd()) / "generated")
-    folder = checkpoints or project_root(Path.cwd()) / ".mindrian" / "checkpoints"
+        return _explain_prompt(agent_id, out or ProjectPaths(project_root(Path.cwd())).generated)
+    folder = checkpoints or ProjectPaths(project_root(Path.cwd())).checkpoints
     found = CheckpointStore(folder).load_all(agent_id)
     if not found:
         raise PipelineError(
@@ -735,6 +750,21 @@ def graph_export(
     return 0
 
 
+@graph_app.command("rebuild")
+def graph_rebuild() -> int:
+    """Rebuild the embedded registry database from generated/registry.yaml.
+
+    The fix when a command reports the database empty, damaged or from another
+    version (G012): registry.yaml is the reviewed source of truth, the database
+    an index built from it.
+    """
+    from builder.graph.commands import rebuild_registry
+
+    root = project_root(Path.cwd())
+    _err(rebuild_registry(ProjectPaths(root), display=lambda p: _display(p, root)))
+    return 0
+
+
 _EXAMPLES_REGISTER = """\
 Examples:
 
@@ -794,7 +824,7 @@ def register(
     framed = _use_frames(ctx, "register", frames, json_out)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
-    out_dir = (out or root / "generated").absolute()
+    out_dir = (out or ProjectPaths(root).generated).absolute()
     options = _batch_options(
         root, out_dir, checkpoints, jobs, reregister=True, debug=ctx.ensure_object(_State).debug
     )
@@ -859,6 +889,8 @@ def check(
     committed = root / "generated"
     chosen = _shard(shard)
     bar = _progress_bar(len(chosen.select(targets, "display")), quiet=quiet, machine=framed)
+
+    committed = ProjectPaths(root).generated
     listener: Listener = ErrorPrinter(say) if quiet else ProgressPrinter(say, prefix="regenerate")
     if framed:
         listener = FramePrinter(listener, "regenerate", _frame)
@@ -965,6 +997,12 @@ def _dispatch(args: list[str], state: _State) -> int:
         from builder.pipeline.results import problem_of
 
         problem = problem_of(error)
+        return _fail(state, problem, problem.render())
+    except OSError as error:  # the environment (disk full, read-only, name too long), not a bug
+        from builder.pipeline.results import EXIT_FAILED, Problem
+
+        where = f": {error.filename}" if error.filename else ""
+        problem = Problem("F001", f"{error.strerror or error}{where}", exit_code=EXIT_FAILED)
         return _fail(state, problem, problem.render())
     except Exception as error:
         from builder.pipeline.report import internal_problem

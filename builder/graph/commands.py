@@ -3,8 +3,8 @@
 Which registry a command reads: ``--registry PATH`` (an embedded database, or a
 registry.yaml loaded into memory), else Neo4j at ``--neo4j-uri`` or ``NEO4J_URI``
 (password only from ``NEO4J_PASSWORD``), else the project's embedded database
-``.mindrian/registry.lbug``, built from ``generated/registry.yaml`` when it does not
-exist yet.
+``ProjectPaths.embedded_registry``, built from ``generated/registry.yaml`` when it does not
+exist yet. Every read opens the database read-only.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import yaml
+
 from builder.pipeline.errors import MindrianError, UsageError
+from builder.pipeline.report import terminal_safe
 from mindrian.graph import (
     EmbeddedRegistry,
     Registry,
@@ -27,22 +30,19 @@ from mindrian.graph import (
     redact_uri,
     registry_from_yaml,
 )
+from mindrian.project import ProjectPaths
 from mindrian.routing import extract_terms
 
 __all__ = [
-    "DEFAULT_DATABASE",
-    "DEFAULT_YAML",
     "OpenedRegistry",
     "build_registry_from_yaml",
     "open_project_registry",
+    "rebuild_registry",
     "select_json",
     "select_table",
+    "uri_credentials_problem",
 ]
 
-#: The project's embedded registry, relative to the project root.
-DEFAULT_DATABASE = Path(".mindrian") / "registry.lbug"
-#: The committed export it is rebuilt from, relative to the project root.
-DEFAULT_YAML = Path("generated") / "registry.yaml"
 _YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -82,26 +82,40 @@ def _explicit(path: Path, display: Callable[[Path], str]) -> OpenedRegistry:
         raise MindrianError(f"no registry at {display(path)}", code="G011")
     if path.suffix in _YAML_SUFFIXES:
         return OpenedRegistry(registry_from_yaml(path), f"{display(path)} (loaded into memory)")
-    return OpenedRegistry(EmbeddedRegistry(path), display(path))
+    return OpenedRegistry(_read_only(path), display(path))
 
 
 def _neo4j(uri: str, environ: Mapping[str, str]) -> OpenedRegistry:
-    try:
-        has_password = urlsplit(uri).password is not None
-    except ValueError:
-        raise UsageError("the Neo4j URI cannot be parsed", code="U009") from None
-    if has_password:
-        raise UsageError(
-            f"the Neo4j URI {redact_uri(uri)} carries a password; set NEO4J_PASSWORD instead",
-            code="U009",
-        )
+    problem = uri_credentials_problem(uri)
+    if problem:
+        raise UsageError(problem, code="U009")
     return OpenedRegistry(open_registry(uri, env=environ), redact_uri(uri))
 
 
+def uri_credentials_problem(uri: str) -> str | None:
+    """Why a Neo4j URI may not be used (unparsable, or credentials in it), else None.
+
+    Credentials belong in NEO4J_USERNAME/NEO4J_PASSWORD: a URI is echoed by
+    drivers in their error messages, so one carrying them would leak them.
+    """
+    try:
+        parts = urlsplit(uri)
+        credentials = parts.username is not None or parts.password is not None
+    except ValueError:
+        return "the Neo4j URI cannot be parsed"
+    if credentials:
+        return (
+            f"the Neo4j URI {redact_uri(uri)} carries credentials; "
+            "set NEO4J_USERNAME and NEO4J_PASSWORD instead"
+        )
+    return None
+
+
 def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegistry:
-    database, exported = root / DEFAULT_DATABASE, root / DEFAULT_YAML
+    paths = ProjectPaths(root)
+    database, exported = paths.embedded_registry, paths.registry_yaml
     if database.exists():
-        return OpenedRegistry(EmbeddedRegistry(database), display(database))
+        return OpenedRegistry(_read_only(database), display(database))
     if not exported.is_file():
         raise MindrianError(
             f"no registry: neither {display(database)} nor {display(exported)} exists; "
@@ -110,7 +124,12 @@ def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegist
         )
     count = build_registry_from_yaml(exported, database)
     note = f"built {display(database)} from {display(exported)} ({count} framework(s))"
-    return OpenedRegistry(EmbeddedRegistry(database), display(database), note)
+    return OpenedRegistry(_read_only(database), display(database), note)
+
+
+def _read_only(database: Path) -> EmbeddedRegistry:
+    """Readers never take the writer's lock, so they neither block nor wait for a build."""
+    return EmbeddedRegistry(database, read_only=True)
 
 
 def build_registry_from_yaml(exported: Path, database: Path) -> int:
@@ -118,25 +137,55 @@ def build_registry_from_yaml(exported: Path, database: Path) -> int:
     it.
 
     The database is built in a scratch folder beside it and moved into place
-    whole, so no reader ever sees a half-built one.
+    whole, so no reader ever sees a half-built one; the old database's
+    write-ahead log goes with it (replayed onto the new file it would damage
+    it). An unreadable registry.yaml raises :class:`MindrianError` ``G014``.
     """
     database.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=database.parent, prefix=".registry-build-"))
     try:
-        built = registry_from_yaml(exported, scratch / database.name)
+        try:
+            built = registry_from_yaml(exported, scratch / database.name)
+        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
+            raise MindrianError(
+                f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
+                code="G014",
+            ) from None
         try:
             count = built.counts().frameworks
         finally:
             built.close()
+        Path(f"{database}.wal").unlink(missing_ok=True)
         os.replace(scratch / database.name, database)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return count
 
 
+def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) -> str:
+    """``mindrian graph rebuild``: replace the embedded database by what registry.yaml lists.
+
+    The fix for a damaged database (:class:`RegistryDamaged`); returns the line to print.
+    """
+    if not paths.registry_yaml.is_file():
+        raise MindrianError(
+            f"cannot rebuild the registry: {display(paths.registry_yaml)} does not exist",
+            code="G011",
+        )
+    count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry)
+    return (
+        f"rebuilt {display(paths.embedded_registry)} from {display(paths.registry_yaml)} "
+        f"({count} framework(s))"
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
 def _cell(text: str) -> str:
     """Registry text made safe for a terminal: control characters shown escaped."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return terminal_safe(text)
 
 
 def select_table(selections: Sequence[Selection]) -> str:

@@ -1,11 +1,14 @@
-"""Phase 6, code generation: render the package, compile it, run its tests, then install it.
+"""Phase 6, code generation: render the package, compile it, run its tests, stage it.
 
-The package is rendered into a staging folder beside the output folder (never
-inside it), every Python file is compiled, and the package's own tests run in
-a subprocess with the scripted model and the no-real-model-calls plugin. Only
-when both checks hold does the staged folder replace ``<out_dir>/<identifier>``
-(old one renamed away, new one renamed in, old one deleted), so a failed build
-leaves the previous package exactly as it was and stale files never survive.
+The package is rendered into a workspace under the output's staging folder
+(``ProjectPaths.staging``, on the output folder's filesystem), every Python
+file is compiled, and the package's own tests run in a subprocess with the
+scripted model and the no-real-model-calls plugin. When both checks hold the
+package becomes the *ready* one of its :class:`PackageTransaction`; phase 7
+installs it in ``<out_dir>/<identifier>`` only once it is registered, so a
+failed build leaves the previous package, registry.yaml and the registry as
+they were. A cached phase 6 counts only while its package is still the ready
+or the installed one (:meth:`CodeGenerationPhase.cache_valid`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,10 +40,13 @@ from builder.codegen.render import (
     write_tree,
 )
 from builder.graph.config import GraphConfig
+from builder.pipeline.children import child_options
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.serial import to_plain
+from builder.pipeline.transaction import PackageTransaction
 from builder.skill.spec import AgentSpec
+from mindrian.project import ProjectPaths
 
 __all__ = [
     "PHASE",
@@ -52,11 +57,11 @@ __all__ = [
     "GeneratedPackage",
     "TestRun",
     "compile_errors",
-    "install_package",
     "output_examples",
     "package_dir",
     "run_generated_tests",
     "skip_generated_tests",
+    "transaction",
 ]
 
 #: Upper bound for one generated test run.
@@ -184,6 +189,7 @@ def run_generated_tests(
             errors="replace",
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            **child_options(),
         )
     except subprocess.TimeoutExpired:
         return TestRun(False, f"timed out after {timeout:g} s", (), "")
@@ -240,22 +246,10 @@ def _sweep(package: Path, files: Mapping[str, str]) -> None:
         )
 
 
-def install_package(staged: Path, final: Path) -> None:
-    """Replace ``final`` by ``staged`` with renames only; on any error ``final`` is left as it
-    was."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    retired = staged.parent / f".{staged.name}.previous"
-    had_old = final.exists()
-    if had_old:
-        os.rename(final, retired)
-    try:
-        os.rename(staged, final)
-    except BaseException:
-        if had_old:
-            os.rename(retired, final)
-        raise
-    if had_old:
-        shutil.rmtree(retired)
+def transaction(inputs: PhaseInput, identifier: str) -> PackageTransaction:
+    """The staging files of package ``identifier`` for this build's output folder."""
+    config = inputs.config
+    return PackageTransaction(ProjectPaths(Path(config.root), Path(config.out_dir)), identifier)
 
 
 def _check_owner(spec: AgentSpec, final: Path) -> None:
@@ -382,19 +376,26 @@ class CodeGenerationPhase:
         )
         return spec, files
 
+    def cache_valid(self, inputs: PhaseInput, output: GeneratedPackage) -> bool:
+        """A checkpoint counts only while its package is the ready one, else the installed one."""
+        txn = transaction(inputs, output.identifier)
+        txn.recover()
+        files = dict(output.files)
+        return txn.ready_matches(files) or (not txn.ready.exists() and txn.installed_matches(files))
+
     def run(self, inputs: PhaseInput) -> PhaseResult[GeneratedPackage]:
         spec, files = self.render(inputs)
-        final = package_dir(inputs, spec.identifier)
-        _check_owner(spec, final)
-        final.parent.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".mindrian-codegen-", dir=final.parent.parent))
+        _check_owner(spec, package_dir(inputs, spec.identifier))
+        txn = transaction(inputs, spec.identifier)
+        txn.recover()
+        staging = txn.workspace()
         try:
-            return self._stage(spec, files, staging, final)
+            return self._stage(spec, files, staging, txn)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
     def _stage(
-        self, spec: AgentSpec, files: dict[str, str], staging: Path, final: Path
+        self, spec: AgentSpec, files: dict[str, str], staging: Path, txn: PackageTransaction
     ) -> PhaseResult[GeneratedPackage]:
         package = staging / spec.identifier
         write_tree(files, package)
@@ -420,7 +421,7 @@ class CodeGenerationPhase:
             )
             return self._result(spec, files, run.summary, compiles, tests)
         _sweep(package, files)
-        install_package(package, final)
+        txn.stage(package)
         tests = CheckResult("tests_pass", True, f"generated tests: {run.summary}")
         return self._result(spec, files, run.summary, compiles, tests)
 

@@ -1,7 +1,7 @@
 """Phase 7, registration: put the framework in the registry, read it back, prove the package works.
 
 The framework record comes from phase 5 (``GraphConfig.to_framework_record``)
-and goes into the embedded registry (``<root>/.mindrian/registry.lbug``) or,
+and goes into the embedded registry (``ProjectPaths.embedded_registry``) or,
 when ``--neo4j-uri``/``NEO4J_URI`` names one, into Neo4j. When the embedded
 database does not exist yet but ``<out_dir>/registry.yaml`` does (a fresh
 clone), the database is first rebuilt from the yaml so the other frameworks
@@ -25,18 +25,24 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import RegistrationError
+from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
+from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
 
 __all__ = [
     "PHASE",
+    "REGISTRY_WAIT_SECONDS",
     "REGISTRY_YAML",
     "SELECT_TOP",
     "Registration",
@@ -45,12 +51,17 @@ __all__ = [
     "SelectionSummary",
     "default_registry_path",
     "output_dir",
+    "project_paths",
 ]
 
 #: The framework must rank within this many results for its own triggers.
 SELECT_TOP = 5
+#: How long phase 7 waits for another process's writer lock on the embedded registry.
+REGISTRY_WAIT_SECONDS = 120.0
+#: Phase 7's codes for the registry's own errors (damaged database, lock held too long).
+_GRAPH_CODES = {"G012": "R008", "G013": "R009"}
 #: Name of the committed registry export inside the output folder.
-REGISTRY_YAML = "registry.yaml"
+REGISTRY_YAML = REGISTRY_YAML_NAME
 
 
 @dataclass(frozen=True)
@@ -105,9 +116,14 @@ class Registration:
     """One line from the end-to-end probe."""
 
 
-def default_registry_path(root: str | Path) -> Path:
-    """The embedded registry of a project: ``<root>/.mindrian/registry.lbug``."""
-    return Path(root) / ".mindrian" / "registry.lbug"
+def default_registry_path(config: BuildConfig) -> Path:
+    """The embedded registry indexing the build's output folder (see :class:`ProjectPaths`)."""
+    return project_paths(config).embedded_registry
+
+
+def project_paths(config: BuildConfig) -> ProjectPaths:
+    """The layout of the project for the build's output folder."""
+    return ProjectPaths(Path(config.root), Path(config.out_dir))
 
 
 def _graph_config(inputs: PhaseInput) -> Any:
@@ -133,7 +149,7 @@ def _out_dir(inputs: PhaseInput) -> Path:
 
 def output_dir(config: BuildConfig) -> Path:
     """The folder whose packages phase 7 probes and whose registry.yaml it rewrites."""
-    return (Path(config.root) / config.out_dir).resolve()
+    return project_paths(config).generated.resolve()
 
 
 def _relationships(record: Any) -> tuple[RelationshipSummary, ...]:
@@ -211,7 +227,7 @@ class RegistrationPhase:
         return inputs.config.neo4j_uri or self._environ().get("NEO4J_URI") or None
 
     def _db_path(self, inputs: PhaseInput) -> Path:
-        return (self.registry_path or default_registry_path(inputs.config.root)).resolve()
+        return (self.registry_path or default_registry_path(inputs.config)).resolve()
 
     def extra_digest(self, inputs: PhaseInput) -> dict[str, str]:
         """Where the framework goes: registering elsewhere must run the phase again."""
@@ -224,44 +240,70 @@ class RegistrationPhase:
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
 
     def _open(self, inputs: PhaseInput) -> Any:
-        from builder.graph.commands import build_registry_from_yaml
-        from mindrian.graph import GraphError, open_registry
+        from builder.graph.commands import build_registry_from_yaml, uri_credentials_problem
+        from builder.pipeline.errors import MindrianError
+        from mindrian.graph import EmbeddedRegistry, GraphError, open_registry
 
         uri = self._neo4j_uri(inputs)
         db = self._db_path(inputs)
         yaml_path = _out_dir(inputs) / REGISTRY_YAML
         try:
-            if uri is None and not db.exists() and yaml_path.is_file():
+            if uri is not None:
+                problem = uri_credentials_problem(uri)
+                if problem:
+                    raise RegistrationError(problem, code="R010")
+                return open_registry(uri, db, env=self._environ())
+            if not db.exists() and yaml_path.is_file():
                 build_registry_from_yaml(yaml_path, db)
-            return open_registry(uri, db, env=self._environ())
+            return EmbeddedRegistry(db, wait=REGISTRY_WAIT_SECONDS, on_wait=_tell_waiting)
         except GraphError as exc:
-            raise RegistrationError(str(exc), code="R004") from None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise RegistrationError(
-                f"{yaml_path.as_posix()} cannot rebuild the registry: {exc}", code="R005"
-            ) from None
+            raise RegistrationError(str(exc), code=_GRAPH_CODES.get(exc.code, "R004")) from None
+        except RegistrationError:
+            raise
+        except MindrianError as exc:
+            raise RegistrationError(exc.message, code="R005") from None
 
     def run(self, inputs: PhaseInput) -> PhaseResult[Registration]:
-        from mindrian.graph import GraphError, write_registry_yaml
+        from mindrian.atomic import atomic_write_text
+        from mindrian.graph import GraphError, dump_registry_yaml
 
         record = _graph_config(inputs).to_framework_record()
         identifier = _identifier(inputs)
         out_dir = _out_dir(inputs)
         backend = "neo4j" if self._neo4j_uri(inputs) else "embedded"
+        committed = _committed_records(out_dir / REGISTRY_YAML)
+        txn = PackageTransaction(project_paths(inputs.config), identifier)
+        txn.recover()
         with self._open(inputs) as registry:
             try:
+                _check_against(registry.export(), committed, record.id, "holds")
                 before = registry.get(record.id)
                 registry.register(record)
                 stored = registry.get(record.id)
                 selection = _selection(registry, record.id, record.triggers)
             except GraphError as exc:
                 raise RegistrationError(str(exc), code="R006") from None
-            registered = _read_back_check(record, stored)
-            e2e = _e2e_check(selection, self.probe(out_dir, identifier))
-            if registered.passed and e2e.passed:
-                write_registry_yaml(registry, out_dir / REGISTRY_YAML)
-            else:
+            installing = txn.ready.is_dir()
+            try:
+                if installing:
+                    txn.install()
+                registered = _read_back_check(record, stored)
+                e2e = _e2e_check(selection, self.probe(out_dir, identifier))
+                if not (registered.passed and e2e.passed):
+                    raise _Undo
+                exported = registry.export()
+                _check_against(exported, committed, record.id, "would write")
+                text = dump_registry_yaml(exported)
+                if installing:
+                    txn.commit(text)  # the package and registry.yaml in one step
+                else:
+                    atomic_write_text(out_dir / REGISTRY_YAML, text)
+            except BaseException as exc:
                 _restore(registry, record.id, before)
+                if installing:
+                    txn.roll_back()
+                if not isinstance(exc, _Undo):
+                    raise
         shown = stored or record
         output = Registration(
             framework_id=record.id,
@@ -276,6 +318,60 @@ class RegistrationPhase:
             e2e=e2e.reason,
         )
         return PhaseResult(output=output, checks=(registered, e2e))
+
+
+class _Undo(Exception):
+    """A check failed: undo the registration and the install, then report the checks."""
+
+
+def _tell_waiting(line: str) -> None:
+    """Progress while phase 7 waits for another writer: stderr, so ``--json`` stdout stays valid."""
+    print(f"note: {line}", file=sys.stderr, flush=True)
+
+
+def _committed_records(path: Path) -> dict[str, Any] | None:
+    """The frameworks ``registry.yaml`` lists, by id; None when there is no file yet."""
+    from mindrian.graph import load_registry_yaml
+
+    if not path.is_file():
+        return None
+    try:
+        return {r.id: r for r in load_registry_yaml(path)}
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
+        raise RegistrationError(
+            f"{path.as_posix()} cannot be read as a registry: {' '.join(str(exc).split())}; "
+            "restore it from version control",
+            code="R005",
+        ) from None
+
+
+def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, verb: str) -> None:
+    """A build may change only its own framework: every other one must equal ``registry.yaml``.
+
+    A database that lost frameworks, or holds different data for other ones
+    (partly corrupted, or written by something else), is refused before it
+    can be exported over the committed file.
+    """
+    if committed is None:
+        return
+    held = {r.id: r for r in records if r.id != own}
+    expected = {k: v for k, v in committed.items() if k != own}
+    if held == expected:
+        return
+    missing = sorted(set(expected) - set(held))
+    extra = sorted(set(held) - set(expected))
+    changed = sorted(k for k in set(held) & set(expected) if held[k] != expected[k])
+    parts = [
+        f"{label} {', '.join(ids)}"
+        for label, ids in (("lacks", missing), ("adds", extra), ("differs on", changed))
+        if ids
+    ]
+    raise RegistrationError(
+        f"the registry {verb} other frameworks than registry.yaml: {'; '.join(parts)}; "
+        "registry.yaml is left unchanged. Rebuild the database from it with "
+        "`mindrian graph rebuild`",
+        code="R007",
+    )
 
 
 def _read_back_check(record: Any, stored: Any) -> CheckResult:

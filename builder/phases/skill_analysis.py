@@ -59,6 +59,7 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from importlib import resources
 from itertools import pairwise
@@ -71,6 +72,7 @@ from builder.skill.body import find_sections, headings, list_items, split_name, 
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
 from builder.skill.model import (
     AGENT_TYPES,
+    MAX_ID_LENGTH,
     AgentType,
     ChainTarget,
     CustomToolRequest,
@@ -89,6 +91,7 @@ from builder.skill.model import (
     SubAgentSpec,
     is_agent_type,
     python_identifier,
+    shadowed_module,
     skill_id,
 )
 from builder.skill.source import MAX_SKILL_BYTES
@@ -242,7 +245,50 @@ def _dotted(key_path: Iterable[str | int]) -> str:
 # --- schema validation ------------------------------------------------------------------------
 
 
+#: Largest magnitude of a number in front matter: beyond it floats lose whole numbers,
+#: and a YAML integer such as 1e400 written out in digits cannot become a float at all.
+NUMBER_LIMIT = 2**53
+
+
+def _non_finite(value: Any, key_path: KeyPath = ()) -> tuple[KeyPath, Any] | None:
+    """The first number that is NaN, infinite or beyond :data:`NUMBER_LIMIT`, with its path."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or abs(value) > NUMBER_LIMIT):
+        return key_path, value
+    if isinstance(value, int) and abs(value) > NUMBER_LIMIT:
+        return key_path, value
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        found = _non_finite(item, (*key_path, key))
+        if found:
+            return found
+    return None
+
+
+def _check_numbers(doc: _Doc) -> None:
+    """Phase 1 accepts finite numbers of sensible size only; later phases never meet NaN or inf."""
+    found = _non_finite(doc.fm.data)
+    if found:
+        key_path, value = found
+        shown = (
+            repr(value) if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
+        )
+        raise doc.fail(
+            "S208",
+            key_path,
+            f"{_dotted(key_path)}: {shown} is not a finite number of at most {NUMBER_LIMIT:.0e}",
+        )
+
+
 def _validate(doc: _Doc) -> None:
+    _check_numbers(doc)
     errors = sorted(
         _validator().iter_errors(doc.fm.data),
         key=lambda e: (
@@ -784,6 +830,27 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _identifier(doc: _Doc, normalised_id: str) -> str:
+    """The package name of the skill; refused when too long or when it would shadow a module."""
+    if len(normalised_id) > MAX_ID_LENGTH:
+        raise doc.fail(
+            "S210",
+            ("name",),
+            f"name: the id {normalised_id[:40]!r}... is {len(normalised_id)} characters; "
+            f"at most {MAX_ID_LENGTH} fit in a folder name",
+        )
+    identifier = python_identifier(normalised_id)
+    hidden = shadowed_module(identifier)
+    if hidden:
+        raise doc.fail(
+            "S209",
+            ("name",),
+            f"name: the package {identifier!r} would shadow {hidden} for every program "
+            "that has the output folder on its path; rename the skill",
+        )
+    return identifier
+
+
 def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     data = doc.fm.data
     # ``id`` lets a skill keep its agent id when ``name`` must match its folder (Agent Skills).
@@ -806,7 +873,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         )
     return SkillDefinition(
         id=normalised_id,
-        identifier=python_identifier(normalised_id),
+        identifier=_identifier(doc, normalised_id),
         name=data["name"],
         description=data["description"],
         source_path=source.path,

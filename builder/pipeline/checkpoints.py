@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,12 +29,12 @@ import yaml
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import PipelineError
 from builder.pipeline.serial import dump_yaml, from_plain, load_yaml, to_plain
+from mindrian.atomic import atomic_write_text
 
 __all__ = [
     "Checkpoint",
     "CheckpointStore",
     "Identity",
-    "atomic_write",
     "output_digest",
     "parse_checkpoint",
     "render_checkpoint",
@@ -177,21 +175,6 @@ def parse_checkpoint(text: str, where: str, *, head: bool = False) -> Checkpoint
         raise PipelineError(f"checkpoint {where} is damaged: {exc}", code="P005") from None
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write UTF-8 text so readers see the old file or the new one, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 @dataclass(frozen=True)
 class CheckpointStore:
     """The checkpoint folder of a project (``.mindrian/checkpoints`` by default)."""
@@ -215,7 +198,7 @@ class CheckpointStore:
             self._index(agent_id, checkpoint)
         if path.is_file() and path.read_bytes() == text.encode("utf-8"):
             return False
-        atomic_write(path, text)
+        atomic_write_text(path, text)
         return True
 
     def _index(self, agent_id: str, checkpoint: Checkpoint) -> None:
@@ -228,7 +211,7 @@ class CheckpointStore:
         path = self._index_path(checkpoint.input_digest)
         text = json.dumps(entry, sort_keys=True) + "\n"
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            atomic_write(path, text)
+            atomic_write_text(path, text)
 
     def _index_path(self, input_digest: str) -> Path:
         return self.root / _INDEX / (input_digest.removeprefix("sha256:") + ".json")

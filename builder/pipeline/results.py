@@ -163,7 +163,8 @@ def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> P
     for secret in secrets:
         if secret:
             message = message.replace(secret, "***")
-    return Problem(code=GRAPH_ERROR_CODE, message=message, exit_code=EXIT_FAILED)
+    code = getattr(error, "code", GRAPH_ERROR_CODE)
+    return Problem(code=str(code), message=message, exit_code=EXIT_FAILED)
 
 
 def problem_of(error: MindrianError) -> Problem:

@@ -289,7 +289,7 @@ class _Build:
             elif self.rerun:
                 return self._run(phase, inputs, digest, chain, began)
             else:
-                found, status = self._cached(phase, digest), "cached"
+                found, status = self._cached(phase, digest, inputs), "cached"
                 if found is None and self.cached_only:
                     raise _NotCurrent
                 if found is None:
@@ -310,8 +310,12 @@ class _Build:
     def _previous(self) -> Mapping[str, Any]:
         return _Outputs(self.done)
 
-    def _cached(self, phase: Any, digest: str) -> Checkpoint | None:
-        """The head of a passing checkpoint with this digest, else None."""
+    def _cached(self, phase: Any, digest: str, inputs: PhaseInput) -> Checkpoint | None:
+        """The head of a passing checkpoint with this digest, else None.
+
+        A phase with side effects may say its checkpoint no longer holds
+        (``cache_valid(inputs, output)``, e.g. phase 6 when its package is gone).
+        """
         try:
             if phase.number == 1:
                 self.agent_id = self.store.find_agent(1, phase.name, digest)
@@ -322,7 +326,22 @@ class _Build:
             return None  # a damaged or outdated checkpoint is simply rebuilt
         if stored is None or not stored.passed or stored.input_digest != digest:
             return None
+        still_valid = getattr(phase, "cache_valid", None)
+        if callable(still_valid) and not self._still_valid(phase, inputs, still_valid):
+            return None
         return stored
+
+    def _still_valid(self, phase: Any, inputs: PhaseInput, still_valid: Any) -> bool:
+        """Whether a phase with side effects agrees its stored output still holds."""
+        assert self.agent_id is not None
+        try:
+            full = self.store.read(self.agent_id, phase.number, phase.name)
+            if full is None:
+                return False
+            output = from_plain(phase.output_type, full.output)
+        except (PipelineError, TypeError, ValueError, KeyError):
+            return False
+        return bool(still_valid(inputs, output))
 
     def _required(self, phase: Any, digest: str) -> Checkpoint:
         """The checkpoint head ``--from`` relies on for an earlier phase; an error when unusable."""

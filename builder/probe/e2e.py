@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 if TYPE_CHECKING:
     from mindrian.agents import MindrianAgent
 
+from builder.pipeline.children import die_with_parent
+
 __all__ = [
     "PROBE_AGENT",
     "PROBE_TASK",
@@ -256,10 +258,12 @@ def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary
     files)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: become ``python -m builder.probe.e2e IDENTIFIER``
             status = 70
             try:
+                die_with_parent(server)  # a killed server takes its probe with it
                 os.close(replies.fileno())  # only the server answers the caller
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builder.pipeline.children import child_options
+
 __all__ = ["E2E_TIMEOUT_SECONDS", "ProbeResult", "ProbeRunner", "ProbeServer", "run_probe"]
 
 #: Upper bound for the end-to-end probe subprocess.
@@ -70,6 +72,7 @@ def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECON
             errors="replace",
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            **child_options(),  # dies with the builder, even a SIGKILLed one
         )
     except subprocess.TimeoutExpired:
         return _timed_out(timeout)
@@ -139,8 +142,9 @@ class ProbeServer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                # one process group: a timeout stops the server and its forked probe
-                start_new_session=True,
+                # One process group: a timeout stops the server and its forked probe; and
+                # the server dies with the builder.
+                **child_options(),
             )
         except OSError:
             self._usable = False  # run_probe will meet (and report) the same problem

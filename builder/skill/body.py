@@ -20,6 +20,7 @@ __all__ = [
     "SECTION_SYNONYMS",
     "Heading",
     "ListItem",
+    "atx_heading",
     "find_sections",
     "headings",
     "list_items",
@@ -27,6 +28,9 @@ __all__ = [
     "split_name",
     "subsections",
 ]
+
+#: Hyphen, en dash and em dash: a spaced one starts a heading's qualifier.
+_DASHES = "-\u2013\u2014"
 
 #: Heading texts (normalised, see :func:`section_key`) that mark each canonical section.
 SECTION_SYNONYMS: Mapping[str, tuple[str, ...]] = {
@@ -40,12 +44,10 @@ SECTION_SYNONYMS: Mapping[str, tuple[str, ...]] = {
 }
 _LOOKUP = {synonym: key for key, synonyms in SECTION_SYNONYMS.items() for synonym in synonyms}
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _RULE = re.compile(r"^[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[ivx]+[.)])\s+")
-_QUALIFIER = re.compile(r"\s*(?::|\s[-–—]\s|\().*$")
 _BOLD_NAME = re.compile(r"^(\*\*|__)(.+?)\1\s*[:\-–—]?\s*(.*)$")
 _PLAIN_NAME = re.compile(r"^([^:]{1,80}?)(?::|\s[-–—]\s)\s*(.+)$")
 
@@ -98,10 +100,45 @@ def headings(lines: list[str]) -> tuple[Heading, ...]:
     """Every ATX heading outside fenced code."""
     found = []
     for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines), strict=True)):
-        match = None if in_code else _HEADING.match(line.rstrip("\r"))
-        if match:
-            found.append(Heading(index, len(match.group(1)), (match.group(2) or "").strip()))
+        parsed = None if in_code else atx_heading(line.rstrip("\r"))
+        if parsed:
+            found.append(Heading(index, parsed[0], parsed[1]))
     return tuple(found)
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """``(level, text)`` of an ATX heading line (``## Text ##``), else None.
+
+    Hand-written rather than a regular expression: skill text is untrusted, and
+    the backtracking pattern this replaces took quadratic time on runs of spaces.
+    """
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return None
+    rest = stripped.lstrip("#")
+    level = len(stripped) - len(rest)
+    if not 1 <= level <= 6 or (rest and rest[0] not in " \t"):
+        return None
+    text = rest.strip(" \t")
+    core = text.rstrip("#")
+    if core != text and (not core or core[-1] in " \t"):  # a closing sequence: `## Text ##`
+        text = core.rstrip(" \t")
+    return level, text.strip()
+
+
+def _without_qualifier(text: str) -> str:
+    """``text`` up to its first ``:``, ``(`` or spaced dash ("Methodology - 4 pillars")."""
+    for index, char in enumerate(text):
+        if char in ":(":
+            return text[:index].rstrip()
+        if (
+            char in _DASHES
+            and 0 < index < len(text) - 1
+            and text[index - 1].isspace()
+            and text[index + 1].isspace()
+        ):
+            return text[: index - 1].rstrip()
+    return text
 
 
 def section_key(heading: str) -> str | None:
@@ -112,7 +149,7 @@ def section_key(heading: str) -> str | None:
     """
     text = re.sub(r"[*_`]", "", heading).strip().lower()
     text = re.sub(r"^[^a-z0-9]+", "", _NUMBERING.sub("", text))
-    text = _QUALIFIER.sub("", text)
+    text = _without_qualifier(text)
     text = re.sub(r"^(?:the|our)\s+", "", " ".join(text.split()))
     return _LOOKUP.get(text)
 
@@ -193,7 +230,7 @@ def list_items(text: str) -> tuple[ListItem, ...]:
             current.append(match.group(2).strip())
         elif not line:
             pending_blank = bool(current)
-        elif current and not _HEADING.match(line) and (indent > base or not pending_blank):
+        elif current and not atx_heading(line) and (indent > base or not pending_blank):
             current.append(line.strip())
             pending_blank = False
         else:

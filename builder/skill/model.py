@@ -7,6 +7,7 @@ kept verbatim: they are data, never code.
 from __future__ import annotations
 
 import re
+import sys
 import typing
 import unicodedata
 from collections.abc import Mapping
@@ -15,6 +16,7 @@ from typing import Any, Literal, TypeGuard
 
 __all__ = [
     "AGENT_TYPES",
+    "MAX_ID_LENGTH",
     "RESERVED_IDENTIFIERS",
     "SECTION_KEYS",
     "AgentType",
@@ -35,6 +37,7 @@ __all__ = [
     "SubAgentSpec",
     "is_agent_type",
     "python_identifier",
+    "shadowed_module",
     "skill_id",
 ]
 
@@ -373,7 +376,7 @@ syslog tabnanny tarfile telnetlib tempfile termios textwrap this threading time 
 tokenize tomllib trace traceback tracemalloc tty turtle turtledemo types typing unicodedata unittest
 urllib uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc
 zipapp zipfile zipimport zlib zoneinfo
-agno builder generated mindrian tests
+agno builder generated mindrian tests sitecustomize usercustomize test
 """.split()
 )
 
@@ -395,6 +398,29 @@ def skill_id(name: str) -> str:
     if not normalised:
         raise ValueError("has no letters or digits left after normalisation")
     return normalised
+
+
+#: Longest id a skill may have: it names folders (checkpoints, the package, staging
+#: ``<identifier>.build-XXXXXXXX``) and every file-system limits a name to 255 bytes.
+MAX_ID_LENGTH = 100
+
+
+def shadowed_module(identifier: str) -> str | None:
+    """What a top-level package ``identifier`` would hide from Python, or None.
+
+    Beyond :data:`RESERVED_IDENTIFIERS` (renamed with a ``_`` suffix): the
+    standard library of the running Python and the top-level modules of every
+    installed distribution (``anthropic`` in ``generated/`` would break
+    ``agno.models.anthropic`` for every agent). Read from metadata; nothing is imported.
+    """
+    import importlib.metadata
+
+    if identifier in sys.stdlib_module_names:
+        return f"the standard-library module {identifier!r}"
+    owners = importlib.metadata.packages_distributions().get(identifier)
+    if owners:
+        return f"the module {identifier!r} of the installed distribution {sorted(owners)[0]!r}"
+    return None
 
 
 def python_identifier(normalised_id: str) -> str:

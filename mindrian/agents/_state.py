@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from mindrian.agents.base import STATE_DIR_ENV, AgentRunError, Partial
+from mindrian.atomic import atomic_write_text
 
 __all__ = [
     "configured_state_dir",
@@ -56,18 +56,7 @@ def dump_json(data: Mapping[str, Any]) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A unique temp name, so two writers of one session never share a half-written file.
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
 
 
 def read_state(path: Path, agent_id: str) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,48 +13,101 @@ import ladybug
 from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
-from mindrian.graph.errors import GraphError
+from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
+from mindrian.project import REGISTRY_DB_NAME, STATE_DIR_NAME
 
-__all__ = ["DEFAULT_EMBEDDED_PATH", "EmbeddedRegistry"]
+__all__ = ["DEFAULT_EMBEDDED_PATH", "FORMAT_VERSION", "EmbeddedRegistry"]
 
 #: Where the registry lives unless a path is given (relative to the working directory).
-DEFAULT_EMBEDDED_PATH = Path(".mindrian") / "registry.lbug"
+DEFAULT_EMBEDDED_PATH = Path(STATE_DIR_NAME) / REGISTRY_DB_NAME
 _T = TypeVar("_T")
+#: Bumped when the embedded tables change in a way older files cannot be read with.
+FORMAT_VERSION = 1
+#: The table holding the format marker; created with the registry, checked on every open.
+FORMAT_SCHEMA: tuple[str, ...] = (
+    "CREATE NODE TABLE IF NOT EXISTS MindrianRegistry("
+    "key STRING, version INT64, PRIMARY KEY (key))",
+)
+_MARK_FORMAT = "MERGE (m:MindrianRegistry {key: 'format'}) SET m.version = $version"
+_READ_FORMAT = "MATCH (m:MindrianRegistry {key: 'format'}) RETURN m.version"
+_LOCK_POLL_SECONDS = 0.1
 
 
 class EmbeddedRegistry(Registry):
     """Registry in a LadybugDB file at ``path``, or in memory when ``path`` is None."""
 
     def __init__(
-        self, path: str | Path | None = DEFAULT_EMBEDDED_PATH, *, read_only: bool = False
+        self,
+        path: str | Path | None = DEFAULT_EMBEDDED_PATH,
+        *,
+        read_only: bool = False,
+        wait: float = 0.0,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         """Open (and, unless ``read_only``, create) the registry.
 
         Read-only opens never create the file and take no writer's lock, so any
-        number of readers (agents asking the MCP server) can share the file with
-        a build that registers into it.
+        number of readers (agents asking the MCP server, ``select``) share the
+        file with a build that registers into it. A writer finding the lock
+        taken retries for up to ``wait`` seconds, telling ``on_wait`` once.
+        An existing file must carry the registry's format marker: an empty,
+        truncated or foreign file raises :class:`RegistryDamaged` instead of
+        opening as an empty registry.
         """
         self._where = "in-memory database" if path is None else str(path)
         # One connection serves one transaction at a time; MCP handlers may run in threads.
         self._lock = threading.Lock()
-        if read_only and (path is None or not Path(path).exists()):
+        existed = path is not None and Path(path).exists()
+        if read_only and not existed:
             raise GraphError(
                 f"cannot open embedded registry {self._where} read-only: it does not exist"
             )
+        if existed:
+            _refuse_empty_file(Path(path), self._where)  # type: ignore[arg-type]
         try:
             if path is not None and not read_only:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._database = ladybug.Database(
-                ":memory:" if path is None else str(path), read_only=read_only
+            self._database = _open_waiting(
+                ":memory:" if path is None else str(path), read_only, wait, on_wait, self._where
             )
             self._connection = ladybug.Connection(self._database)
+            if existed:
+                self._check_format()
+            else:
+                for statement in (*EMBEDDED_SCHEMA, *FORMAT_SCHEMA):
+                    self._connection.execute(statement)
+                self._connection.execute(_MARK_FORMAT, {"version": FORMAT_VERSION})
             if not read_only:
                 for statement in EMBEDDED_SCHEMA:
                     self._connection.execute(statement)
+        except GraphError:  # ours (damaged, busy): already says what to do
+            self._close_quietly()
+            raise
         except (RuntimeError, OSError) as exc:
+            self._close_quietly()
             raise GraphError(f"cannot open embedded registry {self._where}: {exc}") from exc
         if read_only:
             self._check_tables()
+
+    def _check_format(self) -> None:
+        """Refuse a database without this program's format marker (see :class:`RegistryDamaged`)."""
+        try:
+            versions = [row["m.version"] for row in self._execute(_READ_FORMAT, {})]
+        except GraphError:
+            versions = []  # no marker table: not a file this program wrote
+        if versions != [FORMAT_VERSION]:
+            found = "no format marker" if not versions else f"format {versions[0]!r}"
+            raise RegistryDamaged(
+                f"embedded registry {self._where} is empty, damaged or from another version "
+                f"({found}, expected {FORMAT_VERSION}); rebuild it from registry.yaml with "
+                "`mindrian graph rebuild`"
+            )
+
+    def _close_quietly(self) -> None:
+        for handle in ("_connection", "_database"):
+            closable = getattr(self, handle, None)
+            if closable is not None:
+                closable.close()
 
     def __repr__(self) -> str:
         return f"EmbeddedRegistry({self._where!r})"
@@ -122,6 +176,45 @@ class EmbeddedRegistry(Registry):
         assert not isinstance(result, list)  # one statement per call
         columns = result.get_column_names()
         return [dict(zip(columns, values, strict=True)) for values in result.get_all()]
+
+
+def _refuse_empty_file(path: Path, where: str) -> None:
+    """A zero-byte file would open as a fresh, empty registry: refuse it before the engine does."""
+    if path.is_file() and path.stat().st_size == 0:
+        raise RegistryDamaged(
+            f"embedded registry {where} is an empty file (0 bytes); rebuild it from "
+            "registry.yaml with `mindrian graph rebuild`"
+        )
+
+
+def _open_waiting(
+    target: str,
+    read_only: bool,
+    wait: float,
+    on_wait: Callable[[str], None] | None,
+    where: str,
+) -> ladybug.Database:
+    """Open the database, retrying while another process holds its writer lock (``wait`` s)."""
+    deadline = time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            return ladybug.Database(target, read_only=read_only)
+        except RuntimeError as exc:
+            if "lock" not in str(exc).lower():
+                raise
+            if time.monotonic() >= deadline:
+                raise RegistryBusy(
+                    f"embedded registry {where} is locked by another process "
+                    f"(waited {wait:g} s); try again when it has finished"
+                ) from None
+            if on_wait is not None and not told:
+                on_wait(
+                    f"waiting up to {wait:g} s for embedded registry {where}, "
+                    "locked by another process"
+                )
+                told = True
+            time.sleep(_LOCK_POLL_SECONDS)
 
 
 # Embedded-only diagnostic read: `RETURN f` yields every column of the node table, which

@@ -6,13 +6,12 @@ it can be rebuilt from.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
 
+from mindrian.atomic import atomic_write_text
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
 
@@ -60,17 +59,7 @@ def load_registry_yaml(path: str | Path) -> tuple[FrameworkRecord, ...]:
 
 def write_registry_yaml(source: Registry | Iterable[FrameworkRecord], path: str | Path) -> None:
     """Write registry.yaml atomically (temp file in the same folder, then os.replace)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = dump_registry_yaml(source)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, dump_registry_yaml(source))
 
 
 def registry_from_yaml(

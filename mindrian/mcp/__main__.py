@@ -17,12 +17,17 @@ from pathlib import Path
 
 from mindrian.graph import DEFAULT_EMBEDDED_PATH, GraphError
 from mindrian.mcp.server import build_server, open_source_registry
-from mindrian.project import ProjectPaths, find_project_root
+from mindrian.project import (
+    DEFAULT_OUT_DIR,
+    REGISTRY_YAML_NAME,
+    ProjectPaths,
+    find_project_root,
+)
 
 #: Environment variable naming the registry to serve (a database file or a registry.yaml).
 REGISTRY_ENV = "MINDRIAN_REGISTRY"
 #: The committed export, served from memory when no database has been built yet.
-FALLBACK_YAML = Path("generated") / "registry.yaml"
+FALLBACK_YAML = Path(DEFAULT_OUT_DIR) / REGISTRY_YAML_NAME
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -61,13 +61,13 @@ import inspect
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeAlias, TypeGuard
 
+from mindrian.atomic import atomic_write_text
 from mindrian.workflow.conditions import condition_holds
 from mindrian.workflow.dot import parse, render
 from mindrian.workflow.model import (
@@ -769,14 +769,4 @@ def _save(path: Path | None, state: RunState) -> None:
     if path is None:
         return
     text = json.dumps(state.to_dict(), indent=2, sort_keys=True) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)

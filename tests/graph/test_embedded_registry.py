@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +16,8 @@ from mindrian.graph import EmbeddedRegistry, FrameworkRecord, GraphCounts, Graph
 from mindrian.graph import queries as q
 from mindrian.graph.base import check_params
 from mindrian.graph.dialect import EMBEDDED_REWRITES, EMBEDDED_SCHEMA, embedded_text
+from mindrian.graph.embedded import FORMAT_SCHEMA, FORMAT_VERSION
+from mindrian.graph.errors import RegistryBusy, RegistryDamaged
 
 #: Every column of the Framework node table; nothing else may ever appear on a node.
 NODE_COLUMNS = {
@@ -374,6 +378,11 @@ def test_a_read_only_open_of_an_older_file_says_how_to_upgrade(tmp_path: Path) -
     connection = ladybug.Connection(database)
     for statement in EMBEDDED_SCHEMA[:4]:  # the tables before usage tracking
         connection.execute(statement)
+    for statement in FORMAT_SCHEMA:  # a file of this format, from before those tables
+        connection.execute(statement)
+    connection.execute(
+        "MERGE (m:MindrianRegistry {key: 'format'}) SET m.version = $v", {"v": FORMAT_VERSION}
+    )
     connection.close()
     database.close()
     with pytest.raises(GraphError, match=r"predates tables Session, USED_BY; open it once"):
@@ -392,3 +401,102 @@ def test_a_callers_query_runs_read_only_with_parameters(registry: EmbeddedRegist
     with pytest.raises(GraphError):
         registry.read_cypher("MATCH (f:Framework) SET f.name = 'x' RETURN f.id")
     assert registry.get("jtbd") == by_id("jtbd")
+
+
+# --- integrity and concurrency --------------------------------------------------------------
+
+
+def test_a_zero_byte_file_is_refused_not_opened_as_an_empty_registry(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    path.write_bytes(b"")
+    for read_only in (True, False):
+        with pytest.raises(RegistryDamaged, match=r"empty file.*mindrian graph rebuild"):
+            EmbeddedRegistry(path, read_only=read_only)
+    assert path.read_bytes() == b""  # the writable attempt did not initialise it
+
+
+def test_a_database_without_the_format_marker_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.lbug"
+    database = ladybug.Database(str(path))
+    connection = ladybug.Connection(database)
+    for statement in EMBEDDED_SCHEMA:
+        connection.execute(statement)
+    connection.close()
+    database.close()
+    with pytest.raises(
+        RegistryDamaged, match=r"no format marker.*mindrian graph rebuild"
+    ) as caught:
+        EmbeddedRegistry(path)
+    assert caught.value.code == "G012"
+
+
+def test_a_new_database_carries_the_marker_and_reopens(tmp_path: Path) -> None:
+    path = tmp_path / "new.lbug"
+    EmbeddedRegistry(path).close()
+    with EmbeddedRegistry(path, read_only=True) as reopened:
+        assert reopened.counts().frameworks == 0
+
+
+HOLD_WRITER = """
+import sys, time
+from mindrian.graph import EmbeddedRegistry
+registry = EmbeddedRegistry(sys.argv[1])
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+registry.close()
+"""
+
+
+def hold_writer(path: Path, seconds: float) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(path), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_readers_share_the_file_with_a_writer_in_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as registry:
+        registry.register(
+            FrameworkRecord(id="jtbd", name="Jtbd", type="operator", triggers=("job",))
+        )
+    holder = hold_writer(path, 30)
+    try:
+        for _ in range(3):  # two readers at once, and again, while the writer holds its lock
+            with (
+                EmbeddedRegistry(path, read_only=True) as one,
+                EmbeddedRegistry(path, read_only=True) as two,
+            ):
+                assert [s.id for s in one.select(("job",))] == ["jtbd"]
+                assert two.get("jtbd") is not None
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_writer_waits_for_the_lock_then_opens(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    EmbeddedRegistry(path).close()
+    holder = hold_writer(path, 1.5)
+    told: list[str] = []
+    try:
+        with EmbeddedRegistry(path, wait=60, on_wait=told.append) as registry:
+            registry.register(FrameworkRecord(id="late", name="Late", type="operator"))
+    finally:
+        holder.wait()
+    assert len(told) == 1 and "waiting up to 60 s" in told[0]
+
+
+def test_a_writer_gives_up_after_its_bound(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    EmbeddedRegistry(path).close()
+    holder = hold_writer(path, 30)
+    try:
+        with pytest.raises(RegistryBusy, match=r"locked by another process \(waited 0.3 s\)"):
+            EmbeddedRegistry(path, wait=0.3)
+    finally:
+        holder.kill()
+        holder.wait()

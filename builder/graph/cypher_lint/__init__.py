@@ -12,11 +12,12 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mindrian.atomic import atomic_write_text
 
 __all__ = [
     "PACKAGE",
@@ -178,11 +179,7 @@ def _write_cache(path: Path | None, raw: Mapping[str, object]) -> None:
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".lint-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(raw, handle, sort_keys=True)
-        os.replace(temp, path)
+        atomic_write_text(path, json.dumps(raw, sort_keys=True))
     except OSError:
         pass  # a cache that cannot be written only costs time
 

@@ -230,7 +230,8 @@ def test_password_in_uri_is_refused_and_not_echoed(cli, project: Path) -> None:
     assert result.code == 2
     assert "hunter2" not in result.out + result.err
     assert (
-        "bolt://neo4j:***@127.0.0.1:1 carries a password; set NEO4J_PASSWORD instead" in result.err
+        "bolt://neo4j:***@127.0.0.1:1 carries credentials; set NEO4J_USERNAME and NEO4J_PASSWORD"
+        in result.err
     )
 
 

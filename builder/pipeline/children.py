@@ -1,0 +1,42 @@
+"""Child processes end with the build: none outlives a killed ``mindrian``.
+
+A SIGKILL gives the builder no chance to stop the pytest run or the probe it
+started, so every child asks the kernel (Linux ``prctl(PR_SET_PDEATHSIG)``) to
+be killed when its parent dies, and starts a process group of its own so a
+timeout can end it together with whatever it started.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import signal
+import sys
+from typing import Any
+
+__all__ = ["child_options", "die_with_parent"]
+
+#: ``PR_SET_PDEATHSIG`` from <linux/prctl.h>.
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Ask for SIGKILL when the parent dies (Linux; elsewhere nothing happens).
+
+    Runs in the child between fork and exec, or first thing in a forked child.
+    ``parent`` is the parent's pid as the parent saw it before forking: if it
+    is no longer the parent by then, it already died and the child ends at once.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
+
+
+def child_options() -> dict[str, Any]:
+    """Keyword arguments for :mod:`subprocess`: the child dies with us, in a group of its own."""
+    parent = os.getpid()
+    return {"preexec_fn": functools.partial(die_with_parent, parent), "start_new_session": True}

@@ -1,0 +1,140 @@
+"""One transaction per build: the package, registry.yaml and the registry change together.
+
+Phase 6 renders and tests a package in a workspace under
+``ProjectPaths.staging`` (inside the output's state folder, so on the output
+folder's filesystem: every move below is a rename, never a copy across
+devices) and leaves it *ready*. Phase 7 registers it and probes it, then
+:meth:`PackageTransaction.install` swaps it in, keeping the replaced package
+aside, and :meth:`~PackageTransaction.commit` drops that once
+``registry.yaml`` is written, or :meth:`~PackageTransaction.roll_back` puts it
+back. Names under ``staging/`` for package ``pkg``:
+
+``pkg.build-XXXX/``   a phase 6 workspace (tests run there); removed when phase 6 ends
+``pkg.ready/pkg/``    the tested package, waiting for phase 7
+``pkg.previous/``     an install in progress: holds the replaced ``pkg/`` (empty when new)
+                      and, once written, the new ``registry.yaml``
+``pkg.committed/``    the same, renamed: the commit point; the new ``registry.yaml`` is
+                      moved into place and the folder deleted
+
+A build killed at any point leaves one of these; :meth:`recover`, run when
+phase 6 or 7 of the same package starts, finishes or undoes it, so the output
+folder only ever holds the old package or the new one. Every name is scoped to
+one package, so builds of different skills never touch each other's files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mindrian.atomic import atomic_write_text
+from mindrian.project import ProjectPaths
+
+__all__ = ["PackageTransaction"]
+
+#: The new registry export's name inside the journal folder until it is moved into place.
+_NEW_YAML = "registry.yaml.new"
+#: Folders that running a package's tests may leave; never part of what was generated.
+_CACHE_PARTS = frozenset({"__pycache__", ".pytest_cache"})
+
+
+@dataclass(frozen=True)
+class PackageTransaction:
+    """The staging files of one package in one output folder."""
+
+    paths: ProjectPaths
+    """The project layout for the build's output folder."""
+    identifier: str
+    """The package's name (its folder under the output folder)."""
+
+    @property
+    def final(self) -> Path:
+        """Where the package is installed."""
+        return self.paths.generated / self.identifier
+
+    @property
+    def ready(self) -> Path:
+        """The tested package waiting for phase 7 (``staging/pkg.ready/pkg``)."""
+        return self._staging(".ready") / self.identifier
+
+    def workspace(self) -> Path:
+        """A fresh phase 6 workspace; leftovers of killed builds of this package go first."""
+        self.paths.staging.mkdir(parents=True, exist_ok=True)
+        for old in self.paths.staging.glob(f"{self.identifier}.build-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        return Path(tempfile.mkdtemp(prefix=f"{self.identifier}.build-", dir=self.paths.staging))
+
+    def stage(self, package: Path) -> None:
+        """Make ``package`` (a tested folder in a workspace) the ready one, replacing any older."""
+        shutil.rmtree(self._staging(".ready"), ignore_errors=True)
+        self._staging(".ready").mkdir(parents=True)
+        os.rename(package, self.ready)
+
+    def install(self) -> None:
+        """Swap the ready package in, keeping the installed one aside until commit or roll back."""
+        aside = self._staging(".previous")
+        aside.mkdir(parents=True)
+        if self.final.exists():
+            os.rename(self.final, aside / self.identifier)
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(self.ready, self.final)
+        shutil.rmtree(self._staging(".ready"))
+
+    def commit(self, registry_yaml: str) -> None:
+        """Make the install permanent together with ``registry_yaml``, the new registry export.
+
+        The text is written beside the replaced package first; renaming that
+        folder is the one step that commits both, so a kill before it rolls
+        both back and a kill after it rolls both forward (:meth:`recover`).
+        """
+        atomic_write_text(self._staging(".previous") / _NEW_YAML, registry_yaml)
+        os.rename(self._staging(".previous"), self._staging(".committed"))
+        self._roll_forward()
+
+    def _roll_forward(self) -> None:
+        done = self._staging(".committed")
+        if (done / _NEW_YAML).exists():
+            os.replace(done / _NEW_YAML, self.paths.registry_yaml)
+        shutil.rmtree(done)
+
+    def roll_back(self) -> None:
+        """Undo :meth:`install`: the replaced package (or nothing) is installed again."""
+        aside = self._staging(".previous")
+        if self.final.exists():
+            shutil.rmtree(self.final)
+        if (aside / self.identifier).exists():
+            os.rename(aside / self.identifier, self.final)
+        shutil.rmtree(aside)
+
+    def recover(self) -> None:
+        """Finish or undo what a killed build of this package left (see the module docstring)."""
+        if self._staging(".committed").exists():
+            self._roll_forward()
+        elif self._staging(".previous").exists():
+            self.roll_back()
+
+    def ready_matches(self, files: dict[str, str]) -> bool:
+        """Whether the ready package holds exactly ``files`` (relative path to sha256)."""
+        return _tree_digests(self.ready) == files
+
+    def installed_matches(self, files: dict[str, str]) -> bool:
+        """Whether the installed package holds exactly ``files`` (relative path to sha256)."""
+        return _tree_digests(self.final) == files
+
+    def _staging(self, suffix: str) -> Path:
+        return self.paths.staging / f"{self.identifier}{suffix}"
+
+
+def _tree_digests(root: Path) -> dict[str, str] | None:
+    """sha256 of every file under ``root`` by relative POSIX path; None when it is no folder."""
+    if not root.is_dir():
+        return None
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not _CACHE_PARTS.intersection(p.parts) and p.suffix != ".pyc"
+    }

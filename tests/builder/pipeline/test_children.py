@@ -1,0 +1,53 @@
+"""Children started with child_options die with their parent, even a SIGKILLed one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purpose (its parent just has not reaped it).
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(") ")[-1][0] != "Z"
+
+
+def test_a_child_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    parent_code = textwrap.dedent(
+        f"""
+        import subprocess, sys, time
+        from builder.pipeline.children import child_options
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], **child_options()
+        )
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code])
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the parent never started its child"
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    assert alive(child)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child), "the child outlived its killed parent"

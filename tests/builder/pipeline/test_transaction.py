@@ -1,0 +1,159 @@
+"""PackageTransaction: a package is installed with its registration or not at all."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder.pipeline.transaction import PackageTransaction
+from mindrian.project import ProjectPaths
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def staged(txn: PackageTransaction, text: str) -> None:
+    """Phase 6: a tested package in a workspace becomes the ready one."""
+    workspace = txn.workspace()
+    (workspace / txn.identifier).mkdir()
+    (workspace / txn.identifier / "agent.py").write_text(text, encoding="utf-8")
+    txn.stage(workspace / txn.identifier)
+    workspace.rmdir()
+
+
+@pytest.fixture
+def txn(tmp_path: Path) -> PackageTransaction:
+    return PackageTransaction(ProjectPaths(tmp_path), "pkg")
+
+
+def installed_old(txn: PackageTransaction) -> None:
+    staged(txn, "old")
+    txn.install()
+    txn.commit("old: yaml\n")
+
+
+def staging_names(txn: PackageTransaction) -> list[str]:
+    return sorted(p.name for p in txn.paths.staging.iterdir())
+
+
+def test_staging_lives_in_the_output_state_folder(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    assert paths.staging == tmp_path / ".mindrian" / "staging"
+    other = ProjectPaths(tmp_path, tmp_path / "elsewhere")
+    assert other.staging == tmp_path / "elsewhere" / ".mindrian" / "staging"
+    assert other.embedded_registry == tmp_path / "elsewhere" / ".mindrian" / "registry.lbug"
+    assert other.checkpoints == paths.checkpoints  # checkpoints stay with the project
+    assert ProjectPaths(tmp_path, Path("generated")).embedded_registry == paths.embedded_registry
+
+
+def test_install_then_commit_replaces_the_package_and_leaves_nothing(
+    txn: PackageTransaction,
+) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    assert tree(txn.final) == {"agent.py": "old"}  # staging does not touch the output
+    txn.install()
+    txn.commit("new: yaml\n")
+    assert tree(txn.final) == {"agent.py": "new"}
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "new: yaml\n"
+    assert staging_names(txn) == []
+
+
+def test_roll_back_puts_the_old_package_back(txn: PackageTransaction) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    txn.install()
+    txn.roll_back()
+    assert tree(txn.final) == {"agent.py": "old"}
+    assert staging_names(txn) == []
+
+
+def test_roll_back_of_a_new_package_removes_it(txn: PackageTransaction) -> None:
+    staged(txn, "new")
+    txn.install()
+    txn.roll_back()
+    assert not txn.final.exists()
+    assert staging_names(txn) == []
+
+
+def test_recover_undoes_an_install_a_killed_build_left(txn: PackageTransaction) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    txn.install()  # killed here: registry.yaml was never written
+    PackageTransaction(txn.paths, txn.identifier).recover()
+    assert tree(txn.final) == {"agent.py": "old"}
+    assert staging_names(txn) == []
+
+
+def test_recover_finishes_a_committed_install(txn: PackageTransaction) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    txn.install()
+    (txn.paths.staging / "pkg.previous" / "registry.yaml.new").write_text("new: yaml\n")
+    os.rename(txn.paths.staging / "pkg.previous", txn.paths.staging / "pkg.committed")
+    txn.recover()  # killed just after the commit point: both move forward
+    assert tree(txn.final) == {"agent.py": "new"}
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "new: yaml\n"
+    assert staging_names(txn) == []
+
+
+def test_recover_before_the_commit_point_keeps_the_old_yaml(txn: PackageTransaction) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    txn.install()
+    (txn.paths.staging / "pkg.previous" / "registry.yaml.new").write_text("new: yaml\n")
+    txn.recover()  # killed after writing the new export aside, before the rename
+    assert tree(txn.final) == {"agent.py": "old"}
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "old: yaml\n"
+    assert staging_names(txn) == []
+
+
+def test_a_new_workspace_clears_dead_workspaces_of_the_same_package_only(
+    txn: PackageTransaction,
+) -> None:
+    dead = txn.workspace()
+    other = PackageTransaction(txn.paths, "other").workspace()
+    fresh = txn.workspace()
+    assert not dead.exists() and other.exists() and fresh.exists()
+
+
+def test_a_failed_move_during_install_is_rolled_back(
+    txn: PackageTransaction, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed_old(txn)
+    staged(txn, "new")
+    real_rename = os.rename
+
+    def failing(src: Any, dst: Any) -> None:
+        if Path(src) == txn.ready:
+            raise OSError("disk full")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", failing)
+    with pytest.raises(OSError, match="disk full"):
+        txn.install()
+    monkeypatch.setattr(os, "rename", real_rename)
+    txn.recover()
+    assert tree(txn.final) == {"agent.py": "old"}
+
+
+def test_matches_compare_the_exact_file_set(txn: PackageTransaction) -> None:
+    import hashlib
+
+    staged(txn, "new")
+    files = {"agent.py": hashlib.sha256(b"new").hexdigest()}
+    assert txn.ready_matches(files) and not txn.installed_matches(files)
+    txn.install()
+    (txn.final / "__pycache__").mkdir()
+    (txn.final / "__pycache__" / "agent.cpython-311.pyc").write_bytes(b"\0")
+    assert txn.installed_matches(files)  # caches are not part of the package
+    (txn.final / "extra.py").write_text("", encoding="utf-8")
+    assert not txn.installed_matches(files)

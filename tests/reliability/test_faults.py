@@ -1,0 +1,145 @@
+"""Repros of the reliability review as tests: each fault is a clean error, or no fault at all."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mindrian.graph import EmbeddedRegistry, load_registry_yaml, registry_from_yaml
+from mindrian.project import ProjectPaths
+
+pytestmark = pytest.mark.slow  # whole builds in subprocesses
+REPO = Path(__file__).resolve().parents[2]
+SECRET = "hunter2-SECRET"
+
+
+def mindrian(
+    project: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "builder", *args],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with the pws skill and the committed registry.yaml of the repository."""
+    root = tmp_path / "project"
+    (root / "skills" / "pws").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.mindrian]\n')
+    shutil.copy(REPO / "skills" / "pws" / "SKILL.md", root / "skills" / "pws" / "SKILL.md")
+    (root / "generated").mkdir()
+    shutil.copy(REPO / "generated" / "registry.yaml", root / "generated" / "registry.yaml")
+    return root
+
+
+def test_a_zero_byte_database_is_refused_and_graph_rebuild_fixes_it(project: Path) -> None:
+    paths = ProjectPaths(project)
+    paths.embedded_registry.parent.mkdir(parents=True)
+    paths.embedded_registry.write_bytes(b"")
+    committed = paths.registry_yaml.read_text(encoding="utf-8")
+
+    refused = mindrian(project, "select", "--trigger", "validate")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "error[G012]" in refused.stderr and "mindrian graph rebuild" in refused.stderr
+
+    # Phase 7 refuses too (R008), and registry.yaml is not rewritten from the empty database.
+    built = mindrian(project, "build", "skills/pws/SKILL.md", "--force", "--json")
+    assert built.returncode == 1
+    assert "R008" in built.stdout and json.loads(built.stdout)
+    assert paths.registry_yaml.read_text(encoding="utf-8") == committed
+
+    rebuilt = mindrian(project, "graph", "rebuild")
+    count = len(load_registry_yaml(paths.registry_yaml))
+    assert rebuilt.returncode == 0 and f"({count} framework(s))" in rebuilt.stderr
+    selected = mindrian(project, "select", "--trigger", "validate")
+    assert selected.returncode == 0 and "pws-validation" in selected.stdout
+
+
+def test_a_database_that_lost_frameworks_never_reaches_registry_yaml(project: Path) -> None:
+    paths = ProjectPaths(project)
+    records = load_registry_yaml(paths.registry_yaml)
+    assert len(records) > 2
+    with EmbeddedRegistry(paths.embedded_registry) as registry:  # keeps only pws-validation
+        registry.register_many([r for r in records if r.id == "pws-validation"])
+    committed = paths.registry_yaml.read_text(encoding="utf-8")
+
+    built = mindrian(project, "build", "skills/pws/SKILL.md", "--force")
+    assert built.returncode == 1
+    assert "error[R007]" in built.stderr and "lacks" in built.stderr
+    assert paths.registry_yaml.read_text(encoding="utf-8") == committed
+    assert not (paths.generated / "pws_validation").exists()  # nothing installed either
+
+
+def test_a_database_with_other_data_for_another_framework_is_refused(project: Path) -> None:
+    paths = ProjectPaths(project)
+    registry_from_yaml(paths.registry_yaml, paths.embedded_registry).close()
+    other = next(r for r in load_registry_yaml(paths.registry_yaml) if r.id != "pws-validation")
+    with EmbeddedRegistry(paths.embedded_registry) as registry:
+        registry.register(dataclasses.replace(other, name="Corrupted"))
+    committed = paths.registry_yaml.read_text(encoding="utf-8")
+
+    built = mindrian(project, "build", "skills/pws/SKILL.md", "--force")
+    assert built.returncode == 1 and "error[R007]" in built.stderr
+    assert f"differs on {other.id}" in built.stderr
+    assert paths.registry_yaml.read_text(encoding="utf-8") == committed
+
+
+@pytest.mark.parametrize("command", ["build", "register"])
+def test_credentials_in_a_neo4j_uri_are_refused_and_never_printed(
+    project: Path, command: str
+) -> None:
+    uri = f"bolt://neo4j:{SECRET}@db.invalid:1"
+    for extra, env in ((["--neo4j-uri", uri], {}), ([], {"NEO4J_URI": uri})):
+        for output in ("--json", "--frames"):
+            done = mindrian(project, command, "skills/pws/SKILL.md", output, *extra, env=env)
+            assert done.returncode == 2
+            assert SECRET not in done.stdout + done.stderr
+            assert "error[U009]" in done.stderr and "carries credentials" in done.stderr
+            assert "bolt://neo4j:***@db.invalid:1" in done.stderr
+    assert not ProjectPaths(project).checkpoints.exists()  # refused before anything ran
+
+
+def test_out_isolates_a_build_from_the_project(project: Path, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text(".mindrian/\n")
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"],
+        cwd=project,
+        check=True,
+    )
+    other = tmp_path / "elsewhere"
+    built = mindrian(
+        project, "build", "skills/pws/SKILL.md", "--out", str(other), "--checkpoints",
+        str(tmp_path / "ck"),
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored"], cwd=project, capture_output=True, text=True
+    )
+    assert status.stdout == ""  # not even an ignored .mindrian/ was created in the project
+    assert (other / "pws_validation" / "agent.py").is_file()
+    assert [r.id for r in load_registry_yaml(other / "registry.yaml")] == ["pws-validation"]
+    assert ProjectPaths(project, other).embedded_registry == other / ".mindrian" / "registry.lbug"
+    assert (other / ".mindrian" / "registry.lbug").is_file()
+    assert list((other / ".mindrian" / "staging").iterdir()) == []
+
+
+def test_out_that_is_a_file_is_a_clean_error(project: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    done = mindrian(project, "build", "skills/pws/SKILL.md", "--out", str(blocker), "--json")
+    assert done.returncode == 2 and "error[U016]" in done.stderr and "not a folder" in done.stderr

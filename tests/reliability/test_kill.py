@@ -1,0 +1,221 @@
+"""Kill suite: SIGKILL ``mindrian build`` at random points; nothing is lost, leaked or left behind.
+
+Two variants of one skill (A, B) are built once each for reference. Each trial
+then starts a real ``python -m builder build`` of the other variant and kills
+the builder (the parent alone, as an OOM killer or a closed terminal would) at
+a random moment of its run. After each kill:
+
+- no process the build started survives it (pytest, the probe server, a probe);
+- once the interrupted transaction is recovered, as the next build does first,
+  the package and ``registry.yaml`` are both variant A or both variant B, never
+  a mix, and the registry database opens and holds every framework the yaml lists;
+- at the end a normal build succeeds, leaves nothing under staging, and gives
+  byte-identical output to the reference build.
+
+``MINDRIAN_KILL_TRIALS`` sets the number of trials (default 20, what CI runs)
+and ``MINDRIAN_KILL_REPORT`` names a JSON file that receives the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pytest
+
+from builder.pipeline.transaction import PackageTransaction
+from mindrian.graph import EmbeddedRegistry, load_registry_yaml
+from mindrian.project import ProjectPaths
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process checks read /proc"),
+]
+
+REPO = Path(__file__).resolve().parents[2]
+TRIALS = int(os.environ.get("MINDRIAN_KILL_TRIALS", "20"))
+SEED = 20261123
+PACKAGE = "pws_validation"
+SKILL = Path("skills") / "pws" / "SKILL.md"
+
+
+@dataclass
+class Counts:
+    """What the kill trials found; every field but ``trials`` must stay 0."""
+
+    trials: int = 0
+    crashes: int = 0
+    hangs: int = 0
+    leaks: int = 0
+    inconsistent_states: int = 0
+
+
+def variant_text(variant: str) -> str:
+    text = (REPO / SKILL).read_text(encoding="utf-8")
+    if variant == "A":
+        return text
+    marked = text.replace("\ndescription: ", "\ndescription: Revised. ", 1)
+    assert marked != text
+    return marked
+
+
+def make_project(root: Path) -> Path:
+    (root / "skills" / "pws").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "k"\n\n[tool.mindrian]\n')
+    (root / SKILL).write_text(variant_text("A"), encoding="utf-8")
+    return root
+
+
+def start_build(project: Path, variant: str) -> subprocess.Popen[bytes]:
+    (project / SKILL).write_text(variant_text(variant), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "builder", "build", str(SKILL)],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def finish(build: subprocess.Popen[bytes], timeout: float = 600) -> int:
+    _, err = build.communicate(timeout=timeout)
+    assert build.returncode == 0, err.decode("utf-8", "replace")
+    return build.returncode
+
+
+def package_tree(project: Path) -> dict[str, bytes] | None:
+    root = project / "generated" / PACKAGE
+    if not root.is_dir():
+        return None
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def registry_text(project: Path) -> str | None:
+    path = project / "generated" / "registry.yaml"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def processes_of(project: Path) -> list[int]:
+    """Live processes whose working folder or environment points into ``project``."""
+    needle = str(project)
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if stat.rsplit(") ", 1)[-1].startswith("Z"):
+                continue  # a zombie is dead, only not yet reaped
+            cwd = os.readlink(entry / "cwd")
+            environ = (entry / "environ").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if cwd.startswith(needle) or needle in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def survivors(project: Path, grace: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + grace
+    while (alive := processes_of(project)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
+def consistent(project: Path, references: dict[str, tuple[dict[str, bytes], str]]) -> str:
+    """Why the project's state after a kill (once recovered) is inconsistent, or ""."""
+    PackageTransaction(ProjectPaths(project), PACKAGE).recover()  # what the next build does first
+    package, exported = package_tree(project), registry_text(project)
+    package_variant = next((v for v, (p, _) in references.items() if p == package), None)
+    yaml_variant = next((v for v, (_, y) in references.items() if y == exported), None)
+    if package_variant is None or yaml_variant is None:
+        return (
+            f"package is {package_variant or 'neither variant'}, yaml {yaml_variant or 'neither'}"
+        )
+    if package_variant != yaml_variant:
+        return f"package of variant {package_variant} beside registry.yaml of {yaml_variant}"
+    journal = sorted(
+        p.name for p in ProjectPaths(project).staging.glob(f"{PACKAGE}.*") if "build-" not in p.name
+    )
+    if any(name.endswith((".previous", ".committed")) for name in journal):
+        return f"recovery left {journal}"
+    listed = {r.id for r in load_registry_yaml(project / "generated" / "registry.yaml")}
+    with EmbeddedRegistry(ProjectPaths(project).embedded_registry, wait=30) as registry:
+        held = {r.id for r in registry.export()}
+    if not listed <= held:
+        return f"the database lacks {sorted(listed - held)}"
+    return ""
+
+
+def test_kills_at_random_points_lose_leak_and_leave_nothing(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    references: dict[str, tuple[dict[str, bytes], str]] = {}
+    durations = []
+    for variant in ("B", "A"):
+        began = time.monotonic()
+        finish(start_build(project, variant))
+        durations.append(time.monotonic() - began)
+        tree, exported = package_tree(project), registry_text(project)
+        assert tree is not None and exported is not None
+        references[variant] = (tree, exported)
+    assert references["A"][0] != references["B"][0] and references["A"][1] != references["B"][1]
+
+    rng = random.Random(SEED)
+    counts, problems = Counts(), []
+    span = max(durations)
+    for trial in range(TRIALS):
+        counts.trials += 1
+        build = start_build(project, "B" if trial % 2 == 0 else "A")
+        time.sleep(rng.uniform(0.05, span))
+        if build.poll() is None:
+            build.send_signal(signal.SIGKILL)
+        try:
+            build.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            counts.hangs += 1
+            build.kill()
+            build.communicate()
+        if build.returncode not in (0, -signal.SIGKILL):
+            counts.crashes += 1
+            problems.append(f"trial {trial}: exit {build.returncode}")
+        leaked = survivors(project)
+        if leaked:
+            counts.leaks += 1
+            problems.append(f"trial {trial}: processes {leaked} outlived the build")
+            for pid in leaked:
+                os.kill(pid, signal.SIGKILL)
+        reason = consistent(project, references)
+        if reason:
+            counts.inconsistent_states += 1
+            problems.append(f"trial {trial}: {reason}")
+
+    final = "B" if TRIALS % 2 == 0 else "A"
+    finish(start_build(project, final))
+    assert (package_tree(project), registry_text(project)) == references[final]
+    assert list(ProjectPaths(project).staging.iterdir()) == []
+    assert survivors(project, grace=5) == []
+
+    report = os.environ.get("MINDRIAN_KILL_REPORT")
+    if report:
+        Path(report).write_text(json.dumps(asdict(counts), indent=2) + "\n", encoding="utf-8")
+    assert (counts.crashes, counts.hangs, counts.leaks, counts.inconsistent_states) == (
+        0,
+        0,
+        0,
+        0,
+    ), "\n".join([str(counts), *problems])
+    shutil.rmtree(project, ignore_errors=True)
