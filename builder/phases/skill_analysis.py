@@ -281,7 +281,7 @@ def _check_numbers(doc: _Doc) -> None:
             repr(value) if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
         )
         raise doc.fail(
-            "S208",
+            "S211",
             key_path,
             f"{_dotted(key_path)}: {shown} is not a finite number of at most {NUMBER_LIMIT:.0e}",
         )

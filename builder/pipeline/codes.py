@@ -54,6 +54,9 @@ CODES: Mapping[str, ErrorCode] = registry(
         "A005", "architecture", "no default model for the agent type in [tool.mindrian.models]"
     ),
     ErrorCode("A006", "architecture", "the model cannot run with the skill's model settings"),
+    ErrorCode(
+        "A007", "architecture", "an explicit type lacks the structure it needs (steps, members)"
+    ),
     ErrorCode("B001", "batch", "two skills map to the same agent id or package"),
     ErrorCode(
         "C001",
@@ -93,6 +96,9 @@ CODES: Mapping[str, ErrorCode] = registry(
         "an error of the builder without a stage-specific code (MindrianError's default)",
     ),
     ErrorCode(
+        "F001", "environment", "the file system refused (disk full, read-only, name too long)"
+    ),
+    ErrorCode(
         "G001",
         "neo4j_schema",
         "a graph schema error without a more specific code (GraphSchemaError's default)",
@@ -100,6 +106,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("G002", "neo4j_schema", "phase 5 ran without the AgentSpec of phase 4"),
     ErrorCode("G010", "registry", "the registry database is unreachable or refused a statement"),
     ErrorCode("G011", "registry", "no registry database at the given path"),
+    ErrorCode(
+        "G012", "registry", "the registry database is empty, damaged or not a mindrian registry"
+    ),
+    ErrorCode("G013", "registry", "another writer held the registry lock past the wait bound"),
+    ErrorCode("G014", "registry", "registry.yaml cannot be read back"),
     ErrorCode(
         "H001",
         "handoff_protocol",
@@ -111,6 +122,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "H004", "handoff_protocol", "the runtime's HandoffType lacks a type the agent supports"
     ),
     ErrorCode("I001", "internal", "an internal error (a bug), in an ERROR frame"),
+    ErrorCode("M001", "fmt", "mindrian fmt cannot move a field without guessing"),
     ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
     ErrorCode(
         "P001",
@@ -136,6 +148,14 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("R004", "registration", "the registry cannot be opened"),
     ErrorCode("R005", "registration", "generated/registry.yaml cannot rebuild the registry"),
     ErrorCode("R006", "registration", "the registry refused the registration"),
+    ErrorCode(
+        "R007",
+        "registration",
+        "the database lacks or differs on other frameworks than registry.yaml",
+    ),
+    ErrorCode("R008", "registration", "the registry database is damaged (see G012)"),
+    ErrorCode("R009", "registration", "the registry stayed locked by another writer (see G013)"),
+    ErrorCode("R010", "registration", "the Neo4j URI carries credentials"),
     ErrorCode(
         "S001",
         "skill_analysis",
@@ -171,6 +191,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("S207", "skill_analysis", "a name appears twice in a list that must be unique"),
     ErrorCode("S208", "skill_analysis", "good_for rates a problem type the skill does not list"),
     ErrorCode(
+        "S209", "skill_analysis", "the package name would shadow a standard or installed module"
+    ),
+    ErrorCode("S210", "skill_analysis", "the id is too long"),
+    ErrorCode("S211", "skill_analysis", "a number is not finite or is too large"),
+    ErrorCode(
         "T001",
         "tool_assembly",
         "phase 4 ran without the outputs of phases 1 and 3 (also ToolAssemblyError's default)",
@@ -192,12 +217,21 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U006", "usage", "not an agent id"),
     ErrorCode("U007", "usage", "--all found no skills/**/SKILL.md"),
     ErrorCode("U008", "usage", "both --registry and --neo4j-uri"),
-    ErrorCode("U009", "usage", "the Neo4j URI cannot be parsed"),
+    ErrorCode(
+        "U009", "usage", "the Neo4j URI cannot be used: unparsable, or it carries credentials"
+    ),
     ErrorCode("U010", "usage", "unknown export format"),
     ErrorCode("U011", "usage", "mindrian new: unknown agent type"),
     ErrorCode("U012", "usage", "mindrian new: the description is not one non-empty line"),
     ErrorCode("U014", "usage", "both --json and --frames"),
     ErrorCode("U015", "usage", "both a sentence and --trigger"),
+    ErrorCode("U016", "usage", "--out names a file, not a folder"),
+    ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
+    ErrorCode(
+        "W102",
+        "skill_analysis",
+        "a foreign model alias is kept as metadata; the default model is used",
+    ),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),

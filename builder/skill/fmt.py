@@ -38,10 +38,10 @@ _NESTED_INDENT = 4
 
 
 class FormatError(SkillError):
-    """A SKILL.md that fmt cannot rewrite without guessing (code F001, located)."""
+    """A SKILL.md that fmt cannot rewrite without guessing (code M001, located)."""
 
     def __init__(self, message: str, path: str, line: int) -> None:
-        super().__init__(message, location=SourceLocation(path, line), code="F001")
+        super().__init__(message, location=SourceLocation(path, line), code="M001")
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
 
 
 def _child(parent: Any, key: str, path: str, where: tuple[str, ...]) -> Any:
-    """``parent[key]``, created empty when absent; F001 when it is not a mapping."""
+    """``parent[key]``, created empty when absent; M001 when it is not a mapping."""
     from ruamel.yaml.comments import CommentedMap
 
     if parent.get(key) is None:

@@ -130,7 +130,7 @@ def test_a_field_set_twice_is_not_guessed_at() -> None:
     with pytest.raises(FormatError) as err:
         format_skill(text, "skills/a/SKILL.md")
     assert err.value.render() == (
-        "skills/a/SKILL.md:4: error[F001]: type is set here and as metadata.mindrian.type "
+        "skills/a/SKILL.md:4: error[M001]: type is set here and as metadata.mindrian.type "
         "(line 7); keep one, then run mindrian fmt again"
     )
 
@@ -138,7 +138,7 @@ def test_a_field_set_twice_is_not_guessed_at() -> None:
 def test_broken_yaml_is_a_located_error() -> None:
     with pytest.raises(FormatError) as err:
         format_skill("---\nname: a\ndescription: [b\n---\n", "s/SKILL.md")
-    assert err.value.code == "F001" and err.value.location.line >= 3
+    assert err.value.code == "M001" and err.value.location.line >= 3
 
 
 def test_fmt_command_checks_then_writes(cli, tmp_path: Path) -> None:

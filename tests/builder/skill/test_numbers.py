@@ -35,7 +35,7 @@ def test_non_finite_or_huge_numbers_are_refused_where_they_are(
     front: str, line: int, shown: str
 ) -> None:
     error = refused(front)
-    assert error.code == "S208"
+    assert error.code == "S211"
     assert error.location is not None and (error.location.path, error.location.line) == (
         PATH,
         line,
