@@ -20,6 +20,7 @@ not part of the builder's output and are ignored.
 from __future__ import annotations
 
 import difflib
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from builder.pipeline.results import BuildReport
 from builder.pipeline.runner import PhaseLoader
 from builder.pipeline.serial import from_plain
 from builder.pipeline.shard import Shard, owned_tree, spec_sources
+from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
     from mindrian.graph import FrameworkRecord
@@ -53,6 +55,7 @@ IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 #: File suffixes that are caches, not builder output.
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 _SCHEMA = phase_number("neo4j_schema")
+_ARCHITECTURE = phase_number("architecture")
 #: The unsplit run.
 WHOLE = Shard(1, 1)
 
@@ -177,10 +180,14 @@ def check(
             registration=registration,
             phases=phases,
         )
+        paths = ProjectPaths(root, out_dir)
         if not full:
+            _install_ready(builds, paths, options.checkpoints_dir)
             records = _framework_records(builds, options.checkpoints_dir)
             if records:
                 write_registry_yaml(records, out_dir / REGISTRY_YAML)
+        # The output's own state (staging, its registry index) is not generated output.
+        shutil.rmtree(paths.output_state, ignore_errors=True)
         fresh = read_tree(out_dir)
     committed = read_tree(committed_dir)
     if not shard.whole:
@@ -190,6 +197,24 @@ def check(
     return CheckResult(
         builds=builds, drift=drift, diff=diff, files=len(set(committed) | set(fresh))
     )
+
+
+def _install_ready(builds: Sequence[BuildReport], paths: ProjectPaths, checkpoints: Path) -> None:
+    """Move every package phase 6 left ready into place, as phase 7 would after its checks."""
+    from builder.pipeline.transaction import PackageTransaction
+
+    store = CheckpointStore(checkpoints)
+    for report in builds:
+        if report.problem is not None or report.agent_id is None:
+            continue
+        stored = store.read(report.agent_id, _ARCHITECTURE, "architecture")
+        identifier = stored.output.get("identifier") if stored is not None else None
+        if not isinstance(identifier, str):
+            continue
+        transaction = PackageTransaction(paths, identifier)
+        if transaction.ready.is_dir():
+            transaction.install()
+            shutil.rmtree(paths.staging / f"{identifier}.previous", ignore_errors=True)
 
 
 def _framework_records(
