@@ -54,6 +54,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "A005", "architecture", "no default model for the agent type in [tool.mindrian.models]"
     ),
     ErrorCode("A006", "architecture", "the model cannot run with the skill's model settings"),
+    ErrorCode("A007", "architecture", "an explicit type lacks its structure (members, steps)"),
     ErrorCode("B001", "batch", "two skills map to the same agent id or package"),
     ErrorCode(
         "C001",
@@ -97,6 +98,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "neo4j_schema",
         "a graph schema error without a more specific code (GraphSchemaError's default)",
     ),
+    ErrorCode("F001", "fmt", "mindrian fmt cannot rewrite a SKILL.md without guessing"),
     ErrorCode("G002", "neo4j_schema", "phase 5 ran without the AgentSpec of phase 4"),
     ErrorCode("G010", "registry", "the registry database is unreachable or refused a statement"),
     ErrorCode("G011", "registry", "no registry database at the given path"),
@@ -198,6 +200,10 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U012", "usage", "mindrian new: the description is not one non-empty line"),
     ErrorCode("U014", "usage", "both --json and --frames"),
     ErrorCode("U015", "usage", "both a sentence and --trigger"),
+    ErrorCode(
+        "W101", "skill_analysis", "warning: a foreign type is kept as metadata, type inferred"
+    ),
+    ErrorCode("W102", "skill_analysis", "warning: a model alias is kept as metadata, default used"),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
