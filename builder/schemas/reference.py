@@ -170,12 +170,21 @@ FIELD_DOCS: Mapping[str, FieldDoc] = {
         "Steps of a pipeline or guided skill; a bare name has no instructions and waits "
         "for the user only in a guided skill.",
     ),
+    "debate_rounds": FieldDoc(
+        "whole number, 1-20",
+        "1",
+        "Rounds of a collaborative skill's debate; `mindrian fmt` keeps it under `metadata`.",
+    ),
     "scores": FieldDoc(
         "{dimensions: [{name, min, max, description}], bands: [{label, min, max}]}",
         "none",
         "Named scores the agent returns and verdict bands over their total (0-1 by default).",
     ),
 }
+
+
+#: Fields read from plain ``metadata`` (a host-style extra the schema bounds where it is found).
+_WHERE = {"debate_rounds": "metadata"}
 
 
 def _fields() -> list[str]:
@@ -189,7 +198,7 @@ def field_table() -> str:
     rows = ["| field | where | shape | default | meaning |", "|---|---|---|---|---|"]
     for name in _fields():
         doc = FIELD_DOCS[name]
-        where = "top level" if name in standard else "metadata.mindrian"
+        where = _WHERE.get(name) or ("top level" if name in standard else "metadata.mindrian")
         rows.append(f"| `{name}` | {where} | {doc.shape} | {doc.default} | {doc.meaning} |")
     return "\n".join(rows)
 
