@@ -120,7 +120,7 @@ def test_settings_the_provider_lacks_are_dropped_with_a_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
-        "builder.phases.architecture.unsupported_settings", lambda provider, s: ("thinking_budget",)
+        "mindrian.agents.models.unsupported_settings", lambda provider, s: ("thinking_budget",)
     )
     kept, notes = applicable_settings("groq", ModelSettings(None, 1000, 500))
     assert kept == ModelSettings(None, 1000, None)

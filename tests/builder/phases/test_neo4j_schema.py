@@ -30,7 +30,7 @@ from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import GraphSchemaError
 from builder.pipeline.serial import dump_yaml, from_plain, to_plain
 from builder.skill.model import ChainTarget
-from mindrian.graph import EmbeddedRegistry
+from mindrian.graph import EmbeddedRegistry, embedded
 from mindrian.graph import queries as q
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, embedded_text
 
@@ -399,8 +399,10 @@ def test_parameters_register_the_node(tmp_path: Path) -> None:
     path = tmp_path / "registry.lbug"
     database = ladybug.Database(str(path))
     connection = ladybug.Connection(database)
-    for statement in EMBEDDED_SCHEMA:
+    for statement in (*EMBEDDED_SCHEMA, *embedded.FORMAT_SCHEMA):
         connection.execute(statement)
+    # A database made by hand carries the registry's format marker, as the registry's own does.
+    connection.execute(embedded._MARK_FORMAT, {"version": embedded.FORMAT_VERSION})
     for name in ("register_frameworks", "merge_chains", "merge_good_for"):
         query = graph.query(name)
         connection.execute(
