@@ -49,8 +49,8 @@ class Built:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     work = tmp_path_factory.mktemp("packages")
     out = work / "out"
-    # Phase 6 writes the packages; phase 7 (registration) has nothing to add here.
-    builder = [sys.executable, "-m", "builder", "build", "--all", "--until", "code_generation"]
+    # Phase 7 installs what phase 6 staged (one transaction per build), into a scratch registry.
+    builder = [sys.executable, "-m", "builder", "build", "--all"]
     builder += ["--out", str(out)]
     scratch = [
         "--checkpoints",
