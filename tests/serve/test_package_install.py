@@ -108,9 +108,11 @@ def _answers(spec: dict[str, Any]) -> list[Any]:
         scores = {s["name"]: s["minimum"] for s in spec.get("scores") or ()}
         return [{"json": {"output": f"{spec['id']} answers", "scores": scores}}]
     if kind == "collaborative":
-        members = ["A position."] * len(spec["sub_agents"])
+        # The named synthesiser gives no position of its own; it writes the structured synthesis.
+        synthesizer = (spec.get("metadata") or {}).get("synthesizer")
+        members = ["A position."] * (len(spec["sub_agents"]) - (1 if synthesizer else 0))
         delegate = {"name": "delegate_task_to_members", "arguments": {"task": "the task"}}
-        return [{"tool_call": delegate}, *members, _SYNTHESIS]
+        return [{"tool_call": delegate}, *members, {"json": {"output": _SYNTHESIS}}]
     if kind == "role":
         return ["First reply.", "Second reply."]
     return [f"{s['name']} output" for s in steps]  # pipeline phases, guided steps
