@@ -40,7 +40,7 @@ from builder.codegen.render import (
     write_tree,
 )
 from builder.graph.config import GraphConfig
-from builder.pipeline.children import child_options
+from builder.pipeline.children import run_captured
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.serial import to_plain
@@ -179,18 +179,7 @@ def run_generated_tests(
         str(folder / identifier / "tests"),
     ]
     try:
-        done = subprocess.run(
-            command,
-            cwd=folder,
-            env=_test_env(folder),
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            **child_options(),
-        )
+        done = run_captured(command, cwd=folder, env=_test_env(folder), timeout=timeout)
     except subprocess.TimeoutExpired:
         return TestRun(False, f"timed out after {timeout:g} s", (), "")
     finally:

@@ -12,10 +12,13 @@ import ctypes
 import functools
 import os
 import signal
+import subprocess
 import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["child_options", "die_with_parent"]
+__all__ = ["child_options", "die_with_parent", "run_captured"]
 
 #: ``PR_SET_PDEATHSIG`` from <linux/prctl.h>.
 _PR_SET_PDEATHSIG = 1
@@ -40,3 +43,24 @@ def child_options() -> dict[str, Any]:
     """Keyword arguments for :mod:`subprocess`: the child dies with us, in a group of its own."""
     parent = os.getpid()
     return {"preexec_fn": functools.partial(die_with_parent, parent), "start_new_session": True}
+
+
+def run_captured(
+    command: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a builder child (generated tests, a probe) to the end, its output captured as text.
+
+    Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, like ``subprocess.run``.
+    """
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        **child_options(),
+    )

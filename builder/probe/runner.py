@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.pipeline.children import child_options
+from builder.pipeline.children import child_options, run_captured
 
 __all__ = ["E2E_TIMEOUT_SECONDS", "ProbeResult", "ProbeRunner", "ProbeServer", "run_probe"]
 
@@ -62,18 +62,7 @@ def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECON
     """``python -m builder.probe.e2e IDENTIFIER`` with ``out_dir`` on the path; its JSON verdict."""
     command = [sys.executable, "-m", "builder.probe.e2e", identifier]
     try:
-        done = subprocess.run(
-            command,
-            cwd=out_dir,
-            env=_probe_env(out_dir),
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            **child_options(),  # dies with the builder, even a SIGKILLed one
-        )
+        done = run_captured(command, cwd=out_dir, env=_probe_env(out_dir), timeout=timeout)
     except subprocess.TimeoutExpired:
         return _timed_out(timeout)
     return _verdict(done.returncode, done.stdout, done.stderr)
