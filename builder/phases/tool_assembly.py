@@ -1,8 +1,9 @@
 """Phase 4, tool assembly: MCP servers, custom Python tools and global actions.
 
 Requests come from the SkillDefinition; servers are resolved in the MCP
-catalog; custom tools are imported and described from their type hints and
-docstrings; every tool definition is validated against seed 004's format.
+catalog; custom tools are described from their type hints and docstrings by a child
+process (``builder.mcp.describe``: a skill never chooses what the builder
+imports); every tool definition is validated against seed 004's format.
 Whether servers are usable is asked of an injected probe (configuration check
 by default, a real MCP handshake with ``--connect``), so the phase itself is a
 pure function of its inputs and the probe's answers.
@@ -10,20 +11,15 @@ pure function of its inputs and the probe's answers.
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from builder.mcp.catalog import CatalogEntry, build_catalog
+from builder.mcp.describe import Described, DescribeFailed, ToolRequest, describe_tools
 from builder.mcp.probe import HandshakeProbe, Probe, ProbeResult, check_configuration
-from builder.mcp.tooldefs import (
-    UnsupportedSignature,
-    definition_errors,
-    definition_from_function,
-    definition_to_plain,
-)
+from builder.mcp.tooldefs import definition_errors, definition_to_plain
 from builder.phases.architecture import field_line
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import SourceLocation, ToolAssemblyError
@@ -42,7 +38,10 @@ from builder.skill.spec import (
     ToolConfig,
 )
 
-__all__ = ["PHASE", "ToolAssemblyPhase", "import_custom_tool"]
+__all__ = ["PHASE", "Describer", "ToolAssemblyPhase"]
+
+#: Describes a skill's custom tools from the project root, in request order.
+Describer = Callable[[Sequence[ToolRequest], Path], tuple[Described, ...]]
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 
@@ -107,51 +106,60 @@ def _resolve_server(
     )
 
 
-def import_custom_tool(function: str) -> Callable[..., object]:
-    """Import ``package.module.function``; raises ImportError/AttributeError/TypeError with the
-    reason."""
-    module_name, _, attribute = function.rpartition(".")
-    module = importlib.import_module(module_name)
-    target = getattr(module, attribute)
-    if not callable(target):
-        raise TypeError(f"{function} is a {type(target).__name__}, not a function")
-    tool: Callable[..., object] = target
-    return tool
-
-
-def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> CustomToolConfig:
-    where = _loc(
+def _custom_where(d: SkillDefinition, i: int, request: CustomToolRequest) -> SourceLocation:
+    return _loc(
         d,
         request.line,
         f"tools.custom_tools.{i}.function",
         f"tools.custom_tools.{i}",
         "tools.custom_tools",
     )
-    if not _DOTTED.match(request.function):
-        raise ToolAssemblyError(
-            f"custom tool {request.name!r}: {request.function!r} is not a dotted path like "
-            "package.module.function",
-            location=where,
-            code="T004",
-        )
+
+
+def _custom_tools(
+    d: SkillDefinition, root: Path, describer: Describer
+) -> tuple[CustomToolConfig, ...]:
+    """Every custom tool, described by ``describer`` (a child process) in one call."""
+    places = [_custom_where(d, i, r) for i, r in enumerate(d.custom_tools)]
+    if not places:
+        return ()
+    for request, where in zip(d.custom_tools, places, strict=True):
+        if not _DOTTED.match(request.function):
+            raise ToolAssemblyError(
+                f"custom tool {request.name!r}: {request.function!r} is not a dotted path like "
+                "package.module.function",
+                location=where,
+                code="T004",
+            )
     try:
-        target = import_custom_tool(request.function)
-    except (ImportError, AttributeError, TypeError) as exc:
+        described = describer(
+            [ToolRequest(r.function, r.name, r.description) for r in d.custom_tools], root
+        )
+    except DescribeFailed as exc:
+        names = ", ".join(repr(r.name) for r in d.custom_tools)
         raise ToolAssemblyError(
-            f"custom tool {request.name!r}: cannot import {request.function}: "
-            f"{type(exc).__name__}: {exc}",
+            f"custom tools {names}: {exc}", location=places[0], code="T011"
+        ) from exc
+    return tuple(
+        _custom_tool(r, found, where)
+        for r, found, where in zip(d.custom_tools, described, places, strict=True)
+    )
+
+
+def _custom_tool(
+    request: CustomToolRequest, found: Described, where: SourceLocation
+) -> CustomToolConfig:
+    if found.failure == "signature":
+        raise ToolAssemblyError(
+            f"custom tool {request.name!r}: {found.reason}", location=where, code="T006"
+        )
+    if found.definition is None:
+        raise ToolAssemblyError(
+            f"custom tool {request.name!r}: cannot import {request.function}: {found.reason}",
             location=where,
             code="T005",
-        ) from exc
-    try:
-        definition = definition_from_function(
-            target, name=request.name, description=request.description or None
         )
-    except UnsupportedSignature as exc:
-        raise ToolAssemblyError(
-            f"custom tool {request.name!r}: {exc}", location=where, code="T006"
-        ) from exc
-    problems = definition_errors(definition_to_plain(definition))
+    problems = definition_errors(definition_to_plain(found.definition))
     if problems:
         raise ToolAssemblyError(
             f"custom tool {request.name!r} does not fit the tool-definition format: "
@@ -162,7 +170,7 @@ def _custom_tool(d: SkillDefinition, i: int, request: CustomToolRequest) -> Cust
     return CustomToolConfig(
         name=request.name,
         function=request.function,
-        definition=definition,
+        definition=found.definition,
         line=where.line,
     )
 
@@ -290,16 +298,18 @@ class ToolAssemblyPhase:
         self,
         configuration_probe: Probe = check_configuration,
         handshake_probe: Callable[[Path], Probe] = HandshakeProbe,
+        describer: Describer | None = None,
     ) -> None:
         self._configuration_probe = configuration_probe
         self._handshake_probe = handshake_probe
+        self._describer = describer or _describe_in_child
 
     def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
         """A new AgentSpec with ``tools`` set; raises ToolAssemblyError for unusable requests."""
         d, spec = _inputs(inputs)
         catalog = build_catalog(inputs.config.mcp_catalog)
         requested = [_resolve_server(d, i, r, catalog) for i, r in enumerate(d.mcp_servers)]
-        custom = [_custom_tool(d, i, r) for i, r in enumerate(d.custom_tools)]
+        custom = _custom_tools(d, Path(inputs.config.root), self._describer)
         _check_unique(
             d,
             [_Named(s.name, f"the MCP server request at line {s.line}", s.line) for s in requested],
@@ -342,6 +352,10 @@ class ToolAssemblyPhase:
         return PhaseResult(
             output=replace(spec, tools=config), checks=checks, warnings=tuple(warnings)
         )
+
+
+def _describe_in_child(requests: Sequence[ToolRequest], root: Path) -> tuple[Described, ...]:
+    return describe_tools(requests, cwd=root)
 
 
 def _first(results: list[CheckResult], d: SkillDefinition) -> CheckResult | None:

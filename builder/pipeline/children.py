@@ -50,17 +50,34 @@ def run_captured(
 ) -> subprocess.CompletedProcess[str]:
     """Run a builder child (generated tests, a probe) to the end, its output captured as text.
 
-    Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, like ``subprocess.run``.
+    Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, like ``subprocess.run``,
+    having killed the child's whole process group: a grandchild holding the output pipes
+    open would otherwise keep the builder waiting for ever.
     """
-    return subprocess.run(
+    with subprocess.Popen(
         command,
         cwd=cwd,
         env=dict(env),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         encoding="utf-8",
         errors="replace",
-        timeout=timeout,
         stdin=subprocess.DEVNULL,
         **child_options(),
-    )
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process.pid)
+            process.wait()  # not communicate(): a grandchild outside the group may hold the pipes
+            raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _kill_group(leader: int) -> None:
+    # The child started the group (``start_new_session``), so its pid names the group.
+    try:
+        os.killpg(leader, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

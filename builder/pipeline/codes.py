@@ -209,6 +209,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("T008", "tool_assembly", "two tools or servers have the same name"),
     ErrorCode("T009", "tool_assembly", "a global action uses a tool the agent does not have"),
     ErrorCode("T010", "tool_assembly", "an MCP catalog entry is invalid"),
+    ErrorCode(
+        "T011",
+        "tool_assembly",
+        "importing a skill's custom tools timed out or ended the importing process",
+    ),
     ErrorCode("U001", "usage", "a usage error without a more specific code (UsageError's default)"),
     ErrorCode("U002", "usage", "unknown phase name or number"),
     ErrorCode("U003", "usage", "--from comes after --until"),

@@ -51,3 +51,27 @@ def test_a_child_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(child), "the child outlived its killed parent"
+
+
+def test_a_timeout_ends_the_child_and_everything_it_started(tmp_path: Path) -> None:
+    from builder.pipeline.children import run_captured
+
+    pid_file = tmp_path / "grandchild.pid"
+    code = textwrap.dedent(
+        f"""
+        import subprocess, sys, time
+        grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(grandchild.pid))
+        time.sleep(60)
+        """
+    )
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        # The grandchild inherits the output pipes: waiting for them to close would hang.
+        run_captured([sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ), timeout=3)
+    assert time.monotonic() - started < 30
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(grandchild), "the grandchild outlived the timed-out child"
