@@ -80,6 +80,9 @@ class _State:
     frames: str | None = None
     """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without
     ``--frames``."""
+    json: bool = False
+    """``--json`` is among the arguments: an error that stops the command before its report is
+    also printed as a JSON object on stdout, so a script always gets one."""
 
 
 def _show_version(value: bool) -> None:
@@ -982,12 +985,16 @@ def _dispatch(args: list[str], state: _State) -> int:
     """Run the command; every exception becomes an error line (and an ERROR frame) and an exit
     status."""
     command = typer.main.get_command(app)
+    state.json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
         result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
     except typer.TyperException as error:  # usage errors found while parsing arguments
+        from builder.pipeline.results import Problem
+
         show = getattr(error, "show", None)
         show() if callable(show) else _err(f"error: {error.format_message()}")
-        return error.exit_code
+        problem = Problem("U001", error.format_message(), exit_code=error.exit_code)
+        return _fail(state, problem, None)
     except typer.Abort:
         from builder.pipeline.results import EXIT_FAILED
 
@@ -999,10 +1006,9 @@ def _dispatch(args: list[str], state: _State) -> int:
         problem = problem_of(error)
         return _fail(state, problem, problem.render())
     except OSError as error:  # the environment (disk full, read-only, name too long), not a bug
-        from builder.pipeline.results import EXIT_FAILED, Problem
+        from builder.pipeline.results import environment_problem
 
-        where = f": {error.filename}" if error.filename else ""
-        problem = Problem("F001", f"{error.strerror or error}{where}", exit_code=EXIT_FAILED)
+        problem = environment_problem(error)
         return _fail(state, problem, problem.render())
     except Exception as error:
         from builder.pipeline.report import internal_problem
@@ -1026,14 +1032,18 @@ def _command_name(group: Any, args: Sequence[str]) -> str:
 
 
 def _fail(state: _State, problem: Problem, line: str | None) -> int:
-    """Print ``line`` (unless None) and, with --frames, the problem's ERROR frame; returns the
-    exit status."""
+    """Print ``line`` (unless None) and the problem's ERROR frame (--frames) or JSON object
+    (--json); returns the exit status."""
     if line is not None:
         _say(state.frames is not None)(line)
     if state.frames is not None:
         from builder.pipeline.report import error_frame
 
         _frame(error_frame(problem))
+    elif state.json:
+        from builder.pipeline.report import error_json
+
+        typer.echo(error_json(problem))
     return problem.exit_code
 
 

@@ -43,6 +43,7 @@ from builder.pipeline.results import (
     BuildReport,
     PhaseReport,
     Problem,
+    environment_problem,
     exit_code_of,
     graph_problem,
 )
@@ -336,6 +337,13 @@ def _finish(
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
     """The report of a skill whose build raised something other than a stage error."""
+    if isinstance(error, OSError):  # the file system refused: that skill fails, exit status 1
+        return BuildReport(
+            path=target.display,
+            agent_id=None,
+            phases=(),
+            problem=replace(environment_problem(error), location=SourceLocation(target.display)),
+        )
     if exit_code_of(error) != EXIT_INTERNAL:  # the registry database failed, not the builder
         return BuildReport(
             path=target.display, agent_id=None, phases=(), problem=graph_problem(error)

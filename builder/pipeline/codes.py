@@ -231,6 +231,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U014", "usage", "both --json and --frames"),
     ErrorCode("U015", "usage", "both a sentence and --trigger"),
     ErrorCode("U016", "usage", "--out names a file, not a folder"),
+    ErrorCode("U017", "usage", "--shard is not I/N with 1 <= I <= N"),
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
     ErrorCode(
         "W102",

@@ -32,6 +32,7 @@ __all__ = [
     "build_json",
     "done_frame",
     "error_frame",
+    "error_json",
     "explain_json",
     "explain_text",
     "internal_error_line",
@@ -140,6 +141,16 @@ def build_json(reports: Sequence[BuildReport]) -> str:
     status = max((r.exit_code for r in reports), default=EXIT_OK)
     return json.dumps(
         {"ok": status == EXIT_OK, "exit_code": status, "builds": builds},
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def error_json(problem: Problem) -> str:
+    """The ``--json`` output of a command that stopped before its report: usage errors and the
+    like (``{"ok": false, "exit_code": 2, "error": {...}}``)."""
+    return json.dumps(
+        {"ok": False, "exit_code": problem.exit_code, "error": _problem_json(problem)},
         indent=2,
         ensure_ascii=False,
     )

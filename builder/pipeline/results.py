@@ -7,8 +7,9 @@ them as lines, JSON and control frames):
 exit  meaning
 ====  =====================================================================
 0     success
-1     invalid input, a failed check, a phase that is not available yet, or the
-      registry database unreachable or refusing a statement (``GraphError``)
+1     invalid input, a failed check, a phase that is not available yet, the
+      registry database unreachable or refusing a statement (``GraphError``), or
+      the file system refusing (``OSError``: disk full, read-only, name too long)
 2     usage error (unknown option, bad phase name, missing argument)
 3     internal error (a bug): one line, the traceback only with ``--debug``
 ====  =====================================================================
@@ -16,6 +17,8 @@ exit  meaning
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
 __all__ = [
     "CHECK_FAILED_CODE",
     "DRIFT_CODE",
+    "ENVIRONMENT_CODE",
     "EXIT_FAILED",
     "EXIT_INTERNAL",
     "EXIT_OK",
@@ -39,6 +43,7 @@ __all__ = [
     "Problem",
     "ValidationReport",
     "check_failure",
+    "environment_problem",
     "exit_code_of",
     "graph_problem",
     "problem_of",
@@ -53,6 +58,8 @@ EXIT_INTERNAL = 3
 CHECK_FAILED_CODE = "P003"
 #: Error code of a registry database failure (``mindrian.graph.GraphError``).
 GRAPH_ERROR_CODE = "G010"
+#: Error code of a file system refusal: disk full, read-only, name too long, a file for a folder.
+ENVIRONMENT_CODE = "F001"
 #: Error code of ``mindrian check`` finding generated files that differ from a fresh build.
 DRIFT_CODE = "D001"
 #: Error code of an internal error (a bug) in an ERROR frame.
@@ -141,7 +148,7 @@ def exit_code_of(error: BaseException) -> int:
     """The exit status for an exception reaching the command line."""
     if isinstance(error, UsageError):
         return EXIT_USAGE
-    if isinstance(error, MindrianError) or _is_graph_error(error):
+    if isinstance(error, MindrianError | OSError) or _is_graph_error(error):
         return EXIT_FAILED
     return EXIT_INTERNAL
 
@@ -165,6 +172,19 @@ def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> P
             message = message.replace(secret, "***")
     code = getattr(error, "code", GRAPH_ERROR_CODE)
     return Problem(code=str(code), message=message, exit_code=EXIT_FAILED)
+
+
+def environment_problem(error: OSError) -> Problem:
+    """A file system refusal as one line naming the error and the path: exit status 1, not a bug.
+
+    ``No space left on device (ENOSPC): /repo/generated/pws_validation/spec.yaml``
+    """
+    reason = error.strerror or str(error) or type(error).__name__
+    name = errno.errorcode.get(error.errno) if isinstance(error.errno, int) else None
+    paths = [p for p in (error.filename, error.filename2) if p is not None]
+    where = " -> ".join(os.fsdecode(p) if isinstance(p, str | bytes) else str(p) for p in paths)
+    text = f"{reason} ({name})" if name else reason
+    return Problem(ENVIRONMENT_CODE, f"{text}: {where}" if where else text, exit_code=EXIT_FAILED)
 
 
 def problem_of(error: MindrianError) -> Problem:

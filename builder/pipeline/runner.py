@@ -17,6 +17,7 @@ has to run, so a build with nothing to do parses no phase output at all.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -39,6 +40,7 @@ from builder.pipeline.results import (
     Problem,
     ValidationReport,
     check_failure,
+    environment_problem,
     problem_of,
 )
 from builder.pipeline.serial import from_plain, to_plain
@@ -300,6 +302,9 @@ class _Build:
             status = "unavailable" if error.code == UNAVAILABLE_CODE else "error"
             self._note(PhaseReport(number, name, status, seconds=time.perf_counter() - began))
             return problem_of(error)
+        except OSError as error:  # this skill's files: disk full, read-only, name too long …
+            self._note(PhaseReport(number, name, "error", seconds=time.perf_counter() - began))
+            return environment_problem(error)
         self._note(
             PhaseReport(
                 number, name, status, stored.checks, stored.warnings, time.perf_counter() - began
@@ -399,12 +404,17 @@ class _Build:
         try:
             result: PhaseResult[Any] = phase.run(inputs)
             _check_names(phase, result)
-        except MindrianError as error:
+        except (MindrianError, OSError) as error:
             if self.agent_id is not None:
-                self.store.remove_from(self.agent_id, phase.number)
+                # On a disk that refused the phase, cleaning may fail too; the digests still
+                # keep a stale checkpoint from being used.
+                with contextlib.suppress(OSError):
+                    self.store.remove_from(self.agent_id, phase.number)
             self._note(
                 PhaseReport(phase.number, phase.name, "error", seconds=time.perf_counter() - began)
             )
+            if isinstance(error, OSError):
+                return environment_problem(error)
             return problem_of(error)
         failed = next((c for c in result.checks if not c.passed), None)
         if phase.number == 1 and failed is None:

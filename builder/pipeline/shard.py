@@ -49,14 +49,14 @@ class Shard:
 
     @classmethod
     def parse(cls, text: str) -> Shard:
-        """``I/N`` with 1 <= I <= N; :class:`UsageError` (U015) otherwise."""
+        """``I/N`` with 1 <= I <= N; :class:`UsageError` (U017) otherwise."""
         left, slash, right = text.partition("/")
         if slash and left.isdigit() and right.isdigit():
             index, count = int(left), int(right)
             if 1 <= index <= count:
                 return cls(index, count)
         raise UsageError(
-            f"--shard takes I/N with 1 <= I <= N (e.g. 2/4), not {text!r}", code="U015"
+            f"--shard takes I/N with 1 <= I <= N (e.g. 2/4), not {text!r}", code="U017"
         )
 
     @property

@@ -36,7 +36,7 @@ def test_a_skill_keeps_its_shard_when_others_are_added() -> None:
 def test_a_bad_shard_is_a_usage_error(text: str) -> None:
     with pytest.raises(UsageError) as caught:
         Shard.parse(text)
-    assert caught.value.code == "U015"
+    assert caught.value.code == "U017"
 
 
 def test_parse_reads_index_and_count() -> None:
