@@ -1,0 +1,194 @@
+"""Environment faults and bad command lines are clean errors, never exit status 3.
+
+A file system that refuses one skill's files (disk full, read-only, a name too
+long, a file where a folder should be) fails that skill with F001, the errno and
+the path; the other skills of the batch still build, the exit status is 1 and
+``--json`` is complete. A usage error with ``--json`` prints a JSON error object.
+Each fault is planted in-process where the real one needs privileges a test
+does not have (the suite runs as root, so ``chmod`` cannot make a folder read-only).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder.cli.app import main
+
+SKILL = """\
+---
+name: {name}
+description: Checks {name} plans for gaps.
+metadata:
+  mindrian:
+    type: operator
+    model: anthropic:claude-sonnet-4-5
+    triggers: [{name}]
+---
+# Methodology
+
+Ask what is missing.
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    """Exit status and output of one in-process ``mindrian`` run."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def mindrian(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[[Path, Sequence[str]], Run]:
+    def run(cwd: Path, args: Sequence[str]) -> Run:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.mindrian]\n')
+    for name in ("alpha", "beta"):
+        (tmp_path / "skills" / name).mkdir(parents=True)
+        (tmp_path / "skills" / name / "SKILL.md").write_text(SKILL.format(name=name))
+    return tmp_path
+
+
+def refusing(real: Callable[..., Any], code: int, when: Callable[[Path], bool]) -> Any:
+    """``real``, except that it raises OSError ``code`` for a path ``when`` accepts."""
+
+    def refuse(*args: Any) -> Any:
+        path = next(Path(a) for a in args if isinstance(a, str | os.PathLike))
+        if when(path):
+            raise OSError(code, os.strerror(code), str(path))
+        return real(*args)
+
+    return refuse
+
+
+def alphas(path: Path) -> bool:
+    return "alpha" in path.parts
+
+
+def assert_only_alpha_failed(run: Run, reason: str) -> dict[str, Any]:
+    assert run.code == 1, run.err
+    report = json.loads(run.out)
+    assert report["exit_code"] == 1 and report["ok"] is False
+    by_path = {b["path"]: b for b in report["builds"]}
+    assert by_path["skills/beta/SKILL.md"]["ok"] is True
+    assert len(by_path["skills/beta/SKILL.md"]["phases"]) == 7
+    error = by_path["skills/alpha/SKILL.md"]["error"]
+    assert error["code"] == "F001" and reason in error["message"], error
+    assert error["location"]["path"] == "skills/alpha/SKILL.md"
+    assert f"skills/alpha/SKILL.md: error[F001]: {reason}" in run.err
+    assert "internal error" not in run.err and "Traceback" not in run.err
+    return error
+
+
+BUILD = ["build", "--all", "--json", "--jobs", "1"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (errno.ENOSPC, "No space left on device (ENOSPC)"),
+        (errno.EROFS, "Read-only file system (EROFS)"),
+        (errno.ENAMETOOLONG, "File name too long (ENAMETOOLONG)"),
+    ],
+    ids=["disk-full", "read-only", "name-too-long"],
+)
+def test_a_file_system_refusing_one_package_fails_only_that_skill(
+    project: Path,
+    mindrian: Callable[[Path, Sequence[str]], Run],
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    reason: str,
+) -> None:
+    from builder.phases import code_generation
+
+    monkeypatch.setattr(
+        code_generation, "write_tree", refusing(code_generation.write_tree, code, alphas)
+    )
+    error = assert_only_alpha_failed(mindrian(project, BUILD), reason)
+    assert "alpha" in error["message"]  # the path the file system refused
+    assert (project / "generated" / "beta" / "agent.py").is_file()
+    assert not (project / "generated" / "alpha").exists()
+    registry = (project / "generated" / "registry.yaml").read_text(encoding="utf-8")
+    assert "id: beta" in registry and "id: alpha" not in registry
+
+
+@pytest.mark.slow
+def test_a_checkpoint_folder_refusing_writes_fails_only_that_skill(
+    project: Path, mindrian: Callable[[Path, Sequence[str]], Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from builder.pipeline import checkpoints
+
+    monkeypatch.setattr(
+        checkpoints,
+        "atomic_write_text",
+        refusing(checkpoints.atomic_write_text, errno.ENOSPC, alphas),
+    )
+    assert_only_alpha_failed(mindrian(project, BUILD), "No space left on device (ENOSPC)")
+
+
+@pytest.mark.slow
+def test_a_file_where_a_folder_should_be_fails_only_that_skill(
+    project: Path, mindrian: Callable[[Path, Sequence[str]], Run]
+) -> None:
+    checkpoints = project / ".mindrian" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    (checkpoints / "alpha").write_text("not a folder")
+    error = assert_only_alpha_failed(mindrian(project, BUILD), "File exists (EEXIST)")
+    assert error["message"].endswith(str(checkpoints / "alpha"))
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["build", "--bogus", "--json"], "U001", "No such option: --bogus"),
+        (["build", "--all", "--json", "--jobs", "many"], "U001", "'--jobs'"),
+        (["build", "--all", "--shard", "5/4", "--json"], "U017", "--shard takes I/N"),
+        (["build", "--json"], "U005", "give at least one SKILL.md path"),
+        (["build", "--all", "--from", "nine", "--json"], "U002", "unknown phase 'nine'"),
+        (["register", "--json", "--bogus"], "U001", "No such option: --bogus"),
+        (["select", "--json"], "U005", "give a sentence"),
+        (["explain", "--json"], "U001", "Missing argument 'ID'"),
+    ],
+)
+def test_a_usage_error_with_json_prints_a_json_error_object(
+    project: Path,
+    mindrian: Callable[[Path, Sequence[str]], Run],
+    args: list[str],
+    code: str,
+    message: str,
+) -> None:
+    run = mindrian(project, args)
+    assert run.code == 2
+    report = json.loads(run.out)
+    assert report["ok"] is False and report["exit_code"] == 2
+    assert report["error"]["code"] == code and message in report["error"]["message"]
+
+
+def test_a_usage_error_without_json_keeps_stdout_empty(
+    project: Path, mindrian: Callable[[Path, Sequence[str]], Run]
+) -> None:
+    run = mindrian(project, ["build", "--bogus", "--", "--json"])
+    assert (run.code, run.out) == (2, "")
+    assert "No such option: --bogus" in run.err
