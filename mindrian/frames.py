@@ -252,6 +252,8 @@ def emit(ns: str, type_: str, payload: Mapping[str, Any]) -> str:
     except (TypeError, ValueError) as exc:
         raise FrameError(f"{type_} payload is not JSON data: {exc}") from None
     body = body.replace("<", "\\u003c").replace(">", "\\u003e")
+    if not body.isprintable():  # U+2028, DEL, C1 controls: JSON escapes keep the terminal safe
+        body = "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in body)
     return f"{_OPEN}{ns}:{type_}:{body}{_CLOSE}"
 
 

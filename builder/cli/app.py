@@ -134,7 +134,17 @@ def _skill_file(path: Path) -> Path:
 
 
 def _err(line: str) -> None:
-    typer.echo(line, err=True)
+    """Print one human line on stderr (control characters escaped: it may quote a skill)."""
+    from builder.pipeline.terminal import terminal_line
+
+    typer.echo(terminal_line(line), err=True)
+
+
+def _out(line: str) -> None:
+    """Print one human line on stdout, escaped like :func:`_err`."""
+    from builder.pipeline.terminal import terminal_line
+
+    typer.echo(terminal_line(line))
 
 
 def _defused_err(line: str) -> None:
@@ -475,7 +485,7 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
         for problem in report.problems:
             _err(problem.render())
         if not report.problems and not quiet:
-            typer.echo(validation_line(report))
+            _out(validation_line(report))
         status = max(status, report.exit_code)
     return status
 
@@ -580,6 +590,7 @@ def explain(
 
 def _explain_prompt(agent_id: str, out: Path) -> int:
     from builder.pipeline.errors import PipelineError
+    from builder.pipeline.terminal import terminal_text
     from mindrian.testing.prompts import (
         PackageNotFoundError,
         agent_class_of,
@@ -591,7 +602,7 @@ def _explain_prompt(agent_id: str, out: Path) -> int:
         agent_class = agent_class_of(out, agent_id)
     except PackageNotFoundError as exc:
         raise PipelineError(f"{exc}; build its SKILL.md first", code="P010") from None
-    typer.echo(render_prompts(system_prompts(agent_class)), nl=False)
+    typer.echo(terminal_text(render_prompts(system_prompts(agent_class))), nl=False)
     return 0
 
 
@@ -881,6 +892,7 @@ def check(
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import error_frame
     from builder.pipeline.results import DRIFT_CODE, Problem
+    from builder.pipeline.terminal import terminal_text
 
     framed = _use_frames(ctx, "check", frames)
     say = _say(framed)
@@ -912,9 +924,10 @@ def check(
         if bar is not None:
             bar.close()
     if result.diff and framed:
-        say(result.diff.removesuffix("\n"))
+        for line in result.diff.removesuffix("\n").split("\n"):
+            say(line)
     elif result.diff:
-        typer.echo(result.diff, nl=False)
+        typer.echo(terminal_text(result.diff), nl=False)
     for line in summary(result, _display(committed, root)):
         say(line)
     if framed and result.drift:
@@ -966,7 +979,7 @@ def new(
     root = project_root(Path.cwd())
     # Seed 000 spells the types in capitals (OPERATOR); the template's choices are lowercase.
     created = new_skill(name, agent_type.lower(), dest or root / "skills", description)
-    typer.echo(_display(created, root))
+    _out(_display(created, root))
     return 0
 
 

@@ -21,6 +21,7 @@ from typing import TextIO
 
 from builder.pipeline.batch import Listener, Target
 from builder.pipeline.results import BuildReport, PhaseReport
+from builder.pipeline.terminal import terminal_line, terminal_safe
 
 __all__ = ["ProgressBar", "clock_text"]
 
@@ -71,7 +72,7 @@ class ProgressBar(Listener):
     def finished(self, report: BuildReport) -> None:
         self.done += 1
         if report.problem is not None:
-            self.stream.write(_ERASE + report.problem.render() + "\n")
+            self.stream.write(_ERASE + terminal_line(report.problem.render()) + "\n")
         self._draw()
 
     def close(self) -> None:
@@ -86,7 +87,8 @@ class ProgressBar(Listener):
         bar = "[" + "#" * filled + "-" * (_BAR_CELLS - filled) + "]"
         count = f"{self.done:>{len(str(self.total))}}/{self.total}"
         eta = clock_text(elapsed / self.done * (self.total - self.done)) if self.done else "--:--"
-        text = f"{bar} {count}  {self.skill}  {self.step}  {clock_text(elapsed)}  ETA {eta}"
+        skill = terminal_safe(self.skill)
+        text = f"{bar} {count}  {skill}  {self.step}  {clock_text(elapsed)}  ETA {eta}"
         return text[: max(self.columns - 1, 20)]
 
     def _draw(self) -> None:

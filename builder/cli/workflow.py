@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from builder.pipeline.terminal import terminal_line, terminal_text
+
 if TYPE_CHECKING:
     from mindrian.workflow.engine import Handler
     from mindrian.workflow.model import ThoughtGraph
@@ -42,7 +44,13 @@ _FileArg = Annotated[Path, typer.Argument(metavar="FILE.dot", help="A DOT though
 
 
 def _err(line: str) -> None:
-    typer.echo(line, err=True)
+    """Print one human line on stderr (control characters escaped: graphs quote skills)."""
+    typer.echo(terminal_line(line), err=True)
+
+
+def _out(line: str) -> None:
+    """Print one human line on stdout, escaped like :func:`_err`."""
+    typer.echo(terminal_line(line))
 
 
 def _load(file: Path, *, show_warnings: bool) -> tuple[ThoughtGraph | None, int]:
@@ -83,7 +91,7 @@ def render_command(file: _FileArg) -> int:
         for finding in findings:
             _err(finding.render())
         return 1
-    typer.echo(render(graph), nl=False)
+    typer.echo(terminal_text(render(graph)), nl=False)
     return 0
 
 
@@ -128,7 +136,7 @@ def run_command(
     if failed or graph is None:
         return 1
     try:
-        handlers = dry_run_handlers(graph, parse_outcome_script(outcome or ()), typer.echo)
+        handlers = dry_run_handlers(graph, parse_outcome_script(outcome or ()), _out)
         handlers.update(_model_handlers(graph, model))
         result = run(graph, handlers, state, max_steps=max_steps, base_dir=file.parent)
     except (WorkflowError, ModelScriptError, AgentRunError) as exc:
@@ -139,7 +147,7 @@ def run_command(
         _err(f"{file.as_posix()}: workflow {graph.name} failed: {result.failure_reason}")
         _err(f"path: {path}")
         return 1
-    typer.echo(f"workflow {graph.name} {result.status} in {len(result.history)} steps: {path}")
+    _out(f"workflow {graph.name} {result.status} in {len(result.history)} steps: {path}")
     return 0
 
 
@@ -157,4 +165,4 @@ def _model_handlers(graph: ThoughtGraph, option: str | None) -> dict[str, Handle
     model = get_model(chosen) if isinstance(chosen, str) else chosen
     if model is None:  # get_model gives None only for None, which chosen is not
         raise WorkflowError(f"no model for {chosen!r}")
-    return dict(model_handlers(graph, model, typer.echo))
+    return dict(model_handlers(graph, model, _out))

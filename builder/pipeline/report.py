@@ -25,6 +25,7 @@ from builder.pipeline.results import (
     Problem,
     ValidationReport,
 )
+from builder.pipeline.terminal import terminal_safe
 from mindrian.frames import Frame
 
 __all__ = [
@@ -260,15 +261,6 @@ def explain_text(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str
         lines.extend(f"  decided {d}" for d in key_decisions(data["output"], previous_output))
         previous_output = data["output"]
     return "\n".join(terminal_safe(line) for line in lines) + "\n"
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` for a terminal: every non-printable character (CR, LF, ESC, U+2028...) escaped.
-
-    Skill text reaches human-readable output; raw control characters could
-    rewrite the line, fake another line or drive the terminal.
-    """
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def explain_json(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str:

@@ -13,14 +13,12 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from builder.cli.app import main
+from reliability_cli import Mindrian, Run
 
 SKILL = """\
 ---
@@ -36,29 +34,6 @@ metadata:
 
 Ask what is missing.
 """
-
-
-@dataclass(frozen=True)
-class Run:
-    """Exit status and output of one in-process ``mindrian`` run."""
-
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def mindrian(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[[Path, Sequence[str]], Run]:
-    def run(cwd: Path, args: Sequence[str]) -> Run:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
-
-    return run
 
 
 @pytest.fixture
@@ -116,7 +91,7 @@ BUILD = ["build", "--all", "--json", "--jobs", "1"]
 )
 def test_a_file_system_refusing_one_package_fails_only_that_skill(
     project: Path,
-    mindrian: Callable[[Path, Sequence[str]], Run],
+    mindrian: Mindrian,
     monkeypatch: pytest.MonkeyPatch,
     code: int,
     reason: str,
@@ -136,7 +111,7 @@ def test_a_file_system_refusing_one_package_fails_only_that_skill(
 
 @pytest.mark.slow
 def test_a_checkpoint_folder_refusing_writes_fails_only_that_skill(
-    project: Path, mindrian: Callable[[Path, Sequence[str]], Run], monkeypatch: pytest.MonkeyPatch
+    project: Path, mindrian: Mindrian, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from builder.pipeline import checkpoints
 
@@ -150,7 +125,7 @@ def test_a_checkpoint_folder_refusing_writes_fails_only_that_skill(
 
 @pytest.mark.slow
 def test_a_file_where_a_folder_should_be_fails_only_that_skill(
-    project: Path, mindrian: Callable[[Path, Sequence[str]], Run]
+    project: Path, mindrian: Mindrian
 ) -> None:
     checkpoints = project / ".mindrian" / "checkpoints"
     checkpoints.mkdir(parents=True)
@@ -174,7 +149,7 @@ def test_a_file_where_a_folder_should_be_fails_only_that_skill(
 )
 def test_a_usage_error_with_json_prints_a_json_error_object(
     project: Path,
-    mindrian: Callable[[Path, Sequence[str]], Run],
+    mindrian: Mindrian,
     args: list[str],
     code: str,
     message: str,
@@ -186,9 +161,7 @@ def test_a_usage_error_with_json_prints_a_json_error_object(
     assert report["error"]["code"] == code and message in report["error"]["message"]
 
 
-def test_a_usage_error_without_json_keeps_stdout_empty(
-    project: Path, mindrian: Callable[[Path, Sequence[str]], Run]
-) -> None:
+def test_a_usage_error_without_json_keeps_stdout_empty(project: Path, mindrian: Mindrian) -> None:
     run = mindrian(project, ["build", "--bogus", "--", "--json"])
     assert (run.code, run.out) == (2, "")
     assert "No such option: --bogus" in run.err
