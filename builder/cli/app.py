@@ -303,7 +303,10 @@ _JobsOpt = Annotated[
         "-j",
         metavar="N",
         min=1,
-        help="Skills built at once (phases 1-6) [default: min(2, CPUs)].",
+        help=(
+            "Most skills built at once (phases 1-6) [default: min(2, CPUs)]; without "
+            "generated tests (check) a worker starts only for every 8 skills."
+        ),
     ),
 ]
 
