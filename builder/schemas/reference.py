@@ -325,7 +325,7 @@ def _resolved(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _object_branch(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
-    """The mapping form of a definition that may also allow a bare text."""
+    """The structured form (a mapping, or a list) of a schema that may also allow a bare text."""
     node = _resolved(schema, node)
     if "anyOf" not in node:
         return node

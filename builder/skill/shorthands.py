@@ -42,7 +42,7 @@ _NAME: tuple[str, tuple[str, ...]] = ("name", ("id", "title"))
 _INSTRUCTIONS: tuple[str, tuple[str, ...]] = ("instructions", ("description", "role", "prompt"))
 
 #: Lists of mappings (paths from a Mindrian root, ``*`` for every item) and, for their
-#: items, each canonical key with the synonyms that stand for it, preferred first.
+#: items, each canonical key with the synonyms that stand for it.
 ITEM_SYNONYMS: Mapping[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = {
     ("inputs",): (_NAME,),
     ("outputs",): (_NAME,),
@@ -82,7 +82,8 @@ class Shorthand:
     canonical: KeyPath
     """Path of the value in canonical form (``phases.0.name``, ``chains_to.0``)."""
     redundant: bool = False
-    """The canonical key is also given, with the same value: the synonym is only dropped."""
+    """The canonical key, or a synonym written earlier, gives the same value: this one is
+    only dropped."""
 
     @property
     def wraps(self) -> bool:

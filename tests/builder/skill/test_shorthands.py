@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from builder.codegen.prompt_items import prompt_items
@@ -233,6 +236,40 @@ def test_the_generated_tests_check_the_parts_a_shorthand_names() -> None:
     assert prompt_items(SHORTHAND.encode()).parts == expected
     assert prompt_items(CANONICAL.encode()).parts == expected
     assert "Never invent a price." in prompt_items(SHORTHAND.encode()).skill
+
+
+NAME_KEYS, TEXT_KEYS = ["name", "id", "title"], ["instructions", "description", "role", "prompt"]
+# Mostly agreeing texts, so that many items are valid; a number now and then breaks the schema.
+item_values = st.sampled_from(["Discover"] * 4 + ["Decide", 1])
+items = st.builds(
+    lambda names, texts: {**names, **texts},
+    st.dictionaries(st.sampled_from(NAME_KEYS), item_values, min_size=1, max_size=2),
+    st.dictionaries(
+        st.sampled_from(TEXT_KEYS), st.sampled_from(["Look."] * 4 + ["Ask."]), max_size=2
+    ),
+)
+lists = st.one_of(st.sampled_from(["Discover", "x"]), st.lists(items, max_size=3))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.sampled_from(["phases", "sub_agents", "inputs"]), lists, st.booleans())
+def test_phase_one_and_fmt_agree_on_any_spelling(key: str, value: Any, nested: bool) -> None:
+    fields = {"type": "collaborative" if key == "sub_agents" else "pipeline", key: value}
+    front = {
+        "name": "s",
+        "description": "d",
+        **({"metadata": {"mindrian": fields}} if nested else fields),
+    }
+    text = f"---\n{yaml.safe_dump(front, sort_keys=False)}---\nBody.\n"
+    try:
+        accepted = analysed(text)
+    except SkillError as error:
+        assert error.code in ("S201", "S202", "S205", "S207") and error.location is not None
+        return
+    formatted, _ = format_skill(text)
+    assert unlocated(without_provenance(analysed(formatted))) == unlocated(
+        without_provenance(accepted)
+    )
 
 
 # --- mindrian fmt and the editor schema ------------------------------------------------------
