@@ -50,7 +50,7 @@ AllOpt = Annotated[
 ]
 #: Errors only on stderr.
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
-#: A machine-readable report on stdout instead of the text one.
+#: A machine-readable report on stdout.
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable report on stdout.")]
 #: Control frames of a batch (build, register, check).
 FramesOpt = Annotated[
