@@ -134,6 +134,7 @@ def find_collisions(
         for kind, value in zip(("agent id", "package"), identity or (), strict=False):
             if value is not None:
                 owners.setdefault((kind, value), []).append(target.display)
+    by_display = {t.display: t for t in targets}
     problems: dict[str, Problem] = {}
     for (kind, value), displays in sorted(owners.items()):
         for display in displays if len(displays) > 1 else ():
@@ -141,8 +142,24 @@ def find_collisions(
             message = (
                 f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
             )
-            problems.setdefault(display, Problem(COLLISION_CODE, message, SourceLocation(display)))
+            where = SourceLocation(display, _name_line(by_display[display], config, phase))
+            problems.setdefault(display, Problem(COLLISION_CODE, message, where))
     return problems
+
+
+def _name_line(target: Target, config: BuildConfig, phase: Any) -> int:
+    """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs again, for
+    colliding skills only."""
+    from builder.pipeline.contract import PhaseInput
+    from builder.skill.source import load_source
+
+    try:
+        source = load_source(target.path, display=target.display)
+        lines = phase.run(PhaseInput(source=source, config=config)).output.field_lines
+    except Exception:  # the line only sharpens a message already decided
+        return 0
+    keys = ("metadata.mindrian.id", "id", "name")
+    return next((int(lines[k]) for k in keys if k in lines), 0)
 
 
 def _identity(
