@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from builder.cli.options import QuietOpt
 from builder.pipeline.terminal import terminal_line, terminal_text
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def _load(file: Path, *, show_warnings: bool) -> tuple[ThoughtGraph | None, int]
 @workflow_app.command("validate", epilog=_EXAMPLES)
 def validate_command(
     files: Annotated[list[Path], typer.Argument(metavar="FILE.dot...", help="Graphs to check.")],
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
+    quiet: QuietOpt = False,
 ) -> int:
     """Parse and lint each file; exit 1 if any has an error (warnings are reported only)."""
     status = 0
