@@ -5,9 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -143,3 +146,42 @@ def test_out_that_is_a_file_is_a_clean_error(project: Path, tmp_path: Path) -> N
     blocker.write_text("x")
     done = mindrian(project, "build", "skills/pws/SKILL.md", "--out", str(blocker), "--json")
     assert done.returncode == 2 and "error[U016]" in done.stderr and "not a folder" in done.stderr
+
+
+def _overwrite_middle(database: Path) -> None:
+    with database.open("r+b") as handle:
+        handle.seek(database.stat().st_size // 2)
+        handle.write(b"\xa5" * 16384)
+
+
+def _truncate(database: Path) -> None:
+    with database.open("r+b") as handle:
+        handle.truncate(database.stat().st_size // 2)
+
+
+def _garbage_wal(database: Path) -> None:
+    database.with_name(database.name + ".wal").write_bytes(b"\xa5" * 65536)
+
+
+@pytest.mark.parametrize(
+    "damage", [_overwrite_middle, _truncate, _garbage_wal], ids=["overwritten", "truncated", "wal"]
+)
+def test_a_damaged_database_is_a_prompt_clean_error_never_a_hang(
+    project: Path, damage: Callable[[Path], None]
+) -> None:
+    paths = ProjectPaths(project)
+    registry_from_yaml(paths.registry_yaml, paths.embedded_registry).close()
+    damage(paths.embedded_registry)
+    committed = paths.registry_yaml.read_text(encoding="utf-8")
+    commands = [("select", "--trigger", "validate"), ("graph", "export")]
+    if damage is _overwrite_middle:  # a whole build once: phase 7 meets the damage
+        commands.append(("build", "skills/pws/SKILL.md", "--json"))
+    for command in commands:
+        started = time.monotonic()
+        done = mindrian(project, *command)  # a hang would end in the subprocess timeout
+        assert time.monotonic() - started < 300
+        assert done.returncode == 1, (command, done.stderr)
+        assert re.search(r"error\[(G01\d|R00\d)\]", done.stderr), done.stderr
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert paths.registry_yaml.read_text(encoding="utf-8") == committed
+    assert not paths.generated.joinpath("pws_validation").exists()
