@@ -165,3 +165,54 @@ def test_a_usage_error_without_json_keeps_stdout_empty(project: Path, mindrian: 
     run = mindrian(project, ["build", "--bogus", "--", "--json"])
     assert (run.code, run.out) == (2, "")
     assert "No such option: --bogus" in run.err
+
+
+@pytest.mark.slow
+def test_out_on_another_file_system_builds(
+    project: Path, tmp_path: Path, mindrian: Mindrian, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repro: ``--out`` on another file system failed with EXDEV from ``os.rename`` (exit 3).
+
+    The other file system is simulated: a rename between ``out`` and anywhere else
+    fails with EXDEV, as the kernel's would.
+    """
+    out = tmp_path / "mounted" / "out"
+    inside: list[str] = []
+
+    def device_of(path: Any) -> bool:
+        return Path(os.path.abspath(os.fsdecode(path))).is_relative_to(out)
+
+    def across(real: Callable[..., Any]) -> Callable[..., Any]:
+        def rename(src: Any, dst: Any, *args: Any, **kwargs: Any) -> Any:
+            if device_of(src) != device_of(dst):
+                raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), src, None, dst)
+            if device_of(src):
+                inside.append(os.fsdecode(dst))
+            return real(src, dst, *args, **kwargs)
+
+        return rename
+
+    monkeypatch.setattr(os, "rename", across(os.rename))
+    monkeypatch.setattr(os, "replace", across(os.replace))
+    run = mindrian(project, ["build", "skills/alpha/SKILL.md", "--out", str(out), "--json"])
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["ok"] is True
+    assert (out / "alpha" / "agent.py").is_file()
+    assert "id: alpha" in (out / "registry.yaml").read_text(encoding="utf-8")
+    assert str(out / "alpha") in inside  # the package was moved into place on out's side
+
+
+@pytest.mark.slow
+def test_an_unparsable_registry_yaml_without_a_database_is_a_located_error(
+    project: Path, mindrian: Mindrian
+) -> None:
+    generated = project / "generated"
+    generated.mkdir()
+    (generated / "registry.yaml").write_text("frameworks: [\n  - {id: ]\n", encoding="utf-8")
+    run = mindrian(project, ["build", "skills/alpha/SKILL.md", "--json"])
+    assert run.code == 1, run.err
+    (build,) = json.loads(run.out)["builds"]
+    assert build["error"]["code"].startswith("R") and "registry" in build["error"]["message"]
+    assert "internal error" not in run.err and "Traceback" not in run.err
+    assert (generated / "registry.yaml").read_text(encoding="utf-8").startswith("frameworks: [")
+    assert not (generated / "alpha").exists()

@@ -185,3 +185,28 @@ def test_a_damaged_database_is_a_prompt_clean_error_never_a_hang(
         assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert paths.registry_yaml.read_text(encoding="utf-8") == committed
     assert not paths.generated.joinpath("pws_validation").exists()
+
+
+def test_two_builds_of_different_skills_against_one_registry_both_succeed(project: Path) -> None:
+    """Repro: concurrent writers failed at once with R004 instead of waiting for the lock."""
+    shutil.copytree(REPO / "skills" / "jtbd", project / "skills" / "jtbd")
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "builder", "build", f"skills/{name}/SKILL.md"],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("pws", "jtbd")
+    ]
+    outputs = [run.communicate(timeout=900) for run in runs]
+    for run, (_, err) in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, err
+    paths = ProjectPaths(project)
+    ids = {r.id for r in load_registry_yaml(paths.registry_yaml)}
+    assert {"pws-validation", "jtbd"} <= ids
+    with EmbeddedRegistry(paths.embedded_registry, read_only=True) as registry:
+        stored = {r.id for r in registry.export()}
+    assert stored == ids
