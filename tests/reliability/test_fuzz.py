@@ -254,7 +254,20 @@ def test_full_builds_exit_cleanly_with_a_complete_json_report(
         timeout=600,
     )
     assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr
     report = json.loads(done.stdout)
-    assert isinstance(report, dict) and report
+    assert report["exit_code"] == done.returncode and len(report["builds"]) == 1
+    paths = ProjectPaths(project)
+    installed = (
+        sorted(p.name for p in paths.generated.iterdir()) if paths.generated.exists() else []
+    )
+    # One transaction: the package and registry.yaml are both there, or neither is.
     if done.returncode == 0:
-        assert (project / "generated" / "registry.yaml").is_file()
+        assert len(installed) == 2 and "registry.yaml" in installed
+    else:
+        assert installed == []
+    # Staging keeps at most the ready package a failed phase 7 leaves for the next build.
+    staged = sorted(p.name for p in paths.staging.iterdir()) if paths.staging.exists() else []
+    assert staged == [] or (
+        done.returncode == 1 and len(staged) == 1 and staged[0].endswith(".ready")
+    )
