@@ -125,10 +125,19 @@ class _Dumper(yaml.SafeDumper):
     """SafeDumper that writes multi-line strings as literal blocks for readable diffs."""
 
 
+#: Line breaks of YAML 1.1 besides LF: PyYAML's plain, single-quoted and literal styles fold
+#: them (a NEL read back as a space), so only the double-quoted style, which escapes them, keeps
+#: them.
+_OTHER_BREAKS = frozenset("\r\x85\u2028\u2029")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     # Literal blocks cannot carry trailing spaces or some control characters
     # faithfully; fall back to the quoted style for those so round trips are exact.
-    style = "|" if "\n" in value and _literal_safe(value) else None
+    if not _OTHER_BREAKS.isdisjoint(value):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value and _literal_safe(value) else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
