@@ -66,6 +66,12 @@ def _fields(front: Any) -> dict[str, Any]:
     return merged
 
 
+def _in_markdown(items: tuple[str, ...]) -> tuple[str, ...]:
+    # instructions.md has LF line endings (a CR becomes LF there), so what it carries does too;
+    # the description travels in spec.yaml, which keeps a CR.
+    return tuple(i.replace("\r\n", "\n").replace("\r", "\n") for i in items)
+
+
 def _text_items(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value.strip(),) if value.strip() else ()
@@ -105,8 +111,8 @@ def prompt_items(data: bytes) -> PromptItems:
     fields = _fields(front)
     found: list[str] = []
     found += _text_items(fields.get("description"))
-    found += _text_items(fields.get("tone"))
-    found += _text_items(fields.get("behavioral_rules"))
+    found += _in_markdown(_text_items(fields.get("tone")))
+    found += _in_markdown(_text_items(fields.get("behavioral_rules")))
     # A line of only punctuation (fences, table rules) says nothing the model could miss.
     found += [line.strip() for line in body.split("\n") if any(c.isalnum() for c in line)]
     # `mindrian fmt` keeps `synthesizer` under plain `metadata`, where phase 2 reads it.

@@ -50,24 +50,24 @@ def test_explain_prints_one_line_per_item_whatever_the_skill_says() -> None:
 
 #: Planted in skill fields: rewrite the line, fake a progress line, clear the screen.
 PLANTED = "\rFAKE\n[7/7] registration … ok\u2028FAKE\x1b[2J\x85\x9b31m\x7f"
-#: The same without CR and NEL, for the fields a generated package's own tests read back.
-PLANTED_IN_PROSE = "\nFAKE\u2028FAKE\x1b[2J\x9b31m"
 
 
 def _hostile_project(root: Path) -> Path:
     (root / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.mindrian]\n')
     q = json.dumps  # a JSON string is a YAML double-quoted scalar, escapes and all
     skills = {
-        # Builds and registers: its model id, trigger and prose carry the planted text.
+        # Builds and registers (its own generated tests pass): model id, trigger, tone and
+        # prose carry the planted text.
         "hostile": f"""---
 name: hostile
-description: {q("Checks plans." + PLANTED_IN_PROSE)}
+description: {q("Checks plans." + PLANTED)}
 metadata:
   mindrian:
     type: operator
     model: {q("anthropic:claude" + PLANTED)}
     triggers: [hostile, {q("probe" + PLANTED)}]
-    behavioral_rules: [{q("Be brief." + PLANTED_IN_PROSE)}]
+    tone: {q("calm" + PLANTED)}
+    behavioral_rules: [{q("Be brief." + PLANTED)}]
 ---
 # Methodology
 
