@@ -13,6 +13,7 @@ prints can pass for the answer.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -34,6 +35,7 @@ __all__ = [
     "ToolRequest",
     "child_main",
     "describe_tools",
+    "tool_sources_digest",
 ]
 
 #: How long the child may take to import and describe every custom tool of one skill.
@@ -181,3 +183,39 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"the module exited during import (SystemExit: {exc.code!r})"
     return f"{type(exc).__name__}: {exc}"
+
+
+def tool_sources_digest(functions: Sequence[str]) -> str:
+    """``sha256:`` over the source files the child would import for ``functions``, found on
+    ``sys.path`` as the child searches it, without importing anything.
+
+    Part of phase 4's input digest, so editing a tool's module describes it again. A module not
+    found as a file (built in, or absent: phase 4 then reports it) adds only its name.
+    """
+    digest = hashlib.sha256()
+    for function in sorted(set(functions)):
+        module = function.rpartition(".")[0] or function
+        for path in _module_files(module):
+            data = path.read_bytes()
+            digest.update(b"%d:%s%d:" % (len(function), function.encode(), len(data)) + data)
+        digest.update(b"\x00" + function.encode("utf-8", "replace"))
+    return "sha256:" + digest.hexdigest()
+
+
+def _module_files(module: str) -> tuple[Path, ...]:
+    """The files of ``module`` and its parent packages under the first path entry holding it."""
+    parts = module.split(".")
+    for entry in (os.path.abspath(e) for e in sys.path):
+        base, files = Path(entry), []
+        for depth, part in enumerate(parts, start=1):
+            package, plain = base.joinpath(*parts[:depth]), base.joinpath(*parts[: depth - 1], part)
+            if (package / "__init__.py").is_file():
+                files.append(package / "__init__.py")
+            elif depth == len(parts) and plain.with_suffix(".py").is_file():
+                files.append(plain.with_suffix(".py"))
+            elif not package.is_dir():  # a namespace package is a folder without __init__.py
+                break
+        else:
+            if files:
+                return tuple(files)
+    return ()

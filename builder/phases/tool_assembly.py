@@ -17,7 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from builder.mcp.catalog import CatalogEntry, build_catalog
-from builder.mcp.describe import Described, DescribeFailed, ToolRequest, describe_tools
+from builder.mcp.describe import (
+    Described,
+    DescribeFailed,
+    ToolRequest,
+    describe_tools,
+    tool_sources_digest,
+)
 from builder.mcp.probe import HandshakeProbe, Probe, ProbeResult, check_configuration
 from builder.mcp.tooldefs import definition_errors, definition_to_plain
 from builder.phases.architecture import field_line
@@ -303,6 +309,13 @@ class ToolAssemblyPhase:
         self._configuration_probe = configuration_probe
         self._handshake_probe = handshake_probe
         self._describer = describer or _describe_in_child
+
+    def extra_digest(self, inputs: PhaseInput) -> str:
+        """The source files of the custom tools' modules: editing one describes its tools again."""
+        d = inputs.previous.get("skill_analysis")
+        if not isinstance(d, SkillDefinition) or not d.custom_tools:
+            return ""
+        return tool_sources_digest([r.function for r in d.custom_tools])
 
     def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
         """A new AgentSpec with ``tools`` set; raises ToolAssemblyError for unusable requests."""

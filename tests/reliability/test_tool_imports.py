@@ -201,3 +201,21 @@ def test_a_tool_module_that_hangs_or_dies_is_a_located_error(
     assert problem is not None and problem.exit_code == 1 and problem.code == "T011"
     assert problem.location is not None and problem.location.line == TOOL_LINE
     assert reason in problem.message and "'shout'" in problem.message
+
+
+@pytest.mark.slow
+def test_editing_a_tool_module_describes_its_tools_again(tmp_path: Path) -> None:
+    project = project_with_tool(tmp_path, "louder", "")
+    build = ("build", "skills/loud/SKILL.md", "--until", "tool_assembly", "--json")
+
+    def phase_4(done: subprocess.CompletedProcess[str]) -> str:
+        (report,) = json.loads(done.stdout)["builds"]
+        return str(report["phases"][3]["status"])
+
+    assert phase_4(mindrian(project, *build)) == "ok"
+    assert phase_4(mindrian(project, *build)) == "cached"
+    module = project / "louder.py"
+    module.write_text(module.read_text().replace("Say it louder.", "Say it much louder."))
+    assert phase_4(mindrian(project, *build)) == "ok"
+    stored = next((project / ".mindrian" / "checkpoints").glob("*/4-tool_assembly.yaml"))
+    assert "Say it much louder." in stored.read_text()
