@@ -140,7 +140,7 @@ def tree_digest(package: Path) -> str:
     return digest.hexdigest()
 
 
-def _command(folder: Path, identifiers: Sequence[str], extra: Sequence[str]) -> list[str]:
+def _command(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -164,18 +164,18 @@ def _command(folder: Path, identifiers: Sequence[str], extra: Sequence[str]) -> 
         OPTION,
         str(folder / _OUTCOMES_FILE),
         *extra,
-        *(str(folder / identifier / "tests") for identifier in identifiers),
+        *map(str, paths),
     ]
 
 
 def _pytest(
-    folder: Path, identifiers: Sequence[str], extra: Sequence[str], timeout: float
+    folder: Path, paths: Sequence[Path], extra: Sequence[str], timeout: float
 ) -> tuple[subprocess.CompletedProcess[str] | None, dict[str, Any] | None]:
-    """Run the tests of ``identifiers`` (staged in ``folder``); the process (None when it timed
-    out) and the outcomes file's data (None when it wrote none)."""
+    """Run the tests under ``paths`` with ``folder`` as the rootdir; the process (None when it
+    timed out) and the outcomes file's data (None when it wrote none)."""
     ini, outcomes = folder / "pytest.ini", folder / _OUTCOMES_FILE
     ini.write_text("[pytest]\n", encoding="utf-8")
-    command = _command(folder, identifiers, extra)
+    command = _command(folder, paths, extra)
     try:
         done = run_captured(command, cwd=folder, env=test_env(folder), timeout=timeout)
         data = json.loads(outcomes.read_text(encoding="utf-8")) if outcomes.is_file() else None
@@ -192,7 +192,7 @@ def run_package_tests(
 ) -> TestRun:
     """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard
     plugin."""
-    done, data = _pytest(folder, (identifier,), (), timeout)
+    done, data = _pytest(folder, (folder / identifier / "tests",), (), timeout)
     if done is None:
         return TestRun(False, f"timed out after {timeout:g} s", (), "")
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
@@ -205,23 +205,30 @@ def run_package_tests(
     return TestRun(done.returncode == 0, _summary(lines), failures, tail)
 
 
-def run_session(folder: Path, jobs: int) -> dict[str, tuple[str, TestRun]]:
+def run_session(
+    folder: Path, jobs: int, workers: int | None = None
+) -> dict[str, tuple[str, TestRun]]:
     """The tests of every package staged in ``folder``, in one pytest session.
 
-    The result maps a package to the :func:`tree_digest` of what was tested
-    and its :class:`TestRun`; a package missing from it has to be tested alone
-    (the session timed out or crashed, or :func:`attribute` left it out).
+    ``workers`` xdist workers (default :func:`workers_for` ``jobs``; 0 runs
+    without xdist). The result maps a package to the :func:`tree_digest` of
+    what was tested and its :class:`TestRun`; a package missing from it has
+    to be tested alone (the session timed out or crashed, or
+    :func:`attribute` left it out).
     """
     identifiers = sorted(p.name for p in folder.iterdir() if p.is_dir())
     if not identifiers:
         return {}
     digests = {identifier: tree_digest(folder / identifier) for identifier in identifiers}
     extra = ["--continue-on-collection-errors"]  # one package's import error is its own
-    workers = workers_for(jobs, len(identifiers))
+    if workers is None:
+        workers = workers_for(jobs, len(identifiers))
     if workers:
         # A test file's tests stay in one worker, in order, as in a run of their own.
         extra += ["-n", str(workers), "--dist", "loadfile"]
-    _, data = _pytest(folder, identifiers, extra, session_timeout(len(identifiers)))
+    # The folder, not each package's tests: a conftest.py that fails to import is then that
+    # package's collection error, not a usage error ending the whole session at start-up.
+    _, data = _pytest(folder, (folder,), extra, session_timeout(len(identifiers)))
     runs = attribute(data, identifiers) if data is not None else {}
     return {identifier: (digests[identifier], run) for identifier, run in runs.items()}
 
