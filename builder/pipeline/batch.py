@@ -22,12 +22,13 @@ the runtime while phases 1–6 run; every probe still runs in a fresh process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
 import shutil
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -423,9 +424,13 @@ def _test_together(
 
 def _tests_alone(base: PhaseLoader) -> bool:
     """Whether ``base``'s phase 6 tests each package alone (a test's own phase 6 is kept as is)."""
+    from builder.pipeline.errors import MindrianError
     from builder.pipeline.shared_tests import tests_alone
 
-    return tests_alone(base("code_generation"))
+    try:
+        return tests_alone(base("code_generation"))
+    except MindrianError:  # not available: each skill's build reports it
+        return False
 
 
 def _through_codegen(
@@ -436,12 +441,31 @@ def _through_codegen(
     phases: PhaseLoader,
     hold: Hold | None,
 ) -> list[BuildReport]:
-    """Phases 1-6 of each target (in the pool when there is one), their reports in order."""
+    """Phases 1-6 of each target (in the pool when there is one), their reports in order.
+
+    A build that raises fails its own skill (as in :func:`_finish`), not the batch.
+    """
     until = PHASE_NAMES[_CODEGEN - 1]
     if pool is None:
-        return [_early(t, config, options, until, None, phases, hold) for t in targets]
+        return [
+            _guarded(
+                t, options, functools.partial(_early, t, config, options, until, None, phases, hold)
+            )
+            for t in targets
+        ]
     futures = [pool.submit(_early, t, config, options, until, None, phases, hold) for t in targets]
-    return [future.result() for future in futures]
+    return [_guarded(t, options, f.result) for t, f in zip(targets, futures, strict=True)]
+
+
+def _guarded(
+    target: Target, options: BatchOptions, build: Callable[[], BuildReport]
+) -> BuildReport:
+    try:
+        return build()
+    except Exception as error:  # a bug while building one skill fails that skill, not the batch
+        if options.debug:
+            traceback.print_exception(error, file=sys.stderr)
+        return _internal_failure(target, error)
 
 
 def _was_held(report: BuildReport) -> bool:

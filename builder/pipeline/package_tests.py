@@ -178,13 +178,21 @@ def _pytest(
     command = _command(folder, paths, extra)
     try:
         done = run_captured(command, cwd=folder, env=test_env(folder), timeout=timeout)
-        data = json.loads(outcomes.read_text(encoding="utf-8")) if outcomes.is_file() else None
+        return done, _outcomes(outcomes)
     except subprocess.TimeoutExpired:
         return None, None
     finally:
         ini.unlink(missing_ok=True)
         outcomes.unlink(missing_ok=True)
-    return done, data
+
+
+def _outcomes(path: Path) -> dict[str, Any] | None:
+    """The outcomes file's data; None when pytest wrote none or was cut short writing it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def run_package_tests(

@@ -124,3 +124,39 @@ def test_one_session_for_the_batch_and_each_skill_as_if_built_alone(
     assert [[(p.status, p.checks) for p in r.phases] for r in alone] == [
         [(p.status, p.checks) for p in r.phases] for r in together
     ]
+
+
+def test_a_skill_whose_build_crashes_before_the_session_fails_alone(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    root = make_project(tmp_path / "project", SKILLS)
+
+    def phases(name: str) -> Any:
+        phase = load_phase(name)
+        if name != "neo4j_schema":
+            return phase
+
+        class Crashing:
+            def __getattr__(self, attribute: str) -> Any:
+                return getattr(phase, attribute)
+
+            def run(self, inputs: Any) -> Any:
+                if "beta" in inputs.source.path:
+                    raise RuntimeError("a bug in phase 5")
+                return phase.run(inputs)
+
+        return Crashing()
+
+    reports = build_many(
+        [Target(p, p.relative_to(root).as_posix()) for p in discover(root)],
+        BuildConfig(root=str(root)),
+        BatchOptions(
+            checkpoints_dir=root / ".mindrian" / "checkpoints", out_dir=root / "generated"
+        ),
+        phases=phases,
+    )
+    assert [r.problem.code if r.problem else None for r in reports] == [None, "I001", None]
+    assert sorted(p.name for p in (root / "generated").iterdir()) == [
+        "alpha_skill",
+        "gamma_skill",
+        "registry.yaml",
+    ]
