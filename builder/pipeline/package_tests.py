@@ -41,6 +41,7 @@ __all__ = [
     "TEST_TIMEOUT_SECONDS",
     "TestRun",
     "attribute",
+    "offline_env",
     "run_package_tests",
     "run_session",
     "session_timeout",
@@ -97,7 +98,7 @@ class TestRun:
     """The tail of pytest's output, for the check reason when nothing more precise is known."""
 
 
-def test_env(folder: Path) -> dict[str, str]:
+def offline_env(folder: Path) -> dict[str, str]:
     """A minimal environment: no API keys, no bytecode or cache files, no telemetry."""
     import mindrian
 
@@ -177,7 +178,7 @@ def _pytest(
     ini.write_text("[pytest]\n", encoding="utf-8")
     command = _command(folder, paths, extra)
     try:
-        done = run_captured(command, cwd=folder, env=test_env(folder), timeout=timeout)
+        done = run_captured(command, cwd=folder, env=offline_env(folder), timeout=timeout)
         return done, _outcomes(outcomes)
     except subprocess.TimeoutExpired:
         return None, None
