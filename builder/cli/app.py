@@ -27,6 +27,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from builder import __version__
+from builder.cli.options import (
+    AllOpt,
+    CheckpointsOpt,
+    FramesOpt,
+    JobsOpt,
+    JsonOpt,
+    Neo4jReadOpt,
+    Neo4jWriteOpt,
+    OutOpt,
+    PathsArg,
+    QuietOpt,
+    RegistryReadOpt,
+    RegistryWriteOpt,
+    ShardOpt,
+    TimingsOpt,
+)
 from builder.cli.workflow import workflow_app
 from builder.pipeline.errors import MindrianError
 from mindrian.project import ProjectPaths
@@ -168,45 +184,13 @@ def _config(root: Path, **switches: object) -> BuildConfig:
     return load_config(root).with_switches(**switches)
 
 
-_PathsArg = Annotated[
-    list[Path] | None,
-    typer.Argument(
-        metavar="PATH...",
-        help="SKILL.md files, or skill folders containing one.",
-        show_default=False,
-    ),
-]
-_QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
-_FramesOpt = Annotated[
-    bool,
-    typer.Option(
-        "--frames",
-        help="Also print control frames on stdout, one per event: "
-        "<<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
-        "(human lines stay on stderr).",
-    ),
-]
-
-
 @app.command(epilog=_EXAMPLES_BUILD)
 def build(
     ctx: typer.Context,
-    paths: _PathsArg = None,
-    all_skills: Annotated[
-        bool, typer.Option("--all", help="Build every skills/**/SKILL.md of the project.")
-    ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", metavar="DIR", help="Output folder [default: generated/]."),
-    ] = None,
-    checkpoints: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoints",
-            metavar="DIR",
-            help="Checkpoint folder [default: .mindrian/checkpoints/].",
-        ),
-    ] = None,
+    paths: PathsArg = None,
+    all_skills: AllOpt = False,
+    out: OutOpt = None,
+    checkpoints: CheckpointsOpt = None,
     from_phase: Annotated[
         str | None,
         typer.Option(
@@ -221,12 +205,8 @@ def build(
     force: Annotated[
         bool, typer.Option("--force", help="Run every phase even when its checkpoint is current.")
     ] = False,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print a machine-readable report on stdout.")
-    ] = False,
-    timings: Annotated[
-        bool, typer.Option("--timings", help="Show how long each phase took.")
-    ] = False,
+    json_out: JsonOpt = False,
+    timings: TimingsOpt = False,
     connect: Annotated[
         bool,
         typer.Option(
@@ -234,19 +214,12 @@ def build(
             help="Phase 4 connects to MCP servers instead of checking their configuration.",
         ),
     ] = False,
-    neo4j_uri: Annotated[
-        str | None,
-        typer.Option(
-            "--neo4j-uri",
-            metavar="URI",
-            help="Register in Neo4j at URI instead of the embedded registry.",
-        ),
-    ] = None,
-    registry: _RegistryDbOpt = None,
-    shard: _ShardOpt = None,
-    jobs: _JobsOpt = None,
-    quiet: _QuietOpt = False,
-    frames: _FramesOpt = False,
+    neo4j_uri: Neo4jWriteOpt = None,
+    registry: RegistryWriteOpt = None,
+    shard: ShardOpt = None,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+    frames: FramesOpt = False,
 ) -> int:
     """Build SKILL.md files through the seven phases.
 
@@ -286,36 +259,6 @@ def build(
         json_out=json_out,
         frames=framed,
     )
-
-
-_RegistryDbOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--registry",
-        metavar="DB",
-        help="Embedded registry database phase 7 writes [default: .mindrian/registry.lbug].",
-    ),
-]
-_JobsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs",
-        "-j",
-        metavar="N",
-        min=1,
-        help="Skills built at once (phases 1-6) [default: min(2, CPUs)].",
-    ),
-]
-
-
-_ShardOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--shard",
-        metavar="I/N",
-        help="Only the I-th of N parts of the skills (split by path hash), for CI matrices.",
-    ),
-]
 
 
 def _shard(text: str | None) -> Shard:
@@ -451,7 +394,7 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
     "skills/*/SKILL.md --quiet\n"
 )
-def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
+def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
 
     Prints 'ok PATH (id, type)' for each valid file and a
@@ -482,12 +425,12 @@ def validate(paths: _PathsArg = None, quiet: _QuietOpt = False) -> int:
     epilog="Examples:\n\n\b\n  mindrian fmt skills\n  mindrian fmt --check skills/pws/SKILL.md\n",
 )
 def fmt_command(
-    paths: _PathsArg = None,
+    paths: PathsArg = None,
     check: Annotated[
         bool,
         typer.Option("--check", help="Change nothing; exit 1 when a file would be reformatted."),
     ] = False,
-    quiet: _QuietOpt = False,
+    quiet: QuietOpt = False,
 ) -> int:
     """Move Mindrian fields under metadata.mindrian, in block style, keeping comments and order.
 
@@ -528,17 +471,8 @@ def explain(
     agent_id: Annotated[
         str, typer.Argument(metavar="ID", help="Agent id, e.g. pws-validation.", show_default=False)
     ],
-    checkpoints: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoints",
-            metavar="DIR",
-            help="Checkpoint folder [default: .mindrian/checkpoints/].",
-        ),
-    ] = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print the checkpoints' verdicts as JSON.")
-    ] = False,
+    checkpoints: CheckpointsOpt = None,
+    json_out: JsonOpt = False,
     prompt: Annotated[
         bool,
         typer.Option(
@@ -547,10 +481,7 @@ def explain(
             "from its generated package (run offline with scripted models).",
         ),
     ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", metavar="DIR", help="Generated packages [default: generated/]."),
-    ] = None,
+    out: OutOpt = None,
 ) -> int:
     """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
@@ -592,25 +523,6 @@ def _explain_prompt(agent_id: str, out: Path) -> int:
     return 0
 
 
-_RegistryOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--registry",
-        metavar="PATH",
-        help="Embedded registry database, or a registry.yaml to load into memory "
-        "[default: .mindrian/registry.lbug, built from generated/registry.yaml when missing].",
-    ),
-]
-_Neo4jUriOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--neo4j-uri",
-        metavar="URI",
-        help="Read the Neo4j database at URI instead (also NEO4J_URI); user and password "
-        "come from NEO4J_USERNAME and NEO4J_PASSWORD, never from the command line.",
-    ),
-]
-
 _EXAMPLES_SELECT = """\
 Examples:
 
@@ -651,9 +563,9 @@ def select(
         ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    registry: _RegistryOpt = None,
-    neo4j_uri: _Neo4jUriOpt = None,
+    json_out: JsonOpt = False,
+    registry: RegistryReadOpt = None,
+    neo4j_uri: Neo4jReadOpt = None,
 ) -> int:
     """Rank the registered frameworks for a context with the selection query.
 
@@ -724,8 +636,8 @@ def graph_export(
     fmt: Annotated[
         str, typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cypher.")
     ] = "yaml",
-    registry: _RegistryOpt = None,
-    neo4j_uri: _Neo4jUriOpt = None,
+    registry: RegistryReadOpt = None,
+    neo4j_uri: Neo4jReadOpt = None,
 ) -> int:
     """Print every registered framework and its relationships.
 
@@ -778,40 +690,17 @@ Examples:
 @app.command(epilog=_EXAMPLES_REGISTER)
 def register(
     ctx: typer.Context,
-    paths: _PathsArg = None,
-    all_skills: Annotated[
-        bool, typer.Option("--all", help="Register every skills/**/SKILL.md of the project.")
-    ] = False,
-    neo4j_uri: Annotated[
-        str | None,
-        typer.Option(
-            "--neo4j-uri",
-            metavar="URI",
-            help="Register in Neo4j at URI (also NEO4J_URI) instead of the embedded registry.",
-        ),
-    ] = None,
-    registry: _RegistryDbOpt = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", metavar="DIR", help="Output folder [default: generated/]."),
-    ] = None,
-    checkpoints: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoints",
-            metavar="DIR",
-            help="Checkpoint folder [default: .mindrian/checkpoints/].",
-        ),
-    ] = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print a machine-readable report on stdout.")
-    ] = False,
-    timings: Annotated[
-        bool, typer.Option("--timings", help="Show how long each phase took.")
-    ] = False,
-    jobs: _JobsOpt = None,
-    quiet: _QuietOpt = False,
-    frames: _FramesOpt = False,
+    paths: PathsArg = None,
+    all_skills: AllOpt = False,
+    neo4j_uri: Neo4jWriteOpt = None,
+    registry: RegistryWriteOpt = None,
+    out: OutOpt = None,
+    checkpoints: CheckpointsOpt = None,
+    json_out: JsonOpt = False,
+    timings: TimingsOpt = False,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+    frames: FramesOpt = False,
 ) -> int:
     """Run phase 7 (registration) again, even when its checkpoint is current.
 
@@ -855,10 +744,10 @@ def check(
             "--full", help="Also run every generated test suite and phase 7's end-to-end probes."
         ),
     ] = False,
-    shard: _ShardOpt = None,
-    jobs: _JobsOpt = None,
-    quiet: _QuietOpt = False,
-    frames: _FramesOpt = False,
+    shard: ShardOpt = None,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+    frames: FramesOpt = False,
 ) -> int:
     """Regenerate every skill in a temporary folder and diff it against generated/.
 

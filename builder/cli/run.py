@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from builder.cli.options import ModelOpt
 from builder.pipeline.errors import AgentCommandError
 
 if TYPE_CHECKING:
@@ -38,16 +39,6 @@ Examples:
   curl -X POST localhost:7777/agents/pws-validation/runs -F message='Validate ...' -F stream=false
 """
 
-_ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        metavar="PROVIDER:ID",
-        help="Model of every agent: provider:model_id, or scripted:PATH to replay a script "
-        "[default: $MINDRIAN_MODEL, else each agent's own].",
-    ),
-]
-
 
 def register_run_commands(app: typer.Typer) -> None:
     """Add ``run`` and ``serve`` to the ``mindrian`` command."""
@@ -69,7 +60,7 @@ def run(
             show_default=False,
         ),
     ] = None,
-    model: _ModelOpt = None,
+    model: ModelOpt = None,
     session: Annotated[
         str | None,
         typer.Option(
@@ -138,7 +129,7 @@ def serve(
             "[default: $MINDRIAN_DB_URL, else .mindrian/sessions.db].",
         ),
     ] = None,
-    model: _ModelOpt = None,
+    model: ModelOpt = None,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from builder.cli.options import QuietOpt
+
 if TYPE_CHECKING:
     from mindrian.workflow.engine import Handler
     from mindrian.workflow.model import ThoughtGraph
@@ -60,7 +62,7 @@ def _load(file: Path, *, show_warnings: bool) -> tuple[ThoughtGraph | None, int]
 @workflow_app.command("validate", epilog=_EXAMPLES)
 def validate_command(
     files: Annotated[list[Path], typer.Argument(metavar="FILE.dot...", help="Graphs to check.")],
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
+    quiet: QuietOpt = False,
 ) -> int:
     """Parse and lint each file; exit 1 if any has an error (warnings are reported only)."""
     status = 0

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from builder.skill.shorthands import ShorthandConflict, expanded, find_shorthands
+
 __all__ = ["PromptItems", "json_examples", "prompt_items"]
 
 #: Front-matter keys whose entries are the parts of a multi-part agent.
@@ -49,8 +51,13 @@ def _split(text: str) -> tuple[str, str]:
 
 
 def _fields(front: Any) -> dict[str, Any]:
-    """Top-level fields, with those under ``metadata.mindrian`` where the top level lacks them."""
+    """Top-level fields, with those under ``metadata.mindrian`` where the top level lacks them,
+    shorthands written canonically (``title`` as ``name``)."""
     if not isinstance(front, dict):
+        return {}
+    try:
+        front = expanded(front, find_shorthands(front))
+    except ShorthandConflict:  # phase 1 refuses the skill; nothing to check
         return {}
     metadata = front.get("metadata")
     nested = metadata.get("mindrian") if isinstance(metadata, dict) else None

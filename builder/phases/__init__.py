@@ -14,11 +14,9 @@ from builder.pipeline.errors import PipelineError, UsageError
 
 __all__ = [
     "PHASE_NAMES",
-    "UNAVAILABLE_CODE",
     "load_phase",
     "phase_number",
     "resolve_phase",
-    "unavailable",
 ]
 
 #: The pipeline, in the order it runs; a phase's number is its 1-based position.
@@ -31,9 +29,6 @@ PHASE_NAMES: tuple[str, ...] = (
     "code_generation",
     "registration",
 )
-
-#: Error code of "phase not available yet" (its module has not landed).
-UNAVAILABLE_CODE = "P002"
 
 
 def phase_number(name: str) -> int:
@@ -51,28 +46,15 @@ def resolve_phase(text: str) -> str:
     raise UsageError(f"unknown phase {text!r}; expected one of {choices}", code="U002")
 
 
-def unavailable(name: str) -> PipelineError:
-    """The error for a phase whose module has not landed yet."""
-    return PipelineError(
-        f"phase {name!r} ({phase_number(name)}) is not available yet", code=UNAVAILABLE_CODE
-    )
-
-
 def load_phase(name: str) -> Any:
     """Import ``builder.phases.<name>`` and return its ``PHASE``.
 
-    A phase whose module does not exist yet raises :class:`PipelineError`
-    with code ``P002``; any other import failure is a bug and propagates.
+    Every phase module ships with the package, so an import failure (a broken
+    installation, a missing dependency) is an internal error and propagates.
     """
     number = phase_number(name)
     module_name = f"{__name__}.{name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        raise unavailable(name) from None
-    phase = module.PHASE
+    phase = importlib.import_module(module_name).PHASE
     if phase.name != name or phase.number != number:
         raise PipelineError(
             f"module {module_name} declares phase {phase.name!r} ({phase.number}), expected "

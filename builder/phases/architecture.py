@@ -13,10 +13,14 @@ located at the ``type`` field, rather than a crash when the package is built.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
 
+import mindrian
+from builder.pipeline.cache import cache_dir, cache_path, read_json, write_json
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
 from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition
@@ -28,9 +32,7 @@ from builder.skill.spec import (
     InstructionSet,
     ModelConfig,
 )
-
-if TYPE_CHECKING:
-    from mindrian.agents.models import ModelSettings
+from mindrian.model_settings import ModelSettings
 
 __all__ = [
     "GENERATION_DEFAULTS",
@@ -205,14 +207,7 @@ def _provider_key(provider: str) -> str | None:
 
 def resolve_model(text: str, *, location: SourceLocation | None) -> tuple[str, str]:
     """Split and check a ``provider:model_id`` string; returns (provider key, model id)."""
-    provider, sep, model_id = text.partition(":")
-    if not sep or not provider.strip() or not model_id.strip():
-        raise ArchitectureError(
-            f"model {text!r} is not of the form provider:model_id (e.g. "
-            "anthropic:claude-sonnet-4-5)",
-            location=location,
-            code="A003",
-        )
+    provider, model_id = _split_model(text, location=location)
     key = _provider_key(provider)
     if key is None:
         raise ArchitectureError(
@@ -222,6 +217,18 @@ def resolve_model(text: str, *, location: SourceLocation | None) -> tuple[str, s
             code="A004",
         )
     return key, model_id.strip()
+
+
+def _split_model(text: str, *, location: SourceLocation | None) -> tuple[str, str]:
+    provider, sep, model_id = text.partition(":")
+    if not sep or not provider.strip() or not model_id.strip():
+        raise ArchitectureError(
+            f"model {text!r} is not of the form provider:model_id (e.g. "
+            "anthropic:claude-sonnet-4-5)",
+            location=location,
+            code="A003",
+        )
+    return provider, model_id
 
 
 def field_line(definition: SkillDefinition, *paths: str) -> int:
@@ -248,17 +255,13 @@ def _model(
             )
         text, source = models[agent_type], "config"
         location = SourceLocation("pyproject.toml")
-    # Agno loads here, when the phase runs: a cached build only loads this module.
-    from mindrian.agents.models import ModelSettings
-
-    provider, model_id = resolve_model(text, location=location)
+    _split_model(text, location=location)  # A003 needs no Agno, so not the cache either
+    answer = _model_answer(text, GENERATION_DEFAULTS[agent_type])
+    if "refusal" in answer:
+        raise ArchitectureError(answer["refusal"], location=location, code=answer["code"])
     gen = GENERATION_DEFAULTS[agent_type]
-    settings, notes = applicable_settings(
-        provider,
-        ModelSettings(gen.temperature, gen.max_tokens, gen.thinking_budget),
-    )
-    if not notes:
-        _check_model_takes(f"{provider}:{model_id}", settings, location)
+    provider, model_id = answer["provider"], answer["model_id"]
+    settings = ModelSettings(**answer["settings"])
     config = ModelConfig(
         provider=provider,
         model_id=model_id,
@@ -268,20 +271,83 @@ def _model(
         max_tokens=settings.max_tokens or gen.max_tokens,
         thinking_budget=settings.thinking_budget,
     )
-    return config, notes
+    return config, tuple(answer["notes"])
 
 
-def _check_model_takes(string: str, settings: ModelSettings, location: SourceLocation) -> None:
-    """Build the Agno model once with ``settings``, so the provider's own checks fail the build."""
+#: The code an answer of :func:`_model_answer` depends on, besides the installed Agno.
+_CHECK_SOURCES = (
+    Path(__file__),
+    Path(mindrian.__file__).parent / "agents" / "models.py",
+    Path(mindrian.__file__).parent / "model_settings.py",
+)
+
+
+def _model_answer(text: str, gen: GenerationDefaults) -> dict[str, Any]:
+    """What Agno says of model ``text`` with ``gen``'s settings, from the cache when it was asked.
+
+    The answer needs Agno's model registry and the provider's SDK (about 2.5 s of
+    imports for Anthropic) and depends only on the text, the settings, the
+    installed Agno and this check's own code, which together form the key. An
+    answer that could not inspect the provider (SDK missing) is not kept.
+    """
+    wanted = ModelSettings(gen.temperature, gen.max_tokens, gen.thinking_budget)
+    key = json.dumps({"model": text, "settings": asdict(wanted)}, sort_keys=True)
+    path = cache_path(
+        cache_dir("model-check"),
+        key.encode("utf-8"),
+        _installed_version("agno").encode(),
+        *(path.read_bytes() for path in _CHECK_SOURCES),
+    )
+    cached = read_json(path)
+    if cached is not None:
+        return cached
+    answer, inspected = _ask_agno(text, wanted)
+    if inspected:
+        write_json(path, answer)
+    return answer
+
+
+def _ask_agno(text: str, wanted: ModelSettings) -> tuple[dict[str, Any], bool]:
+    """(the answer of :func:`_model_answer`, whether the provider's model class was inspected)."""
+    try:
+        provider, model_id = resolve_model(text, location=None)
+    except ArchitectureError as refused:
+        return {"refusal": refused.message, "code": refused.code}, True
+    settings, notes = applicable_settings(provider, wanted)
+    answer: dict[str, Any] = {
+        "provider": provider,
+        "model_id": model_id,
+        "settings": asdict(settings),
+        "notes": list(notes),
+    }
+    if notes and any("not importable" in note for note in notes):
+        return answer, False
+    if not notes:
+        refusal = _model_refusal(f"{provider}:{model_id}", settings)
+        if refusal is not None:
+            return {"refusal": refusal, "code": "A006"}, True
+    return answer, True
+
+
+def _installed_version(distribution: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "absent"
+
+
+def _model_refusal(string: str, settings: ModelSettings) -> str | None:
+    """Why the provider refuses ``settings`` when its Agno model is built with them, else None."""
     from mindrian.agents.models import configured_model
 
     try:
         configured_model(string, settings)
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0]
-        raise ArchitectureError(
-            f"model {string!r} cannot run with {settings}: {first}", location=location, code="A006"
-        ) from None
+        return f"model {string!r} cannot run with {settings}: {first}"
+    return None
 
 
 def applicable_settings(

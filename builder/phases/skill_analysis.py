@@ -26,7 +26,8 @@ S201    required_fields  a required field is missing
 S202    required_fields  a value breaks the schema (wrong type, unknown key, range)
 S203    required_fields  a name or id cannot be normalised (path separators, ``..``, nothing left)
 S204    required_fields  unknown agent type (the message lists the five)
-S205    required_fields  two spellings of one field at the same level (``chains_to`` + ``chaining``)
+S205    required_fields  two spellings of one field at the same level (``chains_to`` + ``chaining``,
+                         or an item's ``title`` and ``name`` with different values)
 S206    required_fields  inconsistent scores (min above max, overlapping bands)
 S207    required_fields  duplicate names (steps, sub-agents, scores, chain targets, references)
 ======  ===============  ===================================================
@@ -46,6 +47,10 @@ not a foreign taxonomy: it stays error S204, with "did you mean".
 Without explicit ``triggers``, triggers are inferred from the skill's own words
 (:mod:`builder.skill.triggers`) and each records its field and line.
 
+Shorthands (:mod:`builder.skill.shorthands`: ``title`` for an item's ``name``, one
+text for a one-item list) are rewritten to the canonical form before validation;
+each rewrite is a decision naming the line it came from, and keys keep their lines.
+
 Mindrian fields may be written at the top level or under ``metadata.mindrian``;
 when both set a field the top level wins and a warning names both lines.
 Sections of the body complete what the front matter leaves out: steps from a
@@ -55,6 +60,7 @@ behavioural-rules section (appended after the front-matter rules).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import hashlib
@@ -64,7 +70,7 @@ from collections.abc import Iterable
 from importlib import resources
 from itertools import pairwise
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
@@ -94,6 +100,7 @@ from builder.skill.model import (
     shadowed_module,
     skill_id,
 )
+from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
 from builder.skill.source import MAX_SKILL_BYTES
 from builder.skill.triggers import infer_triggers
 
@@ -107,6 +114,8 @@ __all__ = [
     "analyse",
     "skill_schema",
 ]
+
+_T = TypeVar("_T")
 
 #: Agent Skills standard front-matter keys.
 STANDARD_KEYS: tuple[str, ...] = (
@@ -240,6 +249,57 @@ class _Doc:
 
 def _dotted(key_path: Iterable[str | int]) -> str:
     return ".".join(str(p) for p in key_path) or "front matter"
+
+
+# --- shorthands ------------------------------------------------------------------------------
+
+
+def _expand_shorthands(doc: _Doc) -> None:
+    """Replace ``doc.fm`` by its canonical form; each shorthand becomes a decision."""
+    try:
+        shorthands = find_shorthands(doc.fm.data)
+    except ShorthandConflict as conflict:
+        raise doc.fail(
+            "S205",
+            conflict.written,
+            f"{_dotted(conflict.written)} and {_dotted(conflict.other)} (line "
+            f"{doc.line(conflict.other)}) give different values; keep one",
+        ) from None
+    positions, raw = dict(doc.fm.positions), dict(doc.fm.raw)
+    for shorthand in shorthands:
+        doc.decisions.append(_shorthand_decision(shorthand, doc.line(shorthand.written)))
+        if shorthand.wraps:
+            positions[shorthand.canonical] = positions[shorthand.written]
+        elif shorthand.redundant:
+            positions, raw = (
+                _dropped(positions, shorthand.written),
+                _dropped(raw, shorthand.written),
+            )
+        else:
+            positions = _moved(positions, shorthand.written, shorthand.canonical)
+            raw = _moved(raw, shorthand.written, shorthand.canonical)
+    if shorthands:
+        data = expanded(doc.fm.data, shorthands)
+        doc.fm = dataclasses.replace(doc.fm, data=data, positions=positions, raw=raw)
+
+
+def _shorthand_decision(shorthand: Shorthand, line: int) -> str:
+    written, canonical = _dotted(shorthand.written), _dotted(shorthand.canonical)
+    if shorthand.wraps:
+        return f"{written} (line {line}) is one text, read as a one-item list"
+    if shorthand.redundant:
+        return f"{written} (line {line}) repeats {canonical}'s value and is dropped"
+    return f"{written} (line {line}) is read as {canonical}"
+
+
+def _moved(table: dict[KeyPath, _T], old: KeyPath, new: KeyPath) -> dict[KeyPath, _T]:
+    """``table`` with the paths under ``old`` moved under ``new``."""
+    size = len(old)
+    return {(new + p[size:] if p[:size] == old else p): v for p, v in table.items()}
+
+
+def _dropped(table: dict[KeyPath, _T], old: KeyPath) -> dict[KeyPath, _T]:
+    return {p: v for p, v in table.items() if p[: len(old)] != old}
 
 
 # --- schema validation ------------------------------------------------------------------------
@@ -925,6 +985,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     text = decode_skill(source.data, source.path)
     fm = parse_front_matter(text, source.path)
     doc = _Doc(fm, source.path)
+    _expand_shorthands(doc)
     _validate(doc)
     definition = _definition(source, doc)
     checks = (

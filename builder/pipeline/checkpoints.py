@@ -63,8 +63,20 @@ _INDEX = ".by-digest"
 
 
 def _tail(plain: Any) -> str:
-    """The ``output:`` part of a checkpoint's text (a block mapping's keys render one by one)."""
-    return dump_yaml({"output": plain}, fast=True)
+    """The ``output:`` part of a checkpoint's text (a block mapping's keys render one by one).
+
+    A phase's output is digested and then written: the last text is kept for the
+    same object (held here, so its id cannot be reused), which halves the YAML work.
+    """
+    if _last_tail and _last_tail[0][0] is plain:
+        return _last_tail[0][1]
+    text = dump_yaml({"output": plain}, fast=True)
+    _last_tail[:] = [(plain, text)]
+    return text
+
+
+#: The last (output, text) pair :func:`_tail` rendered; outputs are never changed once made.
+_last_tail: list[tuple[Any, str]] = []
 
 
 def _text_digest(tail: str) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,10 @@ def _parents(name: str) -> Iterable[str]:
 def code_files(
     root: Path, modules: Iterable[str], packages: Iterable[str] = ()
 ) -> tuple[Path, ...]:
-    """The files of ``modules`` under ``root`` and all they import; every file of ``packages``."""
+    """The files of ``modules`` under ``root`` and all they import; every file of ``packages``.
+
+    Each module is scanned once a process (code does not change under a running build).
+    """
     seen: set[Path] = set()
     pending = list(modules)
     visited: set[str] = set()
@@ -83,33 +86,56 @@ def code_files(
         if name in visited or name.split(".")[0] not in _OWN:
             continue
         visited.add(name)
-        path = _module_file(root, name)
-        if path is None:
+        found = _module(root, name)
+        if found is None:
             continue
+        path, imported, schemas = found
         seen.add(path)
-        text = path.read_text(encoding="utf-8")
-        pending.extend(_imported(text))
+        seen.update(schemas)
+        pending.extend(imported)
         pending.extend(_parents(name))
-        seen.update(p for ref in _SCHEMA.findall(text) if (p := root / "builder" / ref).is_file())
     for package in packages:
         seen.update(p for p in (root / package).rglob("*.py") if "__pycache__" not in p.parts)
     return tuple(sorted(seen))
 
 
-def files_digest(root: Path, files: Iterable[Path]) -> str:
+@functools.lru_cache(maxsize=4096)
+def _module(root: Path, name: str) -> tuple[Path, tuple[str, ...], tuple[Path, ...]] | None:
+    """(file, modules it imports, schema files it names) of module ``name``; read once a process.
+
+    The seven phases share most of their modules, so each file is read and
+    scanned once however many phase digests include it.
+    """
+    path = _module_file(root, name)
+    if path is None:
+        return None
+    text = path.read_text(encoding="utf-8")
+    schemas = (root / "builder" / ref for ref in _SCHEMA.findall(text))
+    return path, tuple(_imported(text)), tuple(p for p in schemas if p.is_file())
+
+
+def files_digest(
+    root: Path, files: Iterable[Path], read: Callable[[Path], bytes] = Path.read_bytes
+) -> str:
     """SHA-256 hex over the names (relative to ``root``) and bytes of ``files``."""
     digest = hashlib.sha256()
     for path in sorted(files):
         name = path.relative_to(root).as_posix().encode("utf-8")
-        data = path.read_bytes()
+        data = read(path)
         digest.update(b"%d:%s\x00%d:" % (len(name), name, len(data)))
         digest.update(data)
     return digest.hexdigest()
 
 
 @functools.cache
+def _read_once(path: Path) -> bytes:
+    # The seven phase digests share most files, and code does not change under a running build.
+    return path.read_bytes()
+
+
+@functools.cache
 def _digest(module: str, packages: tuple[str, ...]) -> str:
-    return files_digest(ROOT, code_files(ROOT, (module,), packages))
+    return files_digest(ROOT, code_files(ROOT, (module,), packages), _read_once)
 
 
 def phase_code_digest(phase: Any) -> str:

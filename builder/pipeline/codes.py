@@ -129,7 +129,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "pipeline",
         "a pipeline error without a more specific code (PipelineError's default)",
     ),
-    ErrorCode("P002", "pipeline", "a phase module is missing from the installation"),
     ErrorCode("P003", "pipeline", "a phase check does not hold"),
     ErrorCode("P004", "pipeline", "--from needs a checkpoint that is missing or failed"),
     ErrorCode("P005", "pipeline", "a checkpoint file is damaged"),

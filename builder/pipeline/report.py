@@ -54,7 +54,6 @@ _STATUS_TEXT: Mapping[PhaseStatus, str] = {
     "loaded": "ok (from checkpoint)",
     "failed": "FAILED",
     "error": "error",
-    "unavailable": "not available yet",
 }
 
 

@@ -7,8 +7,8 @@ them as lines, JSON and control frames):
 exit  meaning
 ====  =====================================================================
 0     success
-1     invalid input, a failed check, a phase that is not available yet, or the
-      registry database unreachable or refusing a statement (``GraphError``)
+1     invalid input, a failed check, or the registry database unreachable or
+      refusing a statement (``GraphError``)
 2     usage error (unknown option, bad phase name, missing argument)
 3     internal error (a bug): one line, the traceback only with ``--debug``
 ====  =====================================================================
@@ -58,8 +58,8 @@ DRIFT_CODE = "D001"
 #: Error code of an internal error (a bug) in an ERROR frame.
 INTERNAL_CODE = "I001"
 #: What happened to a phase: run and passed, skipped (its checkpoint matched), taken from its
-#: checkpoint (before ``--from``), a check failed, it raised, or its module is not installed.
-PhaseStatus = Literal["ok", "cached", "loaded", "failed", "error", "unavailable"]
+#: checkpoint (before ``--from``), a check failed, or it raised.
+PhaseStatus = Literal["ok", "cached", "loaded", "failed", "error"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Problem:
     """Why a command did not succeed, ready to print."""
 
     code: str
-    """Machine-readable code (``S003``, ``P002``…)."""
+    """Machine-readable code (``S003``, ``P003``…)."""
     message: str
     """One sentence for the user."""
     location: SourceLocation | None = None
@@ -92,7 +92,7 @@ class PhaseReport:
     status: PhaseStatus
     """What happened to it."""
     checks: tuple[CheckResult, ...] = ()
-    """The checks' verdicts (empty when the phase raised or is unavailable)."""
+    """The checks' verdicts (empty when the phase raised)."""
     warnings: tuple[str, ...] = ()
     """The phase's warnings."""
     seconds: float = 0.0

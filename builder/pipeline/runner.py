@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from builder import __version__
-from builder.phases import PHASE_NAMES, UNAVAILABLE_CODE, load_phase, phase_number, resolve_phase
+from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
@@ -316,8 +316,7 @@ class _Build:
                 stored = found
             self._accept_stored(phase, digest, chain, stored)
         except MindrianError as error:
-            status = "unavailable" if error.code == UNAVAILABLE_CODE else "error"
-            self._note(PhaseReport(number, name, status, seconds=time.perf_counter() - began))
+            self._note(PhaseReport(number, name, "error", seconds=time.perf_counter() - began))
             return problem_of(error)
         self._note(
             PhaseReport(

@@ -10,13 +10,18 @@ ruamel.yaml round trip that
   to the end of ``metadata.mindrian``, in its order, with the comments attached to it;
 * moves any other non-standard top-level key (a host's ``when_to_use``, a ``synthesizer``)
   into ``metadata``, before ``mindrian``: phase 1 keeps both places in the same metadata;
+* rewrites the shorthands phase 1 accepts (:mod:`builder.skill.shorthands`) to the
+  canonical form: an item's ``title`` becomes ``name`` in its place, a bare text
+  where a list is expected becomes a one-item list, a synonym repeating the
+  canonical key's value is dropped;
 * turns flow-style mappings and lists into block style;
 * keeps everything else (other keys, comments, quoting, the body) as written.
 
 The values are unchanged, so phase 1 reads the same skill: the build output
 differs only in the source digest and in the line numbers it quotes. Formatting
 formatted text changes nothing. A field set both at the top level and under
-``metadata.mindrian`` is not guessed at: :class:`FormatError` names both lines.
+``metadata.mindrian``, or an item whose synonym and canonical key differ, is not
+guessed at: :class:`FormatError` names both lines.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from typing import Any
 
 from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.frontmatter import KeyPath
+from builder.skill.shorthands import ShorthandConflict, find_shorthands
 
 __all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
 
@@ -92,6 +99,7 @@ def format_skill(text: str, path: str = "SKILL.md") -> tuple[str, tuple[str, ...
         raise FormatError("the front matter is not closed by a '---' line", path, 1)
     data = _load("\n".join(lines[1:close]) + "\n", path)
     moved = _move(data, path)
+    _expand_shorthands(data, path)
     _block_style(data)
     out = io.StringIO()
     _yaml().dump(data, out)
@@ -147,6 +155,40 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
                 data, nested, key, len(nested), ("metadata", "mindrian"), path, _NESTED_INDENT
             )
     return (*extras, *mindrian)
+
+
+def _expand_shorthands(data: Any, path: str) -> None:
+    """Rewrite every shorthand in place, comments kept with the key they belong to."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    try:
+        shorthands = find_shorthands(data)
+    except ShorthandConflict as conflict:
+        written, other = _at(data, conflict.written[:-1]), _at(data, conflict.other[:-1])
+        raise FormatError(
+            f"{'.'.join(map(str, conflict.written))} and {'.'.join(map(str, conflict.other))} "
+            f"(line {_line(other, str(conflict.other[-1]))}) give different values; keep one",
+            path,
+            _line(written, str(conflict.written[-1])),
+        ) from None
+    for shorthand in shorthands:
+        parent, key = _at(data, shorthand.written[:-1]), shorthand.written[-1]
+        if shorthand.wraps:
+            parent[key] = CommentedSeq([parent[key]])
+        elif shorthand.redundant:
+            parent.ca.items.pop(key, None)
+            del parent[key]
+        else:
+            new_key, comment = shorthand.canonical[-1], parent.ca.items.pop(key, None)
+            parent.insert(list(parent).index(key), new_key, parent.pop(key))
+            if comment is not None:
+                parent.ca.items[new_key] = comment
+
+
+def _at(data: Any, key_path: KeyPath) -> Any:
+    for part in key_path:
+        data = data[part]
+    return data
 
 
 def _child(parent: Any, key: str, path: str, where: tuple[str, ...]) -> Any:

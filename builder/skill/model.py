@@ -6,12 +6,14 @@ kept verbatim: they are data, never code.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import typing
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
 from typing import Any, Literal, TypeGuard
 
 __all__ = [
@@ -409,18 +411,43 @@ def shadowed_module(identifier: str) -> str | None:
     """What a top-level package ``identifier`` would hide from Python, or None.
 
     Beyond :data:`RESERVED_IDENTIFIERS` (renamed with a ``_`` suffix): the
-    standard library of the running Python and the top-level modules of every
-    installed distribution (``anthropic`` in ``generated/`` would break
-    ``agno.models.anthropic`` for every agent). Read from metadata; nothing is imported.
+    standard library of the running Python and every module importable from an
+    installed location (``anthropic`` in ``generated/`` would break
+    ``agno.models.anthropic`` for every agent). Nothing is imported.
     """
-    import importlib.metadata
-
     if identifier in sys.stdlib_module_names:
         return f"the standard-library module {identifier!r}"
+    if not _installed(identifier):
+        return None
+    # Only a refusal pays for reading every distribution's metadata (about 0.6 s).
+    import importlib.metadata
+
     owners = importlib.metadata.packages_distributions().get(identifier)
     if owners:
         return f"the module {identifier!r} of the installed distribution {sorted(owners)[0]!r}"
-    return None
+    return f"the installed module {identifier!r}"
+
+
+#: The interpreter's own finders; the standard library is told by name instead.
+_STANDARD_FINDERS = (BuiltinImporter, FrozenImporter, PathFinder)
+
+
+def _installed(identifier: str) -> bool:
+    """Whether a regular module or package ``identifier`` is importable from outside the project.
+
+    The working folder is left out: it is the project, whose own packages are
+    :data:`RESERVED_IDENTIFIERS`, and whose plain folders (``skills``, ``docs``)
+    are not modules. Namespace packages (no origin) hide nothing.
+    """
+    here = os.getcwd()
+    paths = [p for p in sys.path if p and os.path.abspath(p) != here]
+    finders = [PathFinder, *(f for f in sys.meta_path if f not in _STANDARD_FINDERS)]
+    for finder in finders:
+        find = getattr(finder, "find_spec", None)
+        spec = find(identifier, paths if finder is PathFinder else None) if find else None
+        if spec is not None and spec.origin not in (None, "namespace"):
+            return True
+    return False
 
 
 def python_identifier(normalised_id: str) -> str:

@@ -16,22 +16,31 @@ Every agent has ``run(message)``, ``process_handoff(context)`` (never raises)
 and ``create_handoff_context(challenge, ...)``.
 """
 
-from mindrian.agents.base import (
-    STATE_DIR_ENV,
-    AgentReply,
-    AgentRunError,
-    HandoffRefusedError,
-    MindrianAgent,
-    ModelRef,
-    Partial,
-    resolve_state_dir,
-)
-from mindrian.agents.collaborative import CollaborativeAgent
-from mindrian.agents.guided import BACK, SKIP, GuidedAgent, GuidedProgress
-from mindrian.agents.mcp import McpUnavailableError
-from mindrian.agents.operator import HandoffOutput, OperatorAgent, SchemaMismatchError
-from mindrian.agents.pipeline import PipelineAgent, PipelineCheckpoint
-from mindrian.agents.role import RoleAgent
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Submodules load on first use: the builder names output schemas without paying for Agno's
+# Agent, Team and Workflow (over a second of imports), and an agent loads only its own base.
+if TYPE_CHECKING:
+    from mindrian.agents.base import (
+        STATE_DIR_ENV,
+        AgentReply,
+        AgentRunError,
+        HandoffRefusedError,
+        MindrianAgent,
+        ModelRef,
+        Partial,
+        resolve_state_dir,
+    )
+    from mindrian.agents.collaborative import CollaborativeAgent
+    from mindrian.agents.guided import BACK, SKIP, GuidedAgent, GuidedProgress
+    from mindrian.agents.mcp import McpUnavailableError
+    from mindrian.agents.operator import OperatorAgent, SchemaMismatchError
+    from mindrian.agents.output import HandoffOutput
+    from mindrian.agents.pipeline import PipelineAgent, PipelineCheckpoint
+    from mindrian.agents.role import RoleAgent
 
 __all__ = [
     "BACK",
@@ -55,3 +64,36 @@ __all__ = [
     "SchemaMismatchError",
     "resolve_state_dir",
 ]
+
+#: Where each public name lives.
+_HOME = {
+    "AgentReply": "mindrian.agents.base",
+    "AgentRunError": "mindrian.agents.base",
+    "BACK": "mindrian.agents.guided",
+    "CollaborativeAgent": "mindrian.agents.collaborative",
+    "GuidedAgent": "mindrian.agents.guided",
+    "GuidedProgress": "mindrian.agents.guided",
+    "HandoffOutput": "mindrian.agents.output",
+    "HandoffRefusedError": "mindrian.agents.base",
+    "McpUnavailableError": "mindrian.agents.mcp",
+    "MindrianAgent": "mindrian.agents.base",
+    "ModelRef": "mindrian.agents.base",
+    "OperatorAgent": "mindrian.agents.operator",
+    "Partial": "mindrian.agents.base",
+    "PipelineAgent": "mindrian.agents.pipeline",
+    "PipelineCheckpoint": "mindrian.agents.pipeline",
+    "RoleAgent": "mindrian.agents.role",
+    "SKIP": "mindrian.agents.guided",
+    "STATE_DIR_ENV": "mindrian.agents.base",
+    "SchemaMismatchError": "mindrian.agents.operator",
+    "resolve_state_dir": "mindrian.agents.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

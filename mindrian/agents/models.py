@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agno.models.base import Model
+
+from mindrian.model_settings import ModelSettings
 
 __all__ = [
     "ModelSettings",
@@ -33,32 +33,6 @@ _MAX_TOKENS_FIELDS = ("max_tokens", "max_output_tokens", "max_completion_tokens"
 
 class ModelSettingsError(ValueError):
     """A spec setting the chosen provider cannot take."""
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    """The generation settings of a spec's ``model`` block."""
-
-    temperature: float | None = None
-    """Sampling temperature; None keeps the provider default."""
-    max_tokens: int | None = None
-    """Upper bound on tokens in one response; None keeps the provider default."""
-    thinking_budget: int | None = None
-    """Extended-thinking token budget; None leaves thinking off."""
-
-    @classmethod
-    def from_spec(cls, model: Mapping[str, Any]) -> ModelSettings:
-        """The settings of a spec's ``model`` mapping (``spec.yaml``)."""
-        return cls(
-            temperature=model.get("temperature"),
-            max_tokens=model.get("max_tokens"),
-            thinking_budget=model.get("thinking_budget"),
-        )
-
-    @property
-    def empty(self) -> bool:
-        """Whether every setting keeps the provider default."""
-        return self == ModelSettings()
 
 
 def model_class(provider: str) -> type[Model]:

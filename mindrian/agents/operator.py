@@ -5,41 +5,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agno.agent import Agent
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mindrian.agents.base import AgentReply, AgentRunError, MindrianAgent, check_run
+from mindrian.agents.output import HandoffOutput
 
 __all__ = ["HandoffOutput", "OperatorAgent", "SchemaMismatchError"]
 
 
 class SchemaMismatchError(AgentRunError):
     """The model's answer could not be parsed into the output schema."""
-
-
-class HandoffOutput(BaseModel):
-    """The content fields of a HandoffResult, as the model must return them."""
-
-    model_config = ConfigDict(frozen=True)
-
-    output: str = Field(description="The full answer, in markdown.")
-    key_findings: list[str] = Field(default_factory=list, description="Main findings.")
-    recommendations: list[str] = Field(default_factory=list, description="Recommended actions.")
-    confidence: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="Confidence in the answer, 0.0-1.0."
-    )
-    scores: dict[str, float] = Field(
-        default_factory=dict, description="Named scores of the methodology."
-    )
-    suggested_next_agents: list[str] = Field(
-        default_factory=list, description="Ids of agents worth consulting next."
-    )
-    open_questions: list[str] = Field(
-        default_factory=list, description="Questions the work left open."
-    )
-    needs_human_input: bool = Field(
-        default=False, description="Whether a person must answer before work goes on."
-    )
-    human_input_reason: str = Field(default="", description="Why a person is needed.")
 
 
 def schema_mismatch(content: Any, schema: type[BaseModel]) -> str:

@@ -17,9 +17,34 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from mindrian.agents.operator import HandoffOutput
-
 __all__ = ["TOTAL", "ScoresBase", "scored_output"]
+
+
+class HandoffOutput(BaseModel):
+    """The content fields of a HandoffResult, as the model must return them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: str = Field(description="The full answer, in markdown.")
+    key_findings: list[str] = Field(default_factory=list, description="Main findings.")
+    recommendations: list[str] = Field(default_factory=list, description="Recommended actions.")
+    confidence: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="Confidence in the answer, 0.0-1.0."
+    )
+    scores: dict[str, float] = Field(
+        default_factory=dict, description="Named scores of the methodology."
+    )
+    suggested_next_agents: list[str] = Field(
+        default_factory=list, description="Ids of agents worth consulting next."
+    )
+    open_questions: list[str] = Field(
+        default_factory=list, description="Questions the work left open."
+    )
+    needs_human_input: bool = Field(
+        default=False, description="Whether a person must answer before work goes on."
+    )
+    human_input_reason: str = Field(default="", description="Why a person is needed.")
+
 
 #: Key of the derived score: the sum of the dimensions.
 TOTAL = "total"

@@ -6,15 +6,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
-
-import ladybug
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
 from mindrian.project import REGISTRY_DB_NAME, STATE_DIR_NAME
+
+if TYPE_CHECKING:
+    import ladybug
 
 __all__ = ["DEFAULT_EMBEDDED_PATH", "FORMAT_VERSION", "EmbeddedRegistry"]
 
@@ -70,7 +71,9 @@ class EmbeddedRegistry(Registry):
             self._database = _open_waiting(
                 ":memory:" if path is None else str(path), read_only, wait, on_wait, self._where
             )
-            self._connection = ladybug.Connection(self._database)
+            from ladybug import Connection  # loaded on first open: most commands never open one
+
+            self._connection = Connection(self._database)
             if existed:
                 self._check_format()
             else:
@@ -187,6 +190,12 @@ def _refuse_empty_file(path: Path, where: str) -> None:
         )
 
 
+def _database(target: str, read_only: bool) -> ladybug.Database:
+    from ladybug import Database
+
+    return Database(target, read_only=read_only)
+
+
 def _open_waiting(
     target: str,
     read_only: bool,
@@ -199,7 +208,7 @@ def _open_waiting(
     told = False
     while True:
         try:
-            return ladybug.Database(target, read_only=read_only)
+            return _database(target, read_only)
         except RuntimeError as exc:
             if "lock" not in str(exc).lower():
                 raise

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builder.phases import PHASE_NAMES, phase_number, unavailable
+from builder.phases import PHASE_NAMES, phase_number
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
@@ -66,13 +66,11 @@ class FakePhase:
 
 @dataclass
 class FakePipeline:
-    """Fake phases by name; a missing name is 'not available yet', as with the real loader."""
+    """Fake phases by name, one for every phase of the pipeline."""
 
     phases: dict[str, FakePhase] = field(default_factory=dict)
 
     def load(self, name: str) -> FakePhase:
-        if name not in self.phases:
-            raise unavailable(name)
         return self.phases[name]
 
     def __getitem__(self, name: str) -> FakePhase:
@@ -83,9 +81,9 @@ class FakePipeline:
         return {name: phase.calls for name, phase in self.phases.items()}
 
 
-def make_pipeline(available: int = len(PHASE_NAMES)) -> FakePipeline:
-    """Fake phases 1..available; later ones are unavailable."""
-    return FakePipeline({name: FakePhase(name) for name in PHASE_NAMES[:available]})
+def make_pipeline() -> FakePipeline:
+    """A fake phase for every phase of the pipeline."""
+    return FakePipeline({name: FakePhase(name) for name in PHASE_NAMES})
 
 
 def make_source(

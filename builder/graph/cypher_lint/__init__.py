@@ -7,9 +7,7 @@ the package, :func:`available` is false and :func:`lint` raises
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -17,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mindrian.atomic import atomic_write_text
+from builder.pipeline.cache import cache_dir, cache_path, read_json, write_json
 
 __all__ = [
     "PACKAGE",
@@ -97,15 +95,8 @@ def available() -> bool:
 
 
 def default_cache_dir() -> Path | None:
-    """Where lint results are kept: ``$MINDRIAN_CACHE_DIR``, else the user's cache folder.
-
-    ``MINDRIAN_CACHE_DIR=`` (empty) turns the cache off.
-    """
-    configured = os.environ.get("MINDRIAN_CACHE_DIR")
-    if configured is not None:
-        return Path(configured) / "cypher-lint" if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mindrian" / "cypher-lint"
+    """Where lint results are kept (see :mod:`builder.pipeline.cache`)."""
+    return cache_dir("cypher-lint")
 
 
 def lint(
@@ -140,48 +131,25 @@ def lint(
     payload = json.dumps(batch, sort_keys=True)
     folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
     cached = _cache_path(folder, payload)
-    raw = _read_cache(cached)
+    raw: _RawDiagnostics | None = read_json(cached)
     if raw is None:
         raw = _run_node(payload)
-        _write_cache(cached, raw)
+        write_json(cached, dict(raw))
     return {name: tuple(Diagnostic(**d) for d in raw.get(name, ())) for name in queries}
 
 
 def _cache_path(folder: Path | None, payload: str) -> Path | None:
-    if folder is None:
-        return None
-    key = hashlib.sha256()
-    for part in (
+    return cache_path(
+        folder,
         PACKAGE.encode(),
         _SCRIPT.read_bytes(),
         _PACKAGE_JSON.read_bytes(),
         payload.encode("utf-8"),
-    ):
-        key.update(b"%d:" % len(part) + part)
-    return folder / f"{key.hexdigest()}.json"
+    )
 
 
 #: The linter's answer as JSON: query name -> the keyword arguments of each :class:`Diagnostic`.
 _RawDiagnostics = dict[str, list[dict[str, Any]]]
-
-
-def _read_cache(path: Path | None) -> _RawDiagnostics | None:
-    if path is None:
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # absent or damaged: lint again and rewrite it
-    return data if isinstance(data, dict) else None
-
-
-def _write_cache(path: Path | None, raw: Mapping[str, object]) -> None:
-    if path is None:
-        return
-    try:
-        atomic_write_text(path, json.dumps(raw, sort_keys=True))
-    except OSError:
-        pass  # a cache that cannot be written only costs time
 
 
 def _run_node(payload: str) -> _RawDiagnostics:

@@ -138,18 +138,6 @@ def test_custom_folders_and_force(cli, project: Path, tmp_path: Path, monkeypatc
     assert not (project / ".mindrian").exists()
 
 
-def test_an_unavailable_phase_is_reported_plainly_with_exit_1(cli, project: Path, monkeypatch):
-    use(monkeypatch, make_pipeline(available=1))
-    result = cli(["build", "skills/demo/SKILL.md"], project)
-    assert result.code == 1
-    assert "[2/7] architecture … not available yet" in result.err
-    assert (
-        result.err.splitlines()[-1]
-        == "skills/demo/SKILL.md: error[P002]: phase 'architecture' (2) is not available yet"
-    )
-    assert "Traceback" not in result.err
-
-
 def test_a_failed_check_names_check_reason_and_location(cli, project: Path, monkeypatch):
     pipeline = use(monkeypatch, make_pipeline())
     pipeline["tool_assembly"].failing = "tool_assembly_done"
@@ -178,7 +166,8 @@ def test_all_builds_every_skill_and_one_failure_does_not_stop_the_others(
 
 
 def test_json_report_has_stable_keys(cli, project: Path, monkeypatch):
-    use(monkeypatch, make_pipeline(available=2))
+    pipeline = use(monkeypatch, make_pipeline())
+    pipeline["handoff_protocol"].failing = "handoff_protocol_done"
     result = cli(["build", "skills/demo", "--json", "--quiet"], project)
     report = json.loads(result.out)
     assert result.code == 1
@@ -193,7 +182,7 @@ def test_json_report_has_stable_keys(cli, project: Path, monkeypatch):
         "phases",
         "error",
     ]
-    assert [p["status"] for p in only["phases"]] == ["ok", "ok", "unavailable"]
+    assert [p["status"] for p in only["phases"]] == ["ok", "ok", "failed"]
     assert list(only["phases"][0]) == ["number", "name", "status", "checks", "warnings", "seconds"]
     assert only["phases"][0]["checks"][0] == {
         "name": "skill_analysis_done",
@@ -201,12 +190,15 @@ def test_json_report_has_stable_keys(cli, project: Path, monkeypatch):
         "reason": "skill_analysis_done holds",
         "location": None,
     }
+    message = (
+        "check 'handoff_protocol_done' of phase handoff_protocol (3) failed: "
+        "handoff_protocol_done does not hold"
+    )
     assert only["error"] == {
-        "code": "P002",
-        "message": "phase 'handoff_protocol' (3) is not available yet",
-        "location": {"path": "skills/demo/SKILL.md", "line": 0, "column": 0},
-        "text": "skills/demo/SKILL.md: error[P002]: phase 'handoff_protocol' (3) is not available "
-        "yet",
+        "code": "P003",
+        "message": message,
+        "location": {"path": "skills/demo/SKILL.md", "line": 3, "column": 5},
+        "text": f"skills/demo/SKILL.md:3:5: error[P003]: {message}",
     }
 
 

@@ -183,7 +183,7 @@ def test_every_skill_of_a_batch_is_framed_in_order(
     cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = make_project(tmp_path, {"alpha": "x" * ((1 << 20) + 1), "demo": skill_text("demo")})
-    use(monkeypatch, make_pipeline(available=2))
+    use(monkeypatch, make_pipeline())
     result = cli(["build", "--all", "--frames", "--until", "2"], project)
     alpha = "skills/alpha/SKILL.md"
     frames = frames_of(result)

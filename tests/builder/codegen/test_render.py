@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.codegen import render
 from builder.codegen.render import (
     GENERATED_NOTICE,
     check_identifier,
@@ -184,3 +185,37 @@ def test_template_digest_tracks_names_and_bytes(tmp_path: Path) -> None:
 
 def test_shipped_templates_have_a_digest() -> None:
     assert template_digest().startswith("sha256:")
+
+
+def test_black_answers_come_from_the_cache_once_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    cold = format_python("x = {  'a':1 }\n", "x.py")
+    assert cold == 'x = {"a": 1}\n'
+
+    def no_black(text: str, path: str) -> str:
+        raise AssertionError("Black ran although its answer was cached")
+
+    monkeypatch.setattr(render, "_black", no_black)
+    assert format_python("x = {  'a':1 }\n", "x.py") == cold
+
+
+def test_a_damaged_black_cache_entry_is_formatted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    format_python("y=1\n", "y.py")
+    (entry,) = (tmp_path / "black").iterdir()
+    entry.write_text('{"formatted": 3}')
+    assert format_python("y=1\n", "y.py") == "y = 1\n"
+    entry.write_text("not json")
+    assert format_python("y=1\n", "y.py") == "y = 1\n"
+
+
+def test_a_syntax_error_is_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    for _ in range(2):
+        with pytest.raises(CodegenError):
+            format_python("def (:\n", "broken.py")
+    assert not (tmp_path / "black").exists()

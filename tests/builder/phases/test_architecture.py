@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from agno.models.utils import MODEL_PROVIDER_CLASSES
 from phase_factories import body_with_sections, phase_input, skill
 
+from builder.phases import architecture
 from builder.phases.architecture import (
     PHASE,
     decide_type,
@@ -307,3 +309,54 @@ def test_bad_provider_in_a_real_skill_file_points_at_its_line(tmp_path: Path) ->
     assert err.value.render().startswith(
         "odd/SKILL.md:4: error[A004]: unknown model provider 'acme'"
     )
+
+
+def _refuse_to_ask(text: str, wanted: object) -> None:
+    raise AssertionError(f"Agno was asked about {text!r} although the answer was cached")
+
+
+def test_a_cached_model_answer_gives_the_same_spec_without_asking_agno(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    d = skill(model="anthropic:claude-sonnet-4-5")
+    cold = dump_yaml(to_plain(PHASE.run(phase_input({"skill_analysis": d})).output))
+    assert len(list((tmp_path / "model-check").iterdir())) == 1
+    monkeypatch.setattr(architecture, "_ask_agno", _refuse_to_ask)
+    warm = dump_yaml(to_plain(PHASE.run(phase_input({"skill_analysis": d})).output))
+    assert warm == cold
+
+
+def test_a_cached_refusal_is_the_same_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    d = skill(model="anthropic:claude-3-haiku-20240307", field_lines={"model": 7})
+    d = replace(
+        d, type="collaborative", sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b"))
+    )
+    with pytest.raises(ArchitectureError) as cold:
+        PHASE.run(phase_input({"skill_analysis": d}))
+    monkeypatch.setattr(architecture, "_ask_agno", _refuse_to_ask)
+    with pytest.raises(ArchitectureError) as warm:
+        PHASE.run(phase_input({"skill_analysis": d}))
+    assert cold.value.code == "A006"
+    assert warm.value.render() == cold.value.render()
+
+
+def test_an_answer_that_could_not_inspect_the_provider_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    spec = PHASE.run(phase_input({"skill_analysis": skill(model="mistral:mistral-large")}))
+    assert any("not checked" in w for w in spec.warnings)
+    assert not (tmp_path / "model-check").exists()
+
+
+def test_another_agno_version_asks_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    d = skill(model="anthropic:claude-sonnet-4-5")
+    PHASE.run(phase_input({"skill_analysis": d}))
+    monkeypatch.setattr(architecture, "_installed_version", lambda name: "999.0")
+    PHASE.run(phase_input({"skill_analysis": d}))
+    assert len(list((tmp_path / "model-check").iterdir())) == 2

@@ -32,7 +32,7 @@ from builder.pipeline.batch import (
 )
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
-from builder.pipeline.errors import SkillError
+from builder.pipeline.errors import SkillError, SourceLocation
 from builder.pipeline.results import BuildReport, PhaseReport
 from builder.probe.runner import ProbeResult, ProbeServer, run_probe
 
@@ -212,7 +212,8 @@ def test_two_skills_with_one_id_are_both_refused_and_the_rest_built(tmp_path: Pa
             "'same'; rename one of the skills"
         )
         assert by_path[mine].phases == ()
-    assert pipeline["skill_analysis"].calls == 3 + 1  # the collision scan, then the one build
+    # The collision scan, the two colliding skills again for their name line, the one build.
+    assert pipeline["skill_analysis"].calls == 3 + 2 + 1
 
 
 def test_the_real_phase_one_finds_two_skills_sharing_a_package(tmp_path: Path) -> None:
@@ -230,6 +231,8 @@ def test_the_real_phase_one_finds_two_skills_sharing_a_package(tmp_path: Path) -
         "skills/one/SKILL.md and skills/two/SKILL.md both map to the agent id 'shared-name'"
         in found["skills/one/SKILL.md"].message
     )
+    # Located at the ``name:`` line, the one to change.
+    assert found["skills/two/SKILL.md"].location == SourceLocation("skills/two/SKILL.md", 2)
 
 
 def test_parallel_and_sequential_builds_write_the_same_bytes(tmp_path: Path) -> None:

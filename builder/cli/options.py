@@ -1,0 +1,153 @@
+"""The options and arguments several ``mindrian`` commands share, each defined once.
+
+A command declares a parameter with one of these ``Annotated`` aliases
+(``quiet: QuietOpt = False``), so a flag has the same spelling, metavar,
+bounds and help wherever it appears (``tests/builder/cli/test_options.py``
+checks it). Where one flag means two things, there are two aliases
+(``RegistryWriteOpt`` for the database phase 7 writes, ``RegistryReadOpt`` for
+the registry a query reads), or the command that differs declares its own:
+``run --frames`` prints handoff frames rather than batch events, ``run --json``
+the agent's result, and ``workflow run --model`` answers graph steps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = [
+    "AllOpt",
+    "CheckpointsOpt",
+    "FramesOpt",
+    "JobsOpt",
+    "JsonOpt",
+    "ModelOpt",
+    "Neo4jReadOpt",
+    "Neo4jWriteOpt",
+    "OutOpt",
+    "PathsArg",
+    "QuietOpt",
+    "RegistryReadOpt",
+    "RegistryWriteOpt",
+    "ShardOpt",
+    "TimingsOpt",
+]
+
+#: SKILL.md files or skill folders (build, register, validate, fmt).
+PathsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="PATH...",
+        help="SKILL.md files, or skill folders containing one.",
+        show_default=False,
+    ),
+]
+#: Every skill of the project instead of named ones.
+AllOpt = Annotated[
+    bool, typer.Option("--all", help="Every skills/**/SKILL.md of the project, instead of PATHs.")
+]
+#: Errors only on stderr.
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
+#: A machine-readable report on stdout.
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable report on stdout.")]
+#: Control frames of a batch (build, register, check).
+FramesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--frames",
+        help="Also print control frames on stdout, one per event: "
+        "<<<MINDRIAN:READY|PHASE|ERROR|DONE:{json}>>> "
+        "(human lines stay on stderr).",
+    ),
+]
+#: Phase timings of a batch.
+TimingsOpt = Annotated[bool, typer.Option("--timings", help="Show how long each phase took.")]
+#: Skills built at once.
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N",
+        min=1,
+        help=(
+            "Most skills built at once (phases 1-6) [default: min(2, CPUs)]; without "
+            "generated tests (check) a worker starts only for every 8 skills."
+        ),
+    ),
+]
+#: One part of a batch, for CI matrices.
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        metavar="I/N",
+        help="Only the I-th of N parts of the skills (split by path hash), for CI matrices.",
+    ),
+]
+#: Where the generated packages are (written by build and register, read by explain).
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", metavar="DIR", help="Folder of the generated packages [default: generated/]."
+    ),
+]
+#: Where the phases' checkpoints are.
+CheckpointsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--checkpoints",
+        metavar="DIR",
+        help="Checkpoint folder [default: .mindrian/checkpoints/].",
+    ),
+]
+#: The embedded registry phase 7 writes (build, register).
+RegistryWriteOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        metavar="DB",
+        help="Embedded registry database phase 7 writes [default: .mindrian/registry.lbug].",
+    ),
+]
+#: The registry a query reads (select, graph export).
+RegistryReadOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        metavar="PATH",
+        help="Embedded registry database, or a registry.yaml to load into memory "
+        "[default: .mindrian/registry.lbug, built from generated/registry.yaml when missing].",
+    ),
+]
+#: Neo4j as the registry phase 7 writes (build, register).
+Neo4jWriteOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--neo4j-uri",
+        metavar="URI",
+        help="Register in Neo4j at URI (also NEO4J_URI) instead of the embedded registry.",
+    ),
+]
+#: Neo4j as the registry a query reads (select, graph export).
+Neo4jReadOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--neo4j-uri",
+        metavar="URI",
+        help="Read the Neo4j database at URI instead (also NEO4J_URI); user and password "
+        "come from NEO4J_USERNAME and NEO4J_PASSWORD, never from the command line.",
+    ),
+]
+#: The model every agent of a run or a server uses.
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="PROVIDER:ID",
+        help="Model of every agent: provider:model_id, or scripted:PATH to replay a script "
+        "[default: $MINDRIAN_MODEL, else each agent's own].",
+    ),
+]
