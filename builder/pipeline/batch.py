@@ -226,13 +226,14 @@ def build_many(
     collisions = find_collisions(targets, config, _loader(base, registration), store)
     current = _current(targets, config, options, collisions, _loader(base, registration))
     building = sum(t.display not in collisions and t.display not in current for t in targets)
+    # Generated tests in one session (shared_tests): the workers only render, like ``check``.
+    shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
+    shared = shared and _tests_alone(base)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
-    pool = _pool(options.jobs, building, options.run_tests) if parallel else None
+    pool = _pool(options.jobs, building, options.run_tests and not shared) if parallel else None
     registering = building if stop == _REGISTRATION else 0
     with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
         loader = _loader(base, phase7)
-        shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
-        shared = shared and _tests_alone(base)
         early = [
             current.get(t.display)
             or _submit(None if shared else pool, t, config, options, collisions, start, stop, base)
@@ -441,12 +442,11 @@ def _test_together(
 
 def _tests_alone(base: PhaseLoader) -> bool:
     """Whether ``base``'s phase 6 tests each package alone (a test's own phase 6 is kept as is)."""
-    from builder.pipeline.errors import MindrianError
     from builder.pipeline.shared_tests import tests_alone
 
     try:
         return tests_alone(base("code_generation"))
-    except MindrianError:  # not available: each skill's build reports it
+    except Exception:  # a broken phase 6: each skill's build reports it, as I001
         return False
 
 
