@@ -27,7 +27,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,21 +245,20 @@ def run_session(
 def attribute(data: Mapping[str, Any], identifiers: Sequence[str]) -> dict[str, TestRun]:
     """Each package's :class:`TestRun` from an outcomes file, as a run of it alone would give it.
 
-    Left out, so that they are tested alone: every package when the session
-    did not end normally, when a report belongs to no package, or when
-    warnings were recorded in a session of several (a warning raised at import
-    is counted once per process, so its owner depends on the order); a
-    package with no test outcome or with a collection error (a run of its own
-    stops at collection).
+    A report belongs to the package its node id starts with; a warning to the
+    package its source line is in (an import-time warning from shared code is
+    raised once per process, so in a shared session its package would depend
+    on the order), and a warning raised while collecting is counted once,
+    however many xdist workers collected. Left out, so that they are tested
+    alone: every package when the session did not end normally or a report
+    belongs to no package; a package with no test outcome or with a collection
+    error (a run of its own stops at collection).
     """
     if data.get("exitstatus") not in _COMPLETE:
         return {}
-    reports: list[dict[str, Any]] = list(data.get("reports", ()))
-    if len(identifiers) > 1 and any(r["category"] == "warnings" for r in reports):
-        return {}
     owned: dict[str, list[dict[str, Any]]] = {identifier: [] for identifier in identifiers}
-    for report in reports:
-        owner = owned.get(str(report["nodeid"]).split("/", 1)[0])
+    for report in _once(data.get("reports", ()), len(identifiers) > 1):
+        owner = owned.get(_owner(report, identifiers))
         if owner is None:
             return {}
         owner.append(report)
@@ -269,6 +268,31 @@ def attribute(data: Mapping[str, Any], identifiers: Sequence[str]) -> dict[str, 
         for identifier, own in owned.items()
         if any(r["category"] != "warnings" for r in own) and not any(r["collect"] for r in own)
     }
+
+
+def _owner(report: Mapping[str, Any], identifiers: Sequence[str]) -> str:
+    """The package a report belongs to ("" for none); in a run of one package, every warning."""
+    by_node = str(report["nodeid"]).split("/", 1)[0]
+    if report["category"] != "warnings":
+        return by_node
+    if len(identifiers) == 1:
+        return identifiers[0]
+    by_place = str(report.get("path", "")).split("/", 1)[0]
+    return by_place if by_node in ("", by_place) else ""
+
+
+def _once(reports: Iterable[dict[str, Any]], shared: bool) -> list[dict[str, Any]]:
+    """``reports`` with each warning raised while collecting (no node id) kept once."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for report in reports:
+        if shared and report["category"] == "warnings" and not report["nodeid"]:
+            key = (report.get("path"), report.get("line"), report.get("message"))
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(report)
+    return kept
 
 
 def _run_of(reports: list[dict[str, Any]], order: Mapping[str, int]) -> TestRun:

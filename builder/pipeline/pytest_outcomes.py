@@ -65,6 +65,7 @@ class _Recorder:
                 "nodeid": getattr(report, "nodeid", "") or "",
                 "counts": bool(getattr(report, "count_towards_summary", True)),
                 "collect": isinstance(report, pytest.CollectReport),
+                **_where(report, config.rootpath),
             }
             for category, found in terminalreporter.stats.items()
             if category  # setup/teardown reports of passing tests have no category
@@ -73,6 +74,18 @@ class _Recorder:
         order = self.xdist.order if self.xdist is not None and self.xdist.order else self.order
         data = {"exitstatus": int(exitstatus), "order": order, "reports": reports}
         self.path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def _where(report: Any, rootdir: Path) -> dict[str, Any]:
+    """A warning's place: its file relative to the rootdir ("" outside it), line and message."""
+    place = getattr(report, "fslocation", None)
+    if not isinstance(report, pytest.TestReport | pytest.CollectReport) and place:
+        try:
+            path = Path(str(place[0])).resolve().relative_to(rootdir.resolve()).as_posix()
+        except ValueError:
+            path = ""
+        return {"path": path, "line": place[1], "message": str(getattr(report, "message", ""))}
+    return {}
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -80,6 +80,10 @@ PACKAGES = {
 
                 def test_two(self, marker):
                     assert marker == "gamma"
+
+            class TestWithInit:  # pytest warns while collecting (every xdist worker collects)
+                def __init__(self):
+                    pass
         """,
     },
 }
@@ -168,14 +172,37 @@ def test_what_a_shared_session_cannot_promise_is_left_to_runs_of_their_own() -> 
     assert attribute({"exitstatus": 3, "order": [], "reports": passing}, both) == {}
     foreign = [*passing, report("error", "c/tests", collect=True)]
     assert attribute({"exitstatus": 1, "order": [], "reports": foreign}, both) == {}
-    # A warning at import counts once per process: its owner depends on the order of packages.
-    warned = [*passing, report("warnings", "a/tests/t.py::x")]
+    # A warning from shared code counts once per process: its package depends on the order.
+    shared = {**report("warnings", "a/tests/t.py::x"), "path": "", "line": 3, "message": "old"}
+    warned = [*passing, shared]
     assert attribute({"exitstatus": 0, "order": [], "reports": warned}, both) == {}
     # A collection error stops a run of the package alone before its other tests.
     broken = [*passing, report("error", "b/tests/t.py", collect=True)]
     assert set(attribute({"exitstatus": 1, "order": [], "reports": broken}, both)) == {"a"}
     # No outcome at all: a run of its own reports "no tests ran" with its exit status.
     assert set(attribute({"exitstatus": 0, "order": [], "reports": passing[:1]}, both)) == {"a"}
+
+
+def test_a_warning_belongs_to_the_package_whose_line_raised_it_counted_once() -> None:
+    def warning(nodeid: str, path: str) -> Any:
+        return {**report("warnings", nodeid), "path": path, "line": 22, "message": "Test*"}
+
+    reports = [
+        report("passed", "a/tests/t.py::x"),
+        report("passed", "b/tests/t.py::x"),
+        # Collected by two xdist workers: recorded twice, without a node id.
+        warning("", "b/agent.py"),
+        warning("", "b/agent.py"),
+        warning("a/tests/t.py::x", "a/tests/t.py"),
+    ]
+    runs = attribute({"exitstatus": 0, "order": [], "reports": reports}, ["a", "b"])
+    assert {name: run.summary for name, run in runs.items()} == {
+        "a": "1 passed, 1 warning",
+        "b": "1 passed, 1 warning",
+    }
+    # A test of one package warning from another package's line: no order-free owner.
+    crossed = [*reports[:2], warning("a/tests/t.py::x", "b/agent.py")]
+    assert attribute({"exitstatus": 0, "order": [], "reports": crossed}, ["a", "b"]) == {}
 
 
 # --- real sessions -------------------------------------------------------------------------
@@ -199,6 +226,7 @@ def test_a_shared_session_gives_each_package_what_a_run_of_its_own_gives(
         "beta/tests/test_agent.py::test_network_is_blocked",  # ...and fails its teardown too
     )
     assert shared["alpha"][1] == TestRun(True, "2 passed, 1 skipped", (), "")
+    assert shared["gamma"][1] == TestRun(True, "2 passed, 1 warning", (), "")
     assert sorted(p.name for p in folder.iterdir()) == sorted(PACKAGES)  # nothing left behind
 
 
