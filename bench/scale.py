@@ -5,7 +5,8 @@ For each size N (100 by default; ``BENCH_SCALE_SIZES=100,1000`` or
 skills is synthesized from the shared corpus (:mod:`bench.synth`) and these
 commands run in it, in order:
 
-* ``build --all`` cold (no checkpoints, no output, no registry);
+* ``build --all`` cold (no checkpoints, no output, no registry), all seven phases,
+  with its CPU utilisation as a row of its own;
 * ``build --all`` again with nothing changed (no-op);
 * ``build --all`` after one skill's description changed;
 * ``check`` (the default: phases 1-6 re-rendered, no generated tests or probes).
@@ -125,10 +126,17 @@ def rows_for_size(count: int, work: Path) -> list[Row]:
     peak = max(cold, noop, changed, checked, key=lambda m: m.rss_mib)
     return [
         _row(
-            f"{count} skills: cold build --all",
+            f"{count} skills: cold build --all (phases 1-7)",
             cold,
             TARGETS["cold_1000"] if big else None,
             per_skill,
+        ),
+        Row(
+            f"{count} skills: cold build CPU utilisation",
+            cold.utilisation,
+            "%",
+            None,
+            f"CPU / wall, {os.cpu_count() or 1} CPUs (100 % per busy core)",
         ),
         _row(f"{count} skills: no-op rebuild", noop, TARGETS["noop_1000"] if big else None),
         _row(

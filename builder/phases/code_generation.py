@@ -14,11 +14,7 @@ or the installed one (:meth:`CodeGenerationPhase.cache_valid`).
 from __future__ import annotations
 
 import hashlib
-import os
-import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +36,9 @@ from builder.codegen.render import (
     write_tree,
 )
 from builder.graph.config import GraphConfig
-from builder.pipeline.children import run_captured
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
+from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
 from builder.pipeline.transaction import PackageTransaction
 from builder.skill.spec import AgentSpec
@@ -64,15 +60,8 @@ __all__ = [
     "transaction",
 ]
 
-#: Upper bound for one generated test run.
-TEST_TIMEOUT_SECONDS = 180.0
 #: The test summary of a package rendered with :func:`skip_generated_tests`.
 SKIPPED_TESTS = "not run (generation only)"
-#: The pytest plugin that makes any real model call fail the generated tests.
-GUARD_PLUGIN = "mindrian.testing.pytest_plugin"
-
-_TIMING = re.compile(r"\s+in\s+[0-9.]+s(?:\s+\([0-9:]+\))?\s*$")
-_FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(\S+)")
 
 
 @dataclass(frozen=True)
@@ -86,22 +75,6 @@ class GeneratedPackage:
     tests: str
     """The pytest summary line of the generated tests without timing (``7 passed``), or why they did
     not run."""
-
-
-@dataclass(frozen=True)
-class TestRun:
-    """The outcome of running a generated package's tests."""
-
-    __test__ = False  # a result type, not a pytest test class
-
-    passed: bool
-    """Exit status 0 (every test passed and at least one ran)."""
-    summary: str
-    """pytest's final summary line, timing removed."""
-    failures: tuple[str, ...]
-    """Node ids of failed or erroring tests, in pytest's order."""
-    output: str
-    """The tail of pytest's output, for the check reason when nothing more precise is known."""
 
 
 #: Runs the tests of a package staged at ``folder / identifier``.
@@ -132,62 +105,12 @@ def compile_errors(files: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(errors)
 
 
-def _test_env(folder: Path) -> dict[str, str]:
-    """A minimal environment: no API keys, no bytecode or cache files, no telemetry."""
-    import mindrian
-
-    runtime_root = Path(mindrian.__path__[0]).resolve().parent
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env.update(
-        PYTHONPATH=os.pathsep.join((str(folder), str(runtime_root))),
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONHASHSEED="0",
-        PYTHONIOENCODING="utf-8",
-        AGNO_TELEMETRY="false",
-        MINDRIAN_OFFLINE="1",
-        NO_COLOR="1",
-    )
-    return env
-
-
 def run_generated_tests(
     folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS
 ) -> TestRun:
     """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard
-    plugin."""
-    ini = folder / "pytest.ini"
-    ini.write_text("[pytest]\n", encoding="utf-8")
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-rfE",
-        "-p",
-        GUARD_PLUGIN,
-        "-p",
-        "no:cacheprovider",
-        # Generated tests never use hypothesis; its auto-loaded plugin costs ~0.6 s per build.
-        "-p",
-        "no:hypothesispytest",
-        "-c",
-        str(ini),
-        "--rootdir",
-        str(folder),
-        "--color=no",
-        str(folder / identifier / "tests"),
-    ]
-    try:
-        done = run_captured(command, cwd=folder, env=_test_env(folder), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return TestRun(False, f"timed out after {timeout:g} s", (), "")
-    finally:
-        ini.unlink(missing_ok=True)
-    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    summary = _summary(lines)
-    failures = tuple(m.group(1) for line in lines if (m := _FAILED.match(line)))
-    return TestRun(done.returncode == 0, summary, failures, "\n".join(lines[-15:]))
+    plugin (:func:`builder.pipeline.package_tests.run_package_tests`)."""
+    return run_package_tests(folder, identifier, timeout)
 
 
 def skip_generated_tests(folder: Path, identifier: str) -> TestRun:
@@ -196,14 +119,6 @@ def skip_generated_tests(folder: Path, identifier: str) -> TestRun:
     Behaviour is what ``make test`` verifies; the checkpoint's digest records the skip.
     """
     return TestRun(True, SKIPPED_TESTS, (), "")
-
-
-def _summary(lines: list[str]) -> str:
-    for line in reversed(lines):
-        text = line.strip().strip("=").strip()
-        if _TIMING.search(text):
-            return _TIMING.sub("", text)
-    return lines[-1].strip() if lines else "pytest printed nothing"
 
 
 def _digests(files: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

@@ -22,11 +22,13 @@ the runtime while phases 1–6 run; every probe still runs in a fresh process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
+import shutil
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,7 +49,7 @@ from builder.pipeline.results import (
     exit_code_of,
     graph_problem,
 )
-from builder.pipeline.runner import PhaseLoader, Progress, phase_range
+from builder.pipeline.runner import Hold, PhaseLoader, Progress, phase_range
 
 __all__ = [
     "COLLISION_CODE",
@@ -225,16 +227,21 @@ def build_many(
     collisions = find_collisions(targets, config, _loader(base, registration), store)
     current = _current(targets, config, options, collisions, _loader(base, registration))
     building = sum(t.display not in collisions and t.display not in current for t in targets)
+    # Generated tests in one session (shared_tests): the workers only render, like ``check``.
+    shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
+    shared = shared and _tests_alone(base)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
-    pool = _pool(options.jobs, building, options.run_tests) if parallel else None
+    pool = _pool(options.jobs, building, options.run_tests and not shared) if parallel else None
     registering = building if stop == _REGISTRATION else 0
     with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
         loader = _loader(base, phase7)
         early = [
             current.get(t.display)
-            or _submit(pool, t, config, options, collisions, start, stop, base)
+            or _submit(None if shared else pool, t, config, options, collisions, start, stop, base)
             for t in targets
         ]
+        if shared:
+            early = _test_together(targets, early, pool, config, options, base)
         return tuple(
             _finish(t, e, config, options, hear, loader, stop)
             for t, e in zip(targets, early, strict=True)
@@ -400,6 +407,103 @@ def _complete(
     return report
 
 
+def _test_together(
+    targets: Sequence[Target],
+    early: list[BuildReport | Future[BuildReport] | None],
+    pool: ProcessPoolExecutor | None,
+    config: BuildConfig,
+    options: BatchOptions,
+    base: PhaseLoader,
+) -> list[BuildReport | Future[BuildReport] | None]:
+    """Phases 1-6 of every skill to build, with one pytest session for the generated tests.
+
+    ``early`` is what :func:`_submit` gave without a pool: None for each skill
+    to build, which is built here in the two passes of
+    :mod:`builder.pipeline.shared_tests`. Other entries are kept.
+    """
+    from builder.pipeline.package_tests import run_session
+    from builder.pipeline.shared_tests import SharedResults, Stager, WithResults, session_folder
+    from mindrian.project import ProjectPaths
+
+    building = [i for i, entry in enumerate(early) if entry is None]
+    folder = session_folder(ProjectPaths(Path(config.root), Path(config.out_dir)))
+    try:
+        first = _through_codegen(
+            pool, [targets[i] for i in building], config, options, base, Stager(folder)
+        )
+        held = [i for i, report in zip(building, first, strict=True) if _was_held(report)]
+        results = (
+            SharedResults(run_session(folder, options.jobs)) if len(held) > 1 else SharedResults({})
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    second = _through_codegen(
+        pool, [targets[i] for i in held], config, options, WithResults(base, results), None
+    )
+    done: list[BuildReport | Future[BuildReport] | None] = list(early)
+    for i, report in zip(building, first, strict=True):
+        done[i] = report
+    for i, report in zip(held, second, strict=True):
+        done[i] = _joined(first[building.index(i)], report)
+    return done
+
+
+def _tests_alone(base: PhaseLoader) -> bool:
+    """Whether ``base``'s phase 6 tests each package alone (a test's own phase 6 is kept as is)."""
+    from builder.pipeline.shared_tests import tests_alone
+
+    try:
+        return tests_alone(base("code_generation"))
+    except Exception:  # a broken phase 6: each skill's build reports it, as I001
+        return False
+
+
+def _through_codegen(
+    pool: ProcessPoolExecutor | None,
+    targets: Sequence[Target],
+    config: BuildConfig,
+    options: BatchOptions,
+    phases: PhaseLoader,
+    hold: Hold | None,
+) -> list[BuildReport]:
+    """Phases 1-6 of each target (in the pool when there is one), their reports in order.
+
+    A build that raises fails its own skill (as in :func:`_finish`), not the batch.
+    """
+    until = PHASE_NAMES[_CODEGEN - 1]
+    if pool is None:
+        return [
+            _guarded(
+                t, options, functools.partial(_early, t, config, options, until, None, phases, hold)
+            )
+            for t in targets
+        ]
+    futures = [pool.submit(_early, t, config, options, until, None, phases, hold) for t in targets]
+    return [_guarded(t, options, f.result) for t, f in zip(targets, futures, strict=True)]
+
+
+def _guarded(
+    target: Target, options: BatchOptions, build: Callable[[], BuildReport]
+) -> BuildReport:
+    try:
+        return build()
+    except Exception as error:  # a bug while building one skill fails that skill, not the batch
+        if options.debug:
+            traceback.print_exception(error, file=sys.stderr)
+        return _internal_failure(target, error)
+
+
+def _was_held(report: BuildReport) -> bool:
+    """A report of phases 1-5 only, without a problem: phase 6 waits for the shared session."""
+    return report.problem is None and all(p.number < _CODEGEN for p in report.phases)
+
+
+def _joined(first: BuildReport, second: BuildReport) -> BuildReport:
+    """The second pass's report with the first pass's reports of the phases it ran."""
+    seen = {p.number: p for p in first.phases}
+    return replace(second, phases=tuple(seen.get(p.number, p) for p in second.phases))
+
+
 def _runner_loader() -> PhaseLoader:
     """The loader the runner uses by default, looked up now (tests may have replaced it)."""
     return runner.load_phase
@@ -463,6 +567,7 @@ def _early(
     until: str,
     progress: Progress | None,
     phases: PhaseLoader,
+    hold: Hold | None = None,
 ) -> BuildReport:
     """Phases up to ``until`` of one skill (in a worker process, or here)."""
     return runner.build(
@@ -475,6 +580,7 @@ def _early(
         force=options.force,
         progress=progress,
         phases=phases,
+        hold=hold,
     )
 
 

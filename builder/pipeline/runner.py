@@ -47,6 +47,7 @@ from builder.pipeline.serial import from_plain, to_plain
 
 __all__ = [
     "BuildReport",
+    "Hold",
     "PhaseLoader",
     "PhaseReport",
     "Progress",
@@ -63,6 +64,11 @@ __all__ = [
 
 #: Called after each phase with its report.
 Progress = Callable[[PhaseReport], None]
+
+#: Asked with a phase and its inputs just before the phase would run (never when it is cached or
+#: loaded): True holds it back, so the build stops there with that phase neither run nor reported
+#: (a batch runs it later, e.g. phase 6 once every package's tests ran in one session).
+Hold = Callable[[Any, PhaseInput], bool]
 
 #: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
 #: test) passes another.
@@ -143,6 +149,7 @@ def build(
     force: bool = False,
     progress: Progress | None = None,
     phases: PhaseLoader | None = None,
+    hold: Hold | None = None,
 ) -> BuildReport:
     """Build one SKILL.md through the phases; every problem ends up in the report.
 
@@ -166,6 +173,7 @@ def build(
         force=force,
         progress=progress,
         phases=phases,
+        hold=hold,
     )
 
 
@@ -189,6 +197,7 @@ def build_source(
     force: bool = False,
     progress: Progress | None = None,
     phases: PhaseLoader | None = None,
+    hold: Hold | None = None,
 ) -> BuildReport:
     """Build an already loaded source; see :func:`build`.
 
@@ -198,11 +207,16 @@ def build_source(
     rerun = force or from_phase is not None
     store = CheckpointStore(checkpoints_dir)
     run = _Build(source, config, store, start, rerun, progress, phases or load_phase)
+    run.hold = hold
     return run.through(stop)
 
 
 class _NotCurrent(Exception):
     """A phase would have to run; raised only when the build may not run any."""
+
+
+class _Held(Exception):
+    """The build's :data:`Hold` kept the next phase from running."""
 
 
 def current_report(
@@ -264,11 +278,16 @@ class _Build:
         self.reports: list[PhaseReport] = []
         self.cached_only = False
         """Stop with :class:`_NotCurrent` instead of running a phase (:func:`current_report`)."""
+        self.hold: Hold | None = None
+        """Asked before a phase runs; True stops the build there (:data:`Hold`)."""
 
     def through(self, stop: int) -> BuildReport:
         """Run phases 1..stop; the report says where and why it stopped."""
         for name in PHASE_NAMES[:stop]:
-            problem = self._step(name, time.perf_counter())
+            try:
+                problem = self._step(name, time.perf_counter())
+            except _Held:
+                break
             if problem is not None:
                 return BuildReport(
                     self.source.path,
@@ -289,13 +308,13 @@ class _Build:
             if number < self.start:
                 stored, status = self._required(phase, digest), "loaded"
             elif self.rerun:
-                return self._run(phase, inputs, digest, chain, began)
+                return self._run_unless_held(phase, inputs, digest, chain, began)
             else:
                 found, status = self._cached(phase, digest, inputs), "cached"
                 if found is None and self.cached_only:
                     raise _NotCurrent
                 if found is None:
-                    return self._run(phase, inputs, digest, chain, began)
+                    return self._run_unless_held(phase, inputs, digest, chain, began)
                 stored = found
             self._accept_stored(phase, digest, chain, stored)
         except MindrianError as error:
@@ -396,6 +415,13 @@ class _Build:
                 ) from None
 
         return load
+
+    def _run_unless_held(
+        self, phase: Any, inputs: PhaseInput, digest: str, chain: str | None, began: float
+    ) -> Problem | None:
+        if self.hold is not None and self.hold(phase, inputs):
+            raise _Held
+        return self._run(phase, inputs, digest, chain, began)
 
     def _run(
         self, phase: Any, inputs: PhaseInput, digest: str, chain: str | None, began: float

@@ -342,10 +342,10 @@ def install(inputs: PhaseInput, identifier: str) -> None:
 def test_generated_tests_run_offline_without_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from builder.phases.code_generation import _test_env
+    from builder.pipeline.package_tests import offline_env
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-should-not-leak")
-    env = _test_env(tmp_path)
+    env = offline_env(tmp_path)
     assert "ANTHROPIC_API_KEY" not in env
     assert env["AGNO_TELEMETRY"] == "false" and env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(tmp_path)

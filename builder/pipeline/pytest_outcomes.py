@@ -1,0 +1,102 @@
+"""Pytest plugin of the shared generated-test session: every outcome, as data, in a JSON file.
+
+Loaded with ``-p builder.pipeline.pytest_outcomes --mindrian-outcomes PATH`` by
+:mod:`builder.pipeline.shared_tests`, which runs the tests of many generated
+packages in one pytest session and attributes the outcomes to each package
+from this file. The plugin records what the terminal reporter counted (the
+categories its summary line is built from, in report order) and the
+collection order; it decides nothing. Under xdist the controller writes the
+file, and every worker asks to be killed when the controller dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder.pipeline.children import die_with_parent
+
+__all__ = ["OPTION"]
+
+#: The command-line option naming the JSON file to write.
+OPTION = "--mindrian-outcomes"
+_CONTROLLER = "mindrian_controller_pid"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(OPTION, default=None, help="write every test outcome to this JSON file")
+
+
+class _Xdist:
+    """The xdist controller's side: collection order from the workers, the controller's pid."""
+
+    def __init__(self) -> None:
+        self.order: list[str] | None = None
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_CONTROLLER] = os.getpid()
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.order is None:  # every worker collects the same items in the same order
+            self.order = list(ids)
+
+
+class _Recorder:
+    """Collects the order and writes the file at the end of the session."""
+
+    def __init__(self, path: Path, xdist: _Xdist | None) -> None:
+        self.path = path
+        self.xdist = xdist
+        self.order: list[str] = []
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.order = [item.nodeid for item in session.items]
+
+    def pytest_terminal_summary(
+        self, terminalreporter: Any, exitstatus: int, config: pytest.Config
+    ) -> None:
+        reports = [
+            {
+                "category": category,
+                "nodeid": getattr(report, "nodeid", "") or "",
+                "counts": bool(getattr(report, "count_towards_summary", True)),
+                "collect": isinstance(report, pytest.CollectReport),
+                **_where(report, config.rootpath),
+            }
+            for category, found in terminalreporter.stats.items()
+            if category  # setup/teardown reports of passing tests have no category
+            for report in found
+        ]
+        order = self.xdist.order if self.xdist is not None and self.xdist.order else self.order
+        data = {"exitstatus": int(exitstatus), "order": order, "reports": reports}
+        self.path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def _where(report: Any, rootdir: Path) -> dict[str, Any]:
+    """A warning's place: its file relative to the rootdir ("" outside it), line and message."""
+    place = getattr(report, "fslocation", None)
+    if not isinstance(report, pytest.TestReport | pytest.CollectReport) and place:
+        try:
+            path = Path(str(place[0])).resolve().relative_to(rootdir.resolve()).as_posix()
+        except ValueError:
+            path = ""
+        return {"path": path, "line": place[1], "message": str(getattr(report, "message", ""))}
+    return {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        die_with_parent(worker.get(_CONTROLLER))
+        return
+    target = config.getoption(OPTION)
+    if target is None:
+        return
+    xdist = _Xdist() if config.pluginmanager.hasplugin("xdist") else None
+    if xdist is not None:
+        config.pluginmanager.register(xdist, "mindrian-outcomes-xdist")
+    config.pluginmanager.register(_Recorder(Path(target), xdist), "mindrian-outcomes")

@@ -1,0 +1,104 @@
+"""Phase 6 of a batch with one pytest session for every package's generated tests.
+
+A build of many skills runs phase 6 in two passes around one session
+(:func:`builder.pipeline.package_tests.run_session`):
+
+1. each skill is built up to phase 6, and :class:`Stager` (the build's
+   :data:`~builder.pipeline.runner.Hold`) renders its package into the
+   session folder instead of letting phase 6 run;
+2. after the session, phase 6 runs as usual with :class:`SharedResults` as
+   its test runner, which answers from the session for a package whose files
+   are exactly what was tested, and tests any other package alone.
+
+Phase 6 itself is unchanged, so its checkpoint, report and staged package are
+what a build of the skill alone writes. A package the stager cannot stage (it
+does not render or compile) is left to phase 6, which reports why.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder.codegen.render import write_tree
+from builder.phases.code_generation import (
+    CodeGenerationPhase,
+    compile_errors,
+    run_generated_tests,
+)
+from builder.pipeline.contract import PhaseInput
+from builder.pipeline.errors import MindrianError
+from builder.pipeline.package_tests import TestRun, tree_digest
+from mindrian.project import ProjectPaths
+
+__all__ = ["SESSION_PREFIX", "SharedResults", "Stager", "session_folder", "tests_alone"]
+
+#: Name prefix of a session folder under the staging folder (no package name has a ``-``).
+SESSION_PREFIX = "tests-"
+
+
+def session_folder(paths: ProjectPaths) -> Path:
+    """A fresh session folder under ``paths.staging``; leftovers of killed builds go first."""
+    paths.staging.mkdir(parents=True, exist_ok=True)
+    for old in paths.staging.glob(f"{SESSION_PREFIX}*"):
+        shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=paths.staging))
+
+
+def tests_alone(phase: Any) -> bool:
+    """Whether ``phase`` is phase 6 testing each package in a pytest run of its own."""
+    return isinstance(phase, CodeGenerationPhase) and phase.run_tests is run_generated_tests
+
+
+@dataclass(frozen=True)
+class Stager:
+    """Holds phase 6 back, its package rendered into the session folder."""
+
+    folder: Path
+    """The session folder: one subfolder per package."""
+
+    def __call__(self, phase: Any, inputs: PhaseInput) -> bool:
+        if not tests_alone(phase):
+            return False
+        try:
+            spec, files = phase.render(inputs)
+        except MindrianError:
+            return False  # phase 6 raises it again and reports it as a build of its own does
+        if compile_errors(files):
+            return False
+        write_tree(files, self.folder / spec.identifier)
+        return True
+
+
+@dataclass(frozen=True)
+class SharedResults:
+    """A phase 6 test runner that answers from a shared session, else tests the package alone."""
+
+    results: Mapping[str, tuple[str, TestRun]]
+    """By package: the tree digest of the files tested and their outcome."""
+
+    def __call__(self, folder: Path, identifier: str) -> TestRun:
+        found = self.results.get(identifier)
+        if found is not None and found[0] == tree_digest(folder / identifier):
+            return found[1]
+        return run_generated_tests(folder, identifier)
+
+
+@dataclass(frozen=True)
+class WithResults:
+    """A phase loader (picklable) whose phase 6 takes its test outcomes from a shared session."""
+
+    base: Any
+    """The loader of every phase."""
+    results: SharedResults
+    """The session's outcomes."""
+
+    def __call__(self, name: str) -> Any:
+        phase = self.base(name)
+        if not tests_alone(phase):
+            return phase
+        return CodeGenerationPhase(run_tests=self.results, templates=phase.templates)
