@@ -242,6 +242,7 @@ def build(
     in parallel (--jobs); phase 7 registers them one by one in the given order.
     A failing skill does not stop the others.
     """
+    from builder.phases import PHASE_NAMES
     from builder.pipeline.runner import phase_range
 
     framed = _use_frames(ctx, "build", frames, json_out)
@@ -261,6 +262,8 @@ def build(
         debug=ctx.ensure_object(_State).debug,
     )
     config = _config(root, connect=connect, neo4j_uri=neo4j_uri, out_dir=str(out_dir))
+    # Only a build of every skill through phase 7 can tell a framework whose skill is gone.
+    whole = all_skills and shard is None and from_phase is None
     return _run_batch(
         root,
         targets,
@@ -271,6 +274,7 @@ def build(
         timings=timings,
         json_out=json_out,
         frames=framed,
+        retire=whole and phase_range(None, until_phase)[1] == len(PHASE_NAMES),
     )
 
 
@@ -318,11 +322,12 @@ def _run_batch(
     json_out: bool,
     frames: bool = False,
     prefix: str = "build",
+    retire: bool = False,
 ) -> int:
     """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
-    as it goes."""
+    as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
-    from builder.pipeline.batch import Target, build_many
+    from builder.pipeline.batch import Target, build_many, retire_removed
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
 
@@ -343,11 +348,14 @@ def _run_batch(
     finally:
         if bar is not None:
             bar.close()
+    removed = retire_removed(reports, config, _registration(registry)) if retire else ()
+    for framework_id in removed:
+        _say(frames)(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")
     if len(reports) > 1 and not quiet:
         failed = sum(1 for r in reports if r.problem)
         _say(frames)(f"{len(reports) - failed} built, {failed} failed")
     if json_out:
-        typer.echo(build_json(reports))
+        typer.echo(build_json(reports, removed))
     return max(r.exit_code for r in reports)
 
 

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import copy
 import os
+import re
+import shutil
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,30 +226,32 @@ class RegistrationPhase:
     def _environ(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
 
-    def _neo4j_uri(self, inputs: PhaseInput) -> str | None:
-        return inputs.config.neo4j_uri or self._environ().get("NEO4J_URI") or None
+    def _neo4j_uri(self, config: BuildConfig) -> str | None:
+        return config.neo4j_uri or self._environ().get("NEO4J_URI") or None
 
-    def _db_path(self, inputs: PhaseInput) -> Path:
-        return (self.registry_path or default_registry_path(inputs.config)).resolve()
+    def _db_path(self, config: BuildConfig) -> Path:
+        return (self.registry_path or default_registry_path(config)).resolve()
 
     def extra_digest(self, inputs: PhaseInput) -> dict[str, str]:
         """Where the framework goes: registering elsewhere must run the phase again."""
         from mindrian.graph import redact_uri
 
-        uri = self._neo4j_uri(inputs)
+        uri = self._neo4j_uri(inputs.config)
         target = (
-            f"neo4j {redact_uri(uri)}" if uri else f"embedded {self._db_path(inputs).as_posix()}"
+            f"neo4j {redact_uri(uri)}"
+            if uri
+            else f"embedded {self._db_path(inputs.config).as_posix()}"
         )
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
 
-    def _open(self, inputs: PhaseInput) -> Any:
+    def _open(self, config: BuildConfig) -> Any:
         from builder.graph.commands import build_registry_from_yaml, uri_credentials_problem
         from builder.pipeline.errors import MindrianError
         from mindrian.graph import EmbeddedRegistry, GraphError, open_registry
 
-        uri = self._neo4j_uri(inputs)
-        db = self._db_path(inputs)
-        yaml_path = _out_dir(inputs) / REGISTRY_YAML
+        uri = self._neo4j_uri(config)
+        db = self._db_path(config)
+        yaml_path = output_dir(config) / REGISTRY_YAML
         try:
             if uri is not None:
                 problem = uri_credentials_problem(uri)
@@ -270,11 +275,11 @@ class RegistrationPhase:
         record = _graph_config(inputs).to_framework_record()
         identifier = _identifier(inputs)
         out_dir = _out_dir(inputs)
-        backend = "neo4j" if self._neo4j_uri(inputs) else "embedded"
+        backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
         committed = _committed_records(out_dir / REGISTRY_YAML)
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()
-        with self._open(inputs) as registry:
+        with self._open(inputs.config) as registry:
             try:
                 _check_against(registry.export(), committed, record.id, "holds")
                 before = registry.get(record.id)
@@ -318,6 +323,75 @@ class RegistrationPhase:
             e2e=e2e.reason,
         )
         return PhaseResult(output=output, checks=(registered, e2e))
+
+    def retire(self, config: BuildConfig, keep: Collection[str]) -> tuple[str, ...]:
+        """Unregister and uninstall what the output folder holds for skills not in ``keep``.
+
+        ``keep`` is every agent id of the project (``build --all``): a deleted or
+        renamed skill must not stay registered and installed, or the output
+        never equals a fresh build. Returns the ids removed, sorted. The
+        registry and ``registry.yaml`` change first and the packages go last;
+        both are found again from what is on disk, so a run stopped anywhere
+        is finished by the next.
+        """
+        from mindrian.atomic import atomic_write_text
+        from mindrian.graph import GraphError, dump_registry_yaml
+
+        out_dir = output_dir(config)
+        committed = _committed_records(out_dir / REGISTRY_YAML) or {}
+        gone = sorted(set(committed) - set(keep))
+        if gone:
+            with self._open(config) as registry:
+                try:
+                    _check_against(registry.export(), committed, "", "holds")
+                    for framework_id in gone:
+                        registry.unregister(framework_id)
+                    exported = registry.export()
+                except GraphError as exc:
+                    raise RegistrationError(str(exc), code="R006") from None
+                kept = {k: v for k, v in committed.items() if k not in gone}
+                _check_against(exported, kept, "", "would write")
+                atomic_write_text(out_dir / REGISTRY_YAML, dump_registry_yaml(exported))
+        staging = project_paths(config).staging
+        for left in staging.glob("*.retired-*"):  # a removal a killed run did not finish
+            shutil.rmtree(left, ignore_errors=True)
+        orphans = _orphan_packages(out_dir, keep)
+        for folder in orphans.values():
+            _remove_package(folder, staging)
+        return tuple(sorted({*gone, *orphans}))
+
+
+_GENERATED_HEADER = b"# generated by mindrian"
+_SPEC_ID = re.compile(rb"^id: *['\"]?([^'\"\n]+?)['\"]? *$", re.MULTILINE)
+
+
+def _orphan_packages(out_dir: Path, keep: Collection[str]) -> dict[str, Path]:
+    """Generated package folders of ``out_dir`` by agent id, for ids not in ``keep``.
+
+    A folder counts only when its ``spec.yaml`` starts with the generated notice,
+    so nothing a person put there is touched. Only the head of each file is read.
+    """
+    found: dict[str, Path] = {}
+    for spec in sorted(out_dir.glob("*/spec.yaml")):
+        try:
+            with spec.open("rb") as handle:
+                head = handle.read(2048)
+        except OSError:
+            continue
+        match = _SPEC_ID.search(head)
+        if head.startswith(_GENERATED_HEADER) and match:
+            agent_id = match.group(1).decode("utf-8", "replace")
+            if agent_id not in keep:
+                found[agent_id] = spec.parent
+    return found
+
+
+def _remove_package(folder: Path, staging: Path) -> None:
+    """Take ``folder`` out of the output in one rename, then delete it from the staging area."""
+    staging.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=f"{folder.name}.retired-", dir=staging))
+    os.rename(folder, aside / folder.name)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 class _Undo(Exception):

@@ -248,6 +248,26 @@ def build_many(
         )
 
 
+def retire_removed(
+    reports: Sequence[BuildReport], config: BuildConfig, registration: Any = None
+) -> tuple[str, ...]:
+    """After a build of every skill of a project: unregister and uninstall the frameworks whose
+    skill is gone (deleted or renamed); the ids removed.
+
+    Nothing is removed unless every report names its agent id: a skill whose
+    phase 1 failed might be the owner of any of them.
+    """
+    keep = {r.agent_id for r in reports}
+    if None in keep:
+        return ()
+    from builder.phases.registration import RegistrationPhase
+
+    phase = (
+        registration if isinstance(registration, RegistrationPhase) else load_phase("registration")
+    )
+    return tuple(phase.retire(config, {k for k in keep if k is not None}))
+
+
 def _current(
     targets: Sequence[Target],
     config: BuildConfig,

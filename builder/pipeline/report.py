@@ -115,8 +115,9 @@ def _check_json(check: CheckResult) -> dict[str, Any]:
     }
 
 
-def build_json(reports: Sequence[BuildReport]) -> str:
-    """The machine-readable report of ``build --json`` (keys are stable)."""
+def build_json(reports: Sequence[BuildReport], removed: Sequence[str] = ()) -> str:
+    """The machine-readable report of ``build --json`` (keys are stable; ``removed``, the ids
+    a whole-project build unregistered because their skill is gone, only when there are some)."""
     builds = [
         {
             "path": r.path,
@@ -139,8 +140,9 @@ def build_json(reports: Sequence[BuildReport]) -> str:
         for r in reports
     ]
     status = max((r.exit_code for r in reports), default=EXIT_OK)
+    extra = {"removed": list(removed)} if removed else {}
     return json.dumps(
-        {"ok": status == EXIT_OK, "exit_code": status, "builds": builds},
+        {"ok": status == EXIT_OK, "exit_code": status, "builds": builds, **extra},
         indent=2,
         ensure_ascii=False,
     )
