@@ -6,8 +6,12 @@ it can be rebuilt from.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -29,27 +33,72 @@ FORMAT_VERSION = 1
 
 
 def dump_registry_yaml(source: Registry | Iterable[FrameworkRecord]) -> str:
-    """YAML text of every registered framework, sorted by id; same graph, same bytes."""
-    records = source.export() if isinstance(source, Registry) else tuple(source)
-    document = {
-        "format": FORMAT_VERSION,
-        "frameworks": [r.to_plain() for r in sorted(records, key=lambda r: r.id)],
-    }
-    return yaml.safe_dump(
-        document,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=4096,
-    )
+    """YAML text of every registered framework, sorted by id; same graph, same bytes.
+
+    A build of N skills writes this file N times, each time with one entry
+    changed: every entry's text is kept (:func:`_entry_text`), so writing costs
+    only the changed entry, and the records are remembered under the text
+    (:func:`parse_registry_yaml` of it then reads nothing).
+    """
+    records = tuple(sorted(source.export() if isinstance(source, Registry) else source, key=_id))
+    if not records:
+        return _dump({"format": FORMAT_VERSION, "frameworks": []})
+    head = _dump({"format": FORMAT_VERSION}) + "frameworks:\n"
+    text = head + "".join(_entry_text(_key(r)) for r in records)
+    _remember(text, records)
+    return text
+
+
+#: How registry.yaml is written; an entry alone, as a one-item list, gets the same lines.
+_STYLE: dict[str, Any] = {
+    "sort_keys": False,
+    "allow_unicode": True,
+    "default_flow_style": False,
+    "width": 4096,
+}
+
+
+def _id(record: FrameworkRecord) -> str:
+    return record.id
+
+
+def _key(record: FrameworkRecord) -> str:
+    return json.dumps(record.to_plain(), sort_keys=False, ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=65536)
+def _entry_text(plain_json: str) -> str:
+    """The lines of one framework under ``frameworks:`` (keyed by its JSON, which keeps order)."""
+    return _dump([json.loads(plain_json)])
+
+
+def _dump(data: object) -> str:
+    return str(yaml.safe_dump(data, **_STYLE))
+
+
+#: Records by the sha256 of a text this process wrote or read, newest last (a few kept).
+_KNOWN: dict[str, tuple[FrameworkRecord, ...]] = {}
+
+
+def _remember(text: str, records: tuple[FrameworkRecord, ...]) -> None:
+    _KNOWN[hashlib.sha256(text.encode("utf-8")).hexdigest()] = records
+    while len(_KNOWN) > 4:
+        del _KNOWN[next(iter(_KNOWN))]
 
 
 def parse_registry_yaml(text: str) -> tuple[FrameworkRecord, ...]:
     """Framework records from registry.yaml text."""
-    document = yaml.safe_load(text) or {}
+    known = _KNOWN.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
+    if known is not None:
+        return known
+    # libyaml's parser when installed: the same data as PyYAML's, ten times faster.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    document = yaml.load(text, Loader=loader) or {}
     if document.get("format") != FORMAT_VERSION:
         raise ValueError(f"registry.yaml format {document.get('format')!r} is not {FORMAT_VERSION}")
-    return tuple(FrameworkRecord.from_plain(item) for item in document.get("frameworks") or ())
+    records = tuple(FrameworkRecord.from_plain(item) for item in document.get("frameworks") or ())
+    _remember(text, records)
+    return records
 
 
 def load_registry_yaml(path: str | Path) -> tuple[FrameworkRecord, ...]:

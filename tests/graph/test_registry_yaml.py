@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from golden_files import Golden
 from graph_factories import INJECTION, SIX, framework
 
 from mindrian.graph import (
     EmbeddedRegistry,
+    FrameworkRecord,
     dump_registry_yaml,
     load_registry_yaml,
     parse_registry_yaml,
@@ -51,3 +54,49 @@ def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="format"):
         parse_registry_yaml("format: 99\nframeworks: []\n")
+
+
+def _whole_document(records: tuple[FrameworkRecord, ...]) -> str:
+    """registry.yaml as one YAML dump of the whole document (how it was first written)."""
+    document = {"format": 1, "frameworks": [r.to_plain() for r in sorted(records, key=_by_id)]}
+    return str(
+        yaml.safe_dump(
+            document, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096
+        )
+    )
+
+
+def _by_id(record: FrameworkRecord) -> str:
+    return record.id
+
+
+AWKWARD = (
+    "",
+    "é \u2028 \x85 'single' \"double\" : # not a comment",
+    "- looks like a list item",
+    "yes",
+    "x" * 5000,
+    "line one\nline two",
+)
+
+
+@pytest.mark.parametrize("count", [0, 1, len(SIX), 60])
+def test_the_entry_by_entry_dump_writes_the_whole_documents_bytes(count: int) -> None:
+    records = tuple(
+        replace(
+            SIX[i % len(SIX)],
+            id=f"{SIX[i % len(SIX)].id}-{i}",
+            description=AWKWARD[i % len(AWKWARD)],
+        )
+        for i in range(count)
+    )
+    assert dump_registry_yaml(records) == _whole_document(records)
+
+
+def test_a_text_this_process_wrote_parses_to_its_records_and_a_new_text_is_read() -> None:
+    written = dump_registry_yaml(SIX)
+    first = sorted(SIX, key=_by_id)
+    assert parse_registry_yaml(written) == tuple(first)
+    edited = written.replace(f"name: {first[0].name}\n", "name: renamed\n", 1)
+    assert edited != written
+    assert parse_registry_yaml(edited)[0].name == "renamed"
