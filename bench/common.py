@@ -15,10 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ROOT", "Row", "median_seconds", "mindrian_command", "python_baseline"]
+__all__ = ["CORPUS", "ROOT", "Row", "median_seconds", "mindrian_command", "python_baseline"]
 
 #: The project root (benchmarks run commands from here).
 ROOT = Path(__file__).resolve().parent.parent
+#: Where the shared conformance corpus is looked for: beside the project, or beside the folder
+#: of its worktrees.
+_CORPUS_CANDIDATES = (ROOT.parent / "shared" / "corpus", ROOT.parent.parent / "shared" / "corpus")
+#: The corpus (49 real SKILL.md folders): the first candidate that exists, else the first.
+CORPUS = next((c for c in _CORPUS_CANDIDATES if c.is_dir()), _CORPUS_CANDIDATES[0])
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT
+from bench.common import CORPUS, ROOT
 
 __all__ = ["EXPECTED_REFUSALS", "Outcome", "format_table", "main", "outcomes"]
 
@@ -34,8 +34,6 @@ EXPECTED_REFUSALS: Mapping[str, str] = {
     "anthropics+skills/skills/skill-creator/SKILL.md": "B001",
     "openai+skills/skills/.system/skill-creator/SKILL.md": "B001",
 }
-#: Where the corpus is looked for: beside the project, or beside the folder of its worktrees.
-_CORPUS_CANDIDATES = (ROOT.parent / "shared" / "corpus", ROOT.parent.parent / "shared" / "corpus")
 
 
 @dataclass(frozen=True)
@@ -117,8 +115,7 @@ def _build(skills: Sequence[Path], work: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] = ()) -> int:
     """Build the corpus, print the table; 1 when a skill fails that should have built."""
-    found = [c for c in _CORPUS_CANDIDATES if c.is_dir()]
-    corpus = (Path(argv[0]) if argv else found[0] if found else _CORPUS_CANDIDATES[0]).resolve()
+    corpus = (Path(argv[0]) if argv else CORPUS).resolve()
     skills = sorted(corpus.rglob("SKILL.md"), key=lambda p: p.relative_to(corpus).as_posix())
     if not skills:
         print(f"no SKILL.md under {corpus}", file=sys.stderr)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["CORPUS", "CorpusSkill", "corpus_skills", "synthesize", "touch_skill"]
+from bench.common import CORPUS
 
-#: The shared conformance corpus (49 real SKILL.md folders).
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+__all__ = ["CorpusSkill", "corpus_skills", "synthesize", "touch_skill"]
+
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n?(.*)\Z", re.DOTALL)
 _NAME = re.compile(r"[^a-z0-9]+")
