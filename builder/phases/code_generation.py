@@ -13,6 +13,7 @@ or the installed one (:meth:`CodeGenerationPhase.cache_valid`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import shutil
 from collections.abc import Callable, Mapping
@@ -263,7 +264,13 @@ class CodeGenerationPhase:
     def extra_digest(self, inputs: PhaseInput) -> str:
         """The templates, the output folder and whether tests run: a change reruns the phase."""
         tests = " tests=skipped" if self.run_tests is skip_generated_tests else ""
-        return f"{template_digest(self.templates)} out_dir={_out_dir(inputs).as_posix()}{tests}"
+        return f"{self._template_digest} out_dir={_out_dir(inputs).as_posix()}{tests}"
+
+    @functools.cached_property
+    def _template_digest(self) -> str:
+        # Read once per phase object: templates do not change under a running build, and a
+        # batch asks for this once per skill.
+        return template_digest(self.templates)
 
     def render(self, inputs: PhaseInput) -> tuple[AgentSpec, dict[str, str]]:
         """The spec and the rendered files of the package (no side effects)."""

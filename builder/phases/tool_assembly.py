@@ -312,6 +312,8 @@ class ToolAssemblyPhase:
 
     def extra_digest(self, inputs: PhaseInput) -> str:
         """The source files of the custom tools' modules: editing one describes its tools again."""
+        if b"custom_tools" not in inputs.source.data:
+            return ""  # most skills: no need to load phase 1's output to know there are none
         d = inputs.previous.get("skill_analysis")
         if not isinstance(d, SkillDefinition) or not d.custom_tools:
             return ""
