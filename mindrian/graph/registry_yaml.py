@@ -73,7 +73,24 @@ def _entry_text(plain_json: str) -> str:
 
 
 def _dump(data: object) -> str:
-    return str(yaml.safe_dump(data, **_STYLE))
+    return str(yaml.dump(data, Dumper=_Dumper, **_STYLE))
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, except that strings holding a line break other than LF are
+    double-quoted: the other styles fold a NEL, CR, U+2028 or U+2029 into a space or a LF, and
+    registry.yaml must read back as exactly what the registry holds."""
+
+
+_OTHER_BREAKS = frozenset("\r\x85\u2028\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if not _OTHER_BREAKS.isdisjoint(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 #: Records by the sha256 of a text this process wrote or read, newest last (a few kept).

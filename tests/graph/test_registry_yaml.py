@@ -17,6 +17,7 @@ from mindrian.graph import (
     load_registry_yaml,
     parse_registry_yaml,
     registry_from_yaml,
+    registry_yaml,
     write_registry_yaml,
 )
 
@@ -60,8 +61,13 @@ def _whole_document(records: tuple[FrameworkRecord, ...]) -> str:
     """registry.yaml as one YAML dump of the whole document (how it was first written)."""
     document = {"format": 1, "frameworks": [r.to_plain() for r in sorted(records, key=_by_id)]}
     return str(
-        yaml.safe_dump(
-            document, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096
+        yaml.dump(
+            document,
+            Dumper=registry_yaml._Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=4096,
         )
     )
 
@@ -100,3 +106,15 @@ def test_a_text_this_process_wrote_parses_to_its_records_and_a_new_text_is_read(
     edited = written.replace(f"name: {first[0].name}\n", "name: renamed\n", 1)
     assert edited != written
     assert parse_registry_yaml(edited)[0].name == "renamed"
+
+
+@pytest.mark.parametrize(
+    "text", ["a b\x85", "trig\x85ger", "line1\nli\x85ne2", "a\rb", "c\u2028", "d\u2029e"]
+)
+def test_line_breaks_other_than_lf_read_back_as_written(text: str) -> None:
+    """Repro: a NEL in a description came back as a space, so registry.yaml no longer matched
+    the registry and the next build of any other skill was refused (R007)."""
+    record = replace(SIX[0], description=text, triggers=(text,))
+    written = dump_registry_yaml([record])
+    registry_yaml._KNOWN.clear()  # read the text, not what this process remembers of it
+    assert parse_registry_yaml(written) == (record,)
