@@ -210,3 +210,21 @@ def test_two_builds_of_different_skills_against_one_registry_both_succeed(projec
     with EmbeddedRegistry(paths.embedded_registry, read_only=True) as registry:
         stored = {r.id for r in registry.export()}
     assert stored == ids
+
+
+def test_a_line_break_escape_in_a_description_does_not_block_the_next_build(
+    project: Path,
+) -> None:
+    """Repro: ``description: "…\\N…"`` (a NEL) was written to registry.yaml as a space, so the
+    file no longer matched the registry and building any other skill failed with R007."""
+    skill = project / "skills" / "pws" / "SKILL.md"
+    lines = skill.read_text(encoding="utf-8").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("description:"))
+    lines[at] = 'description: "Problem Worth Solving validation, and\\Nmore"'
+    skill.write_text("\n".join(lines), encoding="utf-8")
+    shutil.copytree(REPO / "skills" / "jtbd", project / "skills" / "jtbd")
+    for name in ("pws", "jtbd"):
+        done = mindrian(project, "build", f"skills/{name}/SKILL.md")
+        assert done.returncode == 0, done.stderr
+    (pws,) = [r for r in load_registry_yaml(ProjectPaths(project).registry_yaml) if r.name == "pws"]
+    assert pws.description == "Problem Worth Solving validation, and\x85more"
