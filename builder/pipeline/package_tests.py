@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.pipeline.children import run_captured
+from builder.pipeline.children import offline_env, run_captured
 from builder.pipeline.pytest_outcomes import OPTION
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "TEST_TIMEOUT_SECONDS",
     "TestRun",
     "attribute",
-    "offline_env",
     "run_package_tests",
     "run_session",
     "session_timeout",
@@ -96,25 +94,6 @@ class TestRun:
     """Node ids of failed or erroring tests, in collection order (failed ones first)."""
     output: str
     """The tail of pytest's output, for the check reason when nothing more precise is known."""
-
-
-def offline_env(folder: Path) -> dict[str, str]:
-    """A minimal environment: no API keys, no bytecode or cache files, no telemetry."""
-    import mindrian
-
-    runtime_root = Path(mindrian.__path__[0]).resolve().parent
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env.update(
-        PYTHONPATH=os.pathsep.join((str(folder), str(runtime_root))),
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONHASHSEED="0",
-        PYTHONIOENCODING="utf-8",
-        AGNO_TELEMETRY="false",
-        MINDRIAN_OFFLINE="1",
-        NO_COLOR="1",
-    )
-    return env
 
 
 def workers_for(jobs: int, packages: int) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.pipeline.children import child_options, run_captured
+from builder.pipeline.children import child_options, offline_env, run_captured
 
 __all__ = ["E2E_TIMEOUT_SECONDS", "ProbeResult", "ProbeRunner", "ProbeServer", "run_probe"]
 
@@ -41,28 +41,11 @@ class ProbeResult:
 ProbeRunner = Callable[[Path, str], ProbeResult]
 
 
-def _probe_env(out_dir: Path) -> dict[str, str]:
-    """No API keys: only what Python and the locale need, the package folder and the runtime."""
-    runtime_root = Path(__file__).resolve().parents[2]
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env.update(
-        PYTHONPATH=os.pathsep.join((str(out_dir), str(runtime_root))),
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONHASHSEED="0",
-        PYTHONIOENCODING="utf-8",
-        AGNO_TELEMETRY="false",
-        MINDRIAN_OFFLINE="1",
-        NO_COLOR="1",
-    )
-    return env
-
-
 def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECONDS) -> ProbeResult:
     """``python -m builder.probe.e2e IDENTIFIER`` with ``out_dir`` on the path; its JSON verdict."""
     command = [sys.executable, "-m", "builder.probe.e2e", identifier]
     try:
-        done = run_captured(command, cwd=out_dir, env=_probe_env(out_dir), timeout=timeout)
+        done = run_captured(command, cwd=out_dir, env=offline_env(out_dir), timeout=timeout)
     except subprocess.TimeoutExpired:
         return _timed_out(timeout)
     return _verdict(done.returncode, done.stdout, done.stderr)
@@ -127,7 +110,7 @@ class ProbeServer:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "builder.probe.e2e", "--serve"],
                 cwd=out_dir,
-                env=_probe_env(out_dir),
+                env=offline_env(out_dir),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -342,7 +342,7 @@ def install(inputs: PhaseInput, identifier: str) -> None:
 def test_generated_tests_run_offline_without_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from builder.pipeline.package_tests import offline_env
+    from builder.pipeline.children import offline_env
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-should-not-leak")
     env = offline_env(tmp_path)
