@@ -28,7 +28,13 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from builder.codegen.prompt_items import PromptItems
 from builder.graph.config import GraphConfig
-from builder.pipeline.cache import cache_dir, cache_path, read_json, write_json
+from builder.pipeline.cache import (
+    cache_dir,
+    cache_path,
+    installed_version,
+    read_json,
+    write_json,
+)
 from builder.pipeline.errors import CodegenError
 from builder.pipeline.serial import dump_yaml, to_plain
 from builder.skill.spec import AgentSpec, ToolConfig
@@ -196,7 +202,7 @@ def format_python(text: str, path: str) -> str:
     (:mod:`builder.pipeline.cache`): ``check`` and a rebuild after a template
     edit reformat only the files that changed.
     """
-    key = f"black {_installed_version('black')} {_BLACK_TARGET} {_BLACK_LINE_LENGTH}"
+    key = f"black {installed_version('black')} {_BLACK_TARGET} {_BLACK_LINE_LENGTH}"
     cached = cache_path(cache_dir("black"), key.encode(), text.encode("utf-8"))
     answer = read_json(cached)
     if answer is not None and isinstance(answer.get("formatted"), str):
@@ -209,13 +215,6 @@ def format_python(text: str, path: str) -> str:
 #: Black's settings, pinned so formatting never depends on the machine's configuration.
 _BLACK_TARGET = "PY311"
 _BLACK_LINE_LENGTH = 88
-
-
-@cache
-def _installed_version(distribution: str) -> str:
-    from importlib.metadata import version
-
-    return version(distribution)
 
 
 def _black(text: str, path: str) -> str:

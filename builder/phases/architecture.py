@@ -13,6 +13,7 @@ located at the ``type`` field, rather than a crash when the package is built.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
@@ -20,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import mindrian
-from builder.pipeline.cache import cache_dir, cache_path, read_json, write_json
+from builder.pipeline.cache import (
+    cache_dir,
+    cache_path,
+    installed_version,
+    read_json,
+    write_json,
+)
 from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
 from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition
@@ -282,6 +289,12 @@ _CHECK_SOURCES = (
 )
 
 
+@functools.cache
+def _check_sources() -> bytes:
+    # Read once a process: phase 2 asks for every skill, and code does not change under a build.
+    return b"".join(b"%d:" % len(data) + data for data in (p.read_bytes() for p in _CHECK_SOURCES))
+
+
 def _model_answer(text: str, gen: GenerationDefaults) -> dict[str, Any]:
     """What Agno says of model ``text`` with ``gen``'s settings, from the cache when it was asked.
 
@@ -295,8 +308,8 @@ def _model_answer(text: str, gen: GenerationDefaults) -> dict[str, Any]:
     path = cache_path(
         cache_dir("model-check"),
         key.encode("utf-8"),
-        _installed_version("agno").encode(),
-        *(path.read_bytes() for path in _CHECK_SOURCES),
+        installed_version("agno").encode(),
+        _check_sources(),
     )
     cached = read_json(path)
     if cached is not None:
@@ -327,15 +340,6 @@ def _ask_agno(text: str, wanted: ModelSettings) -> tuple[dict[str, Any], bool]:
         if refusal is not None:
             return {"refusal": refusal, "code": "A006"}, True
     return answer, True
-
-
-def _installed_version(distribution: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "absent"
 
 
 def _model_refusal(string: str, settings: ModelSettings) -> str | None:

@@ -13,6 +13,7 @@ depends on whether an answer came from the cache.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ from typing import Any
 
 from mindrian.atomic import atomic_write_text
 
-__all__ = ["cache_dir", "cache_path", "read_json", "write_json"]
+__all__ = ["cache_dir", "cache_path", "installed_version", "read_json", "write_json"]
 
 
 def cache_dir(namespace: str) -> Path | None:
@@ -31,6 +32,18 @@ def cache_dir(namespace: str) -> Path | None:
         return Path(configured) / namespace if configured else None
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "mindrian" / namespace
+
+
+@functools.cache
+def installed_version(distribution: str) -> str:
+    """The installed version of ``distribution`` (``"absent"`` when it is not): part of a key
+    whenever an answer comes from that distribution's code. Looked up once a process."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "absent"
 
 
 def cache_path(folder: Path | None, *parts: bytes) -> Path | None:

@@ -357,6 +357,6 @@ def test_another_agno_version_asks_again(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
     d = skill(model="anthropic:claude-sonnet-4-5")
     PHASE.run(phase_input({"skill_analysis": d}))
-    monkeypatch.setattr(architecture, "_installed_version", lambda name: "999.0")
+    monkeypatch.setattr(architecture, "installed_version", lambda name: "999.0")
     PHASE.run(phase_input({"skill_analysis": d}))
     assert len(list((tmp_path / "model-check").iterdir())) == 2
