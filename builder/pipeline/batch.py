@@ -153,12 +153,13 @@ def find_collisions(
 def _name_line(target: Target, config: BuildConfig, phase: Any) -> int:
     """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs again, for
     colliding skills only."""
+    from builder.phases.outputs import Outputs
     from builder.pipeline.contract import PhaseInput
     from builder.skill.source import load_source
 
     try:
         source = load_source(target.path, display=target.display)
-        lines = phase.run(PhaseInput(source=source, config=config)).output.field_lines
+        lines = phase.run(PhaseInput(source, config, Outputs())).output.field_lines
     except Exception:  # the line only sharpens a message already decided
         return 0
     keys = ("metadata.mindrian.id", "id", "name")
@@ -169,11 +170,13 @@ def _identity(
     target: Target, config: BuildConfig, phase: Any, checkpoints: CheckpointStore | None
 ) -> tuple[str, str | None] | None:
     """The skill's agent id and package identifier; None when phase 1 fails."""
+    from builder.phases.outputs import Outputs
     from builder.pipeline.contract import PhaseInput
     from builder.skill.source import load_source
 
     try:
-        inputs = PhaseInput(source=load_source(target.path, display=target.display), config=config)
+        source = load_source(target.path, display=target.display)
+        inputs = PhaseInput(source, config, Outputs())
         if checkpoints is not None:
             known = checkpoints.identity(runner.input_digest(phase, inputs, None))
             if known is not None:
@@ -260,11 +263,9 @@ def retire_removed(
     keep = {r.agent_id for r in reports}
     if None in keep:
         return ()
-    from builder.phases.registration import RegistrationPhase
+    from builder.phases.registration import PHASE, RegistrationPhase
 
-    phase = (
-        registration if isinstance(registration, RegistrationPhase) else load_phase("registration")
-    )
+    phase = registration if isinstance(registration, RegistrationPhase) else PHASE
     return tuple(phase.retire(config, {k for k in keep if k is not None}))
 
 

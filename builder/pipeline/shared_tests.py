@@ -30,7 +30,7 @@ from builder.phases.code_generation import (
     compile_errors,
     run_generated_tests,
 )
-from builder.pipeline.contract import PhaseInput
+from builder.phases.outputs import Inputs
 from builder.pipeline.errors import MindrianError
 from builder.pipeline.package_tests import TestRun, tree_digest
 from mindrian.project import ProjectPaths
@@ -61,7 +61,7 @@ class Stager:
     folder: Path
     """The session folder: one subfolder per package."""
 
-    def __call__(self, phase: Any, inputs: PhaseInput) -> bool:
+    def __call__(self, phase: Any, inputs: Inputs) -> bool:
         if not tests_alone(phase):
             return False
         try:
