@@ -19,6 +19,7 @@ a user sees, continues and deletes only their own sessions and runs; the
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ JWT_ALGORITHM_ENV = "MINDRIAN_JWT_ALGORITHM"
 DEFAULT_HOST = "127.0.0.1"
 #: AgentOS's usual port.
 DEFAULT_PORT = 7777
+_log = logging.getLogger("mindrian.serve")
 #: Id of the database in AgentOS; the same on every replica, so they name one store.
 _DB_ID = "mindrian-sessions"
 
@@ -189,7 +191,28 @@ def build_app(config: ServeConfig) -> Any:
     )
     app = agent_os.get_app()
     app.add_middleware(RequestLimits)
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    for unavailable in (OperationalError, InterfaceError):
+        app.add_exception_handler(unavailable, _database_unavailable)
     return app
+
+
+async def _database_unavailable(request: Any, error: Exception) -> Any:
+    """503 while the session database cannot be reached (a restart, a network cut).
+
+    Otherwise the error reaches the server's last handler: a 500 with a
+    traceback in the log, or a dropped connection. The reason names no host,
+    port or user: the driver's message carries the connection string.
+    """
+    from fastapi.responses import JSONResponse
+
+    _log.warning("session database unavailable (%s): answered 503", type(error).__name__)
+    return JSONResponse(
+        status_code=503,
+        content={"detail": "the session database is unavailable; retry shortly"},
+        headers={"Retry-After": "2"},
+    )
 
 
 def _authentication(env: Mapping[str, str]) -> dict[str, Any]:
