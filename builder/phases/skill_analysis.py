@@ -39,6 +39,10 @@ W101    ``type`` is not a Mindrian type nor a near-miss of one (``fuzzer``):
         kept as ``metadata.type``, the type is inferred
 W102    ``model`` has no ``provider:`` (Claude Code's ``sonnet``, ``inherit``):
         kept as ``metadata.model``, the configured default is used
+W103    a plain value holds ``': '``, which strict YAML refuses: read as text
+        (quote it, or run ``mindrian fmt``)
+W104    a standard field has a shape the Agent Skills standard does not define
+        (``compatibility`` as a mapping): kept as metadata under its own name
 ======  ===================================================================
 
 A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
@@ -112,6 +116,7 @@ __all__ = [
     "TYPE_TYPO_DISTANCE",
     "SkillAnalysisPhase",
     "analyse",
+    "has_standard_shape",
     "skill_schema",
 ]
 
@@ -200,7 +205,10 @@ class _Doc:
 
     def warn(self, code: str, key_path: Iterable[str | int], message: str) -> None:
         """Record a coded warning, located like an error (``PATH:LINE:COL: warning[W101]: …``)."""
-        self.warnings.append(f"{self.location(key_path)}: warning[{code}]: {message}")
+        self.warn_at(code, self.location(key_path), message)
+
+    def warn_at(self, code: str, location: SourceLocation, message: str) -> None:
+        self.warnings.append(f"{location}: warning[{code}]: {message}")
 
     def fail(self, code: str, key_path: Iterable[str | int], message: str) -> SkillError:
         return SkillError(
@@ -300,6 +308,53 @@ def _moved(table: dict[KeyPath, _T], old: KeyPath, new: KeyPath) -> dict[KeyPath
 
 def _dropped(table: dict[KeyPath, _T], old: KeyPath) -> dict[KeyPath, _T]:
     return {p: v for p, v in table.items() if p[: len(old)] != old}
+
+
+# --- what strict YAML or the standard would refuse ------------------------------------------
+
+#: Standard fields the schema gives one shape, and that shape in words; anything else a host
+#: may accept is kept as metadata (W104) instead of refusing the skill.
+_STANDARD_SHAPES: tuple[tuple[str, str], ...] = (
+    ("license", "text"),
+    ("compatibility", "text"),
+    ("allowed-tools", "text, or a list of texts"),
+)
+
+
+def _lenient_notes(doc: _Doc) -> None:
+    """Warn about values read leniently; keep odd-shaped standard fields as metadata."""
+    for quoted in doc.fm.quoted:
+        doc.warn_at(
+            "W103",
+            SourceLocation(doc.path, quoted.line, quoted.column),
+            f"{quoted.key}: the value holds ': ' unquoted, which strict YAML refuses; it is read "
+            f'as text. Quote it ({quoted.key}: "…") or run mindrian fmt',
+        )
+    for key, shape in _STANDARD_SHAPES:
+        value = doc.fm.data.get(key)
+        if value is None or has_standard_shape(key, value):
+            continue
+        doc.foreign[key] = value
+        doc.warn(
+            "W104",
+            (key,),
+            f"{key} is {_kind(value)}; the Agent Skills standard defines it as {shape}, so it is "
+            f"kept as metadata.{key} and not used",
+        )
+        doc.fm = dataclasses.replace(
+            doc.fm, data={k: v for k, v in doc.fm.data.items() if k != key}
+        )
+
+
+def has_standard_shape(key: str, value: Any) -> bool:
+    """Whether a standard field's value has a shape phase 1 uses (else it is kept as metadata)."""
+    if key not in dict(_STANDARD_SHAPES) or isinstance(value, str):
+        return True
+    return (
+        key == "allowed-tools"
+        and isinstance(value, list)
+        and all(isinstance(item, str) for item in value)
+    )
 
 
 # --- schema validation ------------------------------------------------------------------------
@@ -985,6 +1040,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     text = decode_skill(source.data, source.path)
     fm = parse_front_matter(text, source.path)
     doc = _Doc(fm, source.path)
+    _lenient_notes(doc)
     _expand_shorthands(doc)
     _validate(doc)
     definition = _definition(source, doc)

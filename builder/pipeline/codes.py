@@ -237,6 +237,12 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a foreign model alias is kept as metadata; the default model is used",
     ),
+    ErrorCode("W103", "skill_analysis", "an unquoted value holding ': ' is read as text"),
+    ErrorCode(
+        "W104",
+        "skill_analysis",
+        "a standard field of a shape the standard does not define is kept as metadata",
+    ),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
