@@ -275,10 +275,17 @@ def _expand_shorthands(doc: _Doc) -> None:
         ) from None
     positions, raw = dict(doc.fm.positions), dict(doc.fm.raw)
     for shorthand in shorthands:
-        doc.decisions.append(_shorthand_decision(shorthand, doc.line(shorthand.written)))
+        doc.decisions.append(_shorthand_decision(doc, shorthand))
         if shorthand.wraps:
             positions[shorthand.canonical] = positions[shorthand.written]
-        elif shorthand.redundant:
+        elif shorthand.nests:
+            positions = _moved(positions, shorthand.written, shorthand.canonical)
+            positions[shorthand.written] = positions[shorthand.canonical]
+            positions.update(
+                {(*p, "name"): v for p, v in positions.items() if _is_score_name(doc, p)}
+            )
+            raw = _moved(raw, shorthand.written, shorthand.canonical)
+        elif shorthand.dropped:
             positions, raw = (
                 _dropped(positions, shorthand.written),
                 _dropped(raw, shorthand.written),
@@ -291,10 +298,30 @@ def _expand_shorthands(doc: _Doc) -> None:
         doc.fm = dataclasses.replace(doc.fm, data=data, positions=positions, raw=raw)
 
 
-def _shorthand_decision(shorthand: Shorthand, line: int) -> str:
+def _is_score_name(doc: _Doc, key_path: KeyPath) -> bool:
+    """A bare score name, by its path in canonical form (``scores.dimensions.0``)."""
+    if len(key_path) < 2 or key_path[-2] != "dimensions" or not isinstance(key_path[-1], int):
+        return False
+    written = doc.lookup((*key_path[:-2], key_path[-1]))
+    return isinstance(written, str)
+
+
+def _shorthand_decision(doc: _Doc, shorthand: Shorthand) -> str:
     written, canonical = _dotted(shorthand.written), _dotted(shorthand.canonical)
+    line = doc.line(shorthand.written)
     if shorthand.wraps:
         return f"{written} (line {line}) is one text, read as a one-item list"
+    if shorthand.nests:
+        return (
+            f"{written} (line {line}) is a list, read as {canonical}; a bare name is a score "
+            "with the default range, 0 to 1"
+        )
+    if shorthand.keyed:
+        title = doc.lookup(shorthand.canonical) or doc.lookup((*shorthand.written[:-1], "title"))
+        return (
+            f"{written} (line {line}) {doc.lookup(shorthand.written)!r} is the item's key and "
+            f"its name {title!r} its title: later phases use the title"
+        )
     if shorthand.redundant:
         return f"{written} (line {line}) repeats {canonical}'s value and is dropped"
     return f"{written} (line {line}) is read as {canonical}"
