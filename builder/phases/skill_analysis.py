@@ -43,6 +43,7 @@ W103    a plain value holds ``': '``, which strict YAML refuses: read as text
         (quote it, or run ``mindrian fmt``)
 W104    a standard field has a shape the Agent Skills standard does not define
         (``compatibility`` as a mapping): kept as metadata under its own name
+W105    ``description`` is longer than the Agent Skills limit (1,024 characters)
 ======  ===================================================================
 
 A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
@@ -1009,9 +1010,11 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     problem_types = doc.pick(("problem_types",))
     triggers, inferred_triggers = _triggers(doc)
     if len(data["description"]) > DESCRIPTION_LIMIT:
-        doc.warnings.append(
+        doc.warn(
+            "W105",
+            ("description",),
             f"description is {len(data['description'])} characters; the Agent Skills format allows "
-            f"{DESCRIPTION_LIMIT}"
+            f"{DESCRIPTION_LIMIT}, so other hosts may refuse the skill",
         )
     return SkillDefinition(
         id=normalised_id,
