@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.outputs import AnyPhase
 from builder.pipeline import runner
