@@ -249,4 +249,5 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
+    ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
 )
