@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builder.orchestration.runner import build_source
 from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
 from builder.pipeline.results import BuildReport
-from builder.pipeline.runner import build_source
 
 
 @dataclass(frozen=True)

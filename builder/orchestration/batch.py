@@ -32,9 +32,11 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from builder.orchestration import runner
+from builder.orchestration.runner import Hold, PhaseLoader, Progress, phase_range
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.outputs import AnyPhase
-from builder.pipeline import runner
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import SourceLocation
@@ -48,7 +50,6 @@ from builder.pipeline.results import (
     exit_code_of,
     graph_problem,
 )
-from builder.pipeline.runner import Hold, PhaseLoader, Progress, phase_range
 
 __all__ = [
     "COLLISION_CODE",
@@ -439,10 +440,15 @@ def _test_together(
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
     to build, which is built here in the two passes of
-    :mod:`builder.pipeline.shared_tests`. Other entries are kept.
+    :mod:`builder.orchestration.shared_tests`. Other entries are kept.
     """
+    from builder.orchestration.shared_tests import (
+        SharedResults,
+        Stager,
+        WithResults,
+        session_folder,
+    )
     from builder.pipeline.package_tests import run_session
-    from builder.pipeline.shared_tests import SharedResults, Stager, WithResults, session_folder
     from mindrian.project import ProjectPaths
 
     building = [i for i, entry in enumerate(early) if entry is None]
@@ -470,7 +476,7 @@ def _test_together(
 
 def _tests_alone(base: PhaseLoader) -> bool:
     """Whether ``base``'s phase 6 tests each package alone (a test's own phase 6 is kept as is)."""
-    from builder.pipeline.shared_tests import tests_alone
+    from builder.orchestration.shared_tests import tests_alone
 
     try:
         return tests_alone(base("code_generation"))
