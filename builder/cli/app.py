@@ -192,7 +192,7 @@ def _use_frames(ctx: typer.Context, stage: str, frames: bool, json_out: bool = F
 
 
 def _config(root: Path, **switches: object) -> BuildConfig:
-    from builder.pipeline.config import load_config
+    from builder.orchestration.project import load_config
 
     return load_config(root).with_switches(**switches)
 
