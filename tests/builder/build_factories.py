@@ -26,6 +26,8 @@ class Trail:
     id: str
     steps: tuple[str, ...]
     note: str = ""
+    identifier: str | None = None
+    """The package identifier, as phase 1's SkillDefinition has one (None: not asked for)."""
 
 
 class FakePhase(PhaseHooks[Outputs, "Trail"]):

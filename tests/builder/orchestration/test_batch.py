@@ -27,6 +27,7 @@ from builder.orchestration.batch import (
     build_many,
     discover,
     find_collisions,
+    read_sources,
 )
 from builder.phases import PHASE_NAMES
 from builder.phases.registration import RegistrationPhase
@@ -225,7 +226,9 @@ def test_the_real_phase_one_finds_two_skills_sharing_a_package(tmp_path: Path) -
             "three": skill_text("third"),
         },
     )
-    found = find_collisions(targets(tmp_path), BuildConfig(root=str(tmp_path)))
+    sources, unreadable = read_sources(targets(tmp_path))
+    assert not unreadable
+    found = find_collisions(list(sources.values()), BuildConfig(root=str(tmp_path)))
     assert sorted(found) == ["skills/one/SKILL.md", "skills/two/SKILL.md"]
     assert (
         "skills/one/SKILL.md and skills/two/SKILL.md both map to the agent id 'shared-name'"

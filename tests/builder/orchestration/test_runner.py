@@ -454,19 +454,22 @@ def test_current_report_tells_a_build_with_nothing_to_do_without_running_anythin
 ):
     from build_factories import make_project, skill_text
 
-    from builder.orchestration.runner import build, current_report
+    from builder.orchestration.runner import build_source, current_report
+    from builder.skill.source import load_source
 
     root = make_project(tmp_path, {"demo": skill_text("demo-skill")})
     skill = root / "skills/demo/SKILL.md"
+    source = load_source(skill, display="skills/demo/SKILL.md")
     pipeline = make_pipeline()
-    options = {"checkpoints_dir": tmp_path / "checkpoints", "display": "skills/demo/SKILL.md"}
+    options = {"checkpoints_dir": tmp_path / "checkpoints"}
     config = BuildConfig(root=str(root))
-    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    assert current_report(source, config, phases=pipeline.load, **options) is None
     assert pipeline.calls() == {name: 0 for name in PHASE_NAMES}
-    build(skill, config, phases=pipeline.load, **options)
-    report = current_report(skill, config, phases=pipeline.load, **options)
+    build_source(source, config, phases=pipeline.load, **options)
+    report = current_report(source, config, phases=pipeline.load, **options)
     assert report is not None and statuses(report) == ["cached"] * 7
     assert pipeline.calls() == ALL_RAN
     skill.write_text(skill_text("demo-skill", description="Edited."), encoding="utf-8")
-    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    edited = load_source(skill, display="skills/demo/SKILL.md")
+    assert current_report(edited, config, phases=pipeline.load, **options) is None
     assert pipeline.calls() == ALL_RAN
