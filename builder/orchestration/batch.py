@@ -10,9 +10,11 @@ exit status 3, and the remaining skills are built and reported. Reports come bac
 order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
-Before anything is built, phase 1 of every skill runs here to find two skills
-that would share an agent id or a package folder; both are then reported as
-failed (naming each other) and not built.
+Each skill's SKILL.md and folder are read once (:func:`read_sources`); every
+step below builds from that read. Before anything is built, phase 1 of every
+skill runs through the runner (:func:`~builder.orchestration.runner.identity`,
+nothing written) to find two skills that would share an agent id or a package
+folder; both are then reported as failed (naming each other) and not built.
 
 When several skills reach phase 7, their end-to-end probes go through one
 :class:`~builder.probe.runner.ProbeServer`, started at once so it loads
