@@ -28,6 +28,8 @@ class Trail:
     note: str = ""
     identifier: str | None = None
     """The package identifier, as phase 1's SkillDefinition has one (None: not asked for)."""
+    field_lines: dict[str, int] = field(default_factory=dict)
+    """Front matter lines by field, as phase 1's SkillDefinition has them (none: line 0)."""
 
 
 class FakePhase(PhaseHooks[Outputs, "Trail"]):
