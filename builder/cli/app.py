@@ -49,11 +49,11 @@ from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
     from builder.cli.progress import ProgressBar
+    from builder.orchestration.batch import BatchOptions, Listener
+    from builder.orchestration.shard import Shard
     from builder.phases.registration import RegistrationPhase
-    from builder.pipeline.batch import BatchOptions, Listener
     from builder.pipeline.config import BuildConfig
     from builder.pipeline.results import Problem, ValidationReport
-    from builder.pipeline.shard import Shard
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -192,7 +192,7 @@ def _use_frames(ctx: typer.Context, stage: str, frames: bool, json_out: bool = F
 
 
 def _config(root: Path, **switches: object) -> BuildConfig:
-    from builder.pipeline.config import load_config
+    from builder.orchestration.project import load_config
 
     return load_config(root).with_switches(**switches)
 
@@ -242,8 +242,8 @@ def build(
     in parallel (--jobs); phase 7 registers them one by one in the given order.
     A failing skill does not stop the others.
     """
+    from builder.orchestration.runner import phase_range
     from builder.phases import PHASE_NAMES
-    from builder.pipeline.runner import phase_range
 
     framed = _use_frames(ctx, "build", frames, json_out)
     phase_range(from_phase, until_phase)
@@ -279,7 +279,7 @@ def build(
 
 
 def _shard(text: str | None) -> Shard:
-    from builder.pipeline.shard import Shard
+    from builder.orchestration.shard import Shard
 
     return Shard(1, 1) if text is None else Shard.parse(text)
 
@@ -296,7 +296,7 @@ def _batch_options(
     reregister: bool = False,
     debug: bool = False,
 ) -> BatchOptions:
-    from builder.pipeline.batch import BatchOptions, default_jobs
+    from builder.orchestration.batch import BatchOptions, default_jobs
 
     return BatchOptions(
         checkpoints_dir=(checkpoints or ProjectPaths(root).checkpoints).absolute(),
@@ -324,10 +324,10 @@ def _run_batch(
     prefix: str = "build",
     retire: bool = False,
 ) -> int:
-    """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
-    as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed."""
+    """Build (or register) ``paths`` through :func:`builder.orchestration.batch.build_many` and
+    print as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
-    from builder.pipeline.batch import Target, build_many, retire_removed
+    from builder.orchestration.batch import Target, build_many, retire_removed
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
 
@@ -424,9 +424,9 @@ def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
     Skills specification is stricter than mindrian (name and folder, name form,
     description length); warnings keep exit status 0.
     """
+    from builder.orchestration.runner import validate as validate_one
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import validation_line, warning_line
-    from builder.pipeline.runner import validate as validate_one
 
     if not paths:
         raise UsageError("give at least one SKILL.md path", code="U005")
@@ -788,9 +788,9 @@ def check(
     any difference or failed build, 0 when clean.
     """
     from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
-    from builder.pipeline.batch import Target, default_jobs, discover
-    from builder.pipeline.check import check as run_check
-    from builder.pipeline.check import summary
+    from builder.orchestration.batch import Target, default_jobs, discover
+    from builder.orchestration.check import check as run_check
+    from builder.orchestration.check import summary
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import error_frame
     from builder.pipeline.results import DRIFT_CODE, Problem

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from builder.orchestration.batch import BatchOptions, Listener, Target
 from builder.phases import PHASE_NAMES
-from builder.pipeline.batch import BatchOptions, Listener, Target
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.report import (
     done_frame,

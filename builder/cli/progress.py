@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from builder.pipeline.batch import Listener, Target
+from builder.orchestration.batch import Listener, Target
 from builder.pipeline.results import BuildReport, PhaseReport
 from builder.pipeline.terminal import terminal_line, terminal_safe
 

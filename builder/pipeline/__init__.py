@@ -1,4 +1,5 @@
-"""The pipeline machinery: phase contract, runner, batch, checkpoints, results and their
-presentation, errors."""
+"""The ground floor of the builder: the phase contract, checkpoints, results and their
+presentation, errors and their codes, configuration, serialisation. The phases build on it and
+``builder.orchestration`` runs them; it imports neither."""
 
 __all__: list[str] = []

@@ -62,7 +62,7 @@ def _imported(text: str) -> Iterable[str]:
         for part in names.strip("()").replace("\n", ",").split(","):
             word = part.split("#")[0].strip().split(" ")[0]
             if word.isidentifier():
-                yield f"{module}.{word}"  # ``from builder.pipeline import runner``
+                yield f"{module}.{word}"  # ``from builder.orchestration import runner``
 
 
 def _parents(name: str) -> Iterable[str]:

@@ -1,14 +1,13 @@
-"""Project configuration: ``[tool.mindrian]`` in pyproject.toml plus command-line switches."""
+"""Project configuration: ``[tool.mindrian]`` in pyproject.toml plus command-line switches (read
+by :func:`builder.orchestration.project.load_config`)."""
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_MODELS", "BuildConfig", "load_config"]
+__all__ = ["DEFAULT_MODELS", "BuildConfig"]
 
 #: Per-type default models, used when neither the skill nor pyproject.toml names one.
 DEFAULT_MODELS: Mapping[str, str] = {
@@ -49,21 +48,3 @@ class BuildConfig:
     def with_switches(self, **changes: Any) -> BuildConfig:
         """A copy with command-line switches applied."""
         return replace(self, **changes)
-
-
-def load_config(root: Path) -> BuildConfig:
-    """Read ``[tool.mindrian]`` from ``root/pyproject.toml`` when present, else the built-in
-    defaults."""
-    pyproject = root / "pyproject.toml"
-    table: Mapping[str, Any] = {}
-    if pyproject.is_file():
-        table = (
-            tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("mindrian", {})
-        )
-    models = {**DEFAULT_MODELS, **table.get("models", {})}
-    # mcp.yaml beside pyproject.toml and [tool.mindrian.mcp] both extend the catalog; the
-    # pyproject entry wins on a name clash because it is the file the build is configured by.
-    from builder.mcp.catalog import read_mcp_yaml
-
-    catalog = {**read_mcp_yaml(root), **table.get("mcp", {})}
-    return BuildConfig(root=str(root), models=models, mcp_catalog=catalog)

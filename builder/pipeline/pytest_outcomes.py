@@ -1,7 +1,7 @@
 """Pytest plugin of the shared generated-test session: every outcome, as data, in a JSON file.
 
 Loaded with ``-p builder.pipeline.pytest_outcomes --mindrian-outcomes PATH`` by
-:mod:`builder.pipeline.shared_tests`, which runs the tests of many generated
+:mod:`builder.orchestration.shared_tests`, which runs the tests of many generated
 packages in one pytest session and attributes the outcomes to each package
 from this file. The plugin records what the terminal reporter counted (the
 categories its summary line is built from, in report order) and the

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builder.orchestration.runner import build_source
 from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
 from builder.pipeline.results import BuildReport
-from builder.pipeline.runner import build_source
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,10 @@ class Trail:
     id: str
     steps: tuple[str, ...]
     note: str = ""
+    identifier: str | None = None
+    """The package identifier, as phase 1's SkillDefinition has one (None: not asked for)."""
+    field_lines: dict[str, int] = field(default_factory=dict)
+    """Front matter lines by field, as phase 1's SkillDefinition has them (none: line 0)."""
 
 
 class FakePhase(PhaseHooks[Outputs, "Trail"]):

@@ -24,13 +24,13 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from builder.orchestration.runner import build_source
 from builder.phases import load_phase
 from builder.phases.code_generation import RENDER_ONLY
 from builder.phases.skill_analysis import analyse
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import MindrianError
-from builder.pipeline.runner import build_source
 from builder.pipeline.serial import to_plain
 from builder.skill.source import source_digest
 from mindrian.project import ProjectPaths

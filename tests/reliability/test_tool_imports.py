@@ -19,11 +19,11 @@ import pytest
 import yaml
 
 from builder.mcp.describe import describe_tools
+from builder.orchestration.runner import build_source
 from builder.phases import load_phase
 from builder.phases.tool_assembly import ToolAssemblyPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
-from builder.pipeline.runner import build_source
 from builder.skill.source import source_digest
 
 REPO = Path(__file__).resolve().parents[2]

@@ -28,7 +28,7 @@ def project(tmp_path: Path) -> Path:
 
 def use(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> FakePipeline:
     """Make ``mindrian build`` run the fake phases."""
-    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
     return pipeline
 
 
@@ -206,7 +206,7 @@ def test_an_unexpected_exception_is_one_line_without_debug(cli, project: Path, m
     def crash(*args, **kwargs):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr("builder.pipeline.runner.build", crash)
+    monkeypatch.setattr("builder.orchestration.runner.build_source", crash)
     plain = cli(["build", "skills/demo"], project)
     assert plain.code == 3
     assert plain.err.splitlines()[-1] == (

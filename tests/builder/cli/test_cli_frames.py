@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from build_factories import CliResult, FakePipeline, make_pipeline, make_project, skill_text
 
+from builder.orchestration.batch import BatchOptions, Target
 from builder.phases import PHASE_NAMES
-from builder.pipeline.batch import BatchOptions, Target
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame, FrameParser, Text, parse_text
@@ -27,7 +27,7 @@ def project(tmp_path: Path) -> Path:
 
 def use(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> FakePipeline:
     """Make the CLI run the fake phases."""
-    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
     return pipeline
 
 
@@ -332,7 +332,7 @@ def test_check_frames_its_regeneration_and_the_drift(
 ) -> None:
     (project / "generated").mkdir()
     (project / "generated/a.txt").write_bytes(b"old\n")
-    monkeypatch.setattr("builder.pipeline.check.build_many", DriftingRegeneration())
+    monkeypatch.setattr("builder.orchestration.check.build_many", DriftingRegeneration())
     result = cli(["check", "--frames"], project)
     assert result.code == 1
     assert frames_of(result) == [

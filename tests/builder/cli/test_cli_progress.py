@@ -14,7 +14,7 @@ import pytest
 from build_factories import make_project, skill_text
 
 from builder.cli.progress import ProgressBar, clock_text
-from builder.pipeline.batch import Target
+from builder.orchestration.batch import Target
 from builder.pipeline.results import BuildReport, PhaseReport, Problem
 
 BAR_START = "\r\x1b[2K["

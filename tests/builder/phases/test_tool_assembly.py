@@ -15,10 +15,10 @@ from builder.mcp.tooldefs import (
     definition_from_function,
     parse_docstring,
 )
+from builder.orchestration.project import load_config
 from builder.phases.architecture import PHASE as ARCH
 from builder.phases.handoff_protocol import HandoffProtocolPhase
 from builder.phases.tool_assembly import ToolAssemblyPhase
-from builder.pipeline.config import load_config
 from builder.pipeline.errors import ToolAssemblyError
 from builder.pipeline.serial import dump_yaml, from_plain, load_yaml, to_plain
 from builder.skill.model import (

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from builder.orchestration.runner import validate
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.runner import validate
 from builder.skill.body import atx_heading, section_key
 
 # The pattern atx_heading replaces (quadratic on runs of spaces), as the reference for

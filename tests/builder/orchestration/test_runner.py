@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
 
+from builder.orchestration.runner import chain_digest, input_digest
 from builder.phases import PHASE_NAMES, load_phase, resolve_phase
 from builder.phases.outputs import Outputs
 from builder.pipeline.code_digest import code_files, files_digest
@@ -24,7 +25,6 @@ from builder.pipeline.errors import (
 )
 from builder.pipeline.report import progress_line
 from builder.pipeline.results import PhaseReport
-from builder.pipeline.runner import chain_digest, input_digest
 from builder.pipeline.serial import load_yaml
 
 ALL_RAN = {name: 1 for name in PHASE_NAMES}
@@ -92,7 +92,7 @@ def test_a_change_to_one_phases_code_reruns_that_phase_and_later_ones_only(
     run_build(tmp_path, pipeline)
     real = code_digest.phase_code_digest
     monkeypatch.setattr(
-        "builder.pipeline.runner.phase_code_digest",
+        "builder.orchestration.runner.phase_code_digest",
         lambda phase: "edited" if phase.name == "tool_assembly" else real(phase),
     )
     pipeline["tool_assembly"].note = "the edited code decides differently"
@@ -109,12 +109,12 @@ def test_a_rerun_phase_with_the_same_output_leaves_later_phases_cached(
     pipeline = make_pipeline()
     run_build(tmp_path, pipeline)
     monkeypatch.setattr(
-        "builder.pipeline.runner.phase_code_digest",
+        "builder.orchestration.runner.phase_code_digest",
         lambda phase: "edited" if phase.name == "architecture" else "same",
     )
     run_build(tmp_path, pipeline)  # every digest changed: all run once more
     monkeypatch.setattr(
-        "builder.pipeline.runner.phase_code_digest",
+        "builder.orchestration.runner.phase_code_digest",
         lambda phase: "edited again" if phase.name == "architecture" else "same",
     )
     report = run_build(tmp_path, pipeline)
@@ -454,19 +454,22 @@ def test_current_report_tells_a_build_with_nothing_to_do_without_running_anythin
 ):
     from build_factories import make_project, skill_text
 
-    from builder.pipeline.runner import build, current_report
+    from builder.orchestration.runner import build_source, current_report
+    from builder.skill.source import load_source
 
     root = make_project(tmp_path, {"demo": skill_text("demo-skill")})
     skill = root / "skills/demo/SKILL.md"
+    source = load_source(skill, display="skills/demo/SKILL.md")
     pipeline = make_pipeline()
-    options = {"checkpoints_dir": tmp_path / "checkpoints", "display": "skills/demo/SKILL.md"}
+    options = {"checkpoints_dir": tmp_path / "checkpoints"}
     config = BuildConfig(root=str(root))
-    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    assert current_report(source, config, phases=pipeline.load, **options) is None
     assert pipeline.calls() == {name: 0 for name in PHASE_NAMES}
-    build(skill, config, phases=pipeline.load, **options)
-    report = current_report(skill, config, phases=pipeline.load, **options)
+    build_source(source, config, phases=pipeline.load, **options)
+    report = current_report(source, config, phases=pipeline.load, **options)
     assert report is not None and statuses(report) == ["cached"] * 7
     assert pipeline.calls() == ALL_RAN
     skill.write_text(skill_text("demo-skill", description="Edited."), encoding="utf-8")
-    assert current_report(skill, config, phases=pipeline.load, **options) is None
+    edited = load_source(skill, display="skills/demo/SKILL.md")
+    assert current_report(edited, config, phases=pipeline.load, **options) is None
     assert pipeline.calls() == ALL_RAN

@@ -57,8 +57,11 @@ __all__ = [
     "build_source",
     "chain_digest",
     "current_report",
+    "identity",
     "input_digest",
     "load_phase",
+    "located",
+    "name_line",
     "phase_range",
     "validate",
 ]
@@ -146,7 +149,7 @@ def build(
         source = load_source(Path(path), display=shown)
     except MindrianError as error:
         return BuildReport(
-            path=shown, agent_id=None, phases=(), problem=_located(problem_of(error), shown)
+            path=shown, agent_id=None, phases=(), problem=located(problem_of(error), shown)
         )
     return build_source(
         source,
@@ -204,25 +207,18 @@ class _Held(Exception):
 
 
 def current_report(
-    path: Path,
+    source: SkillSource,
     config: BuildConfig,
     *,
     checkpoints_dir: Path,
-    display: str,
     until_phase: str | None = None,
     phases: PhaseLoader | None = None,
 ) -> BuildReport | None:
     """The report of a build with nothing to do (every phase cached), else None; runs nothing.
 
-    Reads the source and checkpoint heads only, so a batch can tell the skills
-    that need work from those that do not before starting workers for them.
+    Reads checkpoint heads only, so a batch can tell the skills that need work
+    from those that do not before starting workers for them.
     """
-    from builder.skill.source import load_source
-
-    try:
-        source = load_source(path, display=display)
-    except MindrianError:
-        return None
     _, stop = phase_range(None, until_phase)
     run = _Build(
         source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or load_phase
@@ -233,6 +229,47 @@ def current_report(
     except _NotCurrent:
         return None
     return report if report.problem is None else None
+
+
+def identity(
+    source: SkillSource,
+    config: BuildConfig,
+    *,
+    store: CheckpointStore | None,
+    phases: PhaseLoader,
+) -> tuple[str, str | None] | None:
+    """The agent id and package identifier phase 1 gives ``source``; None when phase 1 fails.
+
+    Known from the index of ``store`` when phase 1 is current there, else phase
+    1 runs and nothing is written (a batch asks before it builds, to find collisions).
+    """
+    phase = phases(PHASE_NAMES[0])
+    inputs = PhaseInput(source=source, config=config, previous=Outputs())
+    known = store.identity(input_digest(phase, inputs, None)) if store is not None else None
+    if known is not None:
+        return known.agent_id, known.identifier
+    output = _first_output(phase, inputs)
+    if output is None:
+        return None
+    return output.id, output.identifier
+
+
+def name_line(source: SkillSource, config: BuildConfig, *, phases: PhaseLoader) -> int:
+    """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs, writing
+    nothing."""
+    output = _first_output(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs()))
+    lines = output.field_lines if output is not None else {}
+    keys = ("metadata.mindrian.id", "id", "name")
+    return next((int(lines[k]) for k in keys if k in lines), 0)
+
+
+def _first_output(phase: AnyPhase, inputs: Inputs) -> Any:
+    """Phase 1's output when all its checks pass, else None; nothing is written."""
+    try:
+        result: PhaseResult[Any] = phase.run(inputs)
+    except Exception:  # the skill's own build reports it (as I001 when it is a bug)
+        return None
+    return result.output if all(c.passed for c in result.checks) else None
 
 
 class _Build:
@@ -279,7 +316,7 @@ class _Build:
                     self.source.path,
                     self.agent_id,
                     tuple(self.reports),
-                    _located(problem, self.source.path),
+                    located(problem, self.source.path),
                 )
         return BuildReport(self.source.path, self.agent_id, tuple(self.reports), None)
 
@@ -493,7 +530,7 @@ class _Build:
             self.progress(report)
 
 
-def _located(problem: Problem, path: str) -> Problem:
+def located(problem: Problem, path: str) -> Problem:
     """Problems without a place point at the SKILL.md being built, so every error line names a
     file."""
     return problem if problem.location else replace(problem, location=SourceLocation(path))
@@ -529,9 +566,9 @@ def validate(
             PhaseInput(source=source, config=config, previous=Outputs())
         )
     except MindrianError as error:
-        return ValidationReport(path=shown, problems=(_located(problem_of(error), shown),))
+        return ValidationReport(path=shown, problems=(located(problem_of(error), shown),))
     failures = tuple(
-        _located(check_failure(1, phase.name, c), shown) for c in result.checks if not c.passed
+        located(check_failure(1, phase.name, c), shown) for c in result.checks if not c.passed
     )
     if failures:
         return ValidationReport(path=shown, problems=failures)

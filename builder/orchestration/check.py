@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from builder.orchestration.batch import BatchOptions, Listener, Target, build_many
+from builder.orchestration.runner import PhaseLoader
+from builder.orchestration.shard import Shard, owned_tree, spec_sources
 from builder.phases import phase_number
-from builder.pipeline.batch import BatchOptions, Listener, Target, build_many
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
-from builder.pipeline.runner import PhaseLoader
 from builder.pipeline.serial import from_plain
-from builder.pipeline.shard import Shard, owned_tree, spec_sources
 from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def check(
 
     ``full`` runs the generated tests and phase 7 (probes, a scratch registry);
     ``shard`` builds only its part of ``skills`` and compares only the output
-    it owns (see :mod:`builder.pipeline.shard`); ``phases`` replaces the phase
+    it owns (see :mod:`builder.orchestration.shard`); ``phases`` replaces the phase
     loader (tests).
     """
     from builder.phases.registration import REGISTRY_YAML, RegistrationPhase

@@ -4,7 +4,7 @@ A build of many skills runs phase 6 in two passes around one session
 (:func:`builder.pipeline.package_tests.run_session`):
 
 1. each skill is built up to phase 6, and :class:`Stager` (the build's
-   :data:`~builder.pipeline.runner.Hold`) renders its package into the
+   :data:`~builder.orchestration.runner.Hold`) renders its package into the
    session folder instead of letting phase 6 run;
 2. after the session, phase 6 runs as usual with :class:`SharedResults` as
    its test runner, which answers from the session for a package whose files

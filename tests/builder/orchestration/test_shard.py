@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from build_factories import make_project, skill_text
 
-from builder.pipeline.batch import BatchOptions, Target
+from builder.orchestration.batch import BatchOptions, Target
+from builder.orchestration.shard import Shard, owned_tree, shard_of, spec_sources
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import UsageError
 from builder.pipeline.results import BuildReport
-from builder.pipeline.shard import Shard, owned_tree, shard_of, spec_sources
 
 NAMES = [f"skills/s{k:03d}/SKILL.md" for k in range(60)]
 
@@ -117,7 +117,7 @@ def test_the_union_of_sharded_checks_is_the_whole_check(
     (root / "generated" / "stale").mkdir()
     (root / "generated" / "stale" / "old.py").write_bytes(b"\n")
     fake = PerSkillRegeneration()
-    monkeypatch.setattr("builder.pipeline.check.build_many", fake)
+    monkeypatch.setattr("builder.orchestration.check.build_many", fake)
 
     whole = _drift(cli, root)
     assert whole == {"generated/s1/agent.py", "generated/s4/agent.py", "generated/s7/agent.py"} | {

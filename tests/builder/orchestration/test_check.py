@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from build_factories import make_project, skill_text, tree
 
-from builder.pipeline.batch import BatchOptions, Target
-from builder.pipeline.check import diff_trees, read_tree
+from builder.orchestration.batch import BatchOptions, Target
+from builder.orchestration.check import diff_trees, read_tree
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport, Problem
 
@@ -64,7 +64,7 @@ class FakeRegeneration:
 @pytest.fixture
 def regeneration(monkeypatch: pytest.MonkeyPatch) -> FakeRegeneration:
     fake = FakeRegeneration()
-    monkeypatch.setattr("builder.pipeline.check.build_many", fake)
+    monkeypatch.setattr("builder.orchestration.check.build_many", fake)
     return fake
 
 
@@ -180,7 +180,7 @@ def test_a_failed_regeneration_fails_the_check(
     cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "builder.pipeline.check.build_many",
+        "builder.orchestration.check.build_many",
         FakeRegeneration(Problem("P003", "check 'tests_pass' failed")),
     )
     result = cli(["check"], project)

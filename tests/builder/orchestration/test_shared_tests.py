@@ -12,9 +12,9 @@ from build_factories import make_project, skill_text, tree
 import builder.phases.code_generation as code_generation
 import builder.pipeline.package_tests as package_tests
 from builder.codegen.render import AGENT_TEMPLATES
+from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.phases import load_phase
 from builder.phases.code_generation import CodeGenerationPhase
-from builder.pipeline.batch import BatchOptions, Target, build_many, discover
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import CHECK_FAILED_CODE, BuildReport
 

@@ -19,9 +19,7 @@ from build_factories import (
     tree,
 )
 
-from builder.phases import PHASE_NAMES
-from builder.phases.registration import RegistrationPhase
-from builder.pipeline.batch import (
+from builder.orchestration.batch import (
     COLLISION_CODE,
     BatchOptions,
     Listener,
@@ -29,7 +27,10 @@ from builder.pipeline.batch import (
     build_many,
     discover,
     find_collisions,
+    read_sources,
 )
+from builder.phases import PHASE_NAMES
+from builder.phases.registration import RegistrationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError, SourceLocation
@@ -225,7 +226,9 @@ def test_the_real_phase_one_finds_two_skills_sharing_a_package(tmp_path: Path) -
             "three": skill_text("third"),
         },
     )
-    found = find_collisions(targets(tmp_path), BuildConfig(root=str(tmp_path)))
+    sources, unreadable = read_sources(targets(tmp_path))
+    assert not unreadable
+    found = find_collisions(list(sources.values()), BuildConfig(root=str(tmp_path)))
     assert sorted(found) == ["skills/one/SKILL.md", "skills/two/SKILL.md"]
     assert (
         "skills/one/SKILL.md and skills/two/SKILL.md both map to the agent id 'shared-name'"
@@ -282,7 +285,7 @@ def test_build_all_on_the_command_line_reports_in_order_and_exits_1(
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken", "c")})
     pipeline = make_pipeline()
     pipeline.phases["skill_analysis"] = FailsFor("skill_analysis", "broken")
-    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
     result = cli(["build", "--all", "--jobs", "2"], tmp_path)
     assert result.code == 1
     starts = [line for line in result.err.splitlines() if line.startswith("build ")]
@@ -301,7 +304,7 @@ def test_build_all_on_the_command_line_reports_in_order_and_exits_1(
 def test_register_reruns_phase_seven_only(cli, tmp_path: Path, monkeypatch) -> None:
     make_project(tmp_path, {"a": "x"})
     pipeline: FakePipeline = make_pipeline()
-    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
     assert cli(["build", "--all"], tmp_path).code == 0
     result = cli(["register", "skills/a"], tmp_path)
     assert result.code == 0
@@ -393,7 +396,7 @@ def test_json_report_is_complete_when_one_skill_crashes(cli, tmp_path: Path, mon
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken", "c")})
     pipeline = make_pipeline()
     pipeline.phases["code_generation"] = CrashesFor("code_generation", "broken")
-    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
     result = cli(["build", "--all", "--jobs", "2", "--json"], tmp_path)
     assert result.code == 3
     report = json.loads(result.out)
@@ -413,7 +416,7 @@ def test_frames_carry_the_crashed_skills_error(cli, tmp_path: Path, monkeypatch)
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken")})
     pipeline = make_pipeline()
     pipeline.phases["architecture"] = CrashesFor("architecture", "broken")
-    monkeypatch.setattr("builder.pipeline.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
     result = cli(["build", "--all", "--frames"], tmp_path)
     assert result.code == 3
     frames = [json.loads(line.split(":", 2)[2][:-3]) for line in result.out.splitlines()]

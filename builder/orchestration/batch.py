@@ -10,9 +10,11 @@ exit status 3, and the remaining skills are built and reported. Reports come bac
 order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
-Before anything is built, phase 1 of every skill runs here to find two skills
-that would share an agent id or a package folder; both are then reported as
-failed (naming each other) and not built.
+Each skill's SKILL.md and folder are read once (:func:`read_sources`); every
+step below builds from that read. Before anything is built, phase 1 of every
+skill runs through the runner (:func:`~builder.orchestration.runner.identity`,
+nothing written) to find two skills that would share an agent id or a package
+folder; both are then reported as failed (naming each other) and not built.
 
 When several skills reach phase 7, their end-to-end probes go through one
 :class:`~builder.probe.runner.ProbeServer`, started at once so it loads
@@ -28,17 +30,19 @@ import os
 import shutil
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from builder.orchestration import runner
+from builder.orchestration.runner import Hold, PhaseLoader, Progress, phase_range
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.outputs import AnyPhase
-from builder.pipeline import runner
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.errors import SourceLocation
+from builder.pipeline.contract import SkillSource
+from builder.pipeline.errors import MindrianError, SourceLocation
 from builder.pipeline.report import internal_problem
 from builder.pipeline.results import (
     EXIT_INTERNAL,
@@ -48,8 +52,9 @@ from builder.pipeline.results import (
     environment_problem,
     exit_code_of,
     graph_problem,
+    problem_of,
 )
-from builder.pipeline.runner import Hold, PhaseLoader, Progress, phase_range
+from builder.skill.source import load_source
 
 __all__ = [
     "COLLISION_CODE",
@@ -60,6 +65,7 @@ __all__ = [
     "default_jobs",
     "discover",
     "find_collisions",
+    "read_sources",
 ]
 
 #: Error code of two skills that map to the same agent id or package.
@@ -115,8 +121,21 @@ def discover(root: Path) -> tuple[Path, ...]:
     return tuple(sorted(found, key=lambda p: p.relative_to(root).as_posix()))
 
 
+def read_sources(targets: Sequence[Target]) -> tuple[dict[str, SkillSource], dict[str, Problem]]:
+    """Each target's SKILL.md and folder, read once for the whole batch, by display path; and why
+    a target's cannot be read (its report's problem), by display path."""
+    sources: dict[str, SkillSource] = {}
+    unreadable: dict[str, Problem] = {}
+    for target in targets:
+        try:
+            sources[target.display] = load_source(target.path, display=target.display)
+        except MindrianError as error:
+            unreadable[target.display] = runner.located(problem_of(error), target.display)
+    return sources, unreadable
+
+
 def find_collisions(
-    targets: Sequence[Target],
+    sources: Sequence[SkillSource],
     config: BuildConfig,
     phases: PhaseLoader = load_phase,
     checkpoints: CheckpointStore | None = None,
@@ -125,70 +144,28 @@ def find_collisions(
     another.
 
     A skill whose phase 1 is current in ``checkpoints`` is known from the
-    checkpoint index; phase 1 runs (nothing is written) for the others. Skills
-    whose phase 1 fails are left to their own build, which reports why.
+    checkpoint index; phase 1 runs in the runner (nothing is written) for the
+    others. Skills whose phase 1 fails are left to their own build, which reports why.
     """
-    if len(targets) < 2:
+    if len(sources) < 2:
         return {}
-    phase = phases(PHASE_NAMES[0])
-    owners: dict[tuple[str, str], list[str]] = {}
-    for target in targets:
-        identity = _identity(target, config, phase, checkpoints)
+    owners: dict[tuple[str, str], list[SkillSource]] = {}
+    for source in sources:
+        identity = runner.identity(source, config, store=checkpoints, phases=phases)
         for kind, value in zip(("agent id", "package"), identity or (), strict=False):
             if value is not None:
-                owners.setdefault((kind, value), []).append(target.display)
-    by_display = {t.display: t for t in targets}
+                owners.setdefault((kind, value), []).append(source)
     problems: dict[str, Problem] = {}
-    for (kind, value), displays in sorted(owners.items()):
-        for display in displays if len(displays) > 1 else ():
-            others = " and ".join(d for d in displays if d != display)
+    for (kind, value), owning in sorted(owners.items()):
+        for source in owning if len(owning) > 1 else ():
+            others = " and ".join(o.path for o in owning if o is not source)
             message = (
-                f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
+                f"{source.path} and {others} both map to the {kind} {value!r}; rename one of the "
+                "skills"
             )
-            where = SourceLocation(display, _name_line(by_display[display], config, phase))
-            problems.setdefault(display, Problem(COLLISION_CODE, message, where))
+            where = SourceLocation(source.path, runner.name_line(source, config, phases=phases))
+            problems.setdefault(source.path, Problem(COLLISION_CODE, message, where))
     return problems
-
-
-def _name_line(target: Target, config: BuildConfig, phase: AnyPhase) -> int:
-    """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs again, for
-    colliding skills only."""
-    from builder.phases.outputs import Outputs
-    from builder.pipeline.contract import PhaseInput
-    from builder.skill.source import load_source
-
-    try:
-        source = load_source(target.path, display=target.display)
-        lines = phase.run(PhaseInput(source, config, Outputs())).output.field_lines
-    except Exception:  # the line only sharpens a message already decided
-        return 0
-    keys = ("metadata.mindrian.id", "id", "name")
-    return next((int(lines[k]) for k in keys if k in lines), 0)
-
-
-def _identity(
-    target: Target, config: BuildConfig, phase: AnyPhase, checkpoints: CheckpointStore | None
-) -> tuple[str, str | None] | None:
-    """The skill's agent id and package identifier; None when phase 1 fails."""
-    from builder.phases.outputs import Outputs
-    from builder.pipeline.contract import PhaseInput
-    from builder.skill.source import load_source
-
-    try:
-        source = load_source(target.path, display=target.display)
-        inputs = PhaseInput(source, config, Outputs())
-        if checkpoints is not None:
-            known = checkpoints.identity(runner.input_digest(phase, inputs, None))
-            if known is not None:
-                return known.agent_id, known.identifier
-        result = phase.run(inputs)
-    except Exception:  # the skill's own build reports it (as I001 when it is a bug)
-        return None
-    agent_id = getattr(result.output, "id", None)
-    if not all(c.passed for c in result.checks) or not isinstance(agent_id, str):
-        return None
-    identifier = getattr(result.output, "identifier", None)
-    return agent_id, identifier if isinstance(identifier, str) else None
 
 
 class Listener:
@@ -227,9 +204,11 @@ def build_many(
     if not options.run_tests:
         base = _render_only(base)
     store = CheckpointStore(options.checkpoints_dir)
-    collisions = find_collisions(targets, config, _loader(base, registration), store)
-    current = _current(targets, config, options, collisions, _loader(base, registration))
-    building = sum(t.display not in collisions and t.display not in current for t in targets)
+    sources, blocked = read_sources(targets)
+    blocked |= find_collisions(list(sources.values()), config, _loader(base, registration), store)
+    buildable = {d: s for d, s in sources.items() if d not in blocked}
+    current = _current(buildable, config, options, _loader(base, registration))
+    building = len(buildable) - len(current)
     # Generated tests in one session (shared_tests): the workers only render, like ``check``.
     shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
     shared = shared and _tests_alone(base)
@@ -240,13 +219,15 @@ def build_many(
         loader = _loader(base, phase7)
         early = [
             current.get(t.display)
-            or _submit(None if shared else pool, t, config, options, collisions, start, stop, base)
+            or _submit(
+                None if shared else pool, t, buildable, blocked, config, options, start, stop, base
+            )
             for t in targets
         ]
         if shared:
-            early = _test_together(targets, early, pool, config, options, base)
+            early = _test_together(targets, buildable, early, pool, config, options, base)
         return tuple(
-            _finish(t, e, config, options, hear, loader, stop)
+            _finish(t, buildable, e, config, options, hear, loader, stop)
             for t, e in zip(targets, early, strict=True)
         )
 
@@ -270,10 +251,9 @@ def retire_removed(
 
 
 def _current(
-    targets: Sequence[Target],
+    sources: Mapping[str, SkillSource],
     config: BuildConfig,
     options: BatchOptions,
-    collisions: dict[str, Problem],
     phases: PhaseLoader,
 ) -> dict[str, BuildReport]:
     """Reports of the skills with nothing to do, by display path, found from checkpoint heads.
@@ -284,19 +264,16 @@ def _current(
     if options.force or options.from_phase is not None or options.reregister:
         return {}
     found = {}
-    for target in targets:
-        if target.display in collisions:
-            continue
+    for display, source in sources.items():
         report = runner.current_report(
-            target.path,
+            source,
             config,
             checkpoints_dir=options.checkpoints_dir,
-            display=target.display,
             until_phase=options.until_phase,
             phases=phases,
         )
         if report is not None:
-            found[target.display] = report
+            found[display] = report
     return found
 
 
@@ -339,29 +316,34 @@ class _NoPool:
 def _submit(
     pool: ProcessPoolExecutor | None,
     target: Target,
+    sources: Mapping[str, SkillSource],
+    blocked: Mapping[str, Problem],
     config: BuildConfig,
     options: BatchOptions,
-    collisions: dict[str, Problem],
     start: int,
     stop: int,
     phases: PhaseLoader,
 ) -> BuildReport | Future[BuildReport] | None:
-    """The early phases' report (or its future); None when they run later in this process."""
-    if target.display in collisions:
+    """The early phases' report (or its future); None when they run later in this process.
+
+    A skill that cannot be read, or collides with another, is not built: its report is the
+    problem.
+    """
+    if target.display in blocked:
         return BuildReport(
-            path=target.display, agent_id=None, phases=(), problem=collisions[target.display]
+            path=target.display, agent_id=None, phases=(), problem=blocked[target.display]
         )
     if start > _CODEGEN:  # ``--from registration``: phase 7 alone
         return BuildReport(path=target.display, agent_id=None, phases=())
     if pool is None:
         return None
-    return pool.submit(
-        _early, target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], None, phases
-    )
+    until = PHASE_NAMES[min(stop, _CODEGEN) - 1]
+    return pool.submit(_early, sources[target.display], config, options, until, None, phases)
 
 
 def _finish(
     target: Target,
+    sources: Mapping[str, SkillSource],
     early: BuildReport | Future[BuildReport] | None,
     config: BuildConfig,
     options: BatchOptions,
@@ -371,7 +353,7 @@ def _finish(
 ) -> BuildReport:
     hear.started(target)
     try:
-        report = _complete(target, early, config, options, hear, loader, stop)
+        report = _complete(target, sources, early, config, options, hear, loader, stop)
     except Exception as error:  # a bug while building one skill fails that skill, not the batch
         if options.debug:
             traceback.print_exception(error, file=sys.stderr)
@@ -403,6 +385,7 @@ def _internal_failure(target: Target, error: Exception) -> BuildReport:
 
 def _complete(
     target: Target,
+    sources: Mapping[str, SkillSource],
     early: BuildReport | Future[BuildReport] | None,
     config: BuildConfig,
     options: BatchOptions,
@@ -410,26 +393,30 @@ def _complete(
     loader: PhaseLoader,
     stop: int,
 ) -> BuildReport:
-    """Every phase of one skill up to ``stop``, after (or including) its early part."""
+    """Every phase of one skill up to ``stop``, after (or including) its early part.
+
+    ``early`` is None only for a skill that is built (it has a source in ``sources``).
+    """
     if early is None and not options.reregister:
         # In this process one pass through every phase does what the two parts below do.
-        return _early(target, config, options, PHASE_NAMES[stop - 1], hear.phase, loader)
+        until = PHASE_NAMES[stop - 1]
+        return _early(sources[target.display], config, options, until, hear.phase, loader)
     if early is None:
-        report = _early(
-            target, config, options, PHASE_NAMES[min(stop, _CODEGEN) - 1], hear.phase, loader
-        )
+        until = PHASE_NAMES[min(stop, _CODEGEN) - 1]
+        report = _early(sources[target.display], config, options, until, hear.phase, loader)
     else:
         report = early.result() if isinstance(early, Future) else early
         for phase in report.phases:
             hear.phase(phase)
     registered = any(p.number == _REGISTRATION for p in report.phases)
     if stop == _REGISTRATION and report.problem is None and not registered:
-        report = _register(target, config, options, loader, report, hear)
+        report = _register(sources[target.display], config, options, loader, report, hear)
     return report
 
 
 def _test_together(
     targets: Sequence[Target],
+    sources: Mapping[str, SkillSource],
     early: list[BuildReport | Future[BuildReport] | None],
     pool: ProcessPoolExecutor | None,
     config: BuildConfig,
@@ -440,17 +427,22 @@ def _test_together(
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
     to build, which is built here in the two passes of
-    :mod:`builder.pipeline.shared_tests`. Other entries are kept.
+    :mod:`builder.orchestration.shared_tests`. Other entries are kept.
     """
+    from builder.orchestration.shared_tests import (
+        SharedResults,
+        Stager,
+        WithResults,
+        session_folder,
+    )
     from builder.pipeline.package_tests import run_session
-    from builder.pipeline.shared_tests import SharedResults, Stager, WithResults, session_folder
     from mindrian.project import ProjectPaths
 
     building = [i for i, entry in enumerate(early) if entry is None]
     folder = session_folder(ProjectPaths(Path(config.root), Path(config.out_dir)))
     try:
         first = _through_codegen(
-            pool, [targets[i] for i in building], config, options, base, Stager(folder)
+            pool, [targets[i] for i in building], sources, config, options, base, Stager(folder)
         )
         held = [i for i, report in zip(building, first, strict=True) if _was_held(report)]
         results = (
@@ -459,7 +451,7 @@ def _test_together(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     second = _through_codegen(
-        pool, [targets[i] for i in held], config, options, WithResults(base, results), None
+        pool, [targets[i] for i in held], sources, config, options, WithResults(base, results), None
     )
     done: list[BuildReport | Future[BuildReport] | None] = list(early)
     for i, report in zip(building, first, strict=True):
@@ -471,7 +463,7 @@ def _test_together(
 
 def _tests_alone(base: PhaseLoader) -> bool:
     """Whether ``base``'s phase 6 tests each package alone (a test's own phase 6 is kept as is)."""
-    from builder.pipeline.shared_tests import tests_alone
+    from builder.orchestration.shared_tests import tests_alone
 
     try:
         return tests_alone(base("code_generation"))
@@ -482,6 +474,7 @@ def _tests_alone(base: PhaseLoader) -> bool:
 def _through_codegen(
     pool: ProcessPoolExecutor | None,
     targets: Sequence[Target],
+    sources: Mapping[str, SkillSource],
     config: BuildConfig,
     options: BatchOptions,
     phases: PhaseLoader,
@@ -492,14 +485,13 @@ def _through_codegen(
     A build that raises fails its own skill (as in :func:`_finish`), not the batch.
     """
     until = PHASE_NAMES[_CODEGEN - 1]
+    jobs = [(sources[t.display], config, options, until, None, phases, hold) for t in targets]
     if pool is None:
         return [
-            _guarded(
-                t, options, functools.partial(_early, t, config, options, until, None, phases, hold)
-            )
-            for t in targets
+            _guarded(t, options, functools.partial(_early, *job))
+            for t, job in zip(targets, jobs, strict=True)
         ]
-    futures = [pool.submit(_early, t, config, options, until, None, phases, hold) for t in targets]
+    futures = [pool.submit(_early, *job) for job in jobs]
     return [_guarded(t, options, f.result) for t, f in zip(targets, futures, strict=True)]
 
 
@@ -582,7 +574,7 @@ def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
 
 
 def _early(
-    target: Target,
+    source: SkillSource,
     config: BuildConfig,
     options: BatchOptions,
     until: str,
@@ -591,11 +583,10 @@ def _early(
     hold: Hold | None = None,
 ) -> BuildReport:
     """Phases up to ``until`` of one skill (in a worker process, or here)."""
-    return runner.build(
-        target.path,
+    return runner.build_source(
+        source,
         config,
         checkpoints_dir=options.checkpoints_dir,
-        display=target.display,
         from_phase=options.from_phase,
         until_phase=until,
         force=options.force,
@@ -606,7 +597,7 @@ def _early(
 
 
 def _register(
-    target: Target,
+    source: SkillSource,
     config: BuildConfig,
     options: BatchOptions,
     loader: PhaseLoader,
@@ -625,11 +616,10 @@ def _register(
             hear.phase(report)
 
     rerun = options.force or options.reregister or options.from_phase is not None
-    late = runner.build(
-        target.path,
+    late = runner.build_source(
+        source,
         config,
         checkpoints_dir=options.checkpoints_dir,
-        display=target.display,
         from_phase="registration" if rerun else None,
         progress=progress,
         phases=loader,

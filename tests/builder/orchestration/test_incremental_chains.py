@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from build_factories import make_project, skill_text
 
+from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.phases import PHASE_NAMES
-from builder.pipeline.batch import BatchOptions, Target, build_many, discover
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
 from mindrian.graph import EmbeddedRegistry
