@@ -957,6 +957,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
     return problem.exit_code
 
 
+from builder.cli.init import register_init_command  # noqa: E402  (commands of their own module)
 from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
 
+register_init_command(app)
 register_run_commands(app)
