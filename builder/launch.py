@@ -15,6 +15,8 @@ __all__ = ["BUILD_MODULES", "main"]
 
 #: Top-level modules of the ``build`` extra's distributions (pyproject.toml).
 BUILD_MODULES = ("typer", "jinja2", "ruamel", "black", "copier", "packaging")
+#: The registry code of this refusal (builder.pipeline.codes).
+_MISSING_EXTRA = "U040"
 
 
 def main() -> int:
@@ -22,7 +24,7 @@ def main() -> int:
     missing = [name for name in BUILD_MODULES if find_spec(name) is None]
     if missing:
         print(
-            "error[U040]: the mindrian command line needs the compiler's dependencies "
+            f"error[{_MISSING_EXTRA}]: the mindrian command line needs the compiler's dependencies "
             f"(missing: {', '.join(missing)}); install them with: pip install 'mindrian[build]'",
             file=sys.stderr,
         )
