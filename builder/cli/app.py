@@ -554,6 +554,7 @@ def _reformat_problem(path: Path) -> Problem:
     "  mindrian explain larry --prompt\n"
 )
 def explain(
+    ctx: typer.Context,
     agent_id: Annotated[
         str, typer.Argument(metavar="ID", help="Agent id, e.g. pws-validation.", show_default=False)
     ],
@@ -568,11 +569,14 @@ def explain(
         ),
     ] = False,
     out: OutOpt = None,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
+
+    json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
 
     if not valid_agent_id(agent_id):
         raise UsageError(
@@ -625,6 +629,7 @@ Examples:
 
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
+    ctx: typer.Context,
     text: Annotated[
         str | None,
         typer.Argument(
@@ -653,6 +658,7 @@ def select(
     json_out: JsonOpt = False,
     registry: RegistryReadOpt = None,
     neo4j_uri: Neo4jReadOpt = None,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Rank the registered frameworks for a context with the selection query.
 
@@ -664,6 +670,7 @@ def select(
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
 
+    json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     if text is not None and triggers:
         raise UsageError("give a sentence or --trigger, not both", code="U015")
     if not text and not triggers and not problem_types:
@@ -788,6 +795,7 @@ def register(
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     frames: FramesOpt = False,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Run phase 7 (registration) again, even when its checkpoint is current.
 
@@ -797,6 +805,7 @@ def register(
     registry (embedded, or Neo4j) is brought back in sync; generated/registry.yaml
     is rewritten from it.
     """
+    json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     framed = _use_frames(ctx, "register", frames, json_out)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)

@@ -66,3 +66,21 @@ def test_an_error_before_the_report_is_annotated_too(cli, project: Path) -> None
 def test_unknown_format_is_a_usage_error(cli, project: Path) -> None:
     done = cli(["check", "--format", "json"], project)
     assert done.code == 2 and "error[U041]" in done.err
+
+
+@pytest.mark.parametrize("command", ["build", "register", "explain", "select"])
+def test_format_json_is_the_json_flag(command: str) -> None:
+    import typer
+
+    from builder.cli.app import app
+
+    group = typer.main.get_command(app)
+    params = {p.name: p for p in group.commands[command].params}  # type: ignore[attr-defined]
+    assert "json_out" in params and "report_format" in params
+
+
+def test_select_format_json_prints_json(cli, project: Path) -> None:
+    flag = cli(["select", "--trigger", "validate", "--json"], project)
+    named = cli(["select", "--trigger", "validate", "--format", "json"], project)
+    assert (named.code, named.out) == (flag.code, flag.out)
+    assert named.out.lstrip().startswith(("[", "{"))
