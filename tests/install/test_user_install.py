@@ -36,6 +36,21 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Distributions of the ``build`` extra that the runtime must not pull in.
 COMPILER_ONLY = ("black", "copier", "jinja2", "ruamel")
 _SERVE_TIMEOUT_SECONDS = 120
+#: What a source tree has that is not source: environments, caches, build output, Node packages.
+_NOT_SOURCE = (
+    ".venv",
+    ".git",
+    "node_modules",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".mindrian",
+    ".pytest_cache",
+    ".hypothesis",
+    ".mypy_cache",
+    ".ruff_cache",
+)
 
 
 @dataclass(frozen=True)
@@ -72,8 +87,12 @@ def _clean_env(venv: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
     out = tmp_path_factory.mktemp("dist")
+    # From a copy without the checkout's environment, caches and installed Node packages, so
+    # the sdist cannot lean on them, and setuptools' in-place egg-info never races another build.
+    source = tmp_path_factory.mktemp("source") / "mindrian"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
     env = {**os.environ, "PYTHONPATH": ""}
-    _run([sys.executable, "-m", "build", "--outdir", out, ROOT], cwd=out, env=env)
+    _run([sys.executable, "-m", "build", "--outdir", out, source], cwd=out, env=env)
     (wheel,) = out.glob("mindrian-*.whl")
     (sdist,) = out.glob("mindrian-*.tar.gz")
     return Dist(wheel, sdist)
