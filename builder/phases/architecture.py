@@ -429,7 +429,7 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
 def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
     """Instructions from the whole body plus reference elements; nothing is dropped."""
     # The description is not repeated here: the runtime gives it to Agno as the agent's description.
-    system_prompt = f"You are {definition.name}, a Mindrian {agent_type} agent."
+    system_prompt = f"You are {definition.display_name}, a Mindrian {agent_type} agent."
     elements = tuple(
         InstructionElement(name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest)
         for r in definition.references
@@ -468,7 +468,7 @@ class ArchitecturePhase:
         spec = AgentSpec(
             id=d.id,
             identifier=d.identifier,
-            name=d.name,
+            name=d.display_name,
             description=d.description,
             version=d.version,
             source_path=d.source_path,

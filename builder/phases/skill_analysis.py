@@ -71,6 +71,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable
 from importlib import resources
 from itertools import pairwise
@@ -973,6 +974,30 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: A ``name`` that is a folder slug (the Agent Skills form), not a title.
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def _display_name(doc: _Doc, name: str) -> str:
+    """``metadata.mindrian.name``; else the body's first heading when ``name`` is a slug."""
+    key_path = (*NESTED_PREFIX, "name")
+    given = doc.lookup(key_path)
+    if isinstance(given, str) and given.strip():
+        doc.decisions.append(
+            f"display name {given.strip()!r} from {_dotted(key_path)} (line {doc.line(key_path)})"
+        )
+        return given.strip()
+    heads = headings(doc.fm.body.split("\n"))
+    # Only a title: a first heading of level 1 (``# Overview`` under ``## …`` is not one).
+    if not _SLUG.fullmatch(name) or not heads or heads[0].level != 1 or not heads[0].text:
+        return name
+    doc.decisions.append(
+        f"display name {heads[0].text!r} from the body's first heading (line "
+        f"{doc.fm.body_line + heads[0].index}): name {name!r} is a folder slug"
+    )
+    return heads[0].text
+
+
 def _identifier(doc: _Doc, normalised_id: str) -> str:
     """The package name of the skill; refused when too long or when it would shadow a module."""
     if len(normalised_id) > MAX_ID_LENGTH:
@@ -1021,6 +1046,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         identifier=_identifier(doc, normalised_id),
         name=data["name"],
         description=data["description"],
+        display_name=_display_name(doc, data["name"]),
         source_path=source.path,
         source_digest=source.digest,
         type=agent_type,

@@ -73,11 +73,14 @@ def skill(**changes: Any) -> SkillDefinition:
         identifier="sample_skill",
         name="Sample Skill",
         description="Turns a messy problem statement into a structured answer.",
+        display_name="Sample Skill",
         source_path="skills/sample/SKILL.md",
         source_digest="0" * 64,
         body="Do the thing carefully.\n",
         body_line=5,
     )
+    # Phase 1 shows a title-like name as written: a changed name is the display name too.
+    changes.setdefault("display_name", changes.get("name", base.display_name))
     return replace(base, **changes)
 
 
