@@ -78,7 +78,8 @@ from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
@@ -1119,7 +1120,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     )
 
 
-class SkillAnalysisPhase:
+class SkillAnalysisPhase(PhaseHooks[Outputs, SkillDefinition]):
     """Phase 1: read the skill's bytes, produce its SkillDefinition."""
 
     name = "skill_analysis"
@@ -1127,7 +1128,7 @@ class SkillAnalysisPhase:
     checks = ("valid_yaml", "required_fields")
     output_type = SkillDefinition
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[SkillDefinition]:
+    def run(self, inputs: Inputs) -> PhaseResult[SkillDefinition]:
         """Analyse ``inputs.source`` (nothing else is read)."""
         return analyse(inputs.source)
 
