@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from mindrian.errors import MindrianError
+
 __all__ = ["POSTGRES_BIN_ENV", "PostgresUnavailableError", "find_postgres_bin", "throwaway_cluster"]
 
 #: Environment variable naming the folder of ``initdb`` and ``pg_ctl``.
@@ -28,7 +30,7 @@ _DEBIAN_BIN_GLOB = "/usr/lib/postgresql/*/bin"
 _SERVICE_USER = "postgres"
 
 
-class PostgresUnavailableError(RuntimeError):
+class PostgresUnavailableError(MindrianError, RuntimeError):
     """No PostgreSQL server binaries (initdb, pg_ctl) on this machine."""
 
 
