@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 MANIFEST = tomllib.loads((HERE / "data" / "attractor_pipelines.toml").read_text(encoding="utf-8"))
 PIPELINES = MANIFEST["pipeline"]
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 # The shared data beside the checkout (where CI has it) unless the environment names a cache.
 SHARED = ROOT.parent / "shared" / "attractor-pipelines"
 DEFAULT_CACHE = SHARED if SHARED.is_dir() else ROOT / ".cache" / "attractor-pipelines"
