@@ -26,6 +26,7 @@ What Agno runs is then exactly the wrapper's behaviour:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from copy import copy
@@ -103,7 +104,8 @@ class ServedAgent(BaseExternalAgent):
             elif isinstance(agent, RoleAgent):
                 reply = await agent.turn(message, _exchanges(history), session_id=session_id)
             else:
-                reply = await agent.run(message, session_id=session_id)
+                owned = _owned_key(session_id, kwargs.get("user_id"))
+                reply = await agent.run(message, session_id=owned)
         if reply.awaiting_input:
             kwargs["run_state"][_PAUSED] = True
         return ExternalRunResult(content=_shown(reply), structured_output=reply.structured)
@@ -197,7 +199,10 @@ class ServedAgent(BaseExternalAgent):
         agent: MindrianAgent = self.mindrian
         session = await self.aread_or_create_session(session_id, user_id)
         run = session.get_run(run_id)
-        if not isinstance(run, RunOutput):
+        # The guided progress is the session owner's: nobody else answers its steps (an
+        # admin scope reads every session through AgentOS, but does not act as its owner).
+        foreign = user_id is not None and session.user_id not in (None, user_id)
+        if not isinstance(run, RunOutput) or foreign:
             raise RunNotFoundError(f"no run {run_id!r} in session {session_id!r}")
         progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
         if (
@@ -262,6 +267,18 @@ async def _as_events(served: ServedAgent, work: Any) -> AsyncIterator[Any]:
         agent_name=served.name or "",
         content=run.content,
     )
+
+
+def _owned_key(session_id: str, user_id: str | None) -> str:
+    """The id the wrapper keys its own files by (pipeline checkpoints): the owner's session.
+
+    A session id is free again once its owner deletes the session, so another
+    user may take it; keyed by id alone, their run would resume the first
+    owner's checkpoint and show its partial results.
+    """
+    if user_id is None:
+        return session_id
+    return "u-" + hashlib.sha256(f"{user_id}\0{session_id}".encode()).hexdigest()[:40]
 
 
 def _text(value: Any) -> str:
