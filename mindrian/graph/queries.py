@@ -39,12 +39,15 @@ __all__ = [
     "RECORD_USAGE",
     "REGISTER_FRAMEWORKS",
     "RELATIONSHIP_TYPES",
+    "ROUTING_CHAINS",
+    "ROUTING_DOCUMENTS",
+    "ROUTING_REVISION",
+    "ROUTING_USAGE",
     "ROW_KEYS",
     "SCHEMA",
     "SEED_SELECT_QUERY",
     "SELECT_FRAMEWORKS",
     "SELECT_QUERY",
-    "TRIGGER_INDEX",
     "USAGE",
     "Query",
 ]
@@ -361,14 +364,50 @@ SELECT_FRAMEWORKS = Query(
     ("triggers", "problem_types", "previous_frameworks", "limit"),
 )
 
-# Free-text selection matches a sentence against every registered trigger and problem type.
-TRIGGER_INDEX = Query(
-    "trigger_index",
+# Ranked free-text selection (mindrian.routing.rank) reads the stored fields once per
+# revision of the registry and keeps its index in memory; the revision is the number of
+# registered frameworks and the last time one was written, so another process registering
+# into the same database is noticed on the next selection.
+ROUTING_REVISION = Query(
+    "routing_revision",
     """\
 MATCH (f:Framework)
 WHERE f.registered = true
-RETURN f.id AS id, f.triggers AS triggers, f.problem_types AS problem_types
+RETURN count(f) AS n, max(f.updated_at) AS latest""",
+)
+
+ROUTING_DOCUMENTS = Query(
+    "routing_documents",
+    """\
+MATCH (f:Framework)
+WHERE f.registered = true
+RETURN f.id AS id, f.name AS name, f.description AS description,
+       f.triggers AS triggers, f.problem_types AS problem_types
 ORDER BY id""",
+)
+
+# CHAINS_TO weight from the frameworks already used to each of their successors.
+ROUTING_CHAINS = Query(
+    "routing_chains",
+    """\
+UNWIND $previous AS pid
+MATCH (b:Framework {id: pid})-[c:CHAINS_TO]->(f:Framework)
+WHERE f.registered = true
+RETURN f.id AS id, sum(c.weight) AS weight
+ORDER BY id""",
+    ("previous",),
+)
+
+# Recorded usage of the candidates only: the one part of the score that changes without
+# a registration, so it is never cached.
+ROUTING_USAGE = Query(
+    "routing_usage",
+    """\
+UNWIND $ids AS fid
+MATCH (f:Framework {id: fid})-[u:USED_BY]->(:Session)
+RETURN f.id AS id, count(u) AS uses, sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes
+ORDER BY id""",
+    ("ids",),
 )
 
 # One USED_BY per handoff (keyed by its id, so recording it again changes nothing), to
@@ -427,7 +466,10 @@ ALL_QUERIES: dict[str, Query] = {
         COUNT_CHAINS,
         COUNT_GOOD_FOR,
         SELECT_FRAMEWORKS,
-        TRIGGER_INDEX,
+        ROUTING_REVISION,
+        ROUTING_DOCUMENTS,
+        ROUTING_CHAINS,
+        ROUTING_USAGE,
         RECORD_USAGE,
         USAGE,
         DELETE_USAGE,
