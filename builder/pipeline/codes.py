@@ -231,6 +231,8 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U015", "usage", "both a sentence and --trigger"),
     ErrorCode("U016", "usage", "--out names a file, not a folder"),
     ErrorCode("U017", "usage", "--shard is not I/N with 1 <= I <= N"),
+    ErrorCode("U025", "usage", "select --eval: a trigger-eval file cannot be read or used"),
+    ErrorCode("U026", "usage", "select: --eval, --explain or --format combined wrongly"),
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
     ErrorCode(
         "W102",
