@@ -32,9 +32,9 @@ from pathlib import Path
 
 from bench.common import ROOT
 from builder.graph.route_eval import EvalCase, EvalReport, run_evals
+from builder.phases import PHASE_NAMES, load_phase
 from builder.pipeline.config import load_config
 from builder.pipeline.contract import PhaseInput
-from builder.phases import PHASE_NAMES, load_phase
 from builder.skill.source import load_source
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord, Selection
 from mindrian.routing import score as routing_score
@@ -43,7 +43,7 @@ __all__ = ["Built", "bm25_baseline", "build_records", "main"]
 
 ROUTING = ROOT.parent / "shared" / "routing"
 _COMPUTE_PHASES = PHASE_NAMES[: PHASE_NAMES.index("neo4j_schema") + 1]
-_THRESHOLDS = (0.0, 0.02, 0.05, 0.08, 0.1, 0.15)
+_THRESHOLDS = (0.0, 0.02, 0.05, 0.08, 0.1, 0.15)  # MIN_RELEVANCE must be one of them
 
 
 @dataclass(frozen=True)
@@ -184,13 +184,9 @@ def main(argv: Sequence[str] = ()) -> int:
         cases = _cases(routing, built.ids)
         with EmbeddedRegistry(work / "registry.lbug") as registry:
             registry.register_many(built.records)
-            ours = run_evals(cases, lambda q: registry.select_text(q, limit=3))
-            sweep = []
-            chosen = routing_score.MIN_RELEVANCE
-            for threshold in _THRESHOLDS:
-                routing_score.MIN_RELEVANCE = threshold
-                sweep.append((threshold, run_evals(cases, lambda q: registry.select_text(q, limit=3))))
-            routing_score.MIN_RELEVANCE = chosen
+            sweep = [(t, _at_threshold(t, cases, registry)) for t in _THRESHOLDS]
+    chosen = routing_score.MIN_RELEVANCE
+    ours = next(report for threshold, report in sweep if threshold == chosen)
     baseline = run_evals(cases, bm25_baseline(built.records))
     print(_table([_row("mindrian select", ours), _row("BM25 (name + description)", baseline)]))
     total = len(built.records) + len(built.failures)
@@ -206,6 +202,18 @@ def main(argv: Sequence[str] = ()) -> int:
         better = " <- best top-1 minus false triggers" if report is best[1] else ""
         print(f" {mark} {threshold:<5g}" + "  ".join(_row("", report)[1:]) + better)
     return 0
+
+
+def _at_threshold(
+    threshold: float, cases: Sequence[EvalCase], registry: EmbeddedRegistry
+) -> EvalReport:
+    """The evals routed with ``MIN_RELEVANCE`` set to ``threshold`` (restored afterwards)."""
+    chosen = routing_score.MIN_RELEVANCE
+    routing_score.MIN_RELEVANCE = threshold
+    try:
+        return run_evals(cases, lambda query: registry.select_text(query, limit=3))
+    finally:
+        routing_score.MIN_RELEVANCE = chosen
 
 
 def _gain(ours: EvalReport, baseline: EvalReport) -> float:

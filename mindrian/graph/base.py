@@ -169,6 +169,8 @@ class Registry(ABC):
 
     #: The text index of the last revision read, reused while the registry is unchanged.
     _routing: RoutingSnapshot | None = None
+    #: Recorded usage per framework, with the usage revision it was read at.
+    _usage: tuple[tuple[int, int], Mapping[str, tuple[int, int]]] | None = None
 
     @abstractmethod
     def _write(self, work: Callable[[Run], _T]) -> _T:
@@ -264,17 +266,8 @@ class Registry(ABC):
 
         def work(run: Run) -> tuple[RankedCandidate, ...]:
             snapshot = self._routing_snapshot(run)
-            chained = (
-                {r["id"]: float(r["weight"]) for r in run(q.ROUTING_CHAINS, {"previous": before})}
-                if before
-                else {}
-            )
-
-            def usage_of(ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-                rows = run(q.ROUTING_USAGE, {"ids": list(ids)}) if ids else []
-                return {r["id"]: (int(r["uses"]), int(r["successes"] or 0)) for r in rows}
-
-            return tuple(rank_sentence(snapshot, text, types, chained, usage_of, limit, explain))
+            usage = self._routing_usage(run)
+            return tuple(rank_sentence(snapshot, text, types, before, usage, limit, explain))
 
         return self._read(work)
 
@@ -298,8 +291,24 @@ class Registry(ABC):
         good_for: dict[str, dict[str, float]] = {}
         for r in run(q.EXPORT_GOOD_FOR, {}):
             good_for.setdefault(r["source"], {})[r["problem_type"]] = float(r["confidence"])
-        self._routing = RoutingSnapshot.build(revision, documents, good_for)
+        chains: dict[str, list[tuple[str, float]]] = {}
+        for r in run(q.EXPORT_CHAINS, {}):
+            chains.setdefault(r["source"], []).append((r["target"], float(r["weight"])))
+        frozen = {source: tuple(targets) for source, targets in chains.items()}
+        self._routing = RoutingSnapshot.build(revision, documents, good_for, frozen)
         return self._routing
+
+    def _routing_usage(self, run: Run) -> Mapping[str, tuple[int, int]]:
+        """Recorded (uses, successes) per framework, reread only when usage changed."""
+        row = run(q.ROUTING_USAGE_REVISION, {})[0]
+        revision = (int(row["n"]), int(row["successes"] or 0))
+        cached = self._usage
+        if cached is not None and cached[0] == revision:
+            return cached[1]
+        rows = run(q.ROUTING_USAGE, {}) if revision[0] else []
+        usage = {r["id"]: (int(r["uses"]), int(r["successes"] or 0)) for r in rows}
+        self._usage = (revision, usage)
+        return usage
 
     def record_usage(
         self, framework_id: str, session_id: str, handoff_id: str, success: bool

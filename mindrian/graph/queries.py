@@ -39,10 +39,10 @@ __all__ = [
     "RECORD_USAGE",
     "REGISTER_FRAMEWORKS",
     "RELATIONSHIP_TYPES",
-    "ROUTING_CHAINS",
     "ROUTING_DOCUMENTS",
     "ROUTING_REVISION",
     "ROUTING_USAGE",
+    "ROUTING_USAGE_REVISION",
     "ROW_KEYS",
     "SCHEMA",
     "SEED_SELECT_QUERY",
@@ -386,28 +386,22 @@ RETURN f.id AS id, f.name AS name, f.description AS description,
 ORDER BY id""",
 )
 
-# CHAINS_TO weight from the frameworks already used to each of their successors.
-ROUTING_CHAINS = Query(
-    "routing_chains",
+# Recorded usage changes without a registration, so it has its own revision and is reread
+# only when its count or successes changed.
+ROUTING_USAGE_REVISION = Query(
+    "routing_usage_revision",
     """\
-UNWIND $previous AS pid
-MATCH (b:Framework {id: pid})-[c:CHAINS_TO]->(f:Framework)
-WHERE f.registered = true
-RETURN f.id AS id, sum(c.weight) AS weight
-ORDER BY id""",
-    ("previous",),
+MATCH (:Framework)-[u:USED_BY]->(:Session)
+RETURN count(u) AS n, sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes""",
 )
 
-# Recorded usage of the candidates only: the one part of the score that changes without
-# a registration, so it is never cached.
 ROUTING_USAGE = Query(
     "routing_usage",
     """\
-UNWIND $ids AS fid
-MATCH (f:Framework {id: fid})-[u:USED_BY]->(:Session)
+MATCH (f:Framework)-[u:USED_BY]->(:Session)
+WHERE f.registered = true
 RETURN f.id AS id, count(u) AS uses, sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes
 ORDER BY id""",
-    ("ids",),
 )
 
 # One USED_BY per handoff (keyed by its id, so recording it again changes nothing), to
@@ -468,8 +462,8 @@ ALL_QUERIES: dict[str, Query] = {
         SELECT_FRAMEWORKS,
         ROUTING_REVISION,
         ROUTING_DOCUMENTS,
-        ROUTING_CHAINS,
         ROUTING_USAGE,
+        ROUTING_USAGE_REVISION,
         RECORD_USAGE,
         USAGE,
         DELETE_USAGE,

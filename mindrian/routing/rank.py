@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mindrian.routing.text import tokens
@@ -40,7 +40,6 @@ __all__ = [
     "FieldMatch",
     "RankedIndex",
     "RoutingDocument",
-    "TextScore",
     "negative_clauses",
 ]
 
@@ -129,18 +128,6 @@ class FieldMatch:
     """What it added to (or, negative, took from) the raw score."""
 
 
-@dataclass(frozen=True)
-class TextScore:
-    """How well one framework's text fits a query."""
-
-    index: int
-    """Position of the framework in the index's documents."""
-    relevance: float
-    """Calibrated relevance in [0, 1] (see the module docstring)."""
-    matches: tuple[FieldMatch, ...] = ()
-    """The terms that matched, strongest first (filled only when explaining)."""
-
-
 class RankedIndex:
     """An inverted index of :class:`RoutingDocument` s; immutable once built."""
 
@@ -168,34 +155,45 @@ class RankedIndex:
                 self._negative.setdefault(term, {})[i] = float(n)
         self._idf = {term: _idf(count, len(postings)) for term, postings in self._positive.items()}
         self._unseen_idf = _idf(count, 0)
+        # What each (term, framework) adds, computed once: a query only sums these.
+        self._gain = {
+            term: {i: self._idf[term] * tf / (K1 + tf) for i, tf in postings.items()}
+            for term, postings in self._positive.items()
+        }
+        self._loss = {
+            term: {i: NEGATIVE_WEIGHT * self.idf(term) * tn / (K1 + tn) for i, tn in at.items()}
+            for term, at in self._negative.items()
+        }
 
     def idf(self, term: str) -> float:
         """Inverse document frequency of ``term`` (the highest possible when it is unseen)."""
         return self._idf.get(term, self._unseen_idf)
 
-    def score(self, text: str, explain: bool = False) -> list[TextScore]:
-        """Every framework sharing a term with ``text``, with a relevance above zero."""
+    def raw_scores(self, text: str) -> tuple[dict[int, float], float]:
+        """Position to raw score (above zero) of the frameworks sharing a term with ``text``,
+        and the divisor that calibrates them (the query's summed idf)."""
         query = list(dict.fromkeys(tokens(text)))
-        total = sum(self.idf(t) for t in query)
-        raw: dict[int, float] = {}
+        postings = sorted((self._gain[t] for t in query if t in self._gain), key=len)
+        # The longest posting list is copied (at C speed), the shorter ones added to it.
+        raw = dict(postings.pop()) if postings else {}
+        for gains in postings:
+            for i, gain in gains.items():
+                raw[i] = raw.get(i, 0.0) + gain
         for term in query:
-            idf = self.idf(term)
-            for i, tf in self._positive.get(term, {}).items():
-                raw[i] = raw.get(i, 0.0) + idf * tf / (K1 + tf)
-        for term in query:
-            idf = self.idf(term)
-            for i, tn in self._negative.get(term, {}).items():
+            for i, loss in self._loss.get(term, {}).items():
                 if i in raw:
-                    raw[i] -= NEGATIVE_WEIGHT * idf * tn / (K1 + tn)
-        return [
-            TextScore(i, value / total, self._explain(i, query) if explain else ())
-            for i, value in raw.items()
-            if value > 0
-        ]
+                    raw[i] -= loss
+        return raw, sum(self.idf(t) for t in query)
 
-    def _explain(self, i: int, query: Iterable[str]) -> tuple[FieldMatch, ...]:
+    def relevance(self, text: str) -> dict[int, float]:
+        """Position to calibrated relevance of every framework scoring above zero for ``text``."""
+        raw, total = self.raw_scores(text)
+        return {i: value / total for i, value in raw.items() if value > 0}
+
+    def explain(self, i: int, text: str) -> tuple[FieldMatch, ...]:
+        """The terms of ``text`` found in framework ``i``, strongest first."""
         found = []
-        for term in query:
+        for term in dict.fromkeys(tokens(text)):
             held = tuple((f, c[term]) for f, c in self._counts[i].items() if c[term])
             if not held:
                 continue

@@ -9,7 +9,7 @@ For a sentence and a registered framework ``f``::
 
 rounded to six decimals. A problem type matches when it is given explicitly or when every
 one of its tokens is in the sentence (1.0 when no GOOD_FOR edge rates it). A framework is
-a candidate when its relevance reaches :data:`MIN_RELEVANCE` or a problem type matches;
+a candidate when its relevance exceeds :data:`MIN_RELEVANCE` or a problem type matches;
 chaining and usage only reorder candidates. Explicit triggers (``select --trigger``) keep
 the structured query's 0.6 + 0.1 per further trigger; in a sentence the triggers are one
 of the text fields, so the words an author chose count through relevance. Order: score,
@@ -18,7 +18,8 @@ then relevance, then id only for frameworks equal in both (so the output is dete
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mindrian.routing.rank import FieldMatch, RankedIndex, RoutingDocument
@@ -42,9 +43,9 @@ USAGE_WEIGHT = 0.2
 #: Abstention: below this relevance a framework is no candidate (unless a problem type
 #: matches). Learned on the development half of ../shared/routing by ``make routing-bench``
 #: (the value maximising top-1 hits minus false triggers; see bench/routing.py).
-MIN_RELEVANCE = 0.05
-# Usage moves a score by at most USAGE_WEIGHT / 2 either way.
-_USAGE_SPAN = USAGE_WEIGHT
+MIN_RELEVANCE = 0.0
+# Two totals closer than this may round to the same six decimals.
+_ROUNDING = 1e-6
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,34 @@ class RoutingSnapshot:
     """(registered frameworks, last write) when it was read."""
     index: RankedIndex
     """The text index of every registered framework, in id order."""
-    good_for: Mapping[str, Mapping[str, float]]
-    """Framework id to problem type to GOOD_FOR confidence."""
-    problem_types: Mapping[str, tuple[frozenset[str], tuple[int, ...]]]
-    """Problem type to (its tokens, the positions of the frameworks listing it)."""
+    problem_types: Mapping[str, tuple[frozenset[str], Mapping[int, float]]]
+    """Problem type to (its tokens, position to GOOD_FOR confidence of each framework listing
+    it: 1.0 without an edge)."""
+    positions: Mapping[str, int]
+    """Framework id to its position in the index."""
+    chains: Mapping[str, tuple[tuple[str, float], ...]]
+    """Framework id to its outgoing CHAINS_TO (target, weight)."""
+
+    def fits(self, text: str, named: Iterable[str]) -> dict[int, float]:
+        """Position to the best GOOD_FOR confidence among the problem types ``named`` or
+        wholly present in ``text``."""
+        sentence = frozenset(tokens(text))
+        wanted = set(named) | {
+            p for p, (words, _) in self.problem_types.items() if words and words <= sentence
+        }
+        best: dict[int, float] = {}
+        for problem in sorted(wanted):
+            for i, confidence in self.problem_types.get(problem, (frozenset(), {}))[1].items():
+                best[i] = max(best.get(i, 0.0), confidence)
+        return best
+
+    def chained(self, previous: Iterable[str]) -> dict[str, float]:
+        """Summed CHAINS_TO weight from the ``previous`` frameworks to each of their targets."""
+        total: dict[str, float] = {}
+        for source in dict.fromkeys(previous):
+            for target, weight in self.chains.get(source, ()):
+                total[target] = total.get(target, 0.0) + weight
+        return total
 
     @classmethod
     def build(
@@ -66,14 +91,17 @@ class RoutingSnapshot:
         revision: tuple[int, str],
         documents: Sequence[RoutingDocument],
         good_for: Mapping[str, Mapping[str, float]],
+        chains: Mapping[str, tuple[tuple[str, float], ...]],
     ) -> RoutingSnapshot:
         """Index ``documents``."""
-        listed: dict[str, list[int]] = {}
+        listed: dict[str, dict[int, float]] = {}
         for i, doc in enumerate(documents):
-            for problem in dict.fromkeys(doc.problem_types):
-                listed.setdefault(problem, []).append(i)
-        problems = {p: (frozenset(tokens(p)), tuple(ids)) for p, ids in sorted(listed.items())}
-        return cls(revision, RankedIndex(documents), good_for, problems)
+            rated = good_for.get(doc.id, {})
+            for problem in doc.problem_types:
+                listed.setdefault(problem, {})[i] = rated.get(problem, 1.0)
+        problems = {p: (frozenset(tokens(p)), at) for p, at in sorted(listed.items())}
+        positions = {doc.id: i for i, doc in enumerate(documents)}
+        return cls(revision, RankedIndex(documents), problems, positions, chains)
 
 
 @dataclass(frozen=True)
@@ -98,67 +126,74 @@ class RankedCandidate:
     """The matched terms, when explaining."""
 
 
-def _fit(document: RoutingDocument, confidences: Mapping[str, float], wanted: set[str]) -> float:
-    best = 0.0
-    for problem in document.problem_types:
-        if problem in wanted:
-            best = max(best, confidences.get(problem, 1.0))
-    return best
-
-
 def rank_sentence(
     snapshot: RoutingSnapshot,
     text: str,
     problem_types: Iterable[str],
-    chained: Mapping[str, float],
-    usage_of: Callable[[Sequence[str]], Mapping[str, tuple[int, int]]],
+    previous: Iterable[str],
+    usage: Mapping[str, tuple[int, int]],
     limit: int,
     explain: bool = False,
 ) -> list[RankedCandidate]:
     """The best ``limit`` frameworks for ``text``, best first.
 
-    ``usage_of`` is asked only for the candidates whose usage could still move them into
-    the first ``limit`` (usage changes a score by at most a tenth either way).
+    ``usage`` maps a framework id to its recorded (uses, successes). Each part is added in
+    one pass over the frameworks it concerns, and only the totals that can still be among
+    the first ``limit`` are rounded and sorted.
     """
     docs = snapshot.index.documents
-    sentence = frozenset(tokens(text))
-    wanted = set(problem_types) | {
-        p for p, (words, _) in snapshot.problem_types.items() if words and words <= sentence
-    }
-    relevance = {s.index: s for s in snapshot.index.score(text, explain)}
-    fitting = {i for p in wanted for i in snapshot.problem_types.get(p, ((), ()))[1]}
-    base: dict[int, float] = {}
-    for i in sorted(relevance.keys() | fitting):
-        doc = docs[i]
-        found = relevance.get(i)
-        fit = _fit(doc, snapshot.good_for.get(doc.id, {}), wanted) if wanted else 0.0
-        if (found is None or found.relevance < MIN_RELEVANCE) and fit == 0.0:
-            continue
-        text_part = TEXT_WEIGHT * found.relevance if found is not None else 0.0
-        base[i] = text_part + FIT_WEIGHT * fit + CHAIN_WEIGHT * chained.get(doc.id, 0.0)
-    if not base:
+    raw, total = snapshot.index.raw_scores(text)
+    floor = max(MIN_RELEVANCE * total, 0.0)
+    relevance = {i: value / total for i, value in raw.items() if value > floor}
+    fits = snapshot.fits(text, problem_types)
+    chained = snapshot.chained(previous)
+    totals = {i: TEXT_WEIGHT * r for i, r in relevance.items()}
+    for i, fit in fits.items():
+        totals[i] = totals.get(i, 0.0) + FIT_WEIGHT * fit
+    # Chaining and usage only reorder candidates: they never make one.
+    for framework, weight in chained.items():
+        at = snapshot.positions.get(framework)
+        if at in totals:
+            totals[at] += CHAIN_WEIGHT * weight
+    for framework, (uses, successes) in usage.items():
+        at = snapshot.positions.get(framework)
+        if at in totals:
+            totals[at] += USAGE_WEIGHT * ((successes + 1.0) / (uses + 2.0) - 0.5)
+    if not totals:
         return []
-    ordered = sorted(base.values(), reverse=True)
-    floor = ordered[min(limit, len(ordered)) - 1] - _USAGE_SPAN
-    near = sorted(docs[i].id for i, v in base.items() if v >= floor)
-    usage = usage_of(near)
-    ranked = []
-    for i, value in base.items():
-        doc = docs[i]
-        uses, successes = usage.get(doc.id, (0, 0))
-        term = (successes + 1.0) / (uses + 2.0) - 0.5
-        found = relevance.get(i)
-        ranked.append(
-            RankedCandidate(
-                id=doc.id,
-                name=doc.name,
-                score=round(value + USAGE_WEIGHT * term, 6),
-                relevance=found.relevance if found is not None else 0.0,
-                fit=_fit(doc, snapshot.good_for.get(doc.id, {}), wanted) if wanted else 0.0,
-                chained=chained.get(doc.id, 0.0),
-                usage=term,
-                matches=found.matches if found is not None else (),
-            )
-        )
-    ranked.sort(key=lambda c: (-c.score, -c.relevance, c.id))
-    return ranked[:limit]
+    # Only totals near the `limit`-th best can rank once rounded; the rest are never sorted.
+    kth = heapq.nlargest(limit, totals.values())[-1] - _ROUNDING
+    scored = sorted(
+        (-round(value, 6), -relevance.get(i, 0.0), docs[i].id, i)
+        for i, value in totals.items()
+        if value >= kth
+    )
+    return [
+        _candidate(snapshot, i, -score, -rel, fits, chained, usage, text, explain)
+        for score, rel, _, i in scored[:limit]
+    ]
+
+
+def _candidate(
+    snapshot: RoutingSnapshot,
+    i: int,
+    score: float,
+    relevance: float,
+    fits: Mapping[int, float],
+    chained: Mapping[str, float],
+    usage: Mapping[str, tuple[int, int]],
+    text: str,
+    explain: bool,
+) -> RankedCandidate:
+    doc = snapshot.index.documents[i]
+    uses, successes = usage.get(doc.id, (0, 0))
+    return RankedCandidate(
+        id=doc.id,
+        name=doc.name,
+        score=score,
+        relevance=relevance,
+        fit=fits.get(i, 0.0),
+        chained=chained.get(doc.id, 0.0),
+        usage=(successes + 1.0) / (uses + 2.0) - 0.5,
+        matches=snapshot.index.explain(i, text) if explain else (),
+    )
