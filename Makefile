@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation lint regen check lock
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation lint regen check lock dist
 
 setup: $(SETUP)
 
@@ -93,6 +93,13 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/ruff check --output-format concise --select F,I,B --line-length 88 \
 		--config "src = ['generated']" --config "lint.isort.known-first-party = []" generated
+
+# The wheel and sdist a user installs (`pip install 'dist/mindrian-<version>-py3-none-any.whl[build]'`):
+# the runtime, the compiler, the templates (templates/ as builder/_templates) and the Cypher
+# linter's script; the sdist builds the same wheel.
+dist: setup
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 # Rebuild every skill into generated/ (commit the result).
 regen: setup

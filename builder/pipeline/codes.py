@@ -110,7 +110,10 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("I001", "internal", "an internal error (a bug), in an ERROR frame"),
     ErrorCode("M001", "fmt", "mindrian fmt cannot move a field without guessing"),
+    ErrorCode("M002", "fmt", "mindrian fmt --check: the file would be reformatted"),
     ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
+    ErrorCode("N002", "scaffold", "mindrian init: skills or generated is not a folder"),
+    ErrorCode("N003", "scaffold", "mindrian init: pyproject.toml cannot take [tool.mindrian]"),
     ErrorCode(
         "P001",
         "pipeline",
@@ -213,6 +216,8 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U017", "usage", "--shard is not I/N with 1 <= I <= N"),
     ErrorCode("U025", "usage", "select --eval: a trigger-eval file cannot be read or used"),
     ErrorCode("U026", "usage", "select: --eval, --explain or --format combined wrongly"),
+    ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
+    ErrorCode("U041", "usage", "--format names a format the command does not print"),
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
     ErrorCode(
         "W102",
