@@ -677,9 +677,6 @@ def select(
             "and overall, with the worst misses.",
         ),
     ] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="--eval report: text or json.")
-    ] = "text",
     registry: RegistryReadOpt = None,
     neo4j_uri: Neo4jReadOpt = None,
     report_format: FormatOpt = "human",
@@ -689,8 +686,8 @@ def select(
     A sentence: 1.0 x text relevance (BM25F over name, description, triggers and problem
     types, 0..1; clauses such as "not for ..." count against) + 0.4 x the GOOD_FOR
     confidence of a problem type given or wholly named + 0.3 x CHAINS_TO weight from the
-    --previous frameworks + 0.2 x (observed success rate - 0.5); relevance under 0.05
-    is no match. --trigger: 0.6 for a trigger match (+0.1 per further one, up to three)
+    --previous frameworks + 0.2 x (observed success rate - 0.5); a framework sharing no
+    term with the sentence and matching no problem type is no match. --trigger: 0.6 for a trigger match (+0.1 per further one, up to three)
     instead of the text part. Ties go to the higher relevance, then the id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
@@ -700,9 +697,7 @@ def select(
     if text is not None and triggers:
         raise UsageError("give a sentence or --trigger, not both", code="U015")
     if evals is not None:
-        return _select_eval(evals, fmt, limit, registry, neo4j_uri, text, triggers, explain)
-    if fmt != "text":
-        raise UsageError("--format is for --eval reports; use --json here", code="U026")
+        return _select_eval(evals, json_out, limit, registry, neo4j_uri, text, triggers, explain)
     if explain and not text:
         raise UsageError("--explain needs a sentence", code="U026")
     if not text and not triggers and not problem_types:
@@ -745,7 +740,7 @@ def select(
 
 def _select_eval(
     path: Path,
-    fmt: str,
+    json_out: bool,
     limit: int,
     registry: Path | None,
     neo4j_uri: str | None,
@@ -762,8 +757,6 @@ def _select_eval(
 
     if text or triggers or explain:
         raise UsageError("--eval takes no sentence, --trigger or --explain", code="U026")
-    if fmt not in ("text", "json"):
-        raise UsageError(f"unknown format {fmt!r}; expected text or json", code="U026")
     root = project_root(Path.cwd())
     cases = read_evals(path if path.is_absolute() else Path.cwd() / path)
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
@@ -771,7 +764,7 @@ def _select_eval(
         _err(opened.note)
     with opened.registry as graph:
         report = run_evals(cases, lambda query: graph.select_text(query, limit=max(limit, 3)))
-    if fmt == "json":
+    if json_out:
         typer.echo(json.dumps(report.plain(), indent=2, ensure_ascii=False))
     else:
         typer.echo(report.table(), nl=False)
