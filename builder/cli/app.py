@@ -687,8 +687,9 @@ def select(
     types, 0..1; clauses such as "not for ..." count against) + 0.4 x the GOOD_FOR
     confidence of a problem type given or wholly named + 0.3 x CHAINS_TO weight from the
     --previous frameworks + 0.2 x (observed success rate - 0.5); a framework sharing no
-    term with the sentence and matching no problem type is no match. --trigger: 0.6 for a trigger match (+0.1 per further one, up to three)
-    instead of the text part. Ties go to the higher relevance, then the id.
+    term with the sentence and matching no problem type is no match. --trigger: 0.6 for
+    a trigger match (+0.1 per further one, up to three) instead of the text part. Ties
+    go to the higher relevance, then the id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
