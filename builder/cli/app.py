@@ -630,6 +630,9 @@ Examples:
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
+  mindrian select "is my startup idea worth building?" --explain
+  mindrian select --eval skills/pws/evals/trigger-eval.json
+  mindrian select --eval ../shared/routing/evals --format json
   NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
   bolt://localhost:7687
 """
@@ -642,8 +645,8 @@ def select(
         str | None,
         typer.Argument(
             metavar="[SENTENCE]",
-            help="The context in the user's words; triggers and problem types sharing a term "
-            "with it count as given (instead of --trigger).",
+            help="The context in the user's words, ranked by text relevance over each "
+            "framework's name, description, triggers and problem types (instead of --trigger).",
         ),
     ] = None,
     triggers: Annotated[
@@ -664,16 +667,37 @@ def select(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
     json_out: JsonOpt = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="For a sentence: each candidate's score parts and matched terms (with field "
+            "and weight), and why the runner-up lost.",
+        ),
+    ] = False,
+    evals: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            metavar="PATH",
+            help="Route every query of a skill-creator trigger-eval file (or of each *.json in "
+            "a folder) and print top-1, top-3, abstention and false-trigger rates per skill "
+            "and overall, with the worst misses.",
+        ),
+    ] = None,
     registry: RegistryReadOpt = None,
     neo4j_uri: Neo4jReadOpt = None,
     report_format: FormatOpt = "human",
 ) -> int:
-    """Rank the registered frameworks for a context with the selection query.
+    """Rank the registered frameworks for a context.
 
-    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
-    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
-    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
-    rate - 0.5) from recorded usage; ties by id.
+    A sentence: 1.0 x text relevance (BM25F over name, description, triggers and problem
+    types, 0..1; clauses such as "not for ..." count against) + 0.4 x the GOOD_FOR
+    confidence of a problem type given or wholly named + 0.3 x CHAINS_TO weight from the
+    --previous frameworks + 0.2 x (observed success rate - 0.5); a framework sharing no
+    term with the sentence and matching no problem type is no match. --trigger: 0.6 for
+    a trigger match (+0.1 per further one, up to three) instead of the text part. Ties
+    go to the higher relevance, then the id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
@@ -681,6 +705,10 @@ def select(
     json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     if text is not None and triggers:
         raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if evals is not None:
+        return _select_eval(evals, json_out, limit, registry, neo4j_uri, text, triggers, explain)
+    if explain and not text:
+        raise UsageError("--explain needs a sentence", code="U026")
     if not text and not triggers and not problem_types:
         raise UsageError(
             "give a sentence, or at least one --trigger or --problem-type", code="U005"
@@ -690,6 +718,12 @@ def select(
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
+        if text and explain:
+            from builder.graph.explain import explain_text
+
+            ranked = graph.rank_text(text, problem_types or (), previous or (), limit, True)
+            typer.echo(explain_text(ranked) if ranked else "no registered framework matches\n")
+            return 0
         if text:
             found = graph.select_text(text, problem_types or (), previous or (), limit)
         else:
@@ -710,6 +744,39 @@ def select(
         typer.echo(select_table(found), nl=False)
     else:
         _err(f"no registered framework matches (registry {opened.where})")
+    return 0
+
+
+def _select_eval(
+    path: Path,
+    json_out: bool,
+    limit: int,
+    registry: Path | None,
+    neo4j_uri: str | None,
+    text: str | None,
+    triggers: list[str] | None,
+    explain: bool,
+) -> int:
+    """``select --eval``: route every query of the trigger evals, print the rates."""
+    import json
+
+    from builder.graph.commands import open_project_registry
+    from builder.graph.route_eval import read_evals, run_evals
+    from builder.pipeline.errors import UsageError
+
+    if text or triggers or explain:
+        raise UsageError("--eval takes no sentence, --trigger or --explain", code="U026")
+    root = project_root(Path.cwd())
+    cases = read_evals(path if path.is_absolute() else Path.cwd() / path)
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        report = run_evals(cases, lambda query: graph.select_text(query, limit=max(limit, 3)))
+    if json_out:
+        typer.echo(json.dumps(report.plain(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(report.table(), nl=False)
     return 0
 
 

@@ -214,6 +214,8 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U015", "usage", "both a sentence and --trigger"),
     ErrorCode("U016", "usage", "--out names a file, not a folder"),
     ErrorCode("U017", "usage", "--shard is not I/N with 1 <= I <= N"),
+    ErrorCode("U025", "usage", "select --eval: a trigger-eval file cannot be read or used"),
+    ErrorCode("U026", "usage", "select: --eval or --explain combined with what they exclude"),
     ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
     ErrorCode("U041", "usage", "--format names a format the command does not print"),
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
