@@ -279,7 +279,6 @@ class CodeGenerationPhase:
             spec,
             _registration(inputs),
             inputs.source.path,
-            inputs.source.digest,
             items=prompt_items(inputs.source.data),
             output_examples=output_examples(spec),
             workflow_dot=_workflow_dot(spec),
