@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import click
 import typer
 
 from builder import __version__
@@ -556,6 +557,56 @@ Examples:
   NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
   bolt://localhost:7687
 """
+
+
+@app.command(
+    "diff",
+    epilog="Examples:\n\n\b\n  mindrian diff\n  mindrian diff main HEAD\n"
+    "  mindrian diff HEAD~1 HEAD --format json\n",
+)
+def diff_command(
+    base: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BASE]",
+            help="Revision to compare from [default: the merge base of HEAD with the default "
+            "branch (origin/HEAD, main or master), else HEAD].",
+            show_default=False,
+        ),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[HEAD]",
+            help="Revision to compare to [default: the working tree].",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            click_type=click.Choice(["markdown", "json"]),
+            metavar="[markdown|json]",
+            help="markdown (a pull-request comment) or json.",
+        ),
+    ] = "markdown",
+) -> int:
+    """Summarise what changed in each agent's behaviour between two git revisions.
+
+    Reads the generated packages (spec.yaml, instructions.md, workflow.dot) at both revisions
+    and names, per agent: agents added, removed or renamed; type; model and settings; prompt
+    lines (quoted, with their SKILL.md line); output schema fields and bounds; triggers,
+    problem types, chains and weights; tools and MCP servers; the handoff contract; workflow
+    nodes and edges. Unchanged agents are left out; the first line is a one-line verdict.
+    Exit status 0 whether or not something changed, 1 when git cannot compare (not a
+    repository, unknown revision).
+    """
+    from builder.review import markdown, review, to_json
+
+    result = review(project_root(Path.cwd()), base, head)
+    typer.echo(to_json(result) if output_format == "json" else markdown(result), nl=False)
+    return 0
 
 
 @app.command(epilog=_EXAMPLES_SELECT)
