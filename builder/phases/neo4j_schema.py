@@ -161,8 +161,9 @@ def _parameters(
 ) -> dict[str, Any]:
     """Per-query parameter values as plain data (what the registry sends for this agent)."""
     # The digest stays in the checkpoint: sent, it would change registration.cypher and
-    # registry.yaml with every edit of the skill, whatever the edit changed.
-    row = {key: value for key, value in to_plain(node).items() if key != "source_digest"}
+    # registry.yaml with every edit of the skill, whatever the edit changed. The key stays
+    # (null): the registration query reads it.
+    row = {**to_plain(node), "source_digest": None}
     ids = {"ids": [node.id]}
     return {
         q.CONSTRAINT_FRAMEWORK_ID.name: {},

@@ -26,6 +26,7 @@
 //         "ill-defined",
 //         "wicked"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "six hats",
 //         "de bono",

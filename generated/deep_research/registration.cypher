@@ -26,6 +26,7 @@
 //         "market",
 //         "un-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "research",
 //         "investigate",

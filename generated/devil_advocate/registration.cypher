@@ -21,6 +21,7 @@
 //         "opportunity-validation",
 //         "well-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "challenge",
 //         "critique",

@@ -21,6 +21,7 @@
 //         "opportunity-validation",
 //         "ill-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "jobs to be done",
 //         "jtbd",

@@ -30,6 +30,7 @@
 //         "ill-defined",
 //         "un-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "clarify",
 //         "problem definition",

@@ -20,6 +20,7 @@
 //         "opportunity-validation",
 //         "ill-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "lean canvas",
 //         "business model",

@@ -26,6 +26,7 @@
 //         "communication",
 //         "well-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "structure",
 //         "scqa",

@@ -26,6 +26,7 @@
 //         "decision",
 //         "well-defined"
 //       ],
+//       "source_digest": null,
 //       "triggers": [
 //         "validate",
 //         "validation",
