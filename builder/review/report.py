@@ -56,14 +56,15 @@ def _quote(text: str | None) -> str:
 
 def _change_line(change: Change) -> str:
     where = f" (SKILL.md line {change.line})" if change.line is not None else ""
-    # "type: type: …" says it twice: a field named after its aspect is left to the aspect.
-    field = "" if change.field == change.aspect else f" {change.field}"
-    what = field + (f" {_quote(change.name)}" if change.name else "")
+    # The aspect heads the line, so a field does not repeat it ("prompt: line", "type: …").
+    label = change.field.removeprefix(change.aspect).strip()
+    what = " ".join(p for p in (label, _quote(change.name) if change.name else "") if p)
+    head = f"- {change.aspect}: {what}" if what else f"- {change.aspect}"
     if change.kind == "changed":
-        return f"- {change.aspect}{what}{where}: {_quote(change.old)} → {_quote(change.new)}"
+        return f"{head}{where}: {_quote(change.old)} → {_quote(change.new)}"
     value = change.new if change.kind == "added" else change.old
     shown = f": {_quote(value)}" if value else ""
-    return f"- {change.aspect}{what} {change.kind}{where}{shown}"
+    return f"{head} {change.kind}{where}{shown}"
 
 
 def _section(agent: AgentDiff) -> Iterator[str]:

@@ -93,7 +93,7 @@ def test_a_changed_agent_gets_one_section_and_the_verdict_names_its_aspects(
     lines = result.out.splitlines()
     assert lines[0] == "**1 agent changed: routing; no schema change.**"
     assert '### `alpha` (`"skills/alpha/SKILL.md"`)' in lines
-    assert '- routing trigger `"roadmap"` added' in lines
+    assert '- routing: trigger `"roadmap"` added' in lines
     assert not any("beta" in line for line in lines)  # unchanged: no section
 
 
