@@ -6,8 +6,8 @@ same value) and otherwise lives in data files (``instructions.md``,
 ``spec.yaml``, the parameter comment of ``registration.cypher``). Identifiers are checked before
 they are used as names. Every file starts with a header comment naming the
 source (no digest or line number: provenance that changes with every edit of the skill stays
-in the checkpoints, so a diff of ``generated/`` shows behaviour only); Python is formatted by a pinned Black; output is LF
-only and the same inputs always give the same bytes.
+in the checkpoints, so a diff of ``generated/`` shows behaviour only); Python is formatted by a
+pinned Black; output is LF only and the same inputs always give the same bytes.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ __all__ = [
     "environment",
     "format_python",
     "header",
-    "positionless",
     "json_text",
+    "positionless",
     "pyliteral",
     "registration_from_graph",
     "render_package",
