@@ -128,18 +128,26 @@ def _files(root: Path, commit: str | None) -> dict[str, bytes]:
     project-relative path, at ``commit`` or in the working tree (None)."""
     wanted = ("spec.yaml", "instructions.md", "workflow.dot", "SKILL.md")
     if commit is None:
-        found = {
+        # Hidden folders (an output's own .mindrian/staging) hold no committed package.
+        return {
             p.relative_to(root).as_posix(): p.read_bytes()
             for top in (DEFAULT_OUT_DIR, _SKILLS_DIR)
             for p in sorted((root / top).rglob("*"))
-            if p.name in wanted and p.is_file()
+            if p.name in wanted
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)
         }
-        return found
     listed = _git(
         root, "ls-tree", "-r", "-z", "--name-only", commit, "--", DEFAULT_OUT_DIR, _SKILLS_DIR
     )
     names = [n for n in listed.decode("utf-8").split("\0") if PurePosixPath(n).name in wanted]
     return {n: _git(root, "show", f"{commit}:./{n}") for n in sorted(names)}
+
+
+def _is_package_spec(path: str) -> bool:
+    """Whether ``path`` is the spec of a package: ``generated/<package>/spec.yaml``."""
+    parts = PurePosixPath(path).parts
+    return len(parts) == 3 and parts[0] == DEFAULT_OUT_DIR and parts[2] == "spec.yaml"
 
 
 def _body(text: str) -> str:
@@ -159,9 +167,7 @@ def read_snapshot(root: Path, revision: str | None, label: str | None = None) ->
         p: t for p, t in text.items() if p.startswith(f"{_SKILLS_DIR}/") and p.endswith("/SKILL.md")
     }
     agents: dict[str, AgentSnapshot] = {}
-    for path in sorted(
-        p for p in text if p.startswith(f"{DEFAULT_OUT_DIR}/") and p.endswith("/spec.yaml")
-    ):
+    for path in sorted(p for p in text if _is_package_spec(p)):
         folder = path[: -len("spec.yaml")]
         try:
             spec = yaml.safe_load(text[path]) or {}

@@ -188,3 +188,11 @@ def test_outside_a_git_repository_is_one_line_and_exit_1(cli: Run, tmp_path: Pat
     result = cli(["diff"], tmp_path)
     assert result.code == 1
     assert result.err.strip().splitlines() == [f"error[V001]: not a git repository: {tmp_path}"]
+
+
+def test_hidden_folders_under_generated_are_not_packages(cli: Run, repo: Path) -> None:
+    staged = repo / "generated" / ".mindrian" / "staging" / "alpha"
+    staged.mkdir(parents=True)
+    spec = _spec("alpha", "alpha", type="role")
+    (staged / "spec.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    assert _json(cli, repo)["agents"] == []
