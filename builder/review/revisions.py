@@ -73,11 +73,16 @@ class Snapshot:
     """Every SKILL.md text by project-relative path."""
 
 
-def _git(root: Path, *args: str) -> bytes:
-    """Run git in ``root``; its stdout, or a ReviewError with git's first line of complaint."""
+def _git(root: Path, *args: str, given: bytes | None = None) -> bytes:
+    """Run git in ``root`` (``given`` on its stdin); its stdout, or a ReviewError with git's
+    first line of complaint."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, check=False, timeout=120
+            ["git", "-C", str(root), *args],
+            input=given,
+            capture_output=True,
+            check=False,
+            timeout=120,
         )
     except FileNotFoundError:
         raise ReviewError("git is not installed (mindrian diff reads revisions with it)") from None
@@ -140,8 +145,26 @@ def _files(root: Path, commit: str | None) -> dict[str, bytes]:
     listed = _git(
         root, "ls-tree", "-r", "-z", "--name-only", commit, "--", DEFAULT_OUT_DIR, _SKILLS_DIR
     )
-    names = [n for n in listed.decode("utf-8").split("\0") if PurePosixPath(n).name in wanted]
-    return {n: _git(root, "show", f"{commit}:./{n}") for n in sorted(names)}
+    names = sorted(
+        n
+        for n in listed.decode("utf-8").split("\0")
+        if PurePosixPath(n).name in wanted and "\n" not in n  # a batch request is one line
+    )
+    return dict(zip(names, _blobs(root, commit, names), strict=True))
+
+
+def _blobs(root: Path, commit: str, names: list[str]) -> list[bytes]:
+    """The contents of ``names`` (relative to ``root``) at ``commit``, read by one git process."""
+    prefix = _git(root, "rev-parse", "--show-prefix").decode("utf-8").strip()
+    request = "".join(f"{commit}:{prefix}{name}\n" for name in names).encode("utf-8")
+    out = _git(root, "cat-file", "--batch", given=request)
+    blobs, at = [], 0
+    for _ in names:
+        end = out.index(b"\n", at)
+        size = int(out[at:end].split()[2])  # "<object id> blob <size>"
+        blobs.append(out[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1  # the content is followed by a LF
+    return blobs
 
 
 def _is_package_spec(path: str) -> bool:
