@@ -196,3 +196,41 @@ def test_hidden_folders_under_generated_are_not_packages(cli: Run, repo: Path) -
     spec = _spec("alpha", "alpha", type="role")
     (staged / "spec.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
     assert _json(cli, repo)["agents"] == []
+
+
+WORKFLOW = """digraph demo {{
+  start [shape=Mdiamond];
+  {nodes}
+  exit [shape=Msquare];
+  {edges}
+}}
+"""
+
+
+def test_workflow_nodes_and_edges_and_tools(cli: Run, repo: Path) -> None:
+    folder = repo / "generated" / "alpha"
+    (folder / "workflow.dot").write_text(
+        WORKFLOW.format(nodes='a [prompt="Ask.", shape=box];', edges="start -> a;\n  a -> exit;"),
+        encoding="utf-8",
+    )
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "--quiet", "-m", "workflow")
+    (folder / "workflow.dot").write_text(
+        WORKFLOW.format(
+            nodes='a [prompt="Ask.", shape=box];\n  b [prompt="Check.", shape=box];',
+            edges="start -> a;\n  a -> b;\n  b -> exit;",
+        ),
+        encoding="utf-8",
+    )
+    server = {"name": "files", "required": False, "tools": ["read"]}
+    _write_agent(repo, _spec("alpha", "alpha", tools={"mcp_servers": [server]}), "Plan the work.")
+    report = _json(cli, repo, "HEAD")
+    (agent,) = report["agents"]
+    assert {(c["aspect"], c["kind"], c["field"], c["name"]) for c in agent["changes"]} == {
+        ("tools", "added", "MCP server", "files"),
+        ("workflow", "added", "node", "b"),
+        ("workflow", "added", "edge", "a -> b"),
+        ("workflow", "added", "edge", "b -> exit"),
+        ("workflow", "removed", "edge", "a -> exit"),
+    }
+    assert report["verdict"] == "1 agent changed: tools and workflow; no schema change."
