@@ -35,7 +35,8 @@ Examples:
 \b
   mindrian serve
   mindrian serve --port 8000 --model scripted:examples/pws.yaml
-  mindrian serve --db postgresql+psycopg://mindrian:secret@db:5432/mindrian --host 0.0.0.0
+  OS_SECURITY_KEY=... mindrian serve --db postgresql+psycopg://db:5432/mindrian --host 0.0.0.0
+  JWT_VERIFICATION_KEY="$(cat public.pem)" mindrian serve --host 0.0.0.0
   curl -X POST localhost:7777/agents/pws-validation/runs -F message='Validate ...' -F stream=false
 """
 
@@ -130,6 +131,13 @@ def serve(
         ),
     ] = None,
     model: ModelOpt = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Serve beyond loopback with no authentication anyway (warned on every start).",
+        ),
+    ] = False,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 
@@ -137,11 +145,25 @@ def serve(
     answer is a failed run, a missing required MCP server refuses the run, a
     failed pipeline phase stops it, and a guided run pauses at every step
     (continue it with POST /agents/ID/runs/RUN_ID/continue).
+
+    Authentication is AgentOS's: OS_SECURITY_KEY (one bearer key), or
+    JWT_VERIFICATION_KEY / JWT_JWKS_FILE (the user is the token's sub; each user
+    sees only their own sessions, the agent_os:admin scope sees all;
+    MINDRIAN_JWT_ALGORITHM=HS256 for a shared secret, default RS256). A --host
+    other than loopback is refused without one of them, unless --insecure.
     """
-    from mindrian.serve import ServeConfig, build_app
+    import os
+
+    from mindrian.serve import ExposedWithoutAuthError, ServeConfig, build_app, check_exposure
 
     project, choice = _project_and_model(model)
-    config = ServeConfig(project, choice, db_url=db, host=host, port=port)
+    config = ServeConfig(project, choice, db_url=db, host=host, port=port, insecure=insecure)
+    try:
+        warning = check_exposure(config, os.environ)
+    except ExposedWithoutAuthError as error:
+        raise AgentCommandError(str(error), code="X006") from error
+    if warning is not None:
+        typer.echo(warning, err=True)
     try:
         app = build_app(config)
     except LookupError as error:

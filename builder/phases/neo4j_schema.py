@@ -30,8 +30,8 @@ from builder.graph.config import (
     PropertySpec,
     RelationshipSchema,
 )
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
-from builder.pipeline.errors import GraphSchemaError
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.serial import to_plain
 from builder.skill.spec import AgentSpec
 from mindrian.graph import DEFAULT_SELECT_LIMIT
@@ -485,16 +485,7 @@ def queries_check(graph: GraphConfig) -> CheckResult:
 # --- the phase ----------------------------------------------------------------
 
 
-def _spec(inputs: PhaseInput) -> AgentSpec:
-    spec = inputs.previous.get("tool_assembly")
-    if not isinstance(spec, AgentSpec):
-        raise GraphSchemaError(
-            "phase 5 needs the AgentSpec of phase 4 (tool_assembly)", code="G002"
-        )
-    return spec
-
-
-class Neo4jSchemaPhase:
+class Neo4jSchemaPhase(PhaseHooks[Outputs, GraphConfig]):
     """Phase 5: the GraphConfig of an agent, its queries checked by a Cypher front end."""
 
     name = "neo4j_schema"
@@ -506,7 +497,7 @@ class Neo4jSchemaPhase:
         self._linter = linter or Neo4jLinter()
         self._fallback = fallback or EmbeddedParser()
 
-    def extra_digest(self, inputs: PhaseInput) -> dict[str, str]:
+    def extra_digest(self, inputs: Inputs) -> dict[str, str]:
         """Which validators are installed, with versions: a new linter must re-check the queries."""
         return {"linter": self._linter.identity(), "fallback": self._fallback.identity()}
 
@@ -522,8 +513,8 @@ class Neo4jSchemaPhase:
             )
         return replace(draft, validator=self._linter.label), findings, ""
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[GraphConfig]:
-        spec = _spec(inputs)
+    def run(self, inputs: Inputs) -> PhaseResult[GraphConfig]:
+        spec = inputs.previous.spec()
         graph, findings, note = self._validate(build_graph_config(spec))
         warnings_ = [f"{f.render()} (not failing)" for f in findings if f.severity not in _FAILING]
         if note:

@@ -43,11 +43,6 @@ def registry(*codes: ErrorCode) -> Mapping[str, ErrorCode]:
 
 #: Every code, in code order.
 CODES: Mapping[str, ErrorCode] = registry(
-    ErrorCode(
-        "A001",
-        "architecture",
-        "phase 2 ran without phase 1's SkillDefinition (also ArchitectureError's default)",
-    ),
     ErrorCode("A002", "architecture", "the agent type is not one of the five"),
     ErrorCode("A003", "architecture", "the model is not written provider:model_id"),
     ErrorCode("A004", "architecture", "the model's provider is not one Agno supports"),
@@ -79,8 +74,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("C020", "code_generation", "running the generated tests changed the package"),
     ErrorCode("C021", "code_generation", "the existing package folder cannot be read"),
     ErrorCode("C022", "code_generation", "two skills map to the same package folder"),
-    ErrorCode("C023", "code_generation", "phase 6 ran without the AgentSpec of phases 2-4"),
-    ErrorCode("C024", "code_generation", "phase 5 produced no query of a role the package needs"),
     ErrorCode("C025", "code_generation", "the synthesizer is not one of the perspectives"),
     ErrorCode(
         "C026",
@@ -104,7 +97,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "neo4j_schema",
         "a graph schema error without a more specific code (GraphSchemaError's default)",
     ),
-    ErrorCode("G002", "neo4j_schema", "phase 5 ran without the AgentSpec of phase 4"),
     ErrorCode("G010", "registry", "the registry database is unreachable or refused a statement"),
     ErrorCode("G011", "registry", "no registry database at the given path"),
     ErrorCode(
@@ -112,11 +104,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("G013", "registry", "another writer held the registry lock past the wait bound"),
     ErrorCode("G014", "registry", "registry.yaml cannot be read back"),
-    ErrorCode(
-        "H001",
-        "handoff_protocol",
-        "phase 3 ran without the outputs of phases 1 and 2 (also HandoffConfigError's default)",
-    ),
     ErrorCode("H002", "handoff_protocol", "the runtime lacks an enum the handoff contract names"),
     ErrorCode("H003", "handoff_protocol", "the return behaviour is not one the runtime knows"),
     ErrorCode(
@@ -143,8 +130,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "registration",
         "a registration error without a more specific code (RegistrationError's default)",
     ),
-    ErrorCode("R002", "registration", "phase 7 ran without phase 5's GraphConfig"),
-    ErrorCode("R003", "registration", "phase 7 ran without the package phase 6 generated"),
     ErrorCode("R004", "registration", "the registry cannot be opened"),
     ErrorCode("R005", "registration", "generated/registry.yaml cannot rebuild the registry"),
     ErrorCode("R006", "registration", "the registry refused the registration"),
@@ -195,11 +180,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("S210", "skill_analysis", "the id is too long"),
     ErrorCode("S211", "skill_analysis", "a number is not finite or is too large"),
-    ErrorCode(
-        "T001",
-        "tool_assembly",
-        "phase 4 ran without the outputs of phases 1 and 3 (also ToolAssemblyError's default)",
-    ),
     ErrorCode("T002", "tool_assembly", "the MCP server is not in the catalog"),
     ErrorCode("T003", "tool_assembly", "the MCP server has no such tool"),
     ErrorCode("T004", "tool_assembly", "a custom tool's function is not a dotted path"),
@@ -241,7 +221,17 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a foreign model alias is kept as metadata; the default model is used",
     ),
+    ErrorCode("W103", "skill_analysis", "an unquoted value holding ': ' is read as text"),
+    ErrorCode(
+        "W104",
+        "skill_analysis",
+        "a standard field of a shape the standard does not define is kept as metadata",
+    ),
+    ErrorCode("W105", "skill_analysis", "the description is longer than the Agent Skills limit"),
+    ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
+    ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
+    ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
 )

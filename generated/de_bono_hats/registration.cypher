@@ -20,7 +20,7 @@
 //     {
 //       "description": "Six Thinking Hats - examine a decision from six deliberately separate perspectives (facts, feelings, risks, benefits, ideas, process) and synthesise them into a balanced recommendation.",
 //       "id": "de-bono-hats",
-//       "name": "de-bono-hats",
+//       "name": "Six Thinking Hats",
 //       "problem_types": [
 //         "decision",
 //         "ill-defined",

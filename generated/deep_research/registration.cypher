@@ -20,7 +20,7 @@
 //     {
 //       "description": "Deep Research - a three-stage pipeline that clarifies the research question, analyses the evidence, and validates the conclusions before reporting them with their confidence.",
 //       "id": "deep-research",
-//       "name": "deep-research",
+//       "name": "Deep Research",
 //       "problem_types": [
 //         "well-defined",
 //         "market",

@@ -15,7 +15,7 @@
 //     {
 //       "description": "Devil's Advocate - attacks a plan or a verdict from the strongest opposing position so that its weakest assumptions surface before money is spent on them.",
 //       "id": "devil-advocate",
-//       "name": "devil-advocate",
+//       "name": "Devil's Advocate",
 //       "problem_types": [
 //         "decision",
 //         "opportunity-validation",

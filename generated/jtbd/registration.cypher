@@ -15,7 +15,7 @@
 //     {
 //       "description": "Jobs To Be Done - uncover the progress a customer is trying to make, the forces that push and hold them, and the jobs a product is actually hired for.",
 //       "id": "jtbd",
-//       "name": "jtbd",
+//       "name": "Jobs To Be Done",
 //       "problem_types": [
 //         "market",
 //         "opportunity-validation",

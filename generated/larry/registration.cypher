@@ -25,7 +25,7 @@
 //     {
 //       "description": "Larry the Clarifier - a conversational partner who will not let anyone solve a problem before it is clear what the problem is, who has it, and what success looks like.",
 //       "id": "larry",
-//       "name": "larry",
+//       "name": "Larry, the Clarifier",
 //       "problem_types": [
 //         "ill-defined",
 //         "un-defined"

@@ -15,7 +15,7 @@
 //     {
 //       "description": "Lean Canvas, guided - walks a founder through the nine boxes of a Lean Canvas one at a time, pausing for their answer at each box, with back and skip, and returns the completed canvas.",
 //       "id": "lean-canvas",
-//       "name": "lean-canvas",
+//       "name": "Lean Canvas (guided)",
 //       "problem_types": [
 //         "opportunity-validation",
 //         "ill-defined"

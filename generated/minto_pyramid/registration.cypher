@@ -20,7 +20,7 @@
 //     {
 //       "description": "Structure a messy problem or argument as a Minto pyramid - Situation, Complication, Question, Answer on top, grouped and ordered supporting points below - so a busy reader gets the point in the first sentence.",
 //       "id": "minto-pyramid",
-//       "name": "minto-pyramid",
+//       "name": "Minto Pyramid",
 //       "problem_types": [
 //         "ill-defined",
 //         "communication",

@@ -20,7 +20,7 @@
 //     {
 //       "description": "Problem Worth Solving (PWS) validation - scores a founder's opportunity on four pillars (problem, solution, business, people) from 0 to 25 each, turns the 0-100 total into a GO, PIVOT or NO-GO verdict, and names the cheapest test that would move the weakest pillar.",
 //       "id": "pws-validation",
-//       "name": "pws",
+//       "name": "PWS Validation",
 //       "problem_types": [
 //         "opportunity-validation",
 //         "decision",
