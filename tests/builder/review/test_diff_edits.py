@@ -85,7 +85,22 @@ def _line_of(text: str, wanted: str) -> int:
     return text.splitlines().index(wanted) + 1
 
 
+def _resolved(change: tuple[Any, ...], clone: Path, skill: str) -> tuple[Any, ...]:
+    """``change`` with its placeholders filled in: the SKILL.md line of the added sentence,
+    the opening prompt line before (operator) and after (role) a change of type."""
+    aspect, kind, field, name, old, new, line = change
+    if old == INTRO:
+        committed = _git(clone, "show", "HEAD:generated/pws_validation/instructions.md")
+        old = next(x for x in committed.splitlines() if "Mindrian operator agent" in x)
+        new = old.replace("operator agent", "role agent")
+    if line == "line":
+        line = _line_of(skill, SENTENCE)
+    return aspect, kind, field, name, old, new, line
+
+
 SENTENCE = "Always answer in the founder's language."
+#: Stands for the prompt's opening line, which names the agent and its type.
+INTRO = "<intro>"
 EDITS: dict[str, Edit] = {
     "trigger": Edit(
         "      - validate\n",
@@ -158,15 +173,7 @@ EDITS: dict[str, Edit] = {
                 ("type", "changed", "type", "", "operator", "role", None),
                 ("model", "changed", "max_tokens", "", "4096", "1024", None),
                 ("model", "changed", "temperature", "", "0.3", "0.7", None),
-                (
-                    "prompt",
-                    "changed",
-                    "prompt line",
-                    "",
-                    "You are pws, a Mindrian operator agent.",
-                    "You are pws, a Mindrian role agent.",
-                    None,
-                ),
+                ("prompt", "changed", "prompt line", "", INTRO, INTRO, None),
                 ("schema", "changed", "output format", "", "structured", "markdown", None),
                 (
                     "handoff",
@@ -197,9 +204,7 @@ def test_an_edit_changes_only_what_it_carries_and_diff_names_it(clone: Path, kin
     _ok(clone, MINDRIAN, "build", SKILL, "--quiet")
     files, lines = _numstat(clone)
     assert files <= edit.files and lines <= edit.lines, (files, lines)
-    expected = {
-        (*c[:-1], _line_of(edited, SENTENCE) if c[-1] == "line" else c[-1]) for c in edit.changes
-    }
+    expected = {_resolved(c, clone, edited) for c in edit.changes}
     assert _reported(clone) == expected
 
 
