@@ -38,6 +38,7 @@ from builder.pipeline.cache import (
 )
 from builder.pipeline.errors import CodegenError
 from builder.pipeline.serial import dump_yaml, to_plain
+from builder.resources import templates_root
 from builder.skill.spec import AgentSpec, ToolConfig
 
 __all__ = [
@@ -61,8 +62,8 @@ __all__ = [
     "write_tree",
 ]
 
-#: Root of the shipped templates (``templates/`` beside the ``builder`` package).
-TEMPLATES_ROOT = Path(__file__).resolve().parents[2] / "templates"
+#: Root of the shipped templates (``builder._templates`` installed, ``templates/`` in the checkout).
+TEMPLATES_ROOT = templates_root()
 #: The Jinja templates of an agent package.
 AGENT_TEMPLATES = TEMPLATES_ROOT / "agent"
 #: What every header says.

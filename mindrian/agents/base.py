@@ -269,6 +269,9 @@ class MindrianAgent(ABC):
             instructions=instructions or None,
             tools=self._agno_tools(),
             telemetry=False,
+            # The skill's text is data: Agno would otherwise run it (and the user's message)
+            # through string.Template, turning ``$$`` into ``$`` and ``{task}`` into a value.
+            resolve_in_context=False,
             **options,
         )
 

@@ -102,12 +102,14 @@ def test_missing_node_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_missing_package_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(cypher_lint.shutil, "which", lambda name: "/usr/bin/node")
-    monkeypatch.setattr(cypher_lint, "_PACKAGE_JSON", tmp_path / "absent" / "package.json")
+    # Node is there, npm is not, and neither the checkout nor the cache has the package.
+    monkeypatch.setattr(
+        cypher_lint.shutil, "which", lambda name: "/usr/bin/node" if name == "node" else None
+    )
+    monkeypatch.setattr(cypher_lint, "_INSTALLED", Path("absent") / "package.json")
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
     assert cypher_lint.available() is False
-    with pytest.raises(
-        cypher_lint.LinterUnavailable, match="npm ci --prefix builder/graph/cypher_lint"
-    ):
+    with pytest.raises(cypher_lint.LinterUnavailable, match="npm is not on PATH to install it"):
         cypher_lint.lint({"a": "RETURN 1"})
 
 

@@ -31,7 +31,12 @@ def jwt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("serve-jwt")
     script = write_script(
         folder / "script.yaml",
-        {"pws-validation": [GOOD_PWS], "lean-canvas": ["canvas step"]},
+        {
+            "pws-validation": [GOOD_PWS],
+            "lean-canvas": ["canvas step"],
+            # Alice's run fails at its second phase; bob's has all three.
+            "deep-research": ["clarified by alice", "", "clarified", "analysed", "validated"],
+        },
         repeat=True,
     )
     args = ["--db", f"sqlite:///{folder / 'sessions.db'}", "--model", f"scripted:{script}"]
@@ -154,6 +159,19 @@ def test_only_the_owner_continues_a_guided_run(jwt_server: Server) -> None:
     ).json()
     said = [m["content"] for m in runs[0]["messages"] if m["role"] == "user"]
     assert "an answer alice never gave" not in said
+
+
+def test_a_reused_session_id_never_resumes_another_users_pipeline(jwt_server: Server) -> None:
+    task = {"message": "How big is lab equipment resale?", "session_id": "research-1"}
+    failed = _post_run(jwt_server, "deep-research", _ALICE, **task).json()
+    assert failed["status"] == "ERROR"  # a checkpoint of the clarify phase is left behind
+    assert jwt_server.client.delete("/sessions/research-1", headers=_ALICE).status_code == 204
+
+    # The id is free again; bob's run with the same task starts from the first phase.
+    ran = _post_run(jwt_server, "deep-research", _BOB, **task).json()
+    assert ran["status"] == "COMPLETED", ran
+    assert "clarified by alice" not in ran["content"]
+    assert "### clarify\n\nclarified\n" in ran["content"]
 
 
 def test_a_security_key_lets_in_only_its_holders(key_server: Server) -> None:
