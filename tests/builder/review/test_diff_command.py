@@ -234,3 +234,15 @@ def test_workflow_nodes_and_edges_and_tools(cli: Run, repo: Path) -> None:
         ("workflow", "removed", "edge", "a -> exit"),
     }
     assert report["verdict"] == "1 agent changed: tools and workflow; no schema change."
+
+
+def test_format_is_markdown_or_json(cli: Run, repo: Path) -> None:
+    result = cli(["diff", "--format", "xml"], repo)
+    assert result.code == 2
+    assert "error[U041]: --format 'xml': this command prints markdown, json" in result.err
+
+
+def test_an_error_with_format_json_is_a_json_object_on_stdout(cli: Run, repo: Path) -> None:
+    result = cli(["diff", "nope", "--format", "json"], repo)
+    assert result.code == 1
+    assert json.loads(result.out)["error"]["code"] == "V002"
