@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance mutation lint regen check lock dist
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation lint regen check lock dist
 
 setup: $(SETUP)
 
@@ -68,6 +68,11 @@ bench: setup
 # on 2 cores) and prints one row per skill; exit 1 when one fails that should build.
 conformance: setup
 	$(BIN)/python -m bench.conformance
+
+# The 75 skills of ../shared/routing (phases 1-5, registered in a temporary registry) and their
+# authors' trigger evals: mindrian select beside a plain BM25 over name and description.
+routing-bench: setup
+	$(BIN)/python -m bench.routing
 
 # Many synthesized skills: cold, no-op and one-changed builds, check, CPU and memory.
 # 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.

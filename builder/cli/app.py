@@ -304,6 +304,7 @@ def build(
         json_out=json_out,
         frames=framed,
         retire=whole and phase_range(None, until_phase)[1] == len(PHASE_NAMES),
+        publish=phase_range(None, until_phase)[1] == PHASE_NAMES.index("code_generation") + 1,
         annotate=report_format == "github",
     )
 
@@ -353,10 +354,12 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
     retire: bool = False,
+    publish: bool = False,
     annotate: bool = False,
 ) -> int:
     """Build (or register) ``paths`` through :func:`builder.orchestration.batch.build_many` and
-    print as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed."""
+    print as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed;
+    ``publish`` (a build stopped after phase 6) installs the tested packages, unregistered."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
     from builder.orchestration.batch import Target, build_many, retire_removed
     from builder.pipeline.errors import UsageError
@@ -379,6 +382,11 @@ def _run_batch(
     finally:
         if bar is not None:
             bar.close()
+    if publish:
+        from builder.pipeline.transaction import publish_ready
+
+        built = {r.agent_id for r in reports if r.agent_id and not r.problem}
+        publish_ready(ProjectPaths(root, options.out_dir), built)
     removed = retire_removed(reports, config, _registration(registry)) if retire else ()
     for framework_id in removed:
         _say(frames)(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")
@@ -622,9 +630,64 @@ Examples:
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
+  mindrian select "is my startup idea worth building?" --explain
+  mindrian select --eval skills/pws/evals/trigger-eval.json
+  mindrian select --eval ../shared/routing/evals --format json
   NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
   bolt://localhost:7687
 """
+
+
+@app.command(
+    "diff",
+    epilog="Examples:\n\n\b\n  mindrian diff\n  mindrian diff main HEAD\n"
+    "  mindrian diff HEAD~1 HEAD --format json\n",
+)
+def diff_command(
+    ctx: typer.Context,
+    base: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BASE]",
+            help="Revision to compare from [default: the merge base of HEAD with the default "
+            "branch (origin/HEAD, main or master), else HEAD].",
+            show_default=False,
+        ),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[HEAD]",
+            help="Revision to compare to [default: the working tree].",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="markdown (a pull-request comment) or json.",
+        ),
+    ] = "markdown",
+) -> int:
+    """Summarise what changed in each agent's behaviour between two git revisions.
+
+    Reads the generated packages (spec.yaml, instructions.md, workflow.dot) at both revisions
+    and names, per agent: agents added, removed or renamed; type; model and settings; prompt
+    lines (quoted, with their SKILL.md line); output schema fields and bounds; triggers,
+    problem types, chains and weights; tools and MCP servers; the handoff contract; workflow
+    nodes and edges. Unchanged agents are left out; the first line is a one-line verdict.
+    Exit status 0 whether or not something changed, 1 when git cannot compare (not a
+    repository, unknown revision).
+    """
+    from builder.review import markdown, review, to_json
+
+    # json also makes an error that stops the command a JSON object on stdout, as elsewhere.
+    _report_format(ctx, output_format, ("markdown", "json"))
+    result = review(project_root(Path.cwd()), base, head)
+    typer.echo(to_json(result) if output_format == "json" else markdown(result), nl=False)
+    return 0
 
 
 @app.command(epilog=_EXAMPLES_SELECT)
@@ -634,8 +697,8 @@ def select(
         str | None,
         typer.Argument(
             metavar="[SENTENCE]",
-            help="The context in the user's words; triggers and problem types sharing a term "
-            "with it count as given (instead of --trigger).",
+            help="The context in the user's words, ranked by text relevance over each "
+            "framework's name, description, triggers and problem types (instead of --trigger).",
         ),
     ] = None,
     triggers: Annotated[
@@ -656,16 +719,37 @@ def select(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
     json_out: JsonOpt = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="For a sentence: each candidate's score parts and matched terms (with field "
+            "and weight), and why the runner-up lost.",
+        ),
+    ] = False,
+    evals: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            metavar="PATH",
+            help="Route every query of a skill-creator trigger-eval file (or of each *.json in "
+            "a folder) and print top-1, top-3, abstention and false-trigger rates per skill "
+            "and overall, with the worst misses.",
+        ),
+    ] = None,
     registry: RegistryReadOpt = None,
     neo4j_uri: Neo4jReadOpt = None,
     report_format: FormatOpt = "human",
 ) -> int:
-    """Rank the registered frameworks for a context with the selection query.
+    """Rank the registered frameworks for a context.
 
-    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
-    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
-    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
-    rate - 0.5) from recorded usage; ties by id.
+    A sentence: 1.0 x text relevance (BM25F over name, description, triggers and problem
+    types, 0..1; clauses such as "not for ..." count against) + 0.4 x the GOOD_FOR
+    confidence of a problem type given or wholly named + 0.3 x CHAINS_TO weight from the
+    --previous frameworks + 0.2 x (observed success rate - 0.5); a framework sharing no
+    term with the sentence and matching no problem type is no match. --trigger: 0.6 for
+    a trigger match (+0.1 per further one, up to three) instead of the text part. Ties
+    go to the higher relevance, then the id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
@@ -673,6 +757,10 @@ def select(
     json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     if text is not None and triggers:
         raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if evals is not None:
+        return _select_eval(evals, json_out, limit, registry, neo4j_uri, text, triggers, explain)
+    if explain and not text:
+        raise UsageError("--explain needs a sentence", code="U026")
     if not text and not triggers and not problem_types:
         raise UsageError(
             "give a sentence, or at least one --trigger or --problem-type", code="U005"
@@ -682,6 +770,12 @@ def select(
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
+        if text and explain:
+            from builder.graph.explain import explain_text
+
+            ranked = graph.rank_text(text, problem_types or (), previous or (), limit, True)
+            typer.echo(explain_text(ranked) if ranked else "no registered framework matches\n")
+            return 0
         if text:
             found = graph.select_text(text, problem_types or (), previous or (), limit)
         else:
@@ -702,6 +796,39 @@ def select(
         typer.echo(select_table(found), nl=False)
     else:
         _err(f"no registered framework matches (registry {opened.where})")
+    return 0
+
+
+def _select_eval(
+    path: Path,
+    json_out: bool,
+    limit: int,
+    registry: Path | None,
+    neo4j_uri: str | None,
+    text: str | None,
+    triggers: list[str] | None,
+    explain: bool,
+) -> int:
+    """``select --eval``: route every query of the trigger evals, print the rates."""
+    import json
+
+    from builder.graph.commands import open_project_registry
+    from builder.graph.route_eval import read_evals, run_evals
+    from builder.pipeline.errors import UsageError
+
+    if text or triggers or explain:
+        raise UsageError("--eval takes no sentence, --trigger or --explain", code="U026")
+    root = project_root(Path.cwd())
+    cases = read_evals(path if path.is_absolute() else Path.cwd() / path)
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        report = run_evals(cases, lambda query: graph.select_text(query, limit=max(limit, 3)))
+    if json_out:
+        typer.echo(json.dumps(report.plain(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(report.table(), nl=False)
     return 0
 
 

@@ -103,9 +103,12 @@ def test_the_gate_then_the_delegation_and_its_summary(registry: Any) -> None:
             "Not recorded: what_clarity must be"
         )
         assert assess_clarity(**CLEAR).endswith(": ready to delegate.")
-        assert select_frameworks("is my idea worth it") == (
-            "Frameworks, best first:\n1. pws (PWS): score 0.60"
-        ), "larry itself and lean (not delegable) are left out"
+        listed = select_frameworks("is my idea worth it").splitlines()
+        # Ranked by text relevance (README "Selection"): only the delegable pws is listed.
+        assert listed[0] == "Frameworks, best first:"
+        assert [line.split(": score")[0] for line in listed[1:]] == ["1. pws (PWS)"], (
+            "larry itself and lean (not delegable) are left out"
+        )
         answer = delegate("pws", "Validate")
         assert delegate("jtbd", "Jobs") == "Not delegated: no agent package provides 'jtbd'."
     assert answer == (

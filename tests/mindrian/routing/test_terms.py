@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mindrian.routing import STOP_WORDS, extract_terms, matching_phrases, normalise_term
+from mindrian.routing import STOP_WORDS, extract_terms, normalise_term
 
 
 def test_a_question_keeps_only_its_content_words() -> None:
@@ -95,13 +95,6 @@ def test_same_text_same_terms_and_nothing_from_nothing() -> None:
     )
     assert extract_terms("") == ()
     assert extract_terms("is it the one?") == ()
-
-
-def test_phrases_match_on_any_shared_term_sorted_once() -> None:
-    terms = extract_terms("Is my startup idea worth building? Check the risks")
-    phrases = ["problem worth solving", "idea check", "Risks", "lean canvas", "idea check"]
-    assert matching_phrases(terms, phrases) == ("Risks", "idea check", "problem worth solving")
-    assert matching_phrases((), phrases) == ()
 
 
 def test_a_stop_word_is_not_kept_as_its_singular() -> None:

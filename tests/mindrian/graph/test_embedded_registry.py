@@ -360,15 +360,15 @@ def test_unregistering_drops_the_usage_of_the_framework(registry: EmbeddedRegist
 def test_free_text_matches_triggers_and_problem_types_by_their_terms(
     registry: EmbeddedRegistry,
 ) -> None:
-    chosen = registry.select_text("Our customers' jobs in a wicked market")
-    # jtbd: triggers customer and job (0.7) + market 0.4*0.8; trending: market 0.4;
-    # csio: wicked 0.4 (no GOOD_FOR edge). pws has a GOOD_FOR to wicked but does not list
-    # it among its problem types, so it is no candidate.
-    assert [(s.id, s.score) for s in chosen] == [
-        ("jtbd", pytest.approx(1.02)),
-        ("csio", pytest.approx(0.4)),
-        ("trending", pytest.approx(0.4)),
-    ]
+    chosen = registry.rank_text("Our customers' jobs in a wicked market")
+    # jtbd: its triggers customer and job match and its problem type market (GOOD_FOR 0.8);
+    # csio and trending: only a problem type (wicked, market: 1.0 without a GOOD_FOR edge)
+    # plus what their fields share with the sentence. pws has a GOOD_FOR to wicked but does
+    # not list it among its problem types, so it is no candidate.
+    assert [c.id for c in chosen] == ["jtbd", "csio", "trending"]
+    assert [c.fit for c in chosen] == [0.8, 1.0, 1.0]
+    for c in chosen:
+        assert c.score == pytest.approx(round(c.relevance + 0.4 * c.fit, 6))
     assert registry.select_text("is it the one?") == ()
 
 
