@@ -2,8 +2,9 @@
 
 ``scripted:PATH`` replays a YAML or JSON script through
 :class:`~mindrian.testing.ScriptedModel`, so agents run and serve with no API
-key (demos, CI, reviewers). Any other ``provider:model_id`` is handed to Agno
-as it is. The script file::
+key (demos, CI, reviewers). Any other ``provider:model_id`` is built by Agno
+(:mod:`mindrian.providers`), at ``--base-url`` / ``MINDRIAN_BASE_URL`` when
+given, with the run's settings override. The script file::
 
     # answers every agent takes in turn, unless it has its own list below
     answers:
@@ -25,19 +26,24 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import yaml
+from agno.models.base import Model
 
-from mindrian.agents.base import ModelRef
+from mindrian.errors import MindrianError
+from mindrian.model_settings import SettingsOverride
+from mindrian.providers import ProviderModel
 from mindrian.testing import ScriptedModel, Step
 
 __all__ = [
+    "BASE_URL_ENV",
     "MODEL_ENV",
     "SCRIPTED_PREFIX",
     "ModelChoice",
+    "ModelRef",
     "ModelScript",
     "ModelScriptError",
     "choose_model",
@@ -45,15 +51,20 @@ __all__ = [
     "model_from_environment",
 ]
 
+#: A model object, a "provider:model_id" string Agno resolves itself, or a run's provider choice.
+ModelRef: TypeAlias = Model | str | ProviderModel
+
 #: Environment variable overriding the model of every agent (``provider:id`` or ``scripted:PATH``).
 MODEL_ENV = "MINDRIAN_MODEL"
+#: Environment variable giving the server of an OpenAI-compatible provider (``--base-url``).
+BASE_URL_ENV = "MINDRIAN_BASE_URL"
 #: Provider prefix of a scripted model.
 SCRIPTED_PREFIX = "scripted:"
 #: Keys an answer mapping may have; exactly one of them.
 _ANSWER_KINDS = ("text", "json", "tool_call")
 
 
-class ModelScriptError(ValueError):
+class ModelScriptError(MindrianError, ValueError):
     """A ``--model`` value or a script file that cannot be used."""
 
 
@@ -82,23 +93,48 @@ class ModelChoice:
     """``provider:id`` or ``scripted:PATH`` as given, or None."""
     script: ModelScript | None = None
     """The loaded script when the reference is ``scripted:``."""
+    base_url: str | None = None
+    """Server of an OpenAI-compatible provider; None: the provider's own."""
+    override: SettingsOverride = field(default_factory=SettingsOverride)
+    """Settings put in place of the spec's in every model of every agent."""
 
-    def model_for(self, agent_id: str) -> ModelRef | None:
-        """The model for one agent: a scripted model, the provider string, or None (its default)."""
+    def model_for(self, agent_id: str, default: str | None = None) -> ModelRef | None:
+        """The model for one agent: a scripted model, a provider choice, or None (its own).
+
+        ``default`` is the agent's own model: a base URL or an override given without
+        ``--model`` applies to it.
+        """
         if self.script is not None:
             return self.script.model_for(agent_id)
-        return self.reference
+        reference = self.reference or default
+        if reference is None or (
+            self.reference is None and self.base_url is None and self.override.empty
+        ):
+            return self.reference
+        return ProviderModel(reference, self.base_url, self.override)
 
 
-def choose_model(option: str | None, *, base: Path | None = None) -> ModelChoice:
+def choose_model(
+    option: str | None,
+    *,
+    base: Path | None = None,
+    base_url: str | None = None,
+    override: SettingsOverride | None = None,
+) -> ModelChoice:
     """The ``--model`` option, else ``$MINDRIAN_MODEL``, else each agent's own model.
 
-    A relative script path is resolved against ``base`` (the working directory when None).
-    Raises :class:`ModelScriptError` for a malformed reference or script.
+    ``base_url`` (else ``$MINDRIAN_BASE_URL``) and ``override`` apply to every
+    provider model. A relative script path is resolved against ``base`` (the
+    working directory when None). Raises :class:`ModelScriptError` for a
+    malformed reference, base URL or script.
     """
     reference = option or os.environ.get(MODEL_ENV) or None
+    url = base_url or os.environ.get(BASE_URL_ENV) or None
+    override = override or SettingsOverride()
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise ModelScriptError(f"base URL {url!r} is not http://... or https://...")
     if reference is None:
-        return ModelChoice(None)
+        return ModelChoice(None, base_url=url, override=override)
     if reference.startswith(SCRIPTED_PREFIX):
         path = Path(reference.removeprefix(SCRIPTED_PREFIX))
         if not path.is_absolute() and base is not None:
@@ -110,12 +146,15 @@ def choose_model(option: str | None, *, base: Path | None = None) -> ModelChoice
             f"model {reference!r} is not PROVIDER:MODEL_ID (e.g. anthropic:claude-sonnet-4-5) "
             f"or {SCRIPTED_PREFIX}PATH"
         )
-    return ModelChoice(reference)
+    return ModelChoice(reference, base_url=url, override=override)
 
 
-def model_from_environment(agent_id: str) -> ModelRef | None:
-    """What ``$MINDRIAN_MODEL`` gives ``agent_id``, or None when it is unset."""
-    return choose_model(None).model_for(agent_id)
+def model_from_environment(agent_id: str, default: str | None = None) -> ModelRef | None:
+    """What ``$MINDRIAN_MODEL`` and ``$MINDRIAN_BASE_URL`` give ``agent_id``, or None when unset.
+
+    ``default`` is the agent's own model, which a base URL alone applies to.
+    """
+    return choose_model(None).model_for(agent_id, default)
 
 
 def load_script(path: Path) -> ModelScript:

@@ -16,7 +16,7 @@ from typing import Any
 
 from mindrian.agents.base import STATE_DIR_ENV
 from mindrian.agents.served import ServedAgent
-from mindrian.models import ModelChoice
+from mindrian.model_choice import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
 
@@ -83,7 +83,7 @@ def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:
     served = []
     for package in registered_packages(config.project):
         cls = agent_class(package)
-        model = config.model.model_for(package.agent_id)
+        model = config.model.model_for(package.agent_id, cls.model)
         agent = cls() if model is None else cls(model=model)
         served.append(ServedAgent.of(agent, db=db))
     return served
