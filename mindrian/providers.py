@@ -67,6 +67,8 @@ class ProviderModel:
     """The server of an OpenAI-compatible provider (``--base-url``); None: the provider's own."""
     override: SettingsOverride = field(default_factory=SettingsOverride)
     """Settings the run puts in place of the spec's, for every model of the agent."""
+    watch: Callable[[Model], Model] | None = field(default=None, compare=False)
+    """Called with every model built (``--record`` records its turns); None: nothing watches."""
 
     @property
     def provider(self) -> str:
@@ -153,7 +155,7 @@ def run_model(
     if chosen.base_url is not None:
         model = _served_at(model, chosen)
     _check_credentials(model, chosen)
-    return model
+    return model if chosen.watch is None else chosen.watch(model)
 
 
 def _agno_model(ref: str) -> Model:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from mindrian.model_choice import ModelChoice
     from mindrian.model_settings import SettingsOverride
     from mindrian.project import ProjectPaths
+    from mindrian.recording import Recording
 
 __all__ = ["register_run_commands"]
 
@@ -99,6 +100,16 @@ def run(
             "HANDOFF/ERROR/READY for each handoff it makes.",
         ),
     ] = False,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            "--record",
+            metavar="FILE",
+            help="Write every model answer and tool call of the run to FILE, a script that "
+            "--model scripted:FILE replays with no provider (also a failed run's).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 
@@ -111,8 +122,11 @@ def run(
 
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
+    from mindrian.recording import Recording
+
     override = _override(max_tokens, temperature, no_thinking)
-    project, choice = _project_and_model(model, base_url, override)
+    recording = Recording() if record is not None else None
+    project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
         project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity
     )
@@ -120,6 +134,9 @@ def run(
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package
         raise AgentCommandError(str(error), code="X001") from error
+    finally:
+        if recording is not None and record is not None:
+            recording.write(record)
 
 
 def serve(
@@ -185,14 +202,19 @@ def _override(
 
 
 def _project_and_model(
-    model: str | None, base_url: str | None, override: SettingsOverride
+    model: str | None,
+    base_url: str | None,
+    override: SettingsOverride,
+    recording: Recording | None = None,
 ) -> tuple[ProjectPaths, ModelChoice]:
     from mindrian.model_choice import ModelScriptError, choose_model
     from mindrian.project import ProjectNotFoundError, ProjectPaths
 
     try:
         project = ProjectPaths.locate(Path.cwd())
-        choice = choose_model(model, base=Path.cwd(), base_url=base_url, override=override)
+        choice = choose_model(
+            model, base=Path.cwd(), base_url=base_url, override=override, recording=recording
+        )
         return project, choice
     except ProjectNotFoundError as error:
         raise AgentCommandError(str(error), code="X001") from error

@@ -107,3 +107,24 @@ def test_serve_reports_a_server_that_is_down_as_a_failed_run(tmp_path: Path) -> 
     assert team["content"].endswith("Connection error.")
     # Agno logs the failed run with its stack in the server's log; the answer over HTTP is clean.
     assert "Traceback" not in json.dumps([pipeline, team])
+
+
+def test_a_recorded_run_replays_byte_for_byte(tmp_path: Path) -> None:
+    # The scripted example stands in for a real model here; make e2e-model records real ones.
+    record = tmp_path / "recorded.yaml"
+    first = _run(
+        "deep-research",
+        "EV",
+        "--model",
+        "scripted:examples/pws.yaml",
+        "--record",
+        str(record),
+        state=tmp_path / "a",
+    )
+    replay = _run("deep-research", "EV", "--model", f"scripted:{record}", state=tmp_path / "b")
+    assert record.read_text(encoding="utf-8").startswith("# Recorded by mindrian run --record")
+    assert (replay.returncode, replay.stdout, replay.stderr) == (
+        first.returncode,
+        first.stdout,
+        first.stderr,
+    )
