@@ -153,11 +153,6 @@ def _proxy_handler(upstream: str, recorder: _Recorder) -> type[http.server.BaseH
     class Forward(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.endswith("/chat/completions"):
-                try:
-                    recorder.add(json.loads(body))
-                except ValueError:
-                    recorder.add({})
             request = urllib.request.Request(
                 upstream + self.path,
                 data=body,
@@ -166,14 +161,29 @@ def _proxy_handler(upstream: str, recorder: _Recorder) -> type[http.server.BaseH
             )
             try:
                 with urllib.request.urlopen(request, timeout=_RUN_TIMEOUT) as answer:
-                    status, payload, kind = answer.status, answer.read(), answer.headers
-            except urllib.error.HTTPError as error:
-                status, payload, kind = error.code, error.read(), error.headers
+                    status, payload, headers = answer.status, answer.read(), answer.headers
+            except urllib.error.HTTPError as error:  # the server answered, with an error
+                status, payload, headers = error.code, error.read(), error.headers
+            except OSError as error:  # the server is not there: the request did not reach it
+                self._answer(502, json.dumps({"error": {"message": str(error)}}).encode())
+                return
+            self._recorded(body)
+            # A streamed answer (text/event-stream) is passed on whole, with its own type.
+            self._answer(status, payload, headers.get("Content-Type", "application/json"))
+
+        def _answer(self, status: int, payload: bytes, kind: str = "application/json") -> None:
             self.send_response(status)
-            self.send_header("Content-Type", kind.get("Content-Type", "application/json"))
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        def _recorded(self, body: bytes) -> None:
+            if self.path.endswith("/chat/completions"):
+                try:
+                    recorder.add(json.loads(body))
+                except ValueError:
+                    recorder.add({})
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: the table says what matters."""
