@@ -6,6 +6,12 @@ AgentOS, the wrapper's schema check and the session store. Reported: p50 and
 p99 latency per run and requests per second, for SQLite sessions and for
 PostgreSQL sessions in a throw-away cluster (skipped with a note when the
 PostgreSQL binaries are missing).
+
+First, in the same run, the same scripted agent served as plain Agno (its
+Agno ``Agent`` on AgentOS, ``bench/plain_agentos.py``) and through
+``mindrian serve``, both on SQLite: p50 and requests/s of each, and the ratio
+of mindrian's p50 to plain AgentOS's (target: within 1.5x), plus mindrian's
+throughput against its target of 50 requests/s.
 """
 
 from __future__ import annotations
@@ -14,14 +20,15 @@ import asyncio
 import statistics
 import tempfile
 import time
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 from bench.common import ROOT, Row
 from mindrian.testing.postgres import PostgresUnavailableError, throwaway_cluster
-from mindrian.testing.served import serve_process
+from mindrian.testing.served import SERVE_PROGRAM, server_process
 
 __all__ = ["rows"]
 
@@ -29,19 +36,56 @@ REQUESTS = 200
 CONCURRENCY = 16
 _AGENT = "pws-validation"
 _SCRIPT = ROOT / "examples" / "pws.yaml"
+#: Most mindrian's p50 may be, as a multiple of plain AgentOS's.
+RATIO_TARGET = 1.5
+#: Fewest requests per second mindrian should serve a scripted operator with (SQLite).
+THROUGHPUT_TARGET = 50.0
+_PLAIN_PROGRAM = ("-m", "bench.plain_agentos")
 
 
 def rows() -> list[Row]:
-    """p50, p99 and requests/s on SQLite, then on PostgreSQL."""
+    """Plain AgentOS against mindrian; then p50, p99 and requests/s on SQLite and PostgreSQL."""
     with tempfile.TemporaryDirectory(prefix="mindrian-bench-serve-") as scratch:
         folder = Path(scratch)
-        measured = _measure("sqlite", f"sqlite:///{folder / 'sessions.db'}", folder)
+        measured = _compare(folder)
+        measured += _measure("sqlite", f"sqlite:///{folder / 'sessions.db'}", folder)
         try:
             with throwaway_cluster() as url:
                 measured += _measure("postgresql", url, folder)
         except PostgresUnavailableError as error:
             measured.append(Row("serve postgresql: skipped", 0.0, "", None, str(error)))
     return measured
+
+
+def _compare(folder: Path) -> list[Row]:
+    """The same agent as plain Agno on AgentOS and through mindrian, one after the other."""
+    runs: dict[str, tuple[list[float], float]] = {}
+    for name, program in (("plain", _PLAIN_PROGRAM), ("mindrian", SERVE_PROGRAM)):
+        args = ["--db", f"sqlite:///{folder / f'{name}.db'}", "--model", f"scripted:{_SCRIPT}"]
+        with _server(args, folder / f"{name}.log", program) as url:
+            runs[name] = asyncio.run(_load(url))
+    plain, mindrian = (statistics.median(runs[n][0]) for n in ("plain", "mindrian"))
+    rate = {name: REQUESTS / elapsed for name, (_, elapsed) in runs.items()}
+    note = f"{REQUESTS} runs, {CONCURRENCY} concurrent, sqlite, same scripted agent"
+    return [
+        Row("serve plain AgentOS: run p50", plain * 1000, "ms", None, note),
+        Row("serve plain AgentOS: throughput", rate["plain"], "req/s", None, note),
+        Row("serve mindrian: run p50", mindrian * 1000, "ms", None, note),
+        Row(
+            "serve mindrian: throughput",
+            rate["mindrian"],
+            "req/s",
+            None,
+            f"target >= {THROUGHPUT_TARGET:g} req/s; {rate['mindrian'] / rate['plain']:.2f}x plain",
+        ),
+        Row(
+            "serve mindrian / plain AgentOS: p50 ratio",
+            mindrian / plain,
+            "x",
+            RATIO_TARGET,
+            note,
+        ),
+    ]
 
 
 def _measure(store: str, db_url: str, folder: Path) -> list[Row]:
@@ -57,8 +101,11 @@ def _measure(store: str, db_url: str, folder: Path) -> list[Row]:
     ]
 
 
-def _server(args: list[str], log: Path) -> AbstractContextManager[str]:
-    return serve_process(args, cwd=ROOT, log=log, env={"MINDRIAN_STATE_DIR": str(log.parent)})
+@contextmanager
+def _server(args: list[str], log: Path, program: tuple[str, ...] = SERVE_PROGRAM) -> Iterator[str]:
+    env = {"MINDRIAN_STATE_DIR": str(log.parent)}
+    with server_process(args, cwd=ROOT, log=log, env=env, program=program) as (url, _process):
+        yield url
 
 
 async def _load(url: str) -> tuple[list[float], float]:

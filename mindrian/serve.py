@@ -6,36 +6,59 @@ module). Sessions, runs and guided progress live in one Agno database:
 SQLite under ``.mindrian/`` by default, or PostgreSQL when a
 ``postgresql+psycopg://`` URL is given (``--db`` or ``MINDRIAN_DB_URL``), so
 several ``serve`` processes behind a load balancer share every session.
+
+Authentication is AgentOS's own, configured by environment variables:
+``OS_SECURITY_KEY`` (one shared bearer key), or ``JWT_VERIFICATION_KEY`` /
+``JWT_JWKS_FILE`` (JWTs; the user is the token's ``sub``, scopes such as
+``agents:run`` and ``sessions:read`` are enforced, and user isolation is on, so
+a user sees, continues and deletes only their own sessions and runs; the
+``agent_os:admin`` scope sees all). Without either, the app is anonymous and
+:func:`check_exposure` keeps it on loopback unless ``insecure`` is asked for.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from mindrian.agents.base import STATE_DIR_ENV
 from mindrian.agents.served import ServedAgent
+from mindrian.errors import MindrianError
 from mindrian.model_choice import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
+from mindrian.request_limits import RequestLimits
 
 __all__ = [
     "DB_URL_ENV",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "JWT_ALGORITHM_ENV",
+    "AuthMode",
+    "ExposedWithoutAuthError",
     "ServeConfig",
+    "auth_mode",
     "build_app",
+    "check_exposure",
+    "is_loopback",
     "open_database",
     "serve",
 ]
 
 #: Environment variable with the session database URL.
 DB_URL_ENV = "MINDRIAN_DB_URL"
-#: Loopback only unless told otherwise: the app has no authentication.
+#: JWT signature algorithm (AgentOS's default, RS256, when unset); HS256 for a shared secret.
+JWT_ALGORITHM_ENV = "MINDRIAN_JWT_ALGORITHM"
+#: Loopback by default: without a key or JWT verification the app is anonymous.
 DEFAULT_HOST = "127.0.0.1"
 #: AgentOS's usual port.
 DEFAULT_PORT = 7777
+_log = logging.getLogger("mindrian.serve")
 #: Id of the database in AgentOS; the same on every replica, so they name one store.
 _DB_ID = "mindrian-sessions"
 
@@ -54,6 +77,63 @@ class ServeConfig:
     """Interface to listen on."""
     port: int = DEFAULT_PORT
     """Port to listen on."""
+    insecure: bool = False
+    """Serve anonymously beyond loopback anyway (``--insecure``), with a warning each start."""
+
+
+class AuthMode(Enum):
+    """How AgentOS authenticates requests, read from its environment variables."""
+
+    NONE = "none"
+    """Anonymous: anyone who reaches the port may do anything."""
+    SECURITY_KEY = "security key"
+    """``OS_SECURITY_KEY``: one shared bearer key; its holders may do anything."""
+    JWT = "JWT"
+    """``JWT_VERIFICATION_KEY`` or ``JWT_JWKS_FILE``: verified users, scopes, user isolation."""
+
+
+class ExposedWithoutAuthError(MindrianError, ValueError):
+    """``serve`` was asked to listen beyond loopback with no authentication configured."""
+
+
+def auth_mode(env: Mapping[str, str]) -> AuthMode:
+    """The authentication AgentOS will apply under ``env`` (JWT wins over a key, as in AgentOS)."""
+    if env.get("JWT_VERIFICATION_KEY") or env.get("JWT_JWKS_FILE"):
+        return AuthMode.JWT
+    if env.get("OS_SECURITY_KEY"):
+        return AuthMode.SECURITY_KEY
+    return AuthMode.NONE
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost`` or a loopback address)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # any other name may resolve to a public interface
+        return False
+
+
+def check_exposure(config: ServeConfig, env: Mapping[str, str]) -> str | None:
+    """Refuse anonymous serving beyond loopback; returns the warning ``--insecure`` earns.
+
+    Raises :class:`ExposedWithoutAuthError` when ``config.host`` is not loopback,
+    no authentication is configured in ``env`` and ``config.insecure`` is off.
+    """
+    if is_loopback(config.host) or auth_mode(env) is not AuthMode.NONE:
+        return None
+    if not config.insecure:
+        raise ExposedWithoutAuthError(
+            f"refusing to serve on {config.host!r} without authentication: anyone who reaches "
+            "it could read, continue and delete every session. Set OS_SECURITY_KEY, or "
+            "JWT_VERIFICATION_KEY / JWT_JWKS_FILE for per-user access, or listen on 127.0.0.1 "
+            "(--insecure serves anonymously anyway)"
+        )
+    return (
+        f"warning: serving on {config.host!r} WITHOUT authentication (--insecure): anyone who "
+        "reaches it can read, continue and delete every session"
+    )
 
 
 def open_database(url: str | None, project: ProjectPaths) -> Any:
@@ -107,12 +187,57 @@ def build_app(config: ServeConfig) -> Any:
         agents=agents,
         db=db,
         telemetry=False,
+        **_authentication(os.environ),
     )
-    return agent_os.get_app()
+    app = agent_os.get_app()
+    app.add_middleware(RequestLimits)
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    for unavailable in (OperationalError, InterfaceError):
+        app.add_exception_handler(unavailable, _database_unavailable)
+    return app
+
+
+async def _database_unavailable(request: Any, error: Exception) -> Any:
+    """503 while the session database cannot be reached (a restart, a network cut).
+
+    Otherwise the error reaches the server's last handler: a 500 with a
+    traceback in the log, or a dropped connection. The reason names no host,
+    port or user: the driver's message carries the connection string.
+    """
+    from fastapi.responses import JSONResponse
+
+    _log.warning("session database unavailable (%s): answered 503", type(error).__name__)
+    return JSONResponse(
+        status_code=503,
+        content={"detail": "the session database is unavailable; retry shortly"},
+        headers={"Retry-After": "2"},
+    )
+
+
+def _authentication(env: Mapping[str, str]) -> dict[str, Any]:
+    """AgentOS's arguments for ``env``'s authentication (a security key needs none: it reads it).
+
+    With JWT verification, scope checks and user isolation go on together: the
+    user of every run, session read and deletion is the token's ``sub``.
+    """
+    if auth_mode(env) is not AuthMode.JWT:
+        return {}
+    from agno.os.authz import Authorization
+
+    return {
+        "authorization": Authorization(algorithm=env.get(JWT_ALGORITHM_ENV) or None),
+        "user_isolation": True,
+    }
 
 
 def serve(config: ServeConfig) -> None:
-    """Run the app until interrupted."""
+    """Run the app until interrupted; refuses anonymous serving beyond loopback (see above)."""
+    import sys
+
     import uvicorn
 
+    warning = check_exposure(config, os.environ)
+    if warning is not None:
+        print(warning, file=sys.stderr)
     uvicorn.run(build_app(config), host=config.host, port=config.port, log_level="warning")

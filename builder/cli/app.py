@@ -419,10 +419,13 @@ def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
 
     Prints 'ok PATH (id, type)' for each valid file and a
-    PATH:LINE:COL: error[CODE]: message line for each problem.
+    PATH:LINE:COL: error[CODE]: message line for each problem. Every warning of
+    phase 1 is printed as build prints it, and so is each place where the Agent
+    Skills specification is stricter than mindrian (name and folder, name form,
+    description length); warnings keep exit status 0.
     """
     from builder.pipeline.errors import UsageError
-    from builder.pipeline.report import validation_line
+    from builder.pipeline.report import validation_line, warning_line
     from builder.pipeline.runner import validate as validate_one
 
     if not paths:
@@ -436,6 +439,8 @@ def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
         for problem in report.problems:
             _err(problem.render())
         if not report.problems and not quiet:
+            for warning in report.warnings:
+                _err(warning_line(warning, report.path))
             _out(validation_line(report))
         status = max(status, report.exit_code)
     return status

@@ -40,7 +40,8 @@ Examples:
   mindrian serve
   mindrian serve --port 8000 --model scripted:examples/pws.yaml
   mindrian serve --model openai-chat:qwen2.5 --base-url http://127.0.0.1:11434/v1
-  mindrian serve --db postgresql+psycopg://mindrian:secret@db:5432/mindrian --host 0.0.0.0
+  OS_SECURITY_KEY=... mindrian serve --db postgresql+psycopg://db:5432/mindrian --host 0.0.0.0
+  JWT_VERIFICATION_KEY="$(cat public.pem)" mindrian serve --host 0.0.0.0
   curl -X POST localhost:7777/agents/pws-validation/runs -F message='Validate ...' -F stream=false
 """
 
@@ -160,6 +161,13 @@ def serve(
     max_tokens: MaxTokensOpt = None,
     temperature: TemperatureOpt = None,
     no_thinking: NoThinkingOpt = False,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Serve beyond loopback with no authentication anyway (warned on every start).",
+        ),
+    ] = False,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 
@@ -167,12 +175,26 @@ def serve(
     answer is a failed run, a missing required MCP server refuses the run, a
     failed pipeline phase stops it, and a guided run pauses at every step
     (continue it with POST /agents/ID/runs/RUN_ID/continue).
+
+    Authentication is AgentOS's: OS_SECURITY_KEY (one bearer key), or
+    JWT_VERIFICATION_KEY / JWT_JWKS_FILE (the user is the token's sub; each user
+    sees only their own sessions, the agent_os:admin scope sees all;
+    MINDRIAN_JWT_ALGORITHM=HS256 for a shared secret, default RS256). A --host
+    other than loopback is refused without one of them, unless --insecure.
     """
-    from mindrian.serve import ServeConfig, build_app
+    import os
+
+    from mindrian.serve import ExposedWithoutAuthError, ServeConfig, build_app, check_exposure
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
-    config = ServeConfig(project, choice, db_url=db, host=host, port=port)
+    config = ServeConfig(project, choice, db_url=db, host=host, port=port, insecure=insecure)
+    try:
+        warning = check_exposure(config, os.environ)
+    except ExposedWithoutAuthError as error:
+        raise AgentCommandError(str(error), code="X006") from error
+    if warning is not None:
+        typer.echo(warning, err=True)
     try:
         app = build_app(config)
     except LookupError as error:

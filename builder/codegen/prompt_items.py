@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from builder.skill.frontmatter import load_leniently
 from builder.skill.shorthands import ShorthandConflict, expanded, find_shorthands
 
 __all__ = ["PromptItems", "json_examples", "prompt_items"]
@@ -107,7 +108,8 @@ def _scores(fields: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
 def prompt_items(data: bytes) -> PromptItems:
     """The items of a SKILL.md (its raw bytes)."""
     front_text, body = _split(data.decode("utf-8-sig").replace("\r\n", "\n"))
-    front = yaml.safe_load(front_text) if front_text.strip() else None
+    # Read as phase 1 reads it: a plain value holding ': ' is text (warning W103 there).
+    front = load_leniently(front_text, yaml.safe_load, 2)[0] if front_text.strip() else None
     fields = _fields(front)
     found: list[str] = []
     found += _text_items(fields.get("description"))

@@ -39,6 +39,11 @@ W101    ``type`` is not a Mindrian type nor a near-miss of one (``fuzzer``):
         kept as ``metadata.type``, the type is inferred
 W102    ``model`` has no ``provider:`` (Claude Code's ``sonnet``, ``inherit``):
         kept as ``metadata.model``, the configured default is used
+W103    a plain value holds ``': '``, which strict YAML refuses: read as text
+        (quote it, or run ``mindrian fmt``)
+W104    a standard field has a shape the Agent Skills standard does not define
+        (``compatibility`` as a mapping): kept as metadata under its own name
+W105    ``description`` is longer than the Agent Skills limit (1,024 characters)
 ======  ===================================================================
 
 A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
@@ -112,6 +117,7 @@ __all__ = [
     "TYPE_TYPO_DISTANCE",
     "SkillAnalysisPhase",
     "analyse",
+    "has_standard_shape",
     "skill_schema",
 ]
 
@@ -200,7 +206,10 @@ class _Doc:
 
     def warn(self, code: str, key_path: Iterable[str | int], message: str) -> None:
         """Record a coded warning, located like an error (``PATH:LINE:COL: warning[W101]: …``)."""
-        self.warnings.append(f"{self.location(key_path)}: warning[{code}]: {message}")
+        self.warn_at(code, self.location(key_path), message)
+
+    def warn_at(self, code: str, location: SourceLocation, message: str) -> None:
+        self.warnings.append(f"{location}: warning[{code}]: {message}")
 
     def fail(self, code: str, key_path: Iterable[str | int], message: str) -> SkillError:
         return SkillError(
@@ -267,10 +276,17 @@ def _expand_shorthands(doc: _Doc) -> None:
         ) from None
     positions, raw = dict(doc.fm.positions), dict(doc.fm.raw)
     for shorthand in shorthands:
-        doc.decisions.append(_shorthand_decision(shorthand, doc.line(shorthand.written)))
+        doc.decisions.append(_shorthand_decision(doc, shorthand))
         if shorthand.wraps:
             positions[shorthand.canonical] = positions[shorthand.written]
-        elif shorthand.redundant:
+        elif shorthand.nests:
+            positions = _moved(positions, shorthand.written, shorthand.canonical)
+            positions[shorthand.written] = positions[shorthand.canonical]
+            positions.update(
+                {(*p, "name"): v for p, v in positions.items() if _is_score_name(doc, p)}
+            )
+            raw = _moved(raw, shorthand.written, shorthand.canonical)
+        elif shorthand.dropped:
             positions, raw = (
                 _dropped(positions, shorthand.written),
                 _dropped(raw, shorthand.written),
@@ -283,10 +299,30 @@ def _expand_shorthands(doc: _Doc) -> None:
         doc.fm = dataclasses.replace(doc.fm, data=data, positions=positions, raw=raw)
 
 
-def _shorthand_decision(shorthand: Shorthand, line: int) -> str:
+def _is_score_name(doc: _Doc, key_path: KeyPath) -> bool:
+    """A bare score name, by its path in canonical form (``scores.dimensions.0``)."""
+    if len(key_path) < 2 or key_path[-2] != "dimensions" or not isinstance(key_path[-1], int):
+        return False
+    written = doc.lookup((*key_path[:-2], key_path[-1]))
+    return isinstance(written, str)
+
+
+def _shorthand_decision(doc: _Doc, shorthand: Shorthand) -> str:
     written, canonical = _dotted(shorthand.written), _dotted(shorthand.canonical)
+    line = doc.line(shorthand.written)
     if shorthand.wraps:
         return f"{written} (line {line}) is one text, read as a one-item list"
+    if shorthand.nests:
+        return (
+            f"{written} (line {line}) is a list, read as {canonical}; a bare name is a score "
+            "with the default range, 0 to 1"
+        )
+    if shorthand.keyed:
+        title = doc.lookup(shorthand.canonical) or doc.lookup((*shorthand.written[:-1], "title"))
+        return (
+            f"{written} (line {line}) {doc.lookup(shorthand.written)!r} is the item's key and "
+            f"its name {title!r} its title: later phases use the title"
+        )
     if shorthand.redundant:
         return f"{written} (line {line}) repeats {canonical}'s value and is dropped"
     return f"{written} (line {line}) is read as {canonical}"
@@ -300,6 +336,53 @@ def _moved(table: dict[KeyPath, _T], old: KeyPath, new: KeyPath) -> dict[KeyPath
 
 def _dropped(table: dict[KeyPath, _T], old: KeyPath) -> dict[KeyPath, _T]:
     return {p: v for p, v in table.items() if p[: len(old)] != old}
+
+
+# --- what strict YAML or the standard would refuse ------------------------------------------
+
+#: Standard fields the schema gives one shape, and that shape in words; anything else a host
+#: may accept is kept as metadata (W104) instead of refusing the skill.
+_STANDARD_SHAPES: tuple[tuple[str, str], ...] = (
+    ("license", "text"),
+    ("compatibility", "text"),
+    ("allowed-tools", "text, or a list of texts"),
+)
+
+
+def _lenient_notes(doc: _Doc) -> None:
+    """Warn about values read leniently; keep odd-shaped standard fields as metadata."""
+    for quoted in doc.fm.quoted:
+        doc.warn_at(
+            "W103",
+            SourceLocation(doc.path, quoted.line, quoted.column),
+            f"{quoted.key}: the value holds ': ' unquoted, which strict YAML refuses; it is read "
+            f'as text. Quote it ({quoted.key}: "…") or run mindrian fmt',
+        )
+    for key, shape in _STANDARD_SHAPES:
+        value = doc.fm.data.get(key)
+        if value is None or has_standard_shape(key, value):
+            continue
+        doc.foreign[key] = value
+        doc.warn(
+            "W104",
+            (key,),
+            f"{key} is {_kind(value)}; the Agent Skills standard defines it as {shape}, so it is "
+            f"kept as metadata.{key} and not used",
+        )
+        doc.fm = dataclasses.replace(
+            doc.fm, data={k: v for k, v in doc.fm.data.items() if k != key}
+        )
+
+
+def has_standard_shape(key: str, value: Any) -> bool:
+    """Whether a standard field's value has a shape phase 1 uses (else it is kept as metadata)."""
+    if key not in dict(_STANDARD_SHAPES) or isinstance(value, str):
+        return True
+    return (
+        key == "allowed-tools"
+        and isinstance(value, list)
+        and all(isinstance(item, str) for item in value)
+    )
 
 
 # --- schema validation ------------------------------------------------------------------------
@@ -927,9 +1010,11 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     problem_types = doc.pick(("problem_types",))
     triggers, inferred_triggers = _triggers(doc)
     if len(data["description"]) > DESCRIPTION_LIMIT:
-        doc.warnings.append(
+        doc.warn(
+            "W105",
+            ("description",),
             f"description is {len(data['description'])} characters; the Agent Skills format allows "
-            f"{DESCRIPTION_LIMIT}"
+            f"{DESCRIPTION_LIMIT}, so other hosts may refuse the skill",
         )
     return SkillDefinition(
         id=normalised_id,
@@ -985,6 +1070,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     text = decode_skill(source.data, source.path)
     fm = parse_front_matter(text, source.path)
     doc = _Doc(fm, source.path)
+    _lenient_notes(doc)
     _expand_shorthands(doc)
     _validate(doc)
     definition = _definition(source, doc)

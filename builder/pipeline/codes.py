@@ -237,7 +237,17 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a foreign model alias is kept as metadata; the default model is used",
     ),
+    ErrorCode("W103", "skill_analysis", "an unquoted value holding ': ' is read as text"),
+    ErrorCode(
+        "W104",
+        "skill_analysis",
+        "a standard field of a shape the standard does not define is kept as metadata",
+    ),
+    ErrorCode("W105", "skill_analysis", "the description is longer than the Agent Skills limit"),
+    ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
+    ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
+    ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
 )

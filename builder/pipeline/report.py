@@ -44,6 +44,7 @@ __all__ = [
     "ready_frame",
     "terminal_safe",
     "validation_line",
+    "warning_line",
 ]
 
 #: Namespace of every control frame the commands print.
@@ -197,6 +198,11 @@ def done_frame(
     if agent_id is not None:
         payload["agent_id"] = agent_id
     return Frame(FRAME_NAMESPACE, "DONE", payload)
+
+
+def warning_line(warning: str, path: str) -> str:
+    """A warning as printed: a located, coded one as it is; another prefixed with its file."""
+    return warning if ": warning[" in warning else f"{path}: warning: {warning}"
 
 
 def validation_line(report: ValidationReport) -> str:

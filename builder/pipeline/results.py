@@ -137,6 +137,8 @@ class ValidationReport:
     """Explicit type, None when phase 2 will infer it."""
     problems: tuple[Problem, ...] = ()
     """Every failed check or the error raised; empty when valid."""
+    warnings: tuple[str, ...] = ()
+    """Phase 1's warnings, then where the Agent Skills specification is stricter."""
 
     @property
     def exit_code(self) -> int:

@@ -543,6 +543,7 @@ def validate(
     phases: PhaseLoader | None = None,
 ) -> ValidationReport:
     """Run phase 1 only, writing nothing: every failed check or the error raised."""
+    from builder.skill.portability import portability_warnings
     from builder.skill.source import load_source
 
     shown = display or Path(path).as_posix()
@@ -557,4 +558,9 @@ def validate(
     )
     if failures:
         return ValidationReport(path=shown, problems=failures)
-    return ValidationReport(path=shown, agent_id=result.output.id, agent_type=result.output.type)
+    return ValidationReport(
+        path=shown,
+        agent_id=result.output.id,
+        agent_type=result.output.type,
+        warnings=(*result.warnings, *portability_warnings(result.output)),
+    )

@@ -27,7 +27,7 @@ from typing import Any
 
 from builder.phases.skill_analysis import skill_schema
 from builder.skill.model import AGENT_TYPES
-from builder.skill.shorthands import ITEM_SYNONYMS, SINGLE_ITEM_LISTS
+from builder.skill.shorthands import ITEM_SYNONYMS, KEYED_LISTS, SCORE_LISTS, SINGLE_ITEM_LISTS
 
 __all__ = [
     "DOC_PATH",
@@ -222,6 +222,16 @@ def shorthand_list() -> str:
     ]
     lists = _codes([_field_path(p) for p in SINGLE_ITEM_LISTS])
     lines.append(f"- One text where a list is expected, a one-item list: {lists}.")
+    keyed = _codes([_field_path(p) for p in KEYED_LISTS])
+    lines.append(
+        f"- `id` beside a different `name` (or `title`) in an item of {keyed}: the id is the "
+        "item's key, the name its title (later phases use the title)."
+    )
+    scores = _codes([_field_path(p) for p in SCORE_LISTS])
+    lines.append(
+        f"- A list where {scores} expects `dimensions`: the dimensions; a bare name is a "
+        "score from 0 to 1."
+    )
     return "\n".join(lines)
 
 
@@ -284,6 +294,15 @@ def _accept_shorthands(schema: dict[str, Any]) -> None:
         item = _object_branch(schema, parent[key])
         for canonical, spellings in synonyms:
             _add_synonyms(item, canonical, spellings)
+    # After the synonyms: they reach dimension items through the mapping form.
+    for pattern in SCORE_LISTS:
+        parent, key = _schema_parent(schema, root, pattern)
+        names = {"anyOf": [{"$ref": "#/$defs/text"}, {"$ref": "#/$defs/scoreDimension"}]}
+        parent[key] = {
+            "anyOf": [{"type": "array", "items": names}, parent[key]],
+            "description": "The dimensions; a list of names means scores from 0 to 1 "
+            "(mindrian fmt writes dimensions).",
+        }
 
 
 def _add_synonyms(item: dict[str, Any], canonical: str, spellings: tuple[str, ...]) -> None:

@@ -8,12 +8,17 @@ ruamel.yaml round trip that
 
 * moves every top-level Mindrian field (:data:`~builder.phases.skill_analysis.MINDRIAN_KEYS`)
   to the end of ``metadata.mindrian``, in its order, with the comments attached to it;
-* moves any other non-standard top-level key (a host's ``when_to_use``, a ``synthesizer``)
-  into ``metadata``, before ``mindrian``: phase 1 keeps both places in the same metadata;
+* moves any other non-standard top-level key (a host's ``when_to_use``, a ``synthesizer``),
+  and a standard key of a shape the standard does not define (``compatibility`` as a
+  mapping), into ``metadata``, before ``mindrian``: phase 1 keeps both places in the same
+  metadata;
 * rewrites the shorthands phase 1 accepts (:mod:`builder.skill.shorthands`) to the
   canonical form: an item's ``title`` becomes ``name`` in its place, a bare text
   where a list is expected becomes a one-item list, a synonym repeating the
-  canonical key's value is dropped;
+  canonical key's value is dropped, a list of score names becomes
+  ``dimensions`` (an ``id`` beside a different ``name`` stays: it is the item's key);
+* quotes a plain value that holds ``': '`` (``description: Use when: …``), which
+  phase 1 reads leniently as text (warning W103) and strict YAML refuses;
 * turns flow-style mappings and lists into block style;
 * keeps everything else (other keys, comments, quoting, the body) as written.
 
@@ -32,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS
+from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS, has_standard_shape
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.skill.frontmatter import KeyPath
-from builder.skill.shorthands import ShorthandConflict, find_shorthands
+from builder.skill.frontmatter import KeyPath, load_leniently
+from builder.skill.shorthands import ShorthandConflict, find_shorthands, nested_score
 
 __all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]
 
@@ -112,7 +117,8 @@ def _load(front: str, path: str) -> Any:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        data = _yaml().load(front)
+        # Line 2 of the file is the front matter's first line.
+        data, _ = load_leniently(front, _yaml().load, 2)
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 2 if mark is not None else 2
@@ -140,7 +146,12 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
     Returns the keys moved, in their order.
     """
     mindrian = [k for k in data if k in MINDRIAN_KEYS]
-    extras = [k for k in data if k not in MINDRIAN_KEYS and k not in STANDARD_KEYS]
+    extras = [
+        k
+        for k in data
+        if k not in MINDRIAN_KEYS
+        and (k not in STANDARD_KEYS or (data[k] is not None and not has_standard_shape(k, data[k])))
+    ]
     if not mindrian and not extras:
         return ()
     metadata = _child(data, "metadata", path, ())
@@ -159,7 +170,7 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
 
 def _expand_shorthands(data: Any, path: str) -> None:
     """Rewrite every shorthand in place, comments kept with the key they belong to."""
-    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     try:
         shorthands = find_shorthands(data)
@@ -173,8 +184,13 @@ def _expand_shorthands(data: Any, path: str) -> None:
         ) from None
     for shorthand in shorthands:
         parent, key = _at(data, shorthand.written[:-1]), shorthand.written[-1]
+        if shorthand.keyed:
+            continue  # the author's key stays for other hosts; phase 1 reads it as a decision
         if shorthand.wraps:
             parent[key] = CommentedSeq([parent[key]])
+        elif shorthand.nests:
+            dimensions = CommentedSeq([_mapping(nested_score(item)) for item in parent[key]])
+            parent[key] = CommentedMap([("dimensions", dimensions)])
         elif shorthand.redundant:
             parent.ca.items.pop(key, None)
             del parent[key]
@@ -183,6 +199,13 @@ def _expand_shorthands(data: Any, path: str) -> None:
             parent.insert(list(parent).index(key), new_key, parent.pop(key))
             if comment is not None:
                 parent.ca.items[new_key] = comment
+
+
+def _mapping(value: Any) -> Any:
+    """A round-trip mapping for a plain one (comments of a round-trip one kept)."""
+    from ruamel.yaml.comments import CommentedMap
+
+    return value if isinstance(value, CommentedMap) else CommentedMap(value)
 
 
 def _at(data: Any, key_path: KeyPath) -> Any:

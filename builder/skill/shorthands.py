@@ -8,7 +8,14 @@ Two kinds, both in Mindrian fields only (at the top level or under ``metadata.mi
   sub-agent's ``description`` is its instructions, an input's ``description`` is
   its description);
 * **a bare text where a list is expected** (:data:`SINGLE_ITEM_LISTS`):
-  ``chains_to: lean-canvas`` is ``chains_to: [lean-canvas]``.
+  ``chains_to: lean-canvas`` is ``chains_to: [lean-canvas]``;
+* **a key beside a title** (:data:`KEYED_LISTS`): an item of ``phases`` or
+  ``sub_agents`` with an ``id`` (a slug) and a different ``name`` (or ``title``) is
+  the commonest way to write a key and a label. The name is the item's title, the
+  one every later phase uses; the ``id`` is dropped, as a decision naming it;
+* **a list of score names** (:data:`SCORE_LISTS`): ``scores: [clarity, depth]`` is
+  ``scores: {dimensions: [{name: clarity}, {name: depth}]}``, each with the default
+  range (0 to 1); a list of dimension mappings is read as ``dimensions`` too.
 
 :func:`find_shorthands` locates them in the plain data phase 1 parses (or in
 ruamel's round-trip data, for ``mindrian fmt``), without changing it;
@@ -31,11 +38,14 @@ from builder.skill.frontmatter import KeyPath
 
 __all__ = [
     "ITEM_SYNONYMS",
+    "KEYED_LISTS",
+    "SCORE_LISTS",
     "SINGLE_ITEM_LISTS",
     "Shorthand",
     "ShorthandConflict",
     "expanded",
     "find_shorthands",
+    "nested_score",
 ]
 
 _NAME: tuple[str, tuple[str, ...]] = ("name", ("id", "title"))
@@ -69,6 +79,14 @@ SINGLE_ITEM_LISTS: tuple[tuple[str, ...], ...] = (
     ("handoff", "can_be_called_by"),
 )
 
+#: Lists (paths from a Mindrian root) whose items may carry an ``id`` key beside a different
+#: ``name``: the name is then the item's title and the id its key, not a second spelling.
+KEYED_LISTS: tuple[tuple[str, ...], ...] = (("phases",), ("sub_agents",))
+
+#: Mappings of dimensions (paths from a Mindrian root) that may be written as the list of
+#: dimensions alone, and a name alone for a dimension with the default range.
+SCORE_LISTS: tuple[tuple[str, ...], ...] = (("scores",),)
+
 #: Where Mindrian fields may be written: the top level, then ``metadata.mindrian``.
 _ROOTS: tuple[tuple[str, ...], ...] = ((), ("metadata", "mindrian"))
 
@@ -84,11 +102,22 @@ class Shorthand:
     redundant: bool = False
     """The canonical key, or a synonym written earlier, gives the same value: this one is
     only dropped."""
+    keyed: bool = False
+    """An ``id`` beside a different name (:data:`KEYED_LISTS`): the item's key, dropped; the
+    name is its title."""
+    nests: bool = False
+    """A list where a mapping of ``dimensions`` is expected (:data:`SCORE_LISTS`): the list
+    becomes ``dimensions``, each bare name ``{name: …}``."""
 
     @property
     def wraps(self) -> bool:
         """A bare text that becomes a one-item list (else a synonym key to rename)."""
-        return self.canonical[:-1] == self.written
+        return not self.nests and self.canonical[:-1] == self.written
+
+    @property
+    def dropped(self) -> bool:
+        """The written key is removed, its value kept elsewhere (or a decision only)."""
+        return self.redundant or self.keyed
 
 
 class ShorthandConflict(ValueError):
@@ -114,11 +143,19 @@ def find_shorthands(data: Mapping[str, Any]) -> tuple[Shorthand, ...]:
         for path, value in _matches(data, (*root, *pattern))
         if isinstance(value, str)
     ]
+    found += [
+        Shorthand(path, (*path, "dimensions"), nests=True)
+        for root in _ROOTS
+        for pattern in SCORE_LISTS
+        for path, value in _matches(data, (*root, *pattern))
+        if isinstance(value, list)
+    ]
     for root in _ROOTS:
         for pattern, synonyms in ITEM_SYNONYMS.items():
+            keyed = pattern in KEYED_LISTS
             for path, value in _matches(data, (*root, *pattern, "*")):
                 if isinstance(value, Mapping):
-                    found.extend(_item_synonyms(path, value, synonyms))
+                    found.extend(_item_synonyms(path, value, synonyms, keyed=keyed))
     return tuple(found)
 
 
@@ -132,7 +169,9 @@ def expanded(data: Mapping[str, Any], shorthands: tuple[Shorthand, ...]) -> dict
         key = shorthand.written[-1]
         if shorthand.wraps:
             parent[key] = [parent[key]]
-        elif shorthand.redundant:
+        elif shorthand.nests:
+            parent[key] = {"dimensions": [nested_score(item) for item in parent[key]]}
+        elif shorthand.dropped:
             del parent[key]
         else:
             # Rebuilt rather than popped and added, so the key keeps its place in the item.
@@ -142,12 +181,24 @@ def expanded(data: Mapping[str, Any], shorthands: tuple[Shorthand, ...]) -> dict
     return result
 
 
+def nested_score(item: Any) -> Any:
+    """A dimension as a mapping: a bare name becomes ``{name: …}`` (the default range)."""
+    return {"name": item} if isinstance(item, str) else item
+
+
 def _item_synonyms(
-    path: KeyPath, item: Mapping[str, Any], synonyms: tuple[tuple[str, tuple[str, ...]], ...]
+    path: KeyPath,
+    item: Mapping[str, Any],
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...],
+    *,
+    keyed: bool,
 ) -> Iterator[Shorthand]:
     for canonical, spellings in synonyms:
         # In document order: a conflict is reported where the second spelling is written.
         given = [key for key in item if key == canonical or key in spellings]
+        if keyed and canonical == "name" and _is_key(item, given):
+            yield Shorthand((*path, "id"), (*path, canonical), keyed=True)
+            given.remove("id")
         for key in given[1:]:
             if item[key] != item[given[0]]:
                 raise ShorthandConflict((*path, key), (*path, given[0]))
@@ -156,6 +207,11 @@ def _item_synonyms(
         for key in given:
             if key != canonical:
                 yield Shorthand((*path, key), (*path, canonical), redundant=key != kept)
+
+
+def _is_key(item: Mapping[str, Any], given: list[str]) -> bool:
+    """``id`` stands beside another name spelling with a different value."""
+    return "id" in given and any(k != "id" and item[k] != item["id"] for k in given)
 
 
 def _matches(data: Any, pattern: tuple[str, ...]) -> Iterator[tuple[KeyPath, Any]]:

@@ -13,9 +13,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from copy import deepcopy
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic.json_schema import (
+    DEFAULT_REF_TEMPLATE,
+    GenerateJsonSchema,
+    JsonSchemaMode,
+    model_json_schema,
+)
 
 __all__ = ["TOTAL", "ScoresBase", "scored_output"]
 
@@ -44,6 +51,50 @@ class HandoffOutput(BaseModel):
         default=False, description="Whether a person must answer before work goes on."
     )
     human_input_reason: str = Field(default="", description="Why a person is needed.")
+
+    @classmethod
+    def model_json_schema(
+        cls,
+        by_alias: bool | None = None,
+        ref_template: str = DEFAULT_REF_TEMPLATE,
+        schema_generator: type[GenerateJsonSchema] = GenerateJsonSchema,
+        mode: JsonSchemaMode = "validation",
+        *,
+        union_format: Literal["any_of", "primitive_type_array"] = "any_of",
+    ) -> dict[str, Any]:
+        """Pydantic's JSON schema of the class, built once per class and arguments.
+
+        Agno asks for it on every run (to check it and to write the JSON prompt),
+        and building it was about half of a scripted operator run; a class's
+        schema never changes. Each caller gets its own copy to change.
+        """
+        built = _json_schema(cls, by_alias, ref_template, schema_generator, mode, union_format)
+        return deepcopy(built)
+
+
+#: Built JSON schemas by (class, arguments of ``model_json_schema``); classes never change.
+_SCHEMAS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _json_schema(
+    cls: type[BaseModel],
+    by_alias: bool | None,
+    ref_template: str,
+    schema_generator: type[GenerateJsonSchema],
+    mode: JsonSchemaMode,
+    union_format: Literal["any_of", "primitive_type_array"],
+) -> dict[str, Any]:
+    key = (cls, by_alias, ref_template, schema_generator, mode, union_format)
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = model_json_schema(
+            cls,
+            by_alias=by_alias,
+            ref_template=ref_template,
+            union_format=union_format,
+            schema_generator=schema_generator,
+            mode=mode,
+        )
+    return _SCHEMAS[key]
 
 
 #: Key of the derived score: the sum of the dimensions.

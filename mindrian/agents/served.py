@@ -197,7 +197,10 @@ class ServedAgent(BaseExternalAgent):
         agent: MindrianAgent = self.mindrian
         session = await self.aread_or_create_session(session_id, user_id)
         run = session.get_run(run_id)
-        if not isinstance(run, RunOutput):
+        # The guided progress is the session owner's: nobody else answers its steps (an
+        # admin scope reads every session through AgentOS, but does not act as its owner).
+        foreign = user_id is not None and session.user_id not in (None, user_id)
+        if not isinstance(run, RunOutput) or foreign:
             raise RunNotFoundError(f"no run {run_id!r} in session {session_id!r}")
         progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
         if (

@@ -5,6 +5,8 @@ server on a free port (TCP on 127.0.0.1 only, its socket in that folder, trust
 authentication), yields the SQLAlchemy URL of its ``postgres`` database, and
 stops the server and deletes the folder at the end. ``initdb`` refuses to run
 as root, so as root the cluster runs as the ``postgres`` system user.
+:func:`restartable_cluster` is the same cluster as a :class:`Cluster`, which a
+test may stop and start again under running clients (same port, same data).
 """
 
 from __future__ import annotations
@@ -16,9 +18,17 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["POSTGRES_BIN_ENV", "PostgresUnavailableError", "find_postgres_bin", "throwaway_cluster"]
+__all__ = [
+    "POSTGRES_BIN_ENV",
+    "Cluster",
+    "PostgresUnavailableError",
+    "find_postgres_bin",
+    "restartable_cluster",
+    "throwaway_cluster",
+]
 
 #: Environment variable naming the folder of ``initdb`` and ``pg_ctl``.
 POSTGRES_BIN_ENV = "MINDRIAN_POSTGRES_BIN"
@@ -48,35 +58,78 @@ def find_postgres_bin() -> Path:
     )
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A throw-away cluster that can be stopped and started again."""
+
+    url: str
+    """``postgresql+psycopg://postgres@127.0.0.1:PORT/postgres``."""
+    binaries: Path
+    """The folder of ``pg_ctl``."""
+    folder: Path
+    """Its temporary folder: data, socket and server log."""
+    port: int
+    """The TCP port on 127.0.0.1, the same after every start."""
+    as_service_user: bool
+    """Whether ``pg_ctl`` runs as the ``postgres`` system user (we are root)."""
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.folder}"
+        log = self.folder / "server.log"
+        self._pg_ctl("-l", log, "-w", "-o", options, "start")
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown: open connections are cut) and wait."""
+        self._pg_ctl("-m", "fast", "-w", "stop")
+
+    def running(self) -> bool:
+        """Whether the server is up (``pg_ctl status``)."""
+        try:
+            self._pg_ctl("status")
+        except RuntimeError:
+            return False
+        return True
+
+    def _pg_ctl(self, *args: object) -> None:
+        _run(self.binaries, self.as_service_user, "pg_ctl", "-D", self.folder / "data", *args)
+
+
 @contextmanager
 def throwaway_cluster() -> Iterator[str]:
     """A running cluster for the block; yields ``postgresql+psycopg://postgres@127.0.0.1:PORT/postgres``."""
+    with restartable_cluster() as cluster:
+        yield cluster.url
+
+
+@contextmanager
+def restartable_cluster() -> Iterator[Cluster]:
+    """A running cluster for the block, which the block may stop and start; deleted at the end."""
     binaries = find_postgres_bin()
     as_service_user = os.geteuid() == 0
     folder = Path(tempfile.mkdtemp(prefix="mindrian-pg-"))
-    data = folder / "data"
     port = _free_port()
+    url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+    cluster = Cluster(url, binaries, folder, port, as_service_user)
     if as_service_user:
         shutil.chown(folder, user=_SERVICE_USER)
     try:
-        _run(binaries, as_service_user, "initdb", "-D", data, "-U", "postgres", "--auth=trust")
         _run(
             binaries,
             as_service_user,
-            "pg_ctl",
+            "initdb",
             "-D",
-            data,
-            "-l",
-            folder / "server.log",
-            "-w",
-            "-o",
-            f"-h 127.0.0.1 -p {port} -k {folder}",
-            "start",
+            folder / "data",
+            "-U",
+            "postgres",
+            "--auth=trust",
         )
+        cluster.start()
         try:
-            yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+            yield cluster
         finally:
-            _run(binaries, as_service_user, "pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+            if cluster.running():  # the block may have left it stopped
+                cluster.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -14,8 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["free_port", "serve_process"]
+__all__ = ["SERVE_PROGRAM", "free_port", "serve_process", "server_process"]
 
+#: ``python`` arguments that run ``mindrian serve``.
+SERVE_PROGRAM = ("-m", "builder", "serve")
 #: Seconds a server may take to answer /health (imports and AgentOS set-up on a busy machine).
 START_TIMEOUT_SECONDS = 120.0
 
@@ -36,10 +38,29 @@ def serve_process(
     Output goes to ``log``; an exit or no answer on ``/health`` in time fails
     with that log. The process is stopped (SIGTERM, then SIGKILL) at the end.
     """
+    with server_process(args, cwd=cwd, log=log, env=env) as (url, _process):
+        yield url
+
+
+@contextmanager
+def server_process(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    program: Sequence[str] = SERVE_PROGRAM,
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``python PROGRAM --port FREE ARGS`` answering ``/health``: yields its URL and process.
+
+    As :func:`serve_process`, for any server taking ``--port`` (a plain AgentOS
+    for comparison), and with the process, which a test may kill; a process
+    already gone at the end is left alone.
+    """
     port = free_port()
     with log.open("ab") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "builder", "serve", "--port", str(port), *args],
+            [sys.executable, *program, "--port", str(port), *args],
             cwd=cwd,
             env={**os.environ, "PYTHONPATH": str(cwd), **(env or {})},
             stdin=subprocess.DEVNULL,
@@ -49,9 +70,10 @@ def serve_process(
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(url, process, log)
-        yield url
+        yield url, process
     finally:
-        process.send_signal(signal.SIGTERM)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -237,7 +237,8 @@ WARNINGS = [
         "long description",
         "",
         "x" * 1025,
-        "description is 1025 characters; the Agent Skills format allows 1024",
+        "skills/sample/SKILL.md:3:1: warning[W105]: description is 1025 characters; the Agent "
+        "Skills format allows 1024, so other hosts may refuse the skill",
     ),
     (
         "bands miss part of the total",

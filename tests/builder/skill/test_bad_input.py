@@ -63,8 +63,9 @@ BAD_INPUTS: list[tuple[str, str | bytes, str, int, int, tuple[str, ...]]] = [
         ("tab character",),
     ),
     (
+        # A one-line value is read leniently (W103); one cut by a comment is not.
         "unquoted colon",
-        "---\nname: x\ndescription: Note: this breaks\n---\n",
+        "---\nname: x\ndescription: Note: this # breaks\n  more\n---\n",
         "S102",
         3,
         18,

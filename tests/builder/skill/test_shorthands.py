@@ -176,7 +176,9 @@ def test_a_schema_error_after_a_rewrite_points_at_the_line_as_written() -> None:
     ("step", "second_line"),
     [
         ("name: Discover\n        title: Explore", 9),
-        ("title: Discover\n        id: Explore", 9),
+        # An id beside a different name is a key (see test_keyed_and_score_shorthands.py);
+        # a title and a name that differ beside it are still two names.
+        ("id: explore\n        name: Discover\n        title: Explore", 10),
         ("name: Discover\n        instructions: Look.\n        prompt: Search.", 10),
     ],
 )
@@ -208,11 +210,12 @@ def test_a_text_where_no_list_is_expected_is_still_an_error() -> None:
 def test_find_shorthands_leaves_foreign_metadata_alone() -> None:
     data = {"name": "s", "metadata": {"phases": "x", "steps": [{"title": "a"}]}}
     assert find_shorthands(data) == ()
+    # Only phases and sub_agents items take an id as a key beside a different name.
     with pytest.raises(ShorthandConflict) as caught:
-        find_shorthands({"phases": [{"id": "a", "title": "b"}]})
+        find_shorthands({"inputs": [{"id": "a", "title": "b"}]})
     assert (caught.value.written, caught.value.other) == (
-        ("phases", 0, "title"),
-        ("phases", 0, "id"),
+        ("inputs", 0, "title"),
+        ("inputs", 0, "id"),
     )
     assert find_shorthands({"phases": [{"id": "a", "title": "a"}]}) == (
         Shorthand(("phases", 0, "id"), ("phases", 0, "name")),

@@ -1,0 +1,70 @@
+"""``mindrian validate`` prints phase 1's warnings as ``build`` does, and where the Agent Skills
+specification is stricter than mindrian (issue 27, item 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from build_factories import make_project, skill_text
+
+from builder.phases.skill_analysis import analyse
+from builder.pipeline.contract import SkillSource
+from builder.skill.portability import portability_warnings
+
+
+def test_a_foreign_type_is_w101_in_validate_as_in_build(cli, tmp_path: Path) -> None:
+    text = skill_text("weird-skill").replace("type: operator", "type: weird")
+    project = make_project(tmp_path, {"weird-skill": text})
+    result = cli(["validate", "skills/weird-skill/SKILL.md"], project)
+    assert result.code == 0
+    assert result.out == "ok skills/weird-skill/SKILL.md (weird-skill, type inferred in phase 2)\n"
+    assert result.err.startswith(
+        "skills/weird-skill/SKILL.md:4:1: warning[W101]: type 'weird' is not a Mindrian agent type"
+    )
+
+
+def test_uncoded_warnings_are_printed_with_their_file(cli, tmp_path: Path) -> None:
+    project = make_project(tmp_path, {"demo": skill_text("demo", colour="blue")})
+    result = cli(["validate", "skills/demo/SKILL.md"], project)
+    assert result.err == (
+        "skills/demo/SKILL.md: warning: unknown front-matter key 'colour' on line 5 is kept as "
+        "metadata\n"
+    )
+
+
+def test_where_the_specification_is_stricter(cli, tmp_path: Path) -> None:
+    long = "x" * 1025
+    project = make_project(tmp_path, {"folder": skill_text("Other Name", long)})
+    result = cli(["validate", "skills/folder/SKILL.md"], project)
+    assert result.code == 0
+    codes = [line.split("warning[")[1][:4] for line in result.err.splitlines()]
+    assert codes == ["W105", "W107", "W106"]
+    assert "skills/folder/SKILL.md:2:1: warning[W106]: name 'Other Name' differs from its " in (
+        result.err
+    )
+    assert "skills/folder/SKILL.md:3:1: warning[W105]: description is 1025 characters" in (
+        result.err
+    )
+    quiet = cli(["validate", "skills/folder/SKILL.md", "--quiet"], project)
+    assert (quiet.code, quiet.out, quiet.err) == (0, "", "")
+
+
+def test_a_portable_skill_gets_no_warning(cli, tmp_path: Path) -> None:
+    project = make_project(tmp_path, {"demo-skill": skill_text("demo-skill")})
+    result = cli(["validate", "skills/demo-skill/SKILL.md"], project)
+    assert (result.code, result.err) == (0, "")
+
+
+def test_names_the_specification_refuses() -> None:
+    def codes(name: str, path: str = "skills/x/SKILL.md") -> list[str]:
+        text = f"---\nname: {name}\ndescription: d\n---\nBody.\n"
+        definition = analyse(SkillSource(path, text.encode())).output
+        return [w.split("warning[")[1][:4] for w in portability_warnings(definition)]
+
+    assert codes("x") == []
+    assert codes("a--b", "skills/a--b/SKILL.md") == ["W107"]
+    assert codes("-a", "skills/-a/SKILL.md") == ["W107"]
+    assert codes("a" * 65, f"skills/{'a' * 65}/SKILL.md") == ["W107"]
+    assert codes("a" * 64, f"skills/{'a' * 64}/SKILL.md") == []
+    # A loose file has no folder to match.
+    assert codes("other", "notes/other.md") == []
