@@ -63,7 +63,7 @@ _CHECK_REFUSALS = (
     "did not match schema",
     "produced no output",
     "needs_clarification",
-    "no usable answer",
+    "did not hear from every member",
 )
 
 
