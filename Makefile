@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance mutation e2e-model lint regen check lock
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation e2e-model lint regen check lock dist
 
 setup: $(SETUP)
 
@@ -69,6 +69,11 @@ bench: setup
 conformance: setup
 	$(BIN)/python -m bench.conformance
 
+# The 75 skills of ../shared/routing (phases 1-5, registered in a temporary registry) and their
+# authors' trigger evals: mindrian select beside a plain BM25 over name and description.
+routing-bench: setup
+	$(BIN)/python -m bench.routing
+
 # Many synthesized skills: cold, no-op and one-changed builds, check, CPU and memory.
 # 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.
 bench-scale: setup
@@ -94,6 +99,13 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/ruff check --output-format concise --select F,I,B --line-length 88 \
 		--config "src = ['generated']" --config "lint.isort.known-first-party = []" generated
+
+# The wheel and sdist a user installs (`pip install 'dist/mindrian-<version>-py3-none-any.whl[build]'`):
+# the runtime, the compiler, the templates (templates/ as builder/_templates) and the Cypher
+# linter's script; the sdist builds the same wheel.
+dist: setup
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 # Rebuild every skill into generated/ (commit the result).
 regen: setup

@@ -30,6 +30,7 @@ from builder import __version__
 from builder.cli.options import (
     AllOpt,
     CheckpointsOpt,
+    FormatOpt,
     FramesOpt,
     JobsOpt,
     JsonOpt,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from builder.cli.progress import ProgressBar
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.batch import BatchOptions, Listener
+    from builder.pipeline.check import CheckResult
     from builder.pipeline.config import BuildConfig
     from builder.pipeline.results import Problem, ValidationReport
     from builder.pipeline.shard import Shard
@@ -99,6 +101,31 @@ class _State:
     json: bool = False
     """``--json`` is among the arguments: an error that stops the command before its report is
     also printed as a JSON object on stdout, so a script always gets one."""
+    github: bool = False
+    """``--format github``: every problem is also printed as a GitHub annotation on stdout."""
+
+
+def _report_format(ctx: typer.Context, value: str, allowed: tuple[str, ...]) -> str:
+    """Check ``--format`` against what the command offers and note it for error reporting."""
+    from builder.pipeline.errors import UsageError
+
+    if value not in allowed:
+        raise UsageError(
+            f"--format {value!r}: this command prints {', '.join(allowed)}", code="U041"
+        )
+    state = ctx.ensure_object(_State)
+    state.github = value == "github"
+    state.json = state.json or value == "json"
+    return value
+
+
+def _annotate(problem: Problem, path: str | None = None) -> None:
+    """Print ``problem`` as a GitHub annotation on stdout (at ``path`` when it has no place)."""
+    from builder.pipeline.annotations import Annotation, github_line
+    from builder.pipeline.errors import SourceLocation
+
+    where = problem.location or (SourceLocation(path) if path else None)
+    typer.echo(github_line(Annotation(problem.code, problem.message, where)))
 
 
 def _show_version(value: bool) -> None:
@@ -233,6 +260,7 @@ def build(
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     frames: FramesOpt = False,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Build SKILL.md files through the seven phases.
 
@@ -245,6 +273,7 @@ def build(
     from builder.phases import PHASE_NAMES
     from builder.pipeline.runner import phase_range
 
+    json_out = _report_format(ctx, report_format, ("human", "github", "json")) == "json" or json_out
     framed = _use_frames(ctx, "build", frames, json_out)
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
@@ -275,6 +304,8 @@ def build(
         json_out=json_out,
         frames=framed,
         retire=whole and phase_range(None, until_phase)[1] == len(PHASE_NAMES),
+        publish=phase_range(None, until_phase)[1] == PHASE_NAMES.index("code_generation") + 1,
+        annotate=report_format == "github",
     )
 
 
@@ -323,9 +354,12 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
     retire: bool = False,
+    publish: bool = False,
+    annotate: bool = False,
 ) -> int:
     """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
-    as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed."""
+    as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed;
+    ``publish`` (a build stopped after phase 6) installs the tested packages, unregistered."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, build_many, retire_removed
     from builder.pipeline.errors import UsageError
@@ -348,6 +382,11 @@ def _run_batch(
     finally:
         if bar is not None:
             bar.close()
+    if publish:
+        from builder.pipeline.transaction import publish_ready
+
+        built = {r.agent_id for r in reports if r.agent_id and not r.problem}
+        publish_ready(ProjectPaths(root, options.out_dir), built)
     removed = retire_removed(reports, config, _registration(registry)) if retire else ()
     for framework_id in removed:
         _say(frames)(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")
@@ -356,6 +395,9 @@ def _run_batch(
         _say(frames)(f"{len(reports) - failed} built, {failed} failed")
     if json_out:
         typer.echo(build_json(reports, removed))
+    for report in reports if annotate else ():
+        if report.problem is not None:
+            _annotate(report.problem, report.path)
     return max(r.exit_code for r in reports)
 
 
@@ -415,11 +457,17 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     epilog="Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
     "skills/*/SKILL.md --quiet\n"
 )
-def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
+def validate(
+    ctx: typer.Context,
+    paths: PathsArg = None,
+    quiet: QuietOpt = False,
+    report_format: FormatOpt = "human",
+) -> int:
     """Check SKILL.md files (phase 1 only); nothing is written.
 
     Prints 'ok PATH (id, type)' for each valid file and a
-    PATH:LINE:COL: error[CODE]: message line for each problem. Every warning of
+    PATH:LINE:COL: error[CODE]: message line for each problem (--format github:
+    also an annotation on stdout). Every warning of
     phase 1 is printed as build prints it, and so is each place where the Agent
     Skills specification is stricter than mindrian (name and folder, name form,
     description length); warnings keep exit status 0.
@@ -428,6 +476,7 @@ def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
     from builder.pipeline.report import validation_line, warning_line
     from builder.pipeline.runner import validate as validate_one
 
+    annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
     if not paths:
         raise UsageError("give at least one SKILL.md path", code="U005")
     root = project_root(Path.cwd())
@@ -438,6 +487,8 @@ def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
         report: ValidationReport = validate_one(target, config, display=_display(target, root))
         for problem in report.problems:
             _err(problem.render())
+            if annotate:
+                _annotate(problem, report.path)
         if not report.problems and not quiet:
             for warning in report.warnings:
                 _err(warning_line(warning, report.path))
@@ -451,22 +502,27 @@ def validate(paths: PathsArg = None, quiet: QuietOpt = False) -> int:
     epilog="Examples:\n\n\b\n  mindrian fmt skills\n  mindrian fmt --check skills/pws/SKILL.md\n",
 )
 def fmt_command(
+    ctx: typer.Context,
     paths: PathsArg = None,
     check: Annotated[
         bool,
         typer.Option("--check", help="Change nothing; exit 1 when a file would be reformatted."),
     ] = False,
     quiet: QuietOpt = False,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Move Mindrian fields under metadata.mindrian, in block style, keeping comments and order.
 
     The skill then stays a valid Agent Skill (agentskills validate) and builds
     the same agent. Folders are searched for SKILL.md files. Prints 'formatted
-    PATH' (or 'would reformat PATH' with --check) for each file that changes.
+    PATH' (or 'would reformat PATH' with --check) for each file that changes;
+    --format github also prints each of those and each error as an annotation on stdout.
     """
     from builder.pipeline.errors import UsageError
+    from builder.pipeline.results import problem_of
     from builder.skill.fmt import FormatError, format_file, skill_files
 
+    annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
     if not paths:
         raise UsageError("give at least one SKILL.md file or folder", code="U005")
     files = skill_files(paths)
@@ -479,13 +535,25 @@ def fmt_command(
             result = format_file(path, write=not check)
         except FormatError as error:
             _err(error.render())
+            if annotate:
+                _annotate(problem_of(error))
             status = 1
             continue
         if result.changed:
             status = max(status, 1 if check else 0)
             if not quiet:
                 _err(f"{'would reformat' if check else 'formatted'} {path}")
+            if check and annotate:
+                _annotate(_reformat_problem(path))
     return status
+
+
+def _reformat_problem(path: Path) -> Problem:
+    from builder.pipeline.errors import SourceLocation
+    from builder.pipeline.results import Problem
+
+    message = "mindrian fmt would reformat this file (run: mindrian fmt PATH)"
+    return Problem("M002", message, SourceLocation(path.as_posix()))
 
 
 @app.command(
@@ -494,6 +562,7 @@ def fmt_command(
     "  mindrian explain larry --prompt\n"
 )
 def explain(
+    ctx: typer.Context,
     agent_id: Annotated[
         str, typer.Argument(metavar="ID", help="Agent id, e.g. pws-validation.", show_default=False)
     ],
@@ -508,11 +577,14 @@ def explain(
         ),
     ] = False,
     out: OutOpt = None,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Show what each phase decided for an agent, from its checkpoints; or its system prompts."""
     from builder.pipeline.checkpoints import CheckpointStore, valid_agent_id
     from builder.pipeline.errors import PipelineError, UsageError
     from builder.pipeline.report import explain_json, explain_text
+
+    json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
 
     if not valid_agent_id(agent_id):
         raise UsageError(
@@ -558,19 +630,75 @@ Examples:
   mindrian select --trigger validate
   mindrian select -t scqa -t structure --problem-type ill-defined --previous pws-validation
   mindrian select --trigger validate --json --limit 10
+  mindrian select "is my startup idea worth building?" --explain
+  mindrian select --eval skills/pws/evals/trigger-eval.json
+  mindrian select --eval ../shared/routing/evals --format json
   NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... mindrian select -t validate --neo4j-uri
   bolt://localhost:7687
 """
 
 
+@app.command(
+    "diff",
+    epilog="Examples:\n\n\b\n  mindrian diff\n  mindrian diff main HEAD\n"
+    "  mindrian diff HEAD~1 HEAD --format json\n",
+)
+def diff_command(
+    ctx: typer.Context,
+    base: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BASE]",
+            help="Revision to compare from [default: the merge base of HEAD with the default "
+            "branch (origin/HEAD, main or master), else HEAD].",
+            show_default=False,
+        ),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[HEAD]",
+            help="Revision to compare to [default: the working tree].",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="markdown (a pull-request comment) or json.",
+        ),
+    ] = "markdown",
+) -> int:
+    """Summarise what changed in each agent's behaviour between two git revisions.
+
+    Reads the generated packages (spec.yaml, instructions.md, workflow.dot) at both revisions
+    and names, per agent: agents added, removed or renamed; type; model and settings; prompt
+    lines (quoted, with their SKILL.md line); output schema fields and bounds; triggers,
+    problem types, chains and weights; tools and MCP servers; the handoff contract; workflow
+    nodes and edges. Unchanged agents are left out; the first line is a one-line verdict.
+    Exit status 0 whether or not something changed, 1 when git cannot compare (not a
+    repository, unknown revision).
+    """
+    from builder.review import markdown, review, to_json
+
+    # json also makes an error that stops the command a JSON object on stdout, as elsewhere.
+    _report_format(ctx, output_format, ("markdown", "json"))
+    result = review(project_root(Path.cwd()), base, head)
+    typer.echo(to_json(result) if output_format == "json" else markdown(result), nl=False)
+    return 0
+
+
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
+    ctx: typer.Context,
     text: Annotated[
         str | None,
         typer.Argument(
             metavar="[SENTENCE]",
-            help="The context in the user's words; triggers and problem types sharing a term "
-            "with it count as given (instead of --trigger).",
+            help="The context in the user's words, ranked by text relevance over each "
+            "framework's name, description, triggers and problem types (instead of --trigger).",
         ),
     ] = None,
     triggers: Annotated[
@@ -591,21 +719,48 @@ def select(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many frameworks to list.")] = 5,
     json_out: JsonOpt = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="For a sentence: each candidate's score parts and matched terms (with field "
+            "and weight), and why the runner-up lost.",
+        ),
+    ] = False,
+    evals: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            metavar="PATH",
+            help="Route every query of a skill-creator trigger-eval file (or of each *.json in "
+            "a folder) and print top-1, top-3, abstention and false-trigger rates per skill "
+            "and overall, with the worst misses.",
+        ),
+    ] = None,
     registry: RegistryReadOpt = None,
     neo4j_uri: Neo4jReadOpt = None,
+    report_format: FormatOpt = "human",
 ) -> int:
-    """Rank the registered frameworks for a context with the selection query.
+    """Rank the registered frameworks for a context.
 
-    Score: 0.6 for a trigger match (+0.1 per further matched trigger, up to three),
-    + 0.4 x the GOOD_FOR confidence of a matched problem type, + 0.3 x the weight of
-    CHAINS_TO from the --previous frameworks to the candidate, + 0.2 x (observed success
-    rate - 0.5) from recorded usage; ties by id.
+    A sentence: 1.0 x text relevance (BM25F over name, description, triggers and problem
+    types, 0..1; clauses such as "not for ..." count against) + 0.4 x the GOOD_FOR
+    confidence of a problem type given or wholly named + 0.3 x CHAINS_TO weight from the
+    --previous frameworks + 0.2 x (observed success rate - 0.5); a framework sharing no
+    term with the sentence and matching no problem type is no match. --trigger: 0.6 for
+    a trigger match (+0.1 per further one, up to three) instead of the text part. Ties
+    go to the higher relevance, then the id.
     """
     from builder.graph.commands import open_project_registry, select_json, select_table
     from builder.pipeline.errors import UsageError
 
+    json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     if text is not None and triggers:
         raise UsageError("give a sentence or --trigger, not both", code="U015")
+    if evals is not None:
+        return _select_eval(evals, json_out, limit, registry, neo4j_uri, text, triggers, explain)
+    if explain and not text:
+        raise UsageError("--explain needs a sentence", code="U026")
     if not text and not triggers and not problem_types:
         raise UsageError(
             "give a sentence, or at least one --trigger or --problem-type", code="U005"
@@ -615,6 +770,12 @@ def select(
     if opened.note:
         _err(opened.note)
     with opened.registry as graph:
+        if text and explain:
+            from builder.graph.explain import explain_text
+
+            ranked = graph.rank_text(text, problem_types or (), previous or (), limit, True)
+            typer.echo(explain_text(ranked) if ranked else "no registered framework matches\n")
+            return 0
         if text:
             found = graph.select_text(text, problem_types or (), previous or (), limit)
         else:
@@ -635,6 +796,39 @@ def select(
         typer.echo(select_table(found), nl=False)
     else:
         _err(f"no registered framework matches (registry {opened.where})")
+    return 0
+
+
+def _select_eval(
+    path: Path,
+    json_out: bool,
+    limit: int,
+    registry: Path | None,
+    neo4j_uri: str | None,
+    text: str | None,
+    triggers: list[str] | None,
+    explain: bool,
+) -> int:
+    """``select --eval``: route every query of the trigger evals, print the rates."""
+    import json
+
+    from builder.graph.commands import open_project_registry
+    from builder.graph.route_eval import read_evals, run_evals
+    from builder.pipeline.errors import UsageError
+
+    if text or triggers or explain:
+        raise UsageError("--eval takes no sentence, --trigger or --explain", code="U026")
+    root = project_root(Path.cwd())
+    cases = read_evals(path if path.is_absolute() else Path.cwd() / path)
+    opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
+    if opened.note:
+        _err(opened.note)
+    with opened.registry as graph:
+        report = run_evals(cases, lambda query: graph.select_text(query, limit=max(limit, 3)))
+    if json_out:
+        typer.echo(json.dumps(report.plain(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(report.table(), nl=False)
     return 0
 
 
@@ -728,6 +922,7 @@ def register(
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     frames: FramesOpt = False,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Run phase 7 (registration) again, even when its checkpoint is current.
 
@@ -737,6 +932,7 @@ def register(
     registry (embedded, or Neo4j) is brought back in sync; generated/registry.yaml
     is rewritten from it.
     """
+    json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     framed = _use_frames(ctx, "register", frames, json_out)
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
@@ -775,6 +971,7 @@ def check(
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     frames: FramesOpt = False,
+    report_format: FormatOpt = "human",
 ) -> int:
     """Regenerate every skill in a temporary folder and diff it against generated/.
 
@@ -785,7 +982,8 @@ def check(
     with a temporary registry (Neo4j is never used). Every file counts,
     registry.yaml included; a unified diff of what differs is printed on stdout
     (on stderr with --frames, which keeps stdout for frames). Exit status 1 on
-    any difference or failed build, 0 when clean.
+    any difference or failed build, 0 when clean. --format github also prints each failed
+    build and each differing file as an annotation.
     """
     from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, default_jobs, discover
@@ -796,6 +994,7 @@ def check(
     from builder.pipeline.results import DRIFT_CODE, Problem
     from builder.pipeline.terminal import terminal_text
 
+    annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
     framed = _use_frames(ctx, "check", frames)
     say = _say(framed)
     root = project_root(Path.cwd())
@@ -832,6 +1031,8 @@ def check(
         typer.echo(terminal_text(result.diff), nl=False)
     for line in summary(result, _display(committed, root)):
         say(line)
+    if annotate:
+        _annotate_check(result)
     if framed and result.drift:
         shown = _display(committed, root)
         message = (
@@ -840,6 +1041,19 @@ def check(
         )
         _frame(error_frame(Problem(DRIFT_CODE, message)))
     return 0 if result.clean else 1
+
+
+def _annotate_check(result: CheckResult) -> None:
+    """Each failed build and each drifted file of ``mindrian check`` as an annotation."""
+    from builder.pipeline.errors import SourceLocation
+    from builder.pipeline.results import DRIFT_CODE, Problem
+
+    for report in result.builds:
+        if report.problem is not None:
+            _annotate(report.problem, report.path)
+    for path in result.drift:
+        message = "differs from a fresh build of its skill (run: mindrian build --all, commit it)"
+        _annotate(Problem(DRIFT_CODE, message, SourceLocation(path)))
 
 
 @app.command(
@@ -951,6 +1165,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
     (--json); returns the exit status."""
     if line is not None:
         _say(state.frames is not None)(line)
+    if state.github:
+        _annotate(problem)
     if state.frames is not None:
         from builder.pipeline.report import error_frame
 
@@ -962,6 +1178,8 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
     return problem.exit_code
 
 
+from builder.cli.init import register_init_command  # noqa: E402  (commands of their own module)
 from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
 
+register_init_command(app)
 register_run_commands(app)

@@ -21,6 +21,7 @@ __all__ = [
     "AllOpt",
     "BaseUrlOpt",
     "CheckpointsOpt",
+    "FormatOpt",
     "FramesOpt",
     "JobsOpt",
     "JsonOpt",
@@ -56,6 +57,17 @@ AllOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
 #: A machine-readable report on stdout.
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable report on stdout.")]
+#: How findings are printed: the human lines always; github adds workflow-command annotations on
+#: stdout (GitHub Actions shows them on the pull request's lines); json is --json.
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="FORMAT",
+        help="human, github (also ::error annotations on stdout for GitHub Actions), or json "
+        "where the command has --json (the same as --json).",
+    ),
+]
 #: Control frames of a batch (build, register, check).
 FramesOpt = Annotated[
     bool,

@@ -31,7 +31,7 @@ from mindrian.graph import (
     registry_from_yaml,
 )
 from mindrian.project import ProjectPaths
-from mindrian.routing import extract_terms
+from mindrian.routing.text import tokens
 
 __all__ = [
     "OpenedRegistry",
@@ -210,7 +210,7 @@ def select_json(
     text: str | None = None,
 ) -> str:
     """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms."""
-    sentence = {} if text is None else {"text": text, "terms": list(extract_terms(text))}
+    sentence = {} if text is None else {"text": text, "terms": list(dict.fromkeys(tokens(text)))}
     document = {
         "registry": where,
         **sentence,

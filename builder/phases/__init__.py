@@ -8,8 +8,8 @@ command that needs phase 1 never pays for Agno or Black.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
+from builder.phases.outputs import AnyPhase
 from builder.pipeline.errors import PipelineError, UsageError
 
 __all__ = [
@@ -46,7 +46,7 @@ def resolve_phase(text: str) -> str:
     raise UsageError(f"unknown phase {text!r}; expected one of {choices}", code="U002")
 
 
-def load_phase(name: str) -> Any:
+def load_phase(name: str) -> AnyPhase:
     """Import ``builder.phases.<name>`` and return its ``PHASE``.
 
     Every phase module ships with the package, so an import failure (a broken
@@ -54,7 +54,7 @@ def load_phase(name: str) -> Any:
     """
     number = phase_number(name)
     module_name = f"{__name__}.{name}"
-    phase = importlib.import_module(module_name).PHASE
+    phase: AnyPhase = importlib.import_module(module_name).PHASE
     if phase.name != name or phase.number != number:
         raise PipelineError(
             f"module {module_name} declares phase {phase.name!r} ({phase.number}), expected "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import mindrian
+from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.cache import (
     cache_dir,
     cache_path,
@@ -28,7 +29,7 @@ from builder.pipeline.cache import (
     read_json,
     write_json,
 )
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
 from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition
 from builder.skill.spec import (
@@ -429,7 +430,7 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
 def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
     """Instructions from the whole body plus reference elements; nothing is dropped."""
     # The description is not repeated here: the runtime gives it to Agno as the agent's description.
-    system_prompt = f"You are {definition.name}, a Mindrian {agent_type} agent."
+    system_prompt = f"You are {definition.display_name}, a Mindrian {agent_type} agent."
     elements = tuple(
         InstructionElement(name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest)
         for r in definition.references
@@ -443,16 +444,7 @@ def build_instructions(definition: SkillDefinition, agent_type: str) -> Instruct
     )
 
 
-def _definition(inputs: PhaseInput) -> SkillDefinition:
-    definition = inputs.previous.get("skill_analysis")
-    if not isinstance(definition, SkillDefinition):
-        raise ArchitectureError(
-            "phase 2 needs the SkillDefinition of phase 1 (skill_analysis)", code="A001"
-        )
-    return definition
-
-
-class ArchitecturePhase:
+class ArchitecturePhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 2: decide type and model, assemble instructions."""
 
     name = "architecture"
@@ -460,15 +452,15 @@ class ArchitecturePhase:
     checks = ("type_determined", "model_selected")
     output_type = AgentSpec
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
+    def run(self, inputs: Inputs) -> PhaseResult[AgentSpec]:
         """Build the partial AgentSpec; raise ArchitectureError for unusable input."""
-        d = _definition(inputs)
+        d = inputs.previous.skill()
         decision = decide_type(d)
         model, model_notes = _model(d, decision.type, inputs.config.models)
         spec = AgentSpec(
             id=d.id,
             identifier=d.identifier,
-            name=d.name,
+            name=d.display_name,
             description=d.description,
             version=d.version,
             source_path=d.source_path,

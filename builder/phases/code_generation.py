@@ -28,7 +28,6 @@ from builder.codegen.render import (
     AGENT_TEMPLATES,
     OUTPUT_TYPES,
     WORKFLOW_TYPES,
-    RegistrationText,
     json_text,
     registration_from_graph,
     render_package,
@@ -36,8 +35,8 @@ from builder.codegen.render import (
     workflow_dot,
     write_tree,
 )
-from builder.graph.config import GraphConfig
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
@@ -82,12 +81,12 @@ class GeneratedPackage:
 TestRunner = Callable[[Path, str], TestRun]
 
 
-def package_dir(inputs: PhaseInput, identifier: str) -> Path:
+def package_dir(inputs: Inputs, identifier: str) -> Path:
     """``<root>/<out_dir>/<identifier>`` as an absolute path."""
     return _out_dir(inputs) / identifier
 
 
-def _out_dir(inputs: PhaseInput) -> Path:
+def _out_dir(inputs: Inputs) -> Path:
     return (Path(inputs.config.root) / inputs.config.out_dir).resolve()
 
 
@@ -151,7 +150,7 @@ def _sweep(package: Path, files: Mapping[str, str]) -> None:
         )
 
 
-def transaction(inputs: PhaseInput, identifier: str) -> PackageTransaction:
+def transaction(inputs: Inputs, identifier: str) -> PackageTransaction:
     """The staging files of package ``identifier`` for this build's output folder."""
     config = inputs.config
     return PackageTransaction(ProjectPaths(Path(config.root), Path(config.out_dir)), identifier)
@@ -177,23 +176,6 @@ def _check_owner(spec: AgentSpec, final: Path) -> None:
             location=SourceLocation(spec.source_path, 1),
             code="C022",
         )
-
-
-def _spec_of(inputs: PhaseInput) -> AgentSpec:
-    for name in ("neo4j_schema", "tool_assembly"):
-        value = inputs.previous.get(name)
-        spec = value if isinstance(value, AgentSpec) else getattr(value, "spec", None)
-        if isinstance(spec, AgentSpec):
-            return spec
-    raise CodegenError("phase 6 needs the AgentSpec of phases 2-4", code="C023")
-
-
-def _registration(inputs: PhaseInput) -> RegistrationText:
-    """The registration Cypher from phase 5's GraphConfig."""
-    graph = inputs.previous.get("neo4j_schema")
-    if not isinstance(graph, GraphConfig):
-        raise CodegenError("phase 6 needs the GraphConfig of phase 5", code="C024")
-    return registration_from_graph(graph)
 
 
 def output_examples(spec: AgentSpec) -> tuple[dict[str, Any], ...]:
@@ -245,7 +227,7 @@ def _workflow_dot(spec: AgentSpec) -> str | None:
     return workflow_dot(spec)
 
 
-class CodeGenerationPhase:
+class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
     """Phase 6; the test runner and template folder are injectable for tests."""
 
     name = "code_generation"
@@ -261,7 +243,7 @@ class CodeGenerationPhase:
         self.run_tests = run_tests
         self.templates = templates
 
-    def extra_digest(self, inputs: PhaseInput) -> str:
+    def extra_digest(self, inputs: Inputs) -> str:
         """The templates, the output folder and whether tests run: a change reruns the phase."""
         tests = " tests=skipped" if self.run_tests is skip_generated_tests else ""
         return f"{self._template_digest} out_dir={_out_dir(inputs).as_posix()}{tests}"
@@ -272,14 +254,13 @@ class CodeGenerationPhase:
         # batch asks for this once per skill.
         return template_digest(self.templates)
 
-    def render(self, inputs: PhaseInput) -> tuple[AgentSpec, dict[str, str]]:
+    def render(self, inputs: Inputs) -> tuple[AgentSpec, dict[str, str]]:
         """The spec and the rendered files of the package (no side effects)."""
-        spec = _spec_of(inputs)
+        spec = inputs.previous.spec()
         files = render_package(
             spec,
-            _registration(inputs),
+            registration_from_graph(inputs.previous.graph()),
             inputs.source.path,
-            inputs.source.digest,
             items=prompt_items(inputs.source.data),
             output_examples=output_examples(spec),
             workflow_dot=_workflow_dot(spec),
@@ -287,14 +268,15 @@ class CodeGenerationPhase:
         )
         return spec, files
 
-    def cache_valid(self, inputs: PhaseInput, output: GeneratedPackage) -> bool:
+    def cache_valid(self, inputs: Inputs, stored: Callable[[], GeneratedPackage]) -> bool:
         """A checkpoint counts only while its package is the ready one, else the installed one."""
+        output = stored()
         txn = transaction(inputs, output.identifier)
         txn.recover()
         files = dict(output.files)
         return txn.ready_matches(files) or (not txn.ready.exists() and txn.installed_matches(files))
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[GeneratedPackage]:
+    def run(self, inputs: Inputs) -> PhaseResult[GeneratedPackage]:
         spec, files = self.render(inputs)
         _check_owner(spec, package_dir(inputs, spec.identifier))
         txn = transaction(inputs, spec.identifier)

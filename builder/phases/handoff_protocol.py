@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 
 from builder.phases.architecture import field_line
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import HandoffConfigError, SourceLocation
 from builder.skill.model import HandoffRequest, SkillDefinition
 from builder.skill.spec import (
@@ -239,16 +240,7 @@ def _decisions(spec: AgentSpec, request: HandoffRequest, config: HandoffConfig) 
     )
 
 
-def _inputs(inputs: PhaseInput) -> tuple[SkillDefinition, AgentSpec]:
-    d, spec = inputs.previous.get("skill_analysis"), inputs.previous.get("architecture")
-    if not isinstance(d, SkillDefinition) or not isinstance(spec, AgentSpec):
-        raise HandoffConfigError(
-            "phase 3 needs the outputs of skill_analysis and architecture", code="H001"
-        )
-    return d, spec
-
-
-class HandoffProtocolPhase:
+class HandoffProtocolPhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 3: attach a HandoffConfig checked against the runtime."""
 
     name = "handoff_protocol"
@@ -259,9 +251,9 @@ class HandoffProtocolPhase:
     def __init__(self, contract: Callable[[], RuntimeContract] = load_runtime_contract) -> None:
         self._contract = contract
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
+    def run(self, inputs: Inputs) -> PhaseResult[AgentSpec]:
         """A new AgentSpec with ``handoff`` set; failed checks name the offending field and line."""
-        d, spec = _inputs(inputs)
+        d, spec = inputs.previous.skill(), inputs.previous.spec()
         contract = self._contract()
         request = d.handoff or HandoffRequest()
         receives = _receives(spec, request, contract)

@@ -30,8 +30,8 @@ from builder.graph.config import (
     PropertySpec,
     RelationshipSchema,
 )
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
-from builder.pipeline.errors import GraphSchemaError
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.serial import to_plain
 from builder.skill.spec import AgentSpec
 from mindrian.graph import DEFAULT_SELECT_LIMIT
@@ -160,7 +160,10 @@ def _parameters(
     node: FrameworkNode, chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge]
 ) -> dict[str, Any]:
     """Per-query parameter values as plain data (what the registry sends for this agent)."""
-    row = to_plain(node)
+    # The digest stays in the checkpoint: sent, it would change registration.cypher and
+    # registry.yaml with every edit of the skill, whatever the edit changed. The key stays
+    # (null): the registration query reads it.
+    row = {**to_plain(node), "source_digest": None}
     ids = {"ids": [node.id]}
     return {
         q.CONSTRAINT_FRAMEWORK_ID.name: {},
@@ -482,16 +485,7 @@ def queries_check(graph: GraphConfig) -> CheckResult:
 # --- the phase ----------------------------------------------------------------
 
 
-def _spec(inputs: PhaseInput) -> AgentSpec:
-    spec = inputs.previous.get("tool_assembly")
-    if not isinstance(spec, AgentSpec):
-        raise GraphSchemaError(
-            "phase 5 needs the AgentSpec of phase 4 (tool_assembly)", code="G002"
-        )
-    return spec
-
-
-class Neo4jSchemaPhase:
+class Neo4jSchemaPhase(PhaseHooks[Outputs, GraphConfig]):
     """Phase 5: the GraphConfig of an agent, its queries checked by a Cypher front end."""
 
     name = "neo4j_schema"
@@ -503,7 +497,7 @@ class Neo4jSchemaPhase:
         self._linter = linter or Neo4jLinter()
         self._fallback = fallback or EmbeddedParser()
 
-    def extra_digest(self, inputs: PhaseInput) -> dict[str, str]:
+    def extra_digest(self, inputs: Inputs) -> dict[str, str]:
         """Which validators are installed, with versions: a new linter must re-check the queries."""
         return {"linter": self._linter.identity(), "fallback": self._fallback.identity()}
 
@@ -519,8 +513,8 @@ class Neo4jSchemaPhase:
             )
         return replace(draft, validator=self._linter.label), findings, ""
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[GraphConfig]:
-        spec = _spec(inputs)
+    def run(self, inputs: Inputs) -> PhaseResult[GraphConfig]:
+        spec = inputs.previous.spec()
         graph, findings, note = self._validate(build_graph_config(spec))
         warnings_ = [f"{f.render()} (not failing)" for f in findings if f.severity not in _FAILING]
         if note:

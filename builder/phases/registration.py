@@ -36,8 +36,9 @@ from typing import Any
 
 import yaml
 
+from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
@@ -129,24 +130,7 @@ def project_paths(config: BuildConfig) -> ProjectPaths:
     return ProjectPaths(Path(config.root), Path(config.out_dir))
 
 
-def _graph_config(inputs: PhaseInput) -> Any:
-    """Phase 5's GraphConfig, whether its output is the config itself or carries it."""
-    value = inputs.previous.get("neo4j_schema")
-    for candidate in (value, getattr(value, "graph", None)):
-        if callable(getattr(candidate, "to_framework_record", None)):
-            return candidate
-    raise RegistrationError("phase 7 needs the GraphConfig of phase 5", code="R002")
-
-
-def _identifier(inputs: PhaseInput) -> str:
-    package = inputs.previous.get("code_generation")
-    identifier = getattr(package, "identifier", None)
-    if not isinstance(identifier, str) or not identifier:
-        raise RegistrationError("phase 7 needs the package phase 6 generated", code="R003")
-    return identifier
-
-
-def _out_dir(inputs: PhaseInput) -> Path:
+def _out_dir(inputs: Inputs) -> Path:
     return output_dir(inputs.config)
 
 
@@ -194,7 +178,7 @@ def _e2e_check(selection: SelectionSummary, probe: ProbeResult) -> CheckResult:
     )
 
 
-class RegistrationPhase:
+class RegistrationPhase(PhaseHooks[Outputs, Registration]):
     """Phase 7; the registry location, the environment and the probe are injectable."""
 
     name = "registration"
@@ -232,7 +216,7 @@ class RegistrationPhase:
     def _db_path(self, config: BuildConfig) -> Path:
         return (self.registry_path or default_registry_path(config)).resolve()
 
-    def extra_digest(self, inputs: PhaseInput) -> dict[str, str]:
+    def extra_digest(self, inputs: Inputs) -> dict[str, str]:
         """Where the framework goes: registering elsewhere must run the phase again."""
         from mindrian.graph import redact_uri
 
@@ -268,12 +252,12 @@ class RegistrationPhase:
         except MindrianError as exc:
             raise RegistrationError(exc.message, code="R005") from None
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[Registration]:
+    def run(self, inputs: Inputs) -> PhaseResult[Registration]:
         from mindrian.atomic import atomic_write_text
         from mindrian.graph import GraphError, dump_registry_yaml
 
-        record = _graph_config(inputs).to_framework_record()
-        identifier = _identifier(inputs)
+        record = inputs.previous.graph().to_framework_record()
+        identifier = inputs.previous.package().identifier
         out_dir = _out_dir(inputs)
         backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
         committed = _committed_records(out_dir / REGISTRY_YAML)

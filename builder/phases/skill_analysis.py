@@ -71,13 +71,15 @@ import functools
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable
 from importlib import resources
 from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
@@ -973,6 +975,30 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: A ``name`` that is a folder slug (the Agent Skills form), not a title.
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def _display_name(doc: _Doc, name: str) -> str:
+    """``metadata.mindrian.name``; else the body's first heading when ``name`` is a slug."""
+    key_path = (*NESTED_PREFIX, "name")
+    given = doc.lookup(key_path)
+    if isinstance(given, str) and given.strip():
+        doc.decisions.append(
+            f"display name {given.strip()!r} from {_dotted(key_path)} (line {doc.line(key_path)})"
+        )
+        return given.strip()
+    heads = headings(doc.fm.body.split("\n"))
+    # Only a title: a first heading of level 1 (``# Overview`` under ``## …`` is not one).
+    if not _SLUG.fullmatch(name) or not heads or heads[0].level != 1 or not heads[0].text:
+        return name
+    doc.decisions.append(
+        f"display name {heads[0].text!r} from the body's first heading (line "
+        f"{doc.fm.body_line + heads[0].index}): name {name!r} is a folder slug"
+    )
+    return heads[0].text
+
+
 def _identifier(doc: _Doc, normalised_id: str) -> str:
     """The package name of the skill; refused when too long or when it would shadow a module."""
     if len(normalised_id) > MAX_ID_LENGTH:
@@ -1021,6 +1047,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         identifier=_identifier(doc, normalised_id),
         name=data["name"],
         description=data["description"],
+        display_name=_display_name(doc, data["name"]),
         source_path=source.path,
         source_digest=source.digest,
         type=agent_type,
@@ -1093,7 +1120,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     )
 
 
-class SkillAnalysisPhase:
+class SkillAnalysisPhase(PhaseHooks[Outputs, SkillDefinition]):
     """Phase 1: read the skill's bytes, produce its SkillDefinition."""
 
     name = "skill_analysis"
@@ -1101,7 +1128,7 @@ class SkillAnalysisPhase:
     checks = ("valid_yaml", "required_fields")
     output_type = SkillDefinition
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[SkillDefinition]:
+    def run(self, inputs: Inputs) -> PhaseResult[SkillDefinition]:
         """Analyse ``inputs.source`` (nothing else is read)."""
         return analyse(inputs.source)
 

@@ -27,7 +27,8 @@ from builder.mcp.describe import (
 from builder.mcp.probe import HandshakeProbe, Probe, ProbeResult, check_configuration
 from builder.mcp.tooldefs import definition_errors, definition_to_plain
 from builder.phases.architecture import field_line
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult
+from builder.phases.outputs import Inputs, Outputs
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import SourceLocation, ToolAssemblyError
 from builder.skill.model import (
     CustomToolRequest,
@@ -278,21 +279,11 @@ def _apply_probe(
     return replace(server, status="connected", detail=result.detail, definitions=definitions)
 
 
-def _inputs(inputs: PhaseInput) -> tuple[SkillDefinition, AgentSpec]:
-    d, spec = inputs.previous.get("skill_analysis"), inputs.previous.get("handoff_protocol")
-    if not isinstance(d, SkillDefinition) or not isinstance(spec, AgentSpec):
-        raise ToolAssemblyError(
-            "phase 4 needs the outputs of skill_analysis and handoff_protocol",
-            code="T001",
-        )
-    return d, spec
-
-
 def _with_path(d: SkillDefinition, location: SourceLocation | None) -> SourceLocation | None:
     return SourceLocation(d.source_path, location.line) if location else None
 
 
-class ToolAssemblyPhase:
+class ToolAssemblyPhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 4: attach a ToolConfig whose servers and tools are all usable."""
 
     name = "tool_assembly"
@@ -310,18 +301,18 @@ class ToolAssemblyPhase:
         self._handshake_probe = handshake_probe
         self._describer = describer or _describe_in_child
 
-    def extra_digest(self, inputs: PhaseInput) -> str:
+    def extra_digest(self, inputs: Inputs) -> str:
         """The source files of the custom tools' modules: editing one describes its tools again."""
         if b"custom_tools" not in inputs.source.data:
             return ""  # most skills: no need to load phase 1's output to know there are none
-        d = inputs.previous.get("skill_analysis")
-        if not isinstance(d, SkillDefinition) or not d.custom_tools:
+        d = inputs.previous.skill()
+        if not d.custom_tools:
             return ""
         return tool_sources_digest([r.function for r in d.custom_tools])
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[AgentSpec]:
+    def run(self, inputs: Inputs) -> PhaseResult[AgentSpec]:
         """A new AgentSpec with ``tools`` set; raises ToolAssemblyError for unusable requests."""
-        d, spec = _inputs(inputs)
+        d, spec = inputs.previous.skill(), inputs.previous.spec()
         catalog = build_catalog(inputs.config.mcp_catalog)
         requested = [_resolve_server(d, i, r, catalog) for i, r in enumerate(d.mcp_servers)]
         custom = _custom_tools(d, Path(inputs.config.root), self._describer)

@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from builder.phases import PHASE_NAMES, load_phase, phase_number
+from builder.phases.outputs import AnyPhase
 from builder.pipeline import runner
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
@@ -150,15 +150,16 @@ def find_collisions(
     return problems
 
 
-def _name_line(target: Target, config: BuildConfig, phase: Any) -> int:
+def _name_line(target: Target, config: BuildConfig, phase: AnyPhase) -> int:
     """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs again, for
     colliding skills only."""
+    from builder.phases.outputs import Outputs
     from builder.pipeline.contract import PhaseInput
     from builder.skill.source import load_source
 
     try:
         source = load_source(target.path, display=target.display)
-        lines = phase.run(PhaseInput(source=source, config=config)).output.field_lines
+        lines = phase.run(PhaseInput(source, config, Outputs())).output.field_lines
     except Exception:  # the line only sharpens a message already decided
         return 0
     keys = ("metadata.mindrian.id", "id", "name")
@@ -166,14 +167,16 @@ def _name_line(target: Target, config: BuildConfig, phase: Any) -> int:
 
 
 def _identity(
-    target: Target, config: BuildConfig, phase: Any, checkpoints: CheckpointStore | None
+    target: Target, config: BuildConfig, phase: AnyPhase, checkpoints: CheckpointStore | None
 ) -> tuple[str, str | None] | None:
     """The skill's agent id and package identifier; None when phase 1 fails."""
+    from builder.phases.outputs import Outputs
     from builder.pipeline.contract import PhaseInput
     from builder.skill.source import load_source
 
     try:
-        inputs = PhaseInput(source=load_source(target.path, display=target.display), config=config)
+        source = load_source(target.path, display=target.display)
+        inputs = PhaseInput(source, config, Outputs())
         if checkpoints is not None:
             known = checkpoints.identity(runner.input_digest(phase, inputs, None))
             if known is not None:
@@ -207,7 +210,7 @@ def build_many(
     options: BatchOptions,
     *,
     listener: Listener | None = None,
-    registration: Any = None,
+    registration: AnyPhase | None = None,
     phases: PhaseLoader | None = None,
 ) -> tuple[BuildReport, ...]:
     """Build every target; the reports in input order.
@@ -249,7 +252,7 @@ def build_many(
 
 
 def retire_removed(
-    reports: Sequence[BuildReport], config: BuildConfig, registration: Any = None
+    reports: Sequence[BuildReport], config: BuildConfig, registration: AnyPhase | None = None
 ) -> tuple[str, ...]:
     """After a build of every skill of a project: unregister and uninstall the frameworks whose
     skill is gone (deleted or renamed); the ids removed.
@@ -260,11 +263,9 @@ def retire_removed(
     keep = {r.agent_id for r in reports}
     if None in keep:
         return ()
-    from builder.phases.registration import RegistrationPhase
+    from builder.phases.registration import PHASE, RegistrationPhase
 
-    phase = (
-        registration if isinstance(registration, RegistrationPhase) else load_phase("registration")
-    )
+    phase = registration if isinstance(registration, RegistrationPhase) else PHASE
     return tuple(phase.retire(config, {k for k in keep if k is not None}))
 
 
@@ -301,8 +302,8 @@ def _current(
 
 @contextlib.contextmanager
 def _shared_probe(
-    registration: Any, base: PhaseLoader, config: BuildConfig, registering: int
-) -> Iterator[Any]:
+    registration: AnyPhase | None, base: PhaseLoader, config: BuildConfig, registering: int
+) -> Iterator[AnyPhase | None]:
     """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else
     ``registration``.
 
@@ -529,7 +530,7 @@ def _runner_loader() -> PhaseLoader:
     return runner.load_phase
 
 
-def _render_only_phases(name: str) -> Any:
+def _render_only_phases(name: str) -> AnyPhase:
     """:func:`load_phase` with phase 6 rendering without tests (a module function: it pickles)."""
     if name == "code_generation":
         from builder.phases.code_generation import RENDER_ONLY
@@ -543,7 +544,7 @@ def _render_only(base: PhaseLoader) -> PhaseLoader:
     if base is load_phase:
         return _render_only_phases
 
-    def loader(name: str) -> Any:
+    def loader(name: str) -> AnyPhase:
         from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
 
         phase = base(name)
@@ -554,7 +555,7 @@ def _render_only(base: PhaseLoader) -> PhaseLoader:
     return loader
 
 
-def _loader(base: PhaseLoader, registration: Any) -> PhaseLoader:
+def _loader(base: PhaseLoader, registration: AnyPhase | None) -> PhaseLoader:
     if registration is None:
         return base
     return lambda name: registration if name == "registration" else base(name)

@@ -14,7 +14,9 @@ output is then compared file by file with the committed folder: a changed
 byte, a file only one side has, all count as drift and are shown as a unified
 diff with paths relative to the project root. Caches that Python or pytest may
 leave in the committed folder (``__pycache__``, ``.pytest_cache``, ``*.pyc``) are
-not part of the builder's output and are ignored.
+not part of the builder's output and are ignored, and so is what ``pip install
+generated/<package>`` leaves in a package folder (setuptools builds in place: ``build/`` and
+``*.egg-info/`` directly inside it).
 """
 
 from __future__ import annotations
@@ -79,6 +81,12 @@ class CheckResult:
         return not self.drift and all(r.problem is None for r in self.builds)
 
 
+def _pip_leftover(relative: Path) -> bool:
+    """``<package>/build/…`` or ``<package>/<name>.egg-info/…``: an in-place pip build."""
+    parts = relative.parts
+    return len(parts) > 2 and (parts[1] == "build" or parts[1].endswith(".egg-info"))
+
+
 def read_tree(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` by relative POSIX path (caches left out); empty when ``root`` is
     missing."""
@@ -91,6 +99,7 @@ def read_tree(root: Path) -> dict[str, bytes]:
             not path.is_file()
             or IGNORED_DIRS.intersection(relative.parts)
             or path.suffix in IGNORED_SUFFIXES
+            or _pip_leftover(relative)
         ):
             continue
         files[relative.as_posix()] = path.read_bytes()

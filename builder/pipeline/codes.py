@@ -3,7 +3,8 @@
 A code is a letter and three digits; the letter names the stage (``S`` skill analysis, ``A``
 architecture, ``H`` handoff protocol, ``T`` tool assembly, ``G`` graph schema and registry,
 ``C`` code generation, ``R`` registration, ``P`` pipeline, ``U`` usage, ``B`` batch, ``D``
-drift, ``I`` internal, ``N`` scaffold, ``X`` run and serve, ``E`` no stage). Codes are part of
+drift, ``I`` internal, ``N`` scaffold, ``V`` review (``mindrian diff``), ``X`` run and serve,
+``E`` no stage). Codes are part of
 the command-line interface (error lines, ERROR frames, ``--json``): a code keeps its meaning,
 and a retired code is not reused. ``tests/builder/pipeline/test_codes.py`` fails when
 ``builder/`` uses a code missing here, or when a code here is no longer used.
@@ -42,11 +43,6 @@ def registry(*codes: ErrorCode) -> Mapping[str, ErrorCode]:
 
 #: Every code, in code order.
 CODES: Mapping[str, ErrorCode] = registry(
-    ErrorCode(
-        "A001",
-        "architecture",
-        "phase 2 ran without phase 1's SkillDefinition (also ArchitectureError's default)",
-    ),
     ErrorCode("A002", "architecture", "the agent type is not one of the five"),
     ErrorCode("A003", "architecture", "the model is not written provider:model_id"),
     ErrorCode("A004", "architecture", "the model's provider is not one Agno supports"),
@@ -78,8 +74,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("C020", "code_generation", "running the generated tests changed the package"),
     ErrorCode("C021", "code_generation", "the existing package folder cannot be read"),
     ErrorCode("C022", "code_generation", "two skills map to the same package folder"),
-    ErrorCode("C023", "code_generation", "phase 6 ran without the AgentSpec of phases 2-4"),
-    ErrorCode("C024", "code_generation", "phase 5 produced no query of a role the package needs"),
     ErrorCode("C025", "code_generation", "the synthesizer is not one of the perspectives"),
     ErrorCode(
         "C026",
@@ -103,7 +97,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "neo4j_schema",
         "a graph schema error without a more specific code (GraphSchemaError's default)",
     ),
-    ErrorCode("G002", "neo4j_schema", "phase 5 ran without the AgentSpec of phase 4"),
     ErrorCode("G010", "registry", "the registry database is unreachable or refused a statement"),
     ErrorCode("G011", "registry", "no registry database at the given path"),
     ErrorCode(
@@ -111,11 +104,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("G013", "registry", "another writer held the registry lock past the wait bound"),
     ErrorCode("G014", "registry", "registry.yaml cannot be read back"),
-    ErrorCode(
-        "H001",
-        "handoff_protocol",
-        "phase 3 ran without the outputs of phases 1 and 2 (also HandoffConfigError's default)",
-    ),
     ErrorCode("H002", "handoff_protocol", "the runtime lacks an enum the handoff contract names"),
     ErrorCode("H003", "handoff_protocol", "the return behaviour is not one the runtime knows"),
     ErrorCode(
@@ -123,7 +111,10 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("I001", "internal", "an internal error (a bug), in an ERROR frame"),
     ErrorCode("M001", "fmt", "mindrian fmt cannot move a field without guessing"),
+    ErrorCode("M002", "fmt", "mindrian fmt --check: the file would be reformatted"),
     ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
+    ErrorCode("N002", "scaffold", "mindrian init: skills or generated is not a folder"),
+    ErrorCode("N003", "scaffold", "mindrian init: pyproject.toml cannot take [tool.mindrian]"),
     ErrorCode(
         "P001",
         "pipeline",
@@ -142,8 +133,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "registration",
         "a registration error without a more specific code (RegistrationError's default)",
     ),
-    ErrorCode("R002", "registration", "phase 7 ran without phase 5's GraphConfig"),
-    ErrorCode("R003", "registration", "phase 7 ran without the package phase 6 generated"),
     ErrorCode("R004", "registration", "the registry cannot be opened"),
     ErrorCode("R005", "registration", "generated/registry.yaml cannot rebuild the registry"),
     ErrorCode("R006", "registration", "the registry refused the registration"),
@@ -194,11 +183,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("S210", "skill_analysis", "the id is too long"),
     ErrorCode("S211", "skill_analysis", "a number is not finite or is too large"),
-    ErrorCode(
-        "T001",
-        "tool_assembly",
-        "phase 4 ran without the outputs of phases 1 and 3 (also ToolAssemblyError's default)",
-    ),
     ErrorCode("T002", "tool_assembly", "the MCP server is not in the catalog"),
     ErrorCode("T003", "tool_assembly", "the MCP server has no such tool"),
     ErrorCode("T004", "tool_assembly", "a custom tool's function is not a dotted path"),
@@ -231,6 +215,13 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U015", "usage", "both a sentence and --trigger"),
     ErrorCode("U016", "usage", "--out names a file, not a folder"),
     ErrorCode("U017", "usage", "--shard is not I/N with 1 <= I <= N"),
+    ErrorCode("U025", "usage", "select --eval: a trigger-eval file cannot be read or used"),
+    ErrorCode("U026", "usage", "select: --eval or --explain combined with what they exclude"),
+    ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
+    ErrorCode("U041", "usage", "--format names a format the command does not print"),
+    ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
+    ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
+    ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
     ErrorCode(
         "W102",

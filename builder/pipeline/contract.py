@@ -1,22 +1,29 @@
 """The contract between the runner and the phases.
 
 A phase is a small object with a name, its position, the checks it
-guarantees, the type of its output and a pure ``run``. The runner owns
-everything else (digests, checkpoints, skipping, resuming, progress).
+guarantees, the type of its output, a pure ``run`` and two hooks with
+defaults (:class:`PhaseHooks`). The runner owns everything else (digests,
+checkpoints, skipping, resuming, progress).
+
+The contract is generic in what the earlier phases hand over (``P``): the
+typed record of their outputs is defined with the phases
+(``builder.phases.outputs.Outputs``), so this layer imports nothing above it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import SourceLocation
 
-__all__ = ["CheckResult", "Phase", "PhaseInput", "PhaseResult", "SkillSource"]
+__all__ = ["CheckResult", "Phase", "PhaseHooks", "PhaseInput", "PhaseResult", "SkillSource"]
 
 T = TypeVar("T")
+#: What the earlier phases hand over (``builder.phases.outputs.Outputs``).
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -35,15 +42,15 @@ class SkillSource:
 
 
 @dataclass(frozen=True)
-class PhaseInput:
+class PhaseInput(Generic[P]):
     """Everything a phase may read; phases never touch the file system for inputs."""
 
     source: SkillSource
     """The skill being built."""
     config: BuildConfig
     """Project configuration (``[tool.mindrian]``) and command-line switches."""
-    previous: Mapping[str, Any] = field(default_factory=dict)
-    """Outputs of the earlier phases, keyed by phase name."""
+    previous: P
+    """The typed outputs of the earlier phases, each read when the phase first asks for it."""
 
 
 @dataclass(frozen=True)
@@ -72,14 +79,50 @@ class PhaseResult(Generic[T]):
     """Things worth a look that do not stop the build."""
 
 
-class Phase(Protocol[T]):
-    """One step of the pipeline."""
+class Phase(Protocol[P, T]):
+    """One step of the pipeline, as the runner sees it (read-only attributes: a class attribute
+    of a phase satisfies them)."""
 
-    name: str
-    number: int
-    checks: tuple[str, ...]
-    output_type: type[T]
+    @property
+    def name(self) -> str:
+        """The phase's name in ``PHASE_NAMES``."""
+        ...
 
-    def run(self, inputs: PhaseInput) -> PhaseResult[T]:
+    @property
+    def number(self) -> int:
+        """Its 1-based position in the pipeline."""
+        ...
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """The names of the checks ``run`` returns a verdict for, in order."""
+        ...
+
+    @property
+    def output_type(self) -> type[T]:
+        """The frozen dataclass of its output (checkpoints are read back into it)."""
+        ...
+
+    def run(self, inputs: PhaseInput[P]) -> PhaseResult[T]:
         """Compute the output from the inputs; raise a stage error for unusable input."""
         ...
+
+    def extra_digest(self, inputs: PhaseInput[P]) -> object:
+        """What else the output depends on (templates, an output folder), as plain data."""
+        ...
+
+    def cache_valid(self, inputs: PhaseInput[P], stored: Callable[[], T]) -> bool:
+        """Whether a passing checkpoint still holds; ``stored`` reads its output."""
+        ...
+
+
+class PhaseHooks(Generic[P, T]):
+    """The defaults of a phase's optional hooks: a phase class derives from this."""
+
+    def extra_digest(self, inputs: PhaseInput[P]) -> object:
+        """Nothing beyond what the runner hashes (source, configuration, code, earlier outputs)."""
+        return None
+
+    def cache_valid(self, inputs: PhaseInput[P], stored: Callable[[], T]) -> bool:
+        """A passing checkpoint with a matching digest holds (phases without side effects)."""
+        return True

@@ -95,21 +95,18 @@ class ArchitectureError(MindrianError):
     """Phase 2: type or model cannot be determined."""
 
     stage = "architecture"
-    default_code = "A001"
 
 
 class HandoffConfigError(MindrianError):
     """Phase 3: the handoff contract asks for something the runtime lacks."""
 
     stage = "handoff_protocol"
-    default_code = "H001"
 
 
 class ToolAssemblyError(MindrianError):
     """Phase 4: an MCP server, tool or custom function is unusable."""
 
     stage = "tool_assembly"
-    default_code = "T001"
 
 
 class GraphSchemaError(MindrianError):

@@ -21,13 +21,14 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from builder import __version__
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
+from builder.phases.outputs import AnyPhase, Inputs, Outputs
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
@@ -68,11 +69,11 @@ Progress = Callable[[PhaseReport], None]
 #: Asked with a phase and its inputs just before the phase would run (never when it is cached or
 #: loaded): True holds it back, so the build stops there with that phase neither run nor reported
 #: (a batch runs it later, e.g. phase 6 once every package's tests ran in one session).
-Hold = Callable[[Any, PhaseInput], bool]
+Hold = Callable[[AnyPhase, Inputs], bool]
 
 #: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
 #: test) passes another.
-PhaseLoader = Callable[[str], Any]
+PhaseLoader = Callable[[str], AnyPhase]
 
 
 class _Done:
@@ -94,34 +95,17 @@ class _Done:
         return self._output
 
 
-class _Outputs(Mapping[str, Any]):
-    """Earlier outputs by phase name, each loaded only when a phase reads it."""
-
-    def __init__(self, done: Mapping[str, _Done]) -> None:
-        self._done = dict(done)
-
-    def __getitem__(self, name: str) -> Any:
-        return self._done[name].output()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._done)
-
-    def __len__(self) -> int:
-        return len(self._done)
-
-
 def chain_digest(before: str | None, output: str) -> str:
     """The digest of every output so far: the previous chain and this output's digest."""
     text = f"{before or ''}|{output}"
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def input_digest(phase: Any, inputs: PhaseInput, chain: str | None) -> str:
+def input_digest(phase: AnyPhase, inputs: Inputs, chain: str | None) -> str:
     """The ``sha256:`` digest of everything that can change ``phase``'s output.
 
     ``chain`` is :func:`chain_digest` of the earlier phases' outputs (None for phase 1).
     """
-    extra = getattr(phase, "extra_digest", None)
     payload = {
         "phase": phase.name,
         "number": phase.number,
@@ -130,7 +114,7 @@ def input_digest(phase: Any, inputs: PhaseInput, chain: str | None) -> str:
         "source": {"path": inputs.source.path, "digest": inputs.source.digest},
         "config": to_plain(inputs.config.digest_data()),
         "previous": chain,
-        "extra": to_plain(extra(inputs)) if callable(extra) else None,
+        "extra": to_plain(phase.extra_digest(inputs)),
     }
     text = json.dumps(
         payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -275,6 +259,8 @@ class _Build:
         self.phases = phases
         self.agent_id: str | None = None
         self.done: dict[str, _Done] = {}
+        self.outputs = Outputs()
+        """What the phases done so far hand over to the next one."""
         self.reports: list[PhaseReport] = []
         self.cached_only = False
         """Stop with :class:`_NotCurrent` instead of running a phase (:func:`current_report`)."""
@@ -302,7 +288,7 @@ class _Build:
         status: PhaseStatus
         try:
             phase = self.phases(name)
-            inputs = PhaseInput(source=self.source, config=self.config, previous=self._previous())
+            inputs = PhaseInput(source=self.source, config=self.config, previous=self.outputs)
             chain = self.done[PHASE_NAMES[number - 2]].chain if number > 1 else None
             digest = input_digest(phase, inputs, chain)
             if number < self.start:
@@ -330,10 +316,7 @@ class _Build:
         )
         return None
 
-    def _previous(self) -> Mapping[str, Any]:
-        return _Outputs(self.done)
-
-    def _cached(self, phase: Any, digest: str, inputs: PhaseInput) -> Checkpoint | None:
+    def _cached(self, phase: AnyPhase, digest: str, inputs: Inputs) -> Checkpoint | None:
         """The head of a passing checkpoint with this digest, else None.
 
         A phase with side effects may say its checkpoint no longer holds
@@ -349,24 +332,12 @@ class _Build:
             return None  # a damaged or outdated checkpoint is simply rebuilt
         if stored is None or not stored.passed or stored.input_digest != digest:
             return None
-        still_valid = getattr(phase, "cache_valid", None)
-        if callable(still_valid) and not self._still_valid(phase, inputs, still_valid):
-            return None
-        return stored
-
-    def _still_valid(self, phase: Any, inputs: PhaseInput, still_valid: Any) -> bool:
-        """Whether a phase with side effects agrees its stored output still holds."""
-        assert self.agent_id is not None
         try:
-            full = self.store.read(self.agent_id, phase.number, phase.name)
-            if full is None:
-                return False
-            output = from_plain(phase.output_type, full.output)
-        except (PipelineError, TypeError, ValueError, KeyError):
-            return False
-        return bool(still_valid(inputs, output))
+            return stored if phase.cache_valid(inputs, self._load(phase)) else None
+        except PipelineError:
+            return None  # its output no longer loads: rebuilt like a damaged checkpoint
 
-    def _required(self, phase: Any, digest: str) -> Checkpoint:
+    def _required(self, phase: AnyPhase, digest: str) -> Checkpoint:
         """The checkpoint head ``--from`` relies on for an earlier phase; an error when unusable."""
         if phase.number == 1:
             self.agent_id = self.store.find_agent(1, phase.name, digest)
@@ -395,7 +366,7 @@ class _Build:
             )
         return stored
 
-    def _load(self, phase: Any) -> Callable[[], Any]:
+    def _load(self, phase: AnyPhase) -> Callable[[], Any]:
         """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
         agent_id = self.agent_id
         where = f"phase {phase.name} ({phase.number})"
@@ -417,14 +388,14 @@ class _Build:
         return load
 
     def _run_unless_held(
-        self, phase: Any, inputs: PhaseInput, digest: str, chain: str | None, began: float
+        self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float
     ) -> Problem | None:
         if self.hold is not None and self.hold(phase, inputs):
             raise _Held
         return self._run(phase, inputs, digest, chain, began)
 
     def _run(
-        self, phase: Any, inputs: PhaseInput, digest: str, chain: str | None, began: float
+        self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float
     ) -> Problem | None:
         try:
             result: PhaseResult[Any] = phase.run(inputs)
@@ -461,7 +432,7 @@ class _Build:
             )
             return check_failure(phase.number, phase.name, failed)
         output = result.output
-        self.done[phase.name] = _Done(digest, chain_digest(chain, stored), lambda: output)
+        self._done(phase, _Done(digest, chain_digest(chain, stored), lambda: output))
         self._note(
             PhaseReport(
                 phase.number,
@@ -476,7 +447,7 @@ class _Build:
 
     def _save(
         self,
-        phase: Any,
+        phase: AnyPhase,
         digest: str,
         result: PhaseResult[Any],
         plain: Any,
@@ -506,11 +477,15 @@ class _Build:
             self.store.remove_from(self.agent_id, phase.number + 1)
 
     def _accept_stored(
-        self, phase: Any, digest: str, chain: str | None, stored: Checkpoint
+        self, phase: AnyPhase, digest: str, chain: str | None, stored: Checkpoint
     ) -> None:
-        self.done[phase.name] = _Done(
-            digest, chain_digest(chain, stored.output_digest), self._load(phase)
+        self._done(
+            phase, _Done(digest, chain_digest(chain, stored.output_digest), self._load(phase))
         )
+
+    def _done(self, phase: AnyPhase, done: _Done) -> None:
+        self.done[phase.name] = done
+        self.outputs = self.outputs.after(phase.name, done.output)
 
     def _note(self, report: PhaseReport) -> None:
         self.reports.append(report)
@@ -524,7 +499,7 @@ def _located(problem: Problem, path: str) -> Problem:
     return problem if problem.location else replace(problem, location=SourceLocation(path))
 
 
-def _check_names(phase: Any, result: PhaseResult[Any]) -> None:
+def _check_names(phase: AnyPhase, result: PhaseResult[Any]) -> None:
     """A phase must return one verdict per declared check, in order (a bug otherwise)."""
     names = tuple(c.name for c in result.checks)
     if names != tuple(phase.checks):
@@ -550,7 +525,9 @@ def validate(
     try:
         source = load_source(Path(path), display=shown)
         phase = (phases or load_phase)(PHASE_NAMES[0])
-        result: PhaseResult[Any] = phase.run(PhaseInput(source=source, config=config))
+        result: PhaseResult[Any] = phase.run(
+            PhaseInput(source=source, config=config, previous=Outputs())
+        )
     except MindrianError as error:
         return ValidationReport(path=shown, problems=(_located(problem_of(error), shown),))
     failures = tuple(

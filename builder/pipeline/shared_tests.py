@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 from builder.codegen.render import write_tree
 from builder.phases.code_generation import (
@@ -30,7 +30,7 @@ from builder.phases.code_generation import (
     compile_errors,
     run_generated_tests,
 )
-from builder.pipeline.contract import PhaseInput
+from builder.phases.outputs import AnyPhase, Inputs
 from builder.pipeline.errors import MindrianError
 from builder.pipeline.package_tests import TestRun, tree_digest
 from mindrian.project import ProjectPaths
@@ -49,7 +49,7 @@ def session_folder(paths: ProjectPaths) -> Path:
     return Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=paths.staging))
 
 
-def tests_alone(phase: Any) -> bool:
+def tests_alone(phase: AnyPhase) -> TypeGuard[CodeGenerationPhase]:
     """Whether ``phase`` is phase 6 testing each package in a pytest run of its own."""
     return isinstance(phase, CodeGenerationPhase) and phase.run_tests is run_generated_tests
 
@@ -61,7 +61,7 @@ class Stager:
     folder: Path
     """The session folder: one subfolder per package."""
 
-    def __call__(self, phase: Any, inputs: PhaseInput) -> bool:
+    def __call__(self, phase: AnyPhase, inputs: Inputs) -> bool:
         if not tests_alone(phase):
             return False
         try:
@@ -92,12 +92,12 @@ class SharedResults:
 class WithResults:
     """A phase loader (picklable) whose phase 6 takes its test outcomes from a shared session."""
 
-    base: Any
+    base: Callable[[str], AnyPhase]
     """The loader of every phase."""
     results: SharedResults
     """The session's outcomes."""
 
-    def __call__(self, name: str) -> Any:
+    def __call__(self, name: str) -> AnyPhase:
         phase = self.base(name)
         if not tests_alone(phase):
             return phase

@@ -274,6 +274,9 @@ class SkillDefinition:
     """``name`` as written."""
     description: str
     """``description`` as written."""
+    display_name: str
+    """The name people and the model see: ``metadata.mindrian.name``, else the body's title
+    (its first heading, level 1) when ``name`` is a slug (``pws``), else ``name``."""
     source_path: str
     """SKILL.md as the user named it, POSIX separators."""
     source_digest: str

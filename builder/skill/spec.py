@@ -334,7 +334,7 @@ class AgentSpec:
     identifier: str
     """Python identifier (``pws_validation``)."""
     name: str
-    """Display name as written."""
+    """Display name (phase 1's ``display_name``: a title where ``name`` is a folder slug)."""
     description: str
     """Description as written."""
     version: str

@@ -26,6 +26,7 @@ from agno.agent import Agent
 from agno.models.base import Model
 from agno.run.base import RunStatus
 
+from mindrian.errors import MindrianError
 from mindrian.handoff import (
     HandoffContext,
     HandoffResult,
@@ -64,7 +65,7 @@ STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
 _LOG = logging.getLogger("mindrian.agents")
 
 
-class AgentRunError(RuntimeError):
+class AgentRunError(MindrianError, RuntimeError):
     """An agent run ended without a usable answer."""
 
 
@@ -282,6 +283,9 @@ class MindrianAgent(ABC):
             instructions=instructions or None,
             tools=self._agno_tools(),
             telemetry=False,
+            # The skill's text is data: Agno would otherwise run it (and the user's message)
+            # through string.Template, turning ``$$`` into ``$`` and ``{task}`` into a value.
+            resolve_in_context=False,
             **options,
         )
 

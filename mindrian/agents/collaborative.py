@@ -104,6 +104,7 @@ class CollaborativeAgent(MindrianAgent):
             description=self.description or None,
             output_schema=self.output_schema,
             telemetry=False,
+            resolve_in_context=False,  # the skill's text is data, never a template (see base)
         )
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:

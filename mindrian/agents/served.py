@@ -26,6 +26,7 @@ What Agno runs is then exactly the wrapper's behaviour:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from copy import copy
@@ -103,7 +104,8 @@ class ServedAgent(BaseExternalAgent):
             elif isinstance(agent, RoleAgent):
                 reply = await agent.turn(message, _exchanges(history), session_id=session_id)
             else:
-                reply = await agent.run(message, session_id=session_id)
+                owned = _owned_key(session_id, kwargs.get("user_id"))
+                reply = await agent.run(message, session_id=owned)
         if reply.awaiting_input:
             kwargs["run_state"][_PAUSED] = True
         return ExternalRunResult(content=_shown(reply), structured_output=reply.structured)
@@ -265,6 +267,18 @@ async def _as_events(served: ServedAgent, work: Any) -> AsyncIterator[Any]:
         agent_name=served.name or "",
         content=run.content,
     )
+
+
+def _owned_key(session_id: str, user_id: str | None) -> str:
+    """The id the wrapper keys its own files by (pipeline checkpoints): the owner's session.
+
+    A session id is free again once its owner deletes the session, so another
+    user may take it; keyed by id alone, their run would resume the first
+    owner's checkpoint and show its partial results.
+    """
+    if user_id is None:
+        return session_id
+    return "u-" + hashlib.sha256(f"{user_id}\0{session_id}".encode()).hexdigest()[:40]
 
 
 def _text(value: Any) -> str:

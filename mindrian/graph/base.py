@@ -17,7 +17,8 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from mindrian.graph import queries as q
-from mindrian.routing import extract_terms, matching_phrases
+from mindrian.routing.rank import RoutingDocument
+from mindrian.routing.score import RankedCandidate, RoutingSnapshot, rank_sentence
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -78,8 +79,9 @@ class FrameworkRecord:
         object.__setattr__(self, "good_for", _weighted(self.good_for, "good_for", self.id))
 
     def to_plain(self) -> dict[str, Any]:
-        """Plain data in a fixed key order, as written to registry.yaml."""
-        return {
+        """Plain data in a fixed key order, as written to registry.yaml (no ``source_digest``
+        key when there is none: the builder leaves provenance out of generated files)."""
+        plain: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "type": self.type,
@@ -91,6 +93,9 @@ class FrameworkRecord:
             "chains_to": [{"target": t, "weight": w} for t, w in self.chains_to],
             "good_for": [{"problem_type": p, "confidence": c} for p, c in self.good_for],
         }
+        if self.source_digest is None:
+            del plain["source_digest"]
+        return plain
 
     @classmethod
     def from_plain(cls, data: Mapping[str, Any]) -> FrameworkRecord:
@@ -166,6 +171,11 @@ def check_params(query: q.Query, params: Mapping[str, Any]) -> None:
 class Registry(ABC):
     """The framework registry; use as a context manager or call :meth:`close`."""
 
+    #: The text index of the last revision read, reused while the registry is unchanged.
+    _routing: RoutingSnapshot | None = None
+    #: Recorded usage per framework, with the usage revision it was read at.
+    _usage: tuple[tuple[int, int], Mapping[str, tuple[int, int]]] | None = None
+
     @abstractmethod
     def _write(self, work: Callable[[Run], _T]) -> _T:
         """Run ``work`` in one write transaction, committed only if it returns."""
@@ -238,15 +248,71 @@ class Registry(ABC):
         previous: Iterable[str] = (),
         limit: int = DEFAULT_SELECT_LIMIT,
     ) -> tuple[Selection, ...]:
-        """:meth:`select` for a sentence: every registered trigger and problem type
-        sharing a term with it (:func:`~mindrian.routing.extract_terms`) counts as given.
-        """
-        terms = extract_terms(text)
-        rows = self._read(lambda run: run(q.TRIGGER_INDEX, {}))
-        triggers = matching_phrases(terms, (t for r in rows for t in r["triggers"] or ()))
-        found = matching_phrases(terms, (p for r in rows for p in r["problem_types"] or ()))
-        types = tuple(dict.fromkeys((*_strings(problem_types, "problem_types"), *found)))
-        return self.select(triggers, types, previous, limit)
+        """The best frameworks for a sentence by :mod:`mindrian.routing.score`."""
+        ranked = self.rank_text(text, problem_types, previous, limit)
+        return tuple(Selection(c.id, c.name, c.score) for c in ranked)
+
+    def rank_text(
+        self,
+        text: str,
+        problem_types: Iterable[str] = (),
+        previous: Iterable[str] = (),
+        limit: int = DEFAULT_SELECT_LIMIT,
+        explain: bool = False,
+    ) -> tuple[RankedCandidate, ...]:
+        """:meth:`select_text` with every part of each score (and matched terms if ``explain``)."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        types = _strings(problem_types, "problem_types")
+        before = sorted(set(_strings(previous, "previous")))
+
+        def work(run: Run) -> tuple[RankedCandidate, ...]:
+            snapshot = self._routing_snapshot(run)
+            usage = self._routing_usage(run)
+            return tuple(rank_sentence(snapshot, text, types, before, usage, limit, explain))
+
+        return self._read(work)
+
+    def _routing_snapshot(self, run: Run) -> RoutingSnapshot:
+        """The cached text index, rebuilt when the registry changed since it was read."""
+        row = run(q.ROUTING_REVISION, {})[0]
+        revision = (int(row["n"]), str(row["latest"]))
+        cached = self._routing
+        if cached is not None and cached.revision == revision:
+            return cached
+        documents = [
+            RoutingDocument(
+                id=r["id"],
+                name=r["name"] or r["id"],
+                description=r["description"] or "",
+                triggers=tuple(r["triggers"] or ()),
+                problem_types=tuple(r["problem_types"] or ()),
+            )
+            for r in run(q.ROUTING_DOCUMENTS, {})
+        ]
+        good_for: dict[str, dict[str, float]] = {}
+        for r in run(q.EXPORT_GOOD_FOR, {}):
+            good_for.setdefault(r["source"], {})[r["problem_type"]] = float(r["confidence"])
+        chains: dict[str, list[tuple[str, float]]] = {}
+        for r in run(q.EXPORT_CHAINS, {}):
+            chains.setdefault(r["source"], []).append((r["target"], float(r["weight"])))
+        frozen = {source: tuple(targets) for source, targets in chains.items()}
+        self._routing = RoutingSnapshot.build(revision, documents, good_for, frozen)
+        return self._routing
+
+    def _routing_usage(self, run: Run) -> Mapping[str, tuple[int, int]]:
+        """Recorded (uses, successes) per framework, reread only when usage changed."""
+        row = run(q.ROUTING_USAGE_REVISION, {})[0]
+        revision = (int(row["n"]), int(row["successes"] or 0))
+        cached = self._usage
+        if cached is not None and cached[0] == revision:
+            return cached[1]
+        rows = run(q.ROUTING_USAGE, {}) if revision[0] else []
+        usage = {r["id"]: (int(r["uses"]), int(r["successes"] or 0)) for r in rows}
+        self._usage = (revision, usage)
+        return usage
 
     def record_usage(
         self, framework_id: str, session_id: str, handoff_id: str, success: bool

@@ -39,12 +39,15 @@ __all__ = [
     "RECORD_USAGE",
     "REGISTER_FRAMEWORKS",
     "RELATIONSHIP_TYPES",
+    "ROUTING_DOCUMENTS",
+    "ROUTING_REVISION",
+    "ROUTING_USAGE",
+    "ROUTING_USAGE_REVISION",
     "ROW_KEYS",
     "SCHEMA",
     "SEED_SELECT_QUERY",
     "SELECT_FRAMEWORKS",
     "SELECT_QUERY",
-    "TRIGGER_INDEX",
     "USAGE",
     "Query",
 ]
@@ -361,13 +364,43 @@ SELECT_FRAMEWORKS = Query(
     ("triggers", "problem_types", "previous_frameworks", "limit"),
 )
 
-# Free-text selection matches a sentence against every registered trigger and problem type.
-TRIGGER_INDEX = Query(
-    "trigger_index",
+# Ranked free-text selection (mindrian.routing.rank) reads the stored fields once per
+# revision of the registry and keeps its index in memory; the revision is the number of
+# registered frameworks and the last time one was written, so another process registering
+# into the same database is noticed on the next selection.
+ROUTING_REVISION = Query(
+    "routing_revision",
     """\
 MATCH (f:Framework)
 WHERE f.registered = true
-RETURN f.id AS id, f.triggers AS triggers, f.problem_types AS problem_types
+RETURN count(f) AS n, max(f.updated_at) AS latest""",
+)
+
+ROUTING_DOCUMENTS = Query(
+    "routing_documents",
+    """\
+MATCH (f:Framework)
+WHERE f.registered = true
+RETURN f.id AS id, f.name AS name, f.description AS description,
+       f.triggers AS triggers, f.problem_types AS problem_types
+ORDER BY id""",
+)
+
+# Recorded usage changes without a registration, so it has its own revision and is reread
+# only when its count or successes changed.
+ROUTING_USAGE_REVISION = Query(
+    "routing_usage_revision",
+    """\
+MATCH (:Framework)-[u:USED_BY]->(:Session)
+RETURN count(u) AS n, sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes""",
+)
+
+ROUTING_USAGE = Query(
+    "routing_usage",
+    """\
+MATCH (f:Framework)-[u:USED_BY]->(:Session)
+WHERE f.registered = true
+RETURN f.id AS id, count(u) AS uses, sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes
 ORDER BY id""",
 )
 
@@ -427,7 +460,10 @@ ALL_QUERIES: dict[str, Query] = {
         COUNT_CHAINS,
         COUNT_GOOD_FOR,
         SELECT_FRAMEWORKS,
-        TRIGGER_INDEX,
+        ROUTING_REVISION,
+        ROUTING_DOCUMENTS,
+        ROUTING_USAGE,
+        ROUTING_USAGE_REVISION,
         RECORD_USAGE,
         USAGE,
         DELETE_USAGE,

@@ -68,10 +68,19 @@ def build_server(registry: Registry) -> MCPServer:
         problem_types: list[str] | None = None,
         previous: list[str] | None = None,
         limit: int = DEFAULT_SELECT_LIMIT,
+        context: str | None = None,
     ) -> dict[str, Any]:
-        """Best registered frameworks, best first: 0.6 for a trigger match, 0.4 for a
-        problem-type match, plus 0.3 x the chaining weight to frameworks already used.
+        """Best registered frameworks, best first. With triggers: 0.6 for a trigger match,
+        0.4 for a problem-type match, plus 0.3 x the chaining weight to frameworks already
+        used. With context (the user's words, triggers empty): ranked by text relevance
+        over each framework's name, description, triggers and problem types, plus the same
+        problem-type, chaining and usage terms, as `mindrian select "..."` ranks.
         """
+        if context:
+            if triggers:
+                raise ValueError("give context or triggers, not both")
+            chosen = registry.select_text(context, problem_types or (), previous or (), limit)
+            return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
         chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
         return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
 

@@ -1,9 +1,9 @@
 """Deterministic term extraction: the words of a text that can route it to a framework.
 
-One function serves both sides of routing: a user's sentence for free-text
-selection (``mindrian select "is my startup idea worth building"``) and a skill's
-description when its triggers are inferred. Both sides must normalise text the
-same way, or a trigger could never match the sentence that names it.
+Trigger inference reads a skill's name, tags, ``when_to_use`` and description through
+:func:`extract_terms`; an explicit ``select --trigger`` matches those terms exactly.
+Free-text selection ranks sentences with its own tokens (:mod:`mindrian.routing.text`),
+which keep repeats and cut scripts written without spaces into bigrams.
 
 The rules, applied in order, with no dependency on locale, dictionaries or models:
 
@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 
 __all__ = [
     "DEFAULT_TERM_LIMIT",
     "STOP_WORDS",
     "extract_terms",
-    "matching_phrases",
     "normalise_term",
 ]
 
@@ -105,14 +103,3 @@ def extract_terms(text: str, limit: int = DEFAULT_TERM_LIMIT) -> tuple[str, ...]
         if len(terms) == limit:
             break
     return tuple(terms)
-
-
-def matching_phrases(terms: Iterable[str], phrases: Iterable[str]) -> tuple[str, ...]:
-    """The ``phrases`` (triggers, problem types) sharing at least one term with ``terms``.
-
-    Each phrase goes through :func:`extract_terms` first, so ``"should I build this"``
-    matches the term ``build`` and ``"Risks"`` matches ``risk``. The result is sorted
-    and free of repeats, whatever order the phrases came in.
-    """
-    wanted = frozenset(terms)
-    return tuple(sorted({p for p in phrases if wanted.intersection(extract_terms(p))}))

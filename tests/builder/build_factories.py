@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from builder.phases import PHASE_NAMES, phase_number
+from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.contract import CheckResult, PhaseInput, PhaseResult, SkillSource
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
 from builder.pipeline.results import BuildReport
 from builder.pipeline.runner import build_source
@@ -27,7 +28,7 @@ class Trail:
     note: str = ""
 
 
-class FakePhase:
+class FakePhase(PhaseHooks[Outputs, "Trail"]):
     """A phase whose behaviour a test sets: pass, fail a check, raise, add to the digest."""
 
     def __init__(self, name: str) -> None:
@@ -51,7 +52,7 @@ class FakePhase:
         if self.number == 1:
             before = Trail(id=inputs.source.path.split("/")[-2], steps=())
         else:
-            before = inputs.previous[PHASE_NAMES[self.number - 2]]
+            before = _handed_over(inputs.previous, self.number - 1)
         output = Trail(id=before.id, steps=(*before.steps, self.name), note=self.note)
         checks = tuple(self._verdict(c, inputs) for c in self.returned_checks or self.checks)
         return PhaseResult(output=output, checks=checks, warnings=self.warnings)
@@ -62,6 +63,12 @@ class FakePhase:
                 check, False, f"{check} does not hold", SourceLocation(inputs.source.path, 3, 5)
             )
         return CheckResult(check, True, f"{check} holds")
+
+
+def _handed_over(outputs: Outputs, number: int) -> Trail:
+    """The output of phase ``number`` as the hand-over carries it to phase ``number + 1``."""
+    read = {1: outputs.skill, 5: outputs.graph, 6: outputs.package}.get(number, outputs.spec)
+    return read()  # type: ignore[return-value]  # fake phases hand over a Trail
 
 
 @dataclass

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from builder.phases.handoff_protocol import RuntimeContract
+from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, SkillSource
 from builder.skill.model import Section, SkillDefinition
 
-__all__ = ["body_with_sections", "contract", "phase_input", "run_phases", "skill"]
+__all__ = ["body_with_sections", "contract", "outputs_of", "phase_input", "run_phases", "skill"]
 
 #: Field names of the seed 000 §3 classes, used when a test needs a stand-in runtime.
 SEED_CONTEXT_FIELDS = (
@@ -73,11 +74,14 @@ def skill(**changes: Any) -> SkillDefinition:
         identifier="sample_skill",
         name="Sample Skill",
         description="Turns a messy problem statement into a structured answer.",
+        display_name="Sample Skill",
         source_path="skills/sample/SKILL.md",
         source_digest="0" * 64,
         body="Do the thing carefully.\n",
         body_line=5,
     )
+    # Phase 1 shows a title-like name as written: a changed name is the display name too.
+    changes.setdefault("display_name", changes.get("name", base.display_name))
     return replace(base, **changes)
 
 
@@ -109,11 +113,19 @@ def body_with_sections(body: str, body_line: int, keys: dict[str, str]) -> tuple
     return tuple(found)
 
 
-def phase_input(previous: dict[str, Any], **config: Any) -> PhaseInput:
-    """A PhaseInput around earlier outputs."""
+def outputs_of(previous: dict[str, Any]) -> Outputs:
+    """The hand-over of the earlier phases' outputs given by phase name, in pipeline order."""
+    outputs = Outputs()
+    for name, output in previous.items():
+        outputs = outputs.after(name, lambda output=output: output)
+    return outputs
+
+
+def phase_input(previous: dict[str, Any], **config: Any) -> PhaseInput[Outputs]:
+    """A PhaseInput around earlier outputs (by phase name, in pipeline order)."""
     definition = previous["skill_analysis"]
     source = SkillSource(path=definition.source_path, data=b"", digest=definition.source_digest)
-    return PhaseInput(source=source, config=BuildConfig(**config), previous=previous)
+    return PhaseInput(source=source, config=BuildConfig(**config), previous=outputs_of(previous))
 
 
 def run_phases(
@@ -154,5 +166,7 @@ def analyse(path: str, root: str) -> SkillDefinition:
         "builder.phases.skill_analysis", reason="phase 1 is not written yet"
     )
     source = source_mod.load_source(Path(root) / path, display=path)
-    result = phase_mod.PHASE.run(PhaseInput(source=source, config=BuildConfig(root=root)))
+    result = phase_mod.PHASE.run(
+        PhaseInput(source=source, config=BuildConfig(root=root), previous=Outputs())
+    )
     return result.output

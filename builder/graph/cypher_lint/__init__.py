@@ -1,15 +1,21 @@
 """Lint Cypher texts with Neo4j's own front end, run by Node (`lint.mjs` next to this file).
 
-Install the linter once with ``npm ci --prefix builder/graph/cypher_lint``. Without Node or
-the package, :func:`available` is false and :func:`lint` raises
-:class:`LinterUnavailable` saying which of the two is missing.
+The npm package lives next to this file in the checkout (``make setup`` runs ``npm ci --prefix
+builder/graph/cypher_lint``). An installed mindrian ships ``lint.mjs`` and the lock file only:
+on first use, when ``npm`` is on PATH, it copies them into the user's cache
+(``<cache>/cypher-lint-node/<version>``) and runs ``npm ci`` there once, saying so on stderr.
+Without Node or the package, :func:`available` is false and :func:`lint` raises
+:class:`LinterUnavailable` saying which is missing; phase 5 then falls back to its other checks.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +39,12 @@ __all__ = [
 PACKAGE = "@neo4j-cypher/language-support@2.0.0-next.38"
 
 _HERE = Path(__file__).resolve().parent
-_SCRIPT = _HERE / "lint.mjs"
-_PACKAGE_JSON = _HERE / "node_modules" / "@neo4j-cypher" / "language-support" / "package.json"
+#: What a linter folder needs besides ``node_modules``: the script and what ``npm ci`` reads.
+_SHIPPED = ("lint.mjs", "package.json", "package-lock.json")
+_INSTALLED = Path("node_modules") / "@neo4j-cypher" / "language-support" / "package.json"
 _TIMEOUT_SECONDS = 120
+#: ``npm ci`` fetches five packages; a slow registry still answers well within this.
+_INSTALL_TIMEOUT_SECONDS = 600
 
 
 class LinterUnavailable(RuntimeError):
@@ -80,13 +89,68 @@ class LintSchema:
         }
 
 
+def _user_home() -> Path | None:
+    """The linter folder in the user's cache (None when caching is off), named by the version."""
+    folder = cache_dir("cypher-lint-node")
+    return None if folder is None else folder / PACKAGE.rpartition("@")[2]
+
+
+def _home() -> Path | None:
+    """The folder holding ``lint.mjs`` with the npm package installed beside it, if any."""
+    for folder in (_HERE, _user_home()):
+        if folder is not None and (folder / _INSTALLED).is_file():
+            return folder
+    return None
+
+
+def _install(home: Path) -> str | None:
+    """``npm ci`` the shipped lock file into ``home``; None on success, else why not.
+
+    The install happens in a sibling scratch folder renamed into place at the end, so parallel
+    builds never see half a package and the first finished install wins.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        return f"{PACKAGE} is not installed and npm is not on PATH to install it"
+    print(
+        f"mindrian: installing Neo4j's Cypher linter ({PACKAGE}) into {home} (once)",
+        file=sys.stderr,
+    )
+    home.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".install-", dir=home.parent))
+    try:
+        for name in _SHIPPED:
+            shutil.copyfile(_HERE / name, scratch / name)
+        done = subprocess.run(
+            [npm, "ci", "--prefix", str(scratch), "--no-audit", "--no-fund", "--loglevel=error"],
+            capture_output=True,
+            text=True,
+            timeout=_INSTALL_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if done.returncode != 0:
+            return f"npm ci of {PACKAGE} failed: {done.stderr.strip()[-500:]}"
+        try:
+            os.rename(scratch, home)
+        except OSError:
+            pass  # another process installed it first; its copy is the same lock file's
+        return None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"installing {PACKAGE} failed: {exc}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def unavailable_reason() -> str | None:
-    """Why the linter cannot run, or None when it can."""
+    """Why the linter cannot run, or None when it can (installing it on first use)."""
     if shutil.which("node") is None:
         return "node is not on PATH (install Node.js to lint Cypher)"
-    if not _PACKAGE_JSON.is_file():
-        return f"{PACKAGE} is not installed (run: npm ci --prefix builder/graph/cypher_lint)"
-    return None
+    if _home() is not None:
+        return None
+    home = _user_home()
+    if home is None:
+        return f"{PACKAGE} is not installed and MINDRIAN_CACHE_DIR is empty (no cache to put it in)"
+    return _install(home)
 
 
 def available() -> bool:
@@ -139,11 +203,13 @@ def lint(
 
 
 def _cache_path(folder: Path | None, payload: str) -> Path | None:
+    home = _home()
+    assert home is not None  # checked by unavailable_reason
     return cache_path(
         folder,
         PACKAGE.encode(),
-        _SCRIPT.read_bytes(),
-        _PACKAGE_JSON.read_bytes(),
+        (home / "lint.mjs").read_bytes(),
+        (home / _INSTALLED).read_bytes(),
         payload.encode("utf-8"),
     )
 
@@ -153,15 +219,15 @@ _RawDiagnostics = dict[str, list[dict[str, Any]]]
 
 
 def _run_node(payload: str) -> _RawDiagnostics:
-    node = shutil.which("node")
-    assert node is not None  # checked by unavailable_reason
+    node, home = shutil.which("node"), _home()
+    assert node is not None and home is not None  # checked by unavailable_reason
     completed = subprocess.run(
-        [node, str(_SCRIPT)],
+        [node, str(home / "lint.mjs")],
         input=payload,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        cwd=_HERE,
+        cwd=home,
         timeout=_TIMEOUT_SECONDS,
         check=False,
     )

@@ -16,6 +16,7 @@ TWO_MEANINGS = {
     "--model": "workflow run answers a graph's LLM steps, run and serve every agent",
     "--registry": "select and graph export read any registry file; build and register write one",
     "--neo4j-uri": "select and graph export read Neo4j; build and register register in it",
+    "--format": "graph export's output format (yaml, json, cypher), not how findings print",
 }
 
 

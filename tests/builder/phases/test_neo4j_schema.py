@@ -27,7 +27,6 @@ from builder.phases.neo4j_schema import (
     queries_check,
 )
 from builder.pipeline.contract import PhaseInput
-from builder.pipeline.errors import GraphSchemaError
 from builder.pipeline.serial import dump_yaml, from_plain, to_plain
 from builder.skill.model import ChainTarget
 from mindrian.graph import EmbeddedRegistry, embedded
@@ -131,10 +130,12 @@ def test_pws_values_and_record(pws_input: PhaseInput) -> None:
     assert record.good_for == tuple(
         sorted((p, DEFAULT_GOOD_FOR_CONFIDENCE) for p in graph.framework.problem_types)
     )
-    assert (record.version, record.source_digest) == (
-        graph.framework.version,
-        pws_input.source.digest,
-    )
+    # The digest stays in the checkpoint (the node); the registry and generated files go
+    # without it, so they change only when behaviour does.
+    assert graph.framework.source_digest == pws_input.source.digest
+    assert (record.version, record.source_digest) == (graph.framework.version, None)
+    row = graph.parameters["register_frameworks"]["frameworks"][0]
+    assert row["source_digest"] is None
 
 
 # --- validators ---------------------------------------------------------------
@@ -198,7 +199,7 @@ def _with_text(graph: GraphConfig, name: str, text: str) -> GraphConfig:
 
 def test_real_linter_rejects_the_seed_selection_query(linter: None) -> None:
     graph = _with_text(
-        build_graph_config(phase5_input().previous["tool_assembly"]),
+        build_graph_config(phase5_input().previous.spec()),
         "select_frameworks",
         q.SEED_SELECT_QUERY,
     )
@@ -216,14 +217,14 @@ def test_real_linter_rejects_the_seed_selection_query(linter: None) -> None:
     ],
 )
 def test_embedded_parser_finds_errors(name: str, text: str, fragment: str) -> None:
-    graph = _with_text(build_graph_config(phase5_input().previous["tool_assembly"]), name, text)
+    graph = _with_text(build_graph_config(phase5_input().previous.spec()), name, text)
     (finding,) = EmbeddedParser().validate(graph)
     assert (finding.query, finding.severity) == (name, "error")
     assert fragment in finding.message
 
 
 def test_embedded_parser_checks_constraints_as_primary_keys() -> None:
-    graph = build_graph_config(phase5_input().previous["tool_assembly"])
+    graph = build_graph_config(phase5_input().previous.spec())
     assert EmbeddedParser().validate(graph) == ()
     wrong = replace(
         graph, constraints=(replace(graph.constraints[0], property="name"), graph.constraints[1])
@@ -359,7 +360,7 @@ TAMPERINGS = {
 @pytest.mark.parametrize("case", sorted(TAMPERINGS))
 def test_queries_generated_fails(case: str) -> None:
     tamper, fragment = TAMPERINGS[case]
-    graph = build_graph_config(phase5_input().previous["tool_assembly"])
+    graph = build_graph_config(phase5_input().previous.spec())
     assert queries_check(graph).passed
     verdict = queries_check(tamper(graph))
     assert not verdict.passed
@@ -367,7 +368,7 @@ def test_queries_generated_fails(case: str) -> None:
 
 
 def test_queries_generated_reason() -> None:
-    verdict = queries_check(build_graph_config(phase5_input().previous["tool_assembly"]))
+    verdict = queries_check(build_graph_config(phase5_input().previous.spec()))
     assert verdict.reason == (
         "14 queries for 5 roles; 12 parameter values provided, $ids, $pairs filled by the registry "
         "from the graph at run time"
@@ -444,15 +445,6 @@ def test_warns_when_nothing_can_select_the_framework() -> None:
         "no triggers or problem_types: the selection query can never choose this framework"
         in result.warnings
     )
-
-
-def test_needs_phase_4_output() -> None:
-    inputs = phase5_input()
-    without = replace(
-        inputs, previous={k: v for k, v in inputs.previous.items() if k != "tool_assembly"}
-    )
-    with pytest.raises(GraphSchemaError, match="needs the AgentSpec of phase 4"):
-        quick_phase().run(without)
 
 
 def test_good_for_confidence_comes_from_the_skill_where_it_rates_one() -> None:

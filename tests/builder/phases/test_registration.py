@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from build_factories import make_source
+from phase_factories import outputs_of
 
 from builder.phases import load_phase
 from builder.phases.code_generation import GeneratedPackage
@@ -76,7 +77,9 @@ def inputs(root: Path, record: FrameworkRecord = RECORD, **config: Any) -> Phase
         ),
     }
     return PhaseInput(
-        source=make_source(), config=BuildConfig(root=str(root), **config), previous=previous
+        source=make_source(),
+        config=BuildConfig(root=str(root), **config),
+        previous=outputs_of(previous),
     )
 
 

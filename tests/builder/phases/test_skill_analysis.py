@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from golden_files import Golden
 
+from builder.phases.outputs import Outputs
 from builder.phases.skill_analysis import PHASE, analyse
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import Phase, PhaseInput, SkillSource
@@ -56,14 +57,14 @@ def definition(front: str = "", body: str = "\nBody.\n", head: str = HEAD) -> Sk
 
 
 def test_phase_satisfies_the_runner_contract() -> None:
-    phase: Phase[SkillDefinition] = PHASE
+    phase: Phase[Outputs, SkillDefinition] = PHASE
     assert (phase.name, phase.number, phase.checks, phase.output_type) == (
         "skill_analysis",
         1,
         ("valid_yaml", "required_fields"),
         SkillDefinition,
     )
-    inputs = PhaseInput(source=source(skill()), config=BuildConfig())
+    inputs = PhaseInput(source=source(skill()), config=BuildConfig(), previous=Outputs())
     result = phase.run(inputs)
     assert result.output == analyse(inputs.source).output
     assert [c.name for c in result.checks] == ["valid_yaml", "required_fields"]
@@ -76,7 +77,7 @@ def test_run_reads_only_the_source_not_previous_outputs_or_disk() -> None:
     inputs = PhaseInput(
         source=source(skill(), path="does/not/exist/SKILL.md"),
         config=BuildConfig(root="/nonexistent"),
-        previous={"skill_analysis": "ignored"},
+        previous=Outputs(skill=lambda: pytest.fail("phase 1 read an earlier output")),
     )
     assert PHASE.run(inputs).output.source_path == "does/not/exist/SKILL.md"
 
@@ -594,7 +595,9 @@ def test_definition_survives_a_checkpoint_round_trip() -> None:
 
 def test_skill_error_is_raised_not_returned() -> None:
     with pytest.raises(SkillError):
-        PHASE.run(PhaseInput(source=source("no front matter"), config=BuildConfig()))
+        PHASE.run(
+            PhaseInput(source=source("no front matter"), config=BuildConfig(), previous=Outputs())
+        )
 
 
 # --- standard skills: inferred triggers, foreign types -----------------------------------------

@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
 
 from builder.phases import PHASE_NAMES, load_phase, resolve_phase
+from builder.phases.outputs import Outputs
 from builder.pipeline.code_digest import code_files, files_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
@@ -176,7 +177,7 @@ def test_extra_digest_reruns_that_phase_and_later_ones_only_when_its_output_chan
 def test_the_digest_covers_the_earlier_outputs(tmp_path: Path):
     pipeline = make_pipeline()
     phase = pipeline["architecture"]
-    inputs = PhaseInput(source=make_source(), config=BuildConfig())
+    inputs = PhaseInput(source=make_source(), config=BuildConfig(), previous=Outputs())
     first = chain_digest(None, "sha256:out1")
     digests = {
         input_digest(phase, inputs, first),
@@ -285,7 +286,7 @@ def test_from_loads_earlier_outputs_and_reruns_the_rest(tmp_path: Path):
     report = run_build(tmp_path, pipeline, from_phase="tool_assembly")
     assert statuses(report) == ["loaded"] * 3 + ["ok"] * 4
     assert pipeline.calls() == {name: 1 if n < 3 else 2 for n, name in enumerate(PHASE_NAMES)}
-    earlier = pipeline["tool_assembly"].seen[-1].previous["handoff_protocol"]
+    earlier = pipeline["tool_assembly"].seen[-1].previous.spec()
     assert earlier == Trail(id="demo", steps=PHASE_NAMES[:3])
 
 
@@ -359,10 +360,12 @@ def test_phases_see_earlier_outputs_read_only(tmp_path: Path):
     pipeline = make_pipeline()
     run_build(tmp_path, pipeline, until_phase="handoff_protocol")
     previous = pipeline["handoff_protocol"].seen[0].previous
-    assert isinstance(previous, Mapping)
-    assert list(previous) == ["skill_analysis", "architecture"]
-    with pytest.raises(TypeError):
-        previous["skill_analysis"] = None  # type: ignore[index]
+    assert previous.skill() == Trail(id="demo", steps=("skill_analysis",))
+    assert previous.spec() == Trail(id="demo", steps=("skill_analysis", "architecture"))
+    with pytest.raises(LookupError, match="neo4j_schema was read before that phase ran"):
+        previous.graph()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        previous.skill = previous.spec  # type: ignore[misc]
 
 
 def test_a_damaged_checkpoint_is_rebuilt_not_trusted(tmp_path: Path):

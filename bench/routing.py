@@ -1,0 +1,224 @@
+"""``make routing-bench``: mindrian's selection beside a plain BM25 on the skill authors' evals.
+
+``../shared/routing`` holds 75 public skills and their authors' trigger evals. The skills
+are copied into a temporary folder; skills sharing a name get distinct ids through
+``metadata.mindrian.id`` (their owner and repository) added to the copy's front matter,
+their text untouched. Each copy goes through phases 1-5 in this process, the compute-only
+phases, and the Framework record phase 5 produces (what phase 7 would register) is
+registered into a temporary embedded registry. Phases 6 and 7 (writing the package, its
+tests in a subprocess, the end-to-end probe) do not change what selection reads, and take
+about half a minute per skill on two cores.
+
+Every query of every eval is then routed with ``Registry.select_text`` and with a
+30-line BM25 over each skill's name and description (whitespace words, k1 1.2, b 0.75),
+and both are scored as ``../shared/routing/README.md`` says. The table also lists the
+abstention threshold's effect: the rates each candidate value of ``MIN_RELEVANCE`` would
+give, the one that maximises top-1 hits minus false triggers marked (the value chosen).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import ROOT
+from builder.graph.route_eval import EvalCase, EvalReport, run_evals
+from builder.phases import PHASE_NAMES, load_phase
+from builder.pipeline.config import load_config
+from builder.pipeline.contract import PhaseInput
+from builder.skill.source import load_source
+from mindrian.graph import EmbeddedRegistry, FrameworkRecord, Selection
+from mindrian.routing import score as routing_score
+
+__all__ = ["Built", "bm25_baseline", "build_records", "main"]
+
+ROUTING = ROOT.parent / "shared" / "routing"
+_COMPUTE_PHASES = PHASE_NAMES[: PHASE_NAMES.index("neo4j_schema") + 1]
+_THRESHOLDS = (0.0, 0.02, 0.05, 0.08, 0.1, 0.15)  # MIN_RELEVANCE must be one of them
+
+
+@dataclass(frozen=True)
+class Built:
+    """The outcome of phases 1-5 for the skills of the set."""
+
+    records: tuple[FrameworkRecord, ...]
+    """Records to register, one per skill that passed."""
+    ids: Mapping[str, str]
+    """Repository (``owner/name``) to registered framework id."""
+    failures: tuple[tuple[str, str], ...]
+    """(repository, first failed check or error) for the rest."""
+
+
+def _with_id(text: str, framework_id: str) -> str:
+    """The SKILL.md with ``metadata.mindrian.id`` added to its front matter (text unchanged)."""
+    head, sep, rest = text.partition("\n---")
+    if "\nmetadata:" in head:
+        raise ValueError("front matter already has metadata; cannot add an id safely")
+    return f"{head}\nmetadata:\n  mindrian:\n    id: {framework_id}{sep}{rest}"
+
+
+def _copies(routing: Path, work: Path) -> dict[str, Path]:
+    """Repository to its SKILL.md copied under ``work``, colliding names given ids."""
+    skills: dict[str, Path] = {}
+    names: dict[str, list[str]] = {}
+    for eval_file in sorted((routing / "evals").glob("*.json")):
+        meta = json.loads(eval_file.read_text(encoding="utf-8"))
+        repo = meta["repo"]
+        # The set keeps each skill's own folder (the last part of its path) under the repository.
+        folder = next((routing / "skills" / repo.replace("/", "+")).glob("*/SKILL.md")).parent
+        target = work / repo.replace("/", "+")
+        shutil.copytree(folder, target)
+        skills[repo] = target / "SKILL.md"
+        names.setdefault(meta["skill_name"], []).append(repo)
+    for repos in names.values():
+        for repo in repos if len(repos) > 1 else ():
+            path = skills[repo]
+            unique = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")
+            path.write_text(_with_id(path.read_text(encoding="utf-8"), unique), encoding="utf-8")
+    return skills
+
+
+def build_records(skills: Mapping[str, Path]) -> Built:
+    """Phases 1-5 of every skill, in process; the records phase 5 produces."""
+    config = load_config(ROOT)
+    records: list[FrameworkRecord] = []
+    ids: dict[str, str] = {}
+    failures: list[tuple[str, str]] = []
+    for repo, path in skills.items():
+        try:
+            source = load_source(path, display=path.name)
+            previous: dict[str, object] = {}
+            for name in _COMPUTE_PHASES:
+                result = load_phase(name).run(PhaseInput(source, config, previous))
+                failed = [c for c in result.checks if not c.passed]
+                if failed:
+                    raise ValueError(f"{name}: {failed[0].name}: {failed[0].reason}")
+                previous[name] = result.output
+        except Exception as exc:  # any stage error is this skill's outcome, not the bench's
+            failures.append((repo, str(exc).splitlines()[0][:160]))
+            continue
+        record = previous["neo4j_schema"].to_framework_record()  # type: ignore[attr-defined]
+        records.append(record)
+        ids[repo] = record.id
+    return Built(tuple(records), ids, tuple(failures))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def bm25_baseline(records: Sequence[FrameworkRecord]) -> Callable[[str], list[Selection]]:
+    """Plain BM25 over name + description: the baseline of the table."""
+    docs = [Counter(_words(f"{r.name} {r.description or ''}")) for r in records]
+    lengths = [sum(d.values()) for d in docs]
+    average = sum(lengths) / len(docs)
+    df = Counter(term for d in docs for term in d)
+    n = len(docs)
+
+    def rank(query: str) -> list[Selection]:
+        scored = []
+        for i, doc in enumerate(docs):
+            value = 0.0
+            for term in set(_words(query)):
+                if doc[term]:
+                    idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                    norm = 1.2 * (0.25 + 0.75 * lengths[i] / average)
+                    value += idf * doc[term] * 2.2 / (doc[term] + norm)
+            if value > 0:
+                scored.append(Selection(records[i].id, records[i].name, value))
+        return sorted(scored, key=lambda s: (-s.score, s.id))
+
+    return rank
+
+
+def _cases(routing: Path, ids: Mapping[str, str]) -> list[EvalCase]:
+    cases = []
+    for eval_file in sorted((routing / "evals").glob("*.json")):
+        meta = json.loads(eval_file.read_text(encoding="utf-8"))
+        skill = ids.get(meta["repo"], "(not built) " + meta["repo"])
+        cases += [
+            EvalCase(skill, c["query"], bool(c["should_trigger"]), eval_file.name)
+            for c in meta["cases"]
+        ]
+    return cases
+
+
+def _row(name: str, report: EvalReport) -> tuple[str, ...]:
+    p = report.overall.plain()
+    return (name, *(f"{100 * (p[k] or 0):.1f} %" for k in _KEYS))
+
+
+_KEYS = ("top1", "top3", "abstention", "false_trigger")
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> str:
+    header = ("on ../shared/routing", "top-1", "top-3", "no result", "false trigger")
+    cells = [header, *rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
+        for r in cells
+    )
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    """Build, register, route, print the table; 2 when the set is missing."""
+    routing = (Path(argv[0]) if argv else ROUTING).resolve()
+    if not (routing / "evals").is_dir():
+        print(f"no trigger evals under {routing}/evals", file=sys.stderr)
+        return 2
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mindrian-routing-") as folder:
+        work = Path(folder)
+        built = build_records(_copies(routing, work / "skills"))
+        build_s = time.perf_counter() - began
+        cases = _cases(routing, built.ids)
+        with EmbeddedRegistry(work / "registry.lbug") as registry:
+            registry.register_many(built.records)
+            sweep = [(t, _at_threshold(t, cases, registry)) for t in _THRESHOLDS]
+    chosen = routing_score.MIN_RELEVANCE
+    ours = next(report for threshold, report in sweep if threshold == chosen)
+    baseline = run_evals(cases, bm25_baseline(built.records))
+    print(_table([_row("mindrian select", ours), _row("BM25 (name + description)", baseline)]))
+    total = len(built.records) + len(built.failures)
+    print(f"skills built (phases 1-5) and registered: {len(built.records)} / {total}")
+    print(f"top-1 over BM25: {100 * _gain(ours, baseline):+.1f} points")
+    print(f"build {build_s:.0f} s, {len(cases)} queries")
+    for repo, why in built.failures:
+        print(f"  not built: {repo}: {why}")
+    print("\nabstention threshold MIN_RELEVANCE (development set; * = in use):")
+    best = max(sweep, key=lambda s: s[1].overall.top1 - s[1].overall.false_triggers)
+    for threshold, report in sweep:
+        mark = "*" if threshold == chosen else " "
+        better = " <- best top-1 minus false triggers" if report is best[1] else ""
+        print(f" {mark} {threshold:<5g}" + "  ".join(_row("", report)[1:]) + better)
+    return 0
+
+
+def _at_threshold(
+    threshold: float, cases: Sequence[EvalCase], registry: EmbeddedRegistry
+) -> EvalReport:
+    """The evals routed with ``MIN_RELEVANCE`` set to ``threshold`` (restored afterwards)."""
+    chosen = routing_score.MIN_RELEVANCE
+    routing_score.MIN_RELEVANCE = threshold
+    try:
+        return run_evals(cases, lambda query: registry.select_text(query, limit=3))
+    finally:
+        routing_score.MIN_RELEVANCE = chosen
+
+
+def _gain(ours: EvalReport, baseline: EvalReport) -> float:
+    return (ours.overall.top1 - baseline.overall.top1) / max(ours.overall.positives, 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,54 @@
+"""GitHub workflow-command annotations of the located diagnostics the human format prints.
+
+``--format github`` prints one ``::error file=…,line=…,col=…,title=CODE::message`` line per
+problem on stdout, where a GitHub Actions runner turns it into an annotation on that line of the
+pull request. The values are escaped as the runner's parser expects (``%``, CR and LF
+everywhere; ``:`` and ``,`` also in properties), so a message can hold any text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from builder.pipeline.errors import SourceLocation
+
+__all__ = ["FORMATS", "Annotation", "github_line"]
+
+#: The values of ``--format``: the human lines, GitHub annotations, or a JSON report.
+FORMATS = ("human", "github", "json")
+
+_DATA_ESCAPES = (("%", "%25"), ("\r", "%0D"), ("\n", "%0A"))
+_PROPERTY_ESCAPES = (*_DATA_ESCAPES, (":", "%3A"), (",", "%2C"))
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One finding as GitHub shows it."""
+
+    code: str
+    """The registry code (``S204``), the annotation's title."""
+    message: str
+    """What went wrong, as the human format says it."""
+    location: SourceLocation | None = None
+    """Where, when known: the file relative to the project root, 1-based line and column."""
+
+
+def _escape(text: str, escapes: tuple[tuple[str, str], ...]) -> str:
+    for raw, escaped in escapes:
+        text = text.replace(raw, escaped)
+    return text
+
+
+def github_line(annotation: Annotation) -> str:
+    """The ``::error …::message`` workflow command of ``annotation``."""
+    place = annotation.location
+    properties = []
+    if place is not None and place.path:
+        properties.append(("file", place.path))
+        if place.line:
+            properties.append(("line", str(place.line)))
+            if place.column:
+                properties.append(("col", str(place.column)))
+    properties.append(("title", annotation.code))
+    text = ",".join(f"{key}={_escape(value, _PROPERTY_ESCAPES)}" for key, value in properties)
+    return f"::error {text}::{_escape(annotation.message, _DATA_ESCAPES)}"

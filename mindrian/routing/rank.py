@@ -1,0 +1,209 @@
+"""Ranked free-text selection: BM25F over a framework's stored fields, with negative evidence.
+
+The model (Robertson and Zaragoza's BM25F) reads the fields the registry stores for every
+framework: ``name``, ``description``, ``triggers`` and ``problem_types``. For a query
+term ``t`` and a framework ``d``::
+
+    tf~(t, d)  = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
+    idf(t)     = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    positive   = sum over query terms t of  idf(t) * tf~(t, d) / (K1 + tf~(t, d))
+    negative   = sum over query terms t of  idf(t) * tn(t, d) / (K1 + tn(t, d))
+    relevance  = max(0, positive - NEGATIVE_WEIGHT * negative) / sum over query terms of idf(t)
+
+``tn`` counts the term in the description's *negative clauses* (a sentence from "not for",
+"do not use", "do not trigger", "instead", "不用于", "不触发"… to its end): they say what the
+framework is not for, so a query matching them counts against it, and they are left out of
+the positive description field. ``relevance`` is calibrated to [0, 1]: the share of the
+query's information (its summed idf, a term unseen in every framework weighing as much as
+the rarest) that the framework covers, so one threshold means the same thing for a short
+and a long query. Terms come from :func:`mindrian.routing.text.tokens`.
+
+Everything is computed from the stored fields, so any backend holding them (LadybugDB,
+Neo4j, ``registry.yaml``) ranks identically; the index is plain data built once per
+registry revision.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mindrian.routing.text import tokens
+
+__all__ = [
+    "FIELD_WEIGHTS",
+    "K1",
+    "NEGATIVE_WEIGHT",
+    "FieldMatch",
+    "RankedIndex",
+    "RoutingDocument",
+    "negative_clauses",
+]
+
+#: Per field: (weight w_f, length normalisation b_f). The name and the author's triggers
+#: are short and deliberate, so a match there counts more than one in running prose.
+FIELD_WEIGHTS: Mapping[str, tuple[float, float]] = {
+    "name": (3.0, 0.3),
+    "triggers": (1.0, 0.5),
+    "problem_types": (1.5, 0.3),
+    "description": (1.0, 0.75),
+}
+#: Term-frequency saturation of BM25.
+K1 = 1.2
+#: How much a match in a negative clause takes away, relative to a positive match.
+NEGATIVE_WEIGHT = 1.0
+
+# Sentence ends, the CJK full stop and fullwidth ! ? ; included.
+_ENDS = ".!?;\n\u3002\uff01\uff1f\uff1b"
+_SENTENCE = re.compile(f"[^{_ENDS}]+[{_ENDS}]?")
+_NEGATIVE_CUE = re.compile(
+    r"\bnot\s+for\b|\bdo\s+not\s+use\b|\bdon'?t\s+use\b|\bnot\s+(?:be\s+)?(?:used|triggered)\b"
+    r"|\bdo\s+not\s+trigger\b|\bdon'?t\s+trigger\b|\bnot\s+trigger\b|\bnot\s+when\b"
+    r"|\binstead\b|\bavoid\s+(?:using|for)\b|\bnot\s+suitable\b"
+    r"|不用于|不适用|不适合|不要用|不触发|请勿|而非|而不是",
+    re.IGNORECASE,
+)
+
+
+def negative_clauses(text: str) -> tuple[str, str]:
+    """``text`` split into (what it is for, what it says it is not for).
+
+    A sentence is cut at its first negative cue: the part before stays positive, the
+    cue and the rest of the sentence are negative evidence.
+    """
+    positive: list[str] = []
+    negative: list[str] = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group()
+        cue = _NEGATIVE_CUE.search(sentence)
+        if cue is None:
+            positive.append(sentence)
+        else:
+            positive.append(sentence[: cue.start()])
+            negative.append(sentence[cue.start() :])
+    return " ".join(positive), " ".join(negative)
+
+
+@dataclass(frozen=True)
+class RoutingDocument:
+    """The stored fields of one framework that free-text selection reads."""
+
+    id: str
+    """Framework id."""
+    name: str
+    """Display name."""
+    description: str = ""
+    """Description as written (negative clauses included; the index separates them)."""
+    triggers: tuple[str, ...] = ()
+    """Trigger phrases."""
+    problem_types: tuple[str, ...] = ()
+    """Problem types."""
+
+    def fields(self) -> dict[str, list[str]]:
+        """Field name to tokens, plus ``negative`` for the description's negative clauses."""
+        positive, negative = negative_clauses(self.description)
+        return {
+            "name": tokens(self.name.replace("-", " ")),
+            "triggers": [t for phrase in self.triggers for t in tokens(phrase)],
+            "problem_types": [t for phrase in self.problem_types for t in tokens(phrase)],
+            "description": tokens(positive),
+            "negative": tokens(negative),
+        }
+
+
+@dataclass(frozen=True)
+class FieldMatch:
+    """One query term found in one framework."""
+
+    term: str
+    """The token."""
+    idf: float
+    """Its inverse document frequency in the registry."""
+    fields: tuple[tuple[str, int], ...]
+    """(field, occurrences) for each field holding it, ``negative`` included."""
+    contribution: float
+    """What it added to (or, negative, took from) the raw score."""
+
+
+class RankedIndex:
+    """An inverted index of :class:`RoutingDocument` s; immutable once built."""
+
+    def __init__(self, documents: Sequence[RoutingDocument]) -> None:
+        """Tokenise every document and precompute each (term, document) weight."""
+        self.documents: tuple[RoutingDocument, ...] = tuple(documents)
+        fields = [d.fields() for d in self.documents]
+        count = len(fields)
+        average = {
+            f: (sum(len(doc[f]) for doc in fields) / count if count else 0.0) or 1.0
+            for f in FIELD_WEIGHTS
+        }
+        self._positive: dict[str, dict[int, float]] = {}
+        self._negative: dict[str, dict[int, float]] = {}
+        self._counts: list[dict[str, Counter[str]]] = []
+        for i, doc in enumerate(fields):
+            counts = {f: Counter(terms) for f, terms in doc.items()}
+            self._counts.append(counts)
+            for f, (weight, b) in FIELD_WEIGHTS.items():
+                norm = 1.0 - b + b * len(doc[f]) / average[f]
+                for term, n in counts[f].items():
+                    bucket = self._positive.setdefault(term, {})
+                    bucket[i] = bucket.get(i, 0.0) + weight * n / norm
+            for term, n in counts["negative"].items():
+                self._negative.setdefault(term, {})[i] = float(n)
+        self._idf = {term: _idf(count, len(postings)) for term, postings in self._positive.items()}
+        self._unseen_idf = _idf(count, 0)
+        # What each (term, framework) adds, computed once: a query only sums these.
+        self._gain = {
+            term: {i: self._idf[term] * tf / (K1 + tf) for i, tf in postings.items()}
+            for term, postings in self._positive.items()
+        }
+        self._loss = {
+            term: {i: NEGATIVE_WEIGHT * self.idf(term) * tn / (K1 + tn) for i, tn in at.items()}
+            for term, at in self._negative.items()
+        }
+
+    def idf(self, term: str) -> float:
+        """Inverse document frequency of ``term`` (the highest possible when it is unseen)."""
+        return self._idf.get(term, self._unseen_idf)
+
+    def raw_scores(self, text: str) -> tuple[dict[int, float], float]:
+        """Position to raw score (above zero) of the frameworks sharing a term with ``text``,
+        and the divisor that calibrates them (the query's summed idf)."""
+        query = list(dict.fromkeys(tokens(text)))
+        postings = sorted((self._gain[t] for t in query if t in self._gain), key=len)
+        # The longest posting list is copied (at C speed), the shorter ones added to it.
+        raw = dict(postings.pop()) if postings else {}
+        for gains in postings:
+            for i, gain in gains.items():
+                raw[i] = raw.get(i, 0.0) + gain
+        for term in query:
+            for i, loss in self._loss.get(term, {}).items():
+                if i in raw:
+                    raw[i] -= loss
+        return raw, sum(self.idf(t) for t in query)
+
+    def relevance(self, text: str) -> dict[int, float]:
+        """Position to calibrated relevance of every framework scoring above zero for ``text``."""
+        raw, total = self.raw_scores(text)
+        return {i: value / total for i, value in raw.items() if value > 0}
+
+    def explain(self, i: int, text: str) -> tuple[FieldMatch, ...]:
+        """The terms of ``text`` found in framework ``i``, strongest first."""
+        found = []
+        for term in dict.fromkeys(tokens(text)):
+            held = tuple((f, c[term]) for f, c in self._counts[i].items() if c[term])
+            if not held:
+                continue
+            idf = self.idf(term)
+            tf = self._positive.get(term, {}).get(i, 0.0)
+            tn = self._negative.get(term, {}).get(i, 0.0)
+            value = idf * tf / (K1 + tf) - NEGATIVE_WEIGHT * idf * tn / (K1 + tn)
+            found.append(FieldMatch(term, idf, held, value))
+        return tuple(sorted(found, key=lambda m: (-abs(m.contribution), m.term)))
+
+
+def _idf(count: int, frequency: int) -> float:
+    return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))

@@ -1,0 +1,199 @@
+"""The one selection formula for a sentence: text relevance plus the graph's evidence.
+
+For a sentence and a registered framework ``f``::
+
+    score(f) = TEXT_WEIGHT  x relevance(sentence, f)            (mindrian.routing.rank, 0..1)
+             + FIT_WEIGHT   x GOOD_FOR confidence of the best matched problem type
+             + CHAIN_WEIGHT x sum of CHAINS_TO weights from the previous frameworks to f
+             + USAGE_WEIGHT x ((successes + 1) / (uses + 2) - 0.5)
+
+rounded to six decimals. A problem type matches when it is given explicitly or when every
+one of its tokens is in the sentence (1.0 when no GOOD_FOR edge rates it). A framework is
+a candidate when its relevance exceeds :data:`MIN_RELEVANCE` or a problem type matches;
+chaining and usage only reorder candidates. Explicit triggers (``select --trigger``) keep
+the structured query's 0.6 + 0.1 per further trigger; in a sentence the triggers are one
+of the text fields, so the words an author chose count through relevance. Order: score,
+then relevance, then id only for frameworks equal in both (so the output is deterministic).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from mindrian.routing.rank import FieldMatch, RankedIndex, RoutingDocument
+from mindrian.routing.text import tokens
+
+__all__ = [
+    "CHAIN_WEIGHT",
+    "FIT_WEIGHT",
+    "MIN_RELEVANCE",
+    "TEXT_WEIGHT",
+    "USAGE_WEIGHT",
+    "RankedCandidate",
+    "RoutingSnapshot",
+    "rank_sentence",
+]
+
+TEXT_WEIGHT = 1.0
+FIT_WEIGHT = 0.4
+CHAIN_WEIGHT = 0.3
+USAGE_WEIGHT = 0.2
+#: Abstention: below this relevance a framework is no candidate (unless a problem type
+#: matches). Learned on the development half of ../shared/routing by ``make routing-bench``
+#: (the value maximising top-1 hits minus false triggers; see bench/routing.py).
+MIN_RELEVANCE = 0.0
+# Two totals closer than this may round to the same six decimals.
+_ROUNDING = 1e-6
+
+
+@dataclass(frozen=True)
+class RoutingSnapshot:
+    """What ranking reads from the registry, built once per registry revision."""
+
+    revision: tuple[int, str]
+    """(registered frameworks, last write) when it was read."""
+    index: RankedIndex
+    """The text index of every registered framework, in id order."""
+    problem_types: Mapping[str, tuple[frozenset[str], Mapping[int, float]]]
+    """Problem type to (its tokens, position to GOOD_FOR confidence of each framework listing
+    it: 1.0 without an edge)."""
+    positions: Mapping[str, int]
+    """Framework id to its position in the index."""
+    chains: Mapping[str, tuple[tuple[str, float], ...]]
+    """Framework id to its outgoing CHAINS_TO (target, weight)."""
+
+    def fits(self, text: str, named: Iterable[str]) -> dict[int, float]:
+        """Position to the best GOOD_FOR confidence among the problem types ``named`` or
+        wholly present in ``text``."""
+        sentence = frozenset(tokens(text))
+        wanted = set(named) | {
+            p for p, (words, _) in self.problem_types.items() if words and words <= sentence
+        }
+        best: dict[int, float] = {}
+        for problem in sorted(wanted):
+            for i, confidence in self.problem_types.get(problem, (frozenset(), {}))[1].items():
+                best[i] = max(best.get(i, 0.0), confidence)
+        return best
+
+    def chained(self, previous: Iterable[str]) -> dict[str, float]:
+        """Summed CHAINS_TO weight from the ``previous`` frameworks to each of their targets."""
+        total: dict[str, float] = {}
+        for source in dict.fromkeys(previous):
+            for target, weight in self.chains.get(source, ()):
+                total[target] = total.get(target, 0.0) + weight
+        return total
+
+    @classmethod
+    def build(
+        cls,
+        revision: tuple[int, str],
+        documents: Sequence[RoutingDocument],
+        good_for: Mapping[str, Mapping[str, float]],
+        chains: Mapping[str, tuple[tuple[str, float], ...]],
+    ) -> RoutingSnapshot:
+        """Index ``documents``."""
+        listed: dict[str, dict[int, float]] = {}
+        for i, doc in enumerate(documents):
+            rated = good_for.get(doc.id, {})
+            for problem in doc.problem_types:
+                listed.setdefault(problem, {})[i] = rated.get(problem, 1.0)
+        problems = {p: (frozenset(tokens(p)), at) for p, at in sorted(listed.items())}
+        positions = {doc.id: i for i, doc in enumerate(documents)}
+        return cls(revision, RankedIndex(documents), problems, positions, chains)
+
+
+@dataclass(frozen=True)
+class RankedCandidate:
+    """A framework and every part of its score."""
+
+    id: str
+    """Framework id."""
+    name: str
+    """Display name."""
+    score: float
+    """The formula's total, rounded to six decimals."""
+    relevance: float
+    """Text relevance, 0..1."""
+    fit: float
+    """GOOD_FOR confidence of the best matched problem type (0 when none matched)."""
+    chained: float
+    """Summed CHAINS_TO weight from the previous frameworks."""
+    usage: float
+    """The usage term before weighting: smoothed success rate - 0.5."""
+    matches: tuple[FieldMatch, ...] = ()
+    """The matched terms, when explaining."""
+
+
+def rank_sentence(
+    snapshot: RoutingSnapshot,
+    text: str,
+    problem_types: Iterable[str],
+    previous: Iterable[str],
+    usage: Mapping[str, tuple[int, int]],
+    limit: int,
+    explain: bool = False,
+) -> list[RankedCandidate]:
+    """The best ``limit`` frameworks for ``text``, best first.
+
+    ``usage`` maps a framework id to its recorded (uses, successes). Each part is added in
+    one pass over the frameworks it concerns, and only the totals that can still be among
+    the first ``limit`` are rounded and sorted.
+    """
+    docs = snapshot.index.documents
+    raw, total = snapshot.index.raw_scores(text)
+    floor = max(MIN_RELEVANCE * total, 0.0)
+    relevance = {i: value / total for i, value in raw.items() if value > floor}
+    fits = snapshot.fits(text, problem_types)
+    chained = snapshot.chained(previous)
+    totals = {i: TEXT_WEIGHT * r for i, r in relevance.items()}
+    for i, fit in fits.items():
+        totals[i] = totals.get(i, 0.0) + FIT_WEIGHT * fit
+    # Chaining and usage only reorder candidates: they never make one.
+    for framework, weight in chained.items():
+        at = snapshot.positions.get(framework)
+        if at in totals:
+            totals[at] += CHAIN_WEIGHT * weight
+    for framework, (uses, successes) in usage.items():
+        at = snapshot.positions.get(framework)
+        if at in totals:
+            totals[at] += USAGE_WEIGHT * ((successes + 1.0) / (uses + 2.0) - 0.5)
+    if not totals:
+        return []
+    # Only totals near the `limit`-th best can rank once rounded; the rest are never sorted.
+    kth = heapq.nlargest(limit, totals.values())[-1] - _ROUNDING
+    scored = sorted(
+        (-round(value, 6), -relevance.get(i, 0.0), docs[i].id, i)
+        for i, value in totals.items()
+        if value >= kth
+    )
+    return [
+        _candidate(snapshot, i, -score, -rel, fits, chained, usage, text, explain)
+        for score, rel, _, i in scored[:limit]
+    ]
+
+
+def _candidate(
+    snapshot: RoutingSnapshot,
+    i: int,
+    score: float,
+    relevance: float,
+    fits: Mapping[int, float],
+    chained: Mapping[str, float],
+    usage: Mapping[str, tuple[int, int]],
+    text: str,
+    explain: bool,
+) -> RankedCandidate:
+    doc = snapshot.index.documents[i]
+    uses, successes = usage.get(doc.id, (0, 0))
+    return RankedCandidate(
+        id=doc.id,
+        name=doc.name,
+        score=score,
+        relevance=relevance,
+        fit=fits.get(i, 0.0),
+        chained=chained.get(doc.id, 0.0),
+        usage=(successes + 1.0) / (uses + 2.0) - 0.5,
+        matches=snapshot.index.explain(i, text) if explain else (),
+    )

@@ -1,0 +1,118 @@
+"""Tokens for ranked free-text selection, in any script, with no dictionary or model.
+
+:func:`tokens` turns a text into the units the ranked model (:mod:`mindrian.routing.rank`)
+counts. Both sides of routing (a framework's stored fields and the user's sentence) go
+through it, so they always agree. The rules, in order:
+
+1. Unicode NFKC (fullwidth letters become ASCII) and case folding; apostrophes removed.
+2. A run of a script written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao,
+   Khmer, Myanmar) becomes its overlapping character bigrams (a one-character run stays
+   itself): ``单元测试`` gives ``单元``, ``元测``, ``测试``. Bigrams are the classic
+   segmenter-free indexing of CJK text and need no word list.
+3. Everything else is split into runs of letters and digits; hyphens and underscores
+   separate words (``property-based`` is ``property`` and ``based``).
+4. A word in :data:`mindrian.routing.terms.STOP_WORDS` or one character long is dropped;
+   the rest go through :func:`stem`, a light English suffix stripper applied to Latin-script
+   words only.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from mindrian.routing.terms import STOP_WORDS
+
+__all__ = ["is_unspaced", "stem", "tokens"]
+
+# Scripts written without spaces between words: Han (with its extensions and
+# compatibility block), Hiragana, Katakana, Hangul, Thai, Lao, Myanmar, Khmer.
+_UNSPACED_RANGES = (
+    (0x0E00, 0x0EFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0x1100, 0x11FF),
+    (0x3040, 0x30FF),
+    (0x3130, 0x318F),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2FA1F),
+)
+_UNSPACED_CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _UNSPACED_RANGES)
+_RUN = re.compile(f"([{_UNSPACED_CLASS}]+)|([^\\W_{_UNSPACED_CLASS}]+)")
+_APOSTROPHES = re.compile("['\u2018\u2019\u02bc\uff07]")
+_LATIN = re.compile(r"[a-z]+")
+# Longest first; each suffix comes off only if at least three letters stay.
+_SUFFIXES = (
+    ("ational", "ate"),
+    ("ization", "ize"),
+    ("ations", "ate"),
+    ("ation", "ate"),
+    ("nesses", ""),
+    ("ness", ""),
+    ("ments", ""),
+    ("ment", ""),
+    ("ities", ""),
+    ("ity", ""),
+    ("ingly", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("edly", ""),
+    ("ied", "y"),
+    ("ies", "y"),
+    ("ed", ""),
+    ("ers", ""),
+    ("er", ""),
+    ("ly", ""),
+    ("es", ""),
+    ("s", ""),
+)
+_KEEP_FINAL_S = ("ss", "us", "is")
+_VOWELS = frozenset("aeiouy")
+
+
+def is_unspaced(char: str) -> bool:
+    """Whether ``char`` belongs to a script written without spaces between words."""
+    point = ord(char)
+    return any(lo <= point <= hi for lo, hi in _UNSPACED_RANGES)
+
+
+def stem(word: str) -> str:
+    """A light English stem: one suffix off, a final ``e`` and a doubled consonant undone.
+
+    ``testing``, ``tests`` and ``tested`` all give ``test``; ``validation``,
+    ``validate`` and ``validating`` give ``validat``. Words not written in
+    lowercase Latin letters come back unchanged.
+    """
+    if not _LATIN.fullmatch(word) or len(word) <= 3:
+        return word
+    if word.endswith(_KEEP_FINAL_S):
+        return word
+    for suffix, replacement in _SUFFIXES:
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 3 and _VOWELS.intersection(base):
+            word = base + replacement
+            break
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "lsz" + "".join(_VOWELS):
+        word = word[:-1]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """The ranked model's tokens of ``text``, in order, repeats kept (they are counts)."""
+    folded = _APOSTROPHES.sub("", unicodedata.normalize("NFKC", text).casefold())
+    found: list[str] = []
+    for match in _RUN.finditer(folded):
+        unspaced, word = match.groups()
+        if unspaced is not None:
+            if len(unspaced) == 1:
+                found.append(unspaced)
+            else:
+                found.extend(unspaced[i : i + 2] for i in range(len(unspaced) - 1))
+        elif len(word) > 1 and word not in STOP_WORDS:
+            found.append(stem(word))
+    return found

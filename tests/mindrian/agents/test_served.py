@@ -1,0 +1,64 @@
+"""``ServedAgent`` in process: AgentOS keeps the guarantees (HTTP: tests/mindrian/serve)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from agno.db.sqlite import SqliteDb
+from agno.run.base import RunStatus
+
+from mindrian.agents import OperatorAgent, RoleAgent
+from mindrian.agents.served import ServedAgent
+from mindrian.testing import ScriptedModel
+
+
+class _Persona(RoleAgent):
+    agent_id = "persona"
+    instructions = "Talk with the user."
+
+
+class _Scorer(OperatorAgent):
+    agent_id = "scorer"
+
+
+def _fail(messages: Any) -> str:
+    raise RuntimeError("provider down")
+
+
+def test_role_history_comes_from_the_session_without_failed_runs(tmp_path: Path) -> None:
+    model = ScriptedModel(_fail, "First answer.", "Second answer.")
+    served = ServedAgent.of(
+        _Persona(model=model, state_dir=tmp_path), db=SqliteDb(db_file=str(tmp_path / "s.db"))
+    )
+
+    async def talk() -> list[Any]:
+        return [
+            await served.arun(text, session_id="chat", stream=False)
+            for text in ("Lost message", "Hello", "And then?")
+        ]
+
+    failed, first, second = asyncio.run(talk())
+    assert failed.status == RunStatus.error
+    assert (first.content, second.content) == ("First answer.", "Second answer.")
+    seen = [pair for pair in model.calls[-1].pairs if pair[0] != "system"]
+    assert seen == [
+        ("user", "Hello"),
+        ("assistant", "First answer."),
+        ("user", "And then?"),
+    ]
+
+
+def test_an_answer_breaking_the_schema_is_a_failed_run(tmp_path: Path) -> None:
+    model = ScriptedModel({"output": "fine", "confidence": 0.5}, {"output": "bad", "confidence": 7})
+    served = ServedAgent.of(_Scorer(model=model), db=SqliteDb(db_file=str(tmp_path / "s.db")))
+
+    async def both() -> list[Any]:
+        return [await served.arun("score it", stream=False) for _ in range(2)]
+
+    good, bad = asyncio.run(both())
+    assert (good.status, good.content_type) == (RunStatus.completed, "HandoffOutput")
+    assert good.content.output == "fine"
+    assert bad.status == RunStatus.error
+    assert bad.content.startswith("output did not match schema: HandoffOutput: confidence:")

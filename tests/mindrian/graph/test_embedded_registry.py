@@ -1,0 +1,502 @@
+"""EmbeddedRegistry on a real LadybugDB database: selection, idempotence, placeholders."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import ladybug
+import pytest
+from graph_factories import INJECTION, SIX, by_id, framework, with_injection
+
+from mindrian.graph import EmbeddedRegistry, FrameworkRecord, GraphCounts, GraphError, Usage
+from mindrian.graph import queries as q
+from mindrian.graph.base import check_params
+from mindrian.graph.dialect import EMBEDDED_REWRITES, EMBEDDED_SCHEMA, embedded_text
+from mindrian.graph.embedded import FORMAT_SCHEMA, FORMAT_VERSION
+from mindrian.graph.errors import RegistryBusy, RegistryDamaged
+
+#: Every column of the Framework node table; nothing else may ever appear on a node.
+NODE_COLUMNS = {
+    "id",
+    "name",
+    "type",
+    "description",
+    "triggers",
+    "problem_types",
+    "version",
+    "source_digest",
+    "registered",
+    "updated_at",
+}
+
+
+@pytest.fixture
+def registry() -> Iterator[EmbeddedRegistry]:
+    with EmbeddedRegistry(None) as reg:
+        reg.register_many(SIX)
+        yield reg
+
+
+# (triggers, problem_types, previous, limit, expected [(id, score)]), scores by hand:
+# 0.6 for a trigger match + 0.1 per further matched trigger (three at most)
+# + 0.4 x GOOD_FOR confidence of a matched problem type (1.0 without a GOOD_FOR edge)
+# + 0.3 x sum of CHAINS_TO weights from the previous frameworks to the candidate.
+# Nothing is recorded in USED_BY here, so the usage term is 0.
+SELECTIONS = [
+    pytest.param(
+        ["scqa"],
+        ["ill-defined"],
+        ["pws"],
+        5,
+        # minto 0.6+0.4*0.7+0.3*0.4 (pws chains to minto); scenario 0.6+0.4*1.0: a tie
+        # broken by id; trending 0.4*1.0 above pws 0.4*0.9.
+        [
+            ("minto", 1.0),
+            ("scenario", 1.0),
+            ("csio", 0.6),
+            ("trending", 0.4),
+            ("pws", 0.36),
+        ],
+        id="chained-bonus-confidence-and-tie-break",
+    ),
+    # minto and jtbd both chain to pws: 0.6 + 0.3*(0.9+0.5).
+    pytest.param(["validate"], [], ["minto", "jtbd"], 5, [("pws", 1.02)], id="bonus-sums-weights"),
+    # pws chains only to minto; jtbd's own chain to pws earns it nothing.
+    pytest.param(["customer"], [], ["pws"], 5, [("jtbd", 0.6)], id="bonus-follows-successors"),
+    pytest.param(["scqa"], [], [], 2, [("csio", 0.6), ("minto", 0.6)], id="limit-after-tie-break"),
+    pytest.param(
+        ["structure", "scqa", "communicate", "future"],
+        [],
+        [],
+        5,
+        [("minto", 0.8), ("scenario", 0.7), ("csio", 0.6)],
+        id="more-matched-triggers-rank-higher",
+    ),
+    pytest.param(
+        [],
+        ["market"],
+        [],
+        5,
+        [("trending", 0.4), ("jtbd", 0.32)],
+        id="problem-type-weighted-by-confidence",
+    ),
+    pytest.param(["nothing-matches"], [], [], 5, [], id="no-match"),
+    pytest.param([], [], ["pws"], 5, [], id="bonus-alone-selects-nothing"),
+    pytest.param(
+        ["scqa", "problem", "customer", "trend"],
+        [],
+        [],
+        5,
+        [("csio", 0.6), ("jtbd", 0.6), ("minto", 0.6), ("pws", 0.6), ("scenario", 0.6)],
+        id="top-five-of-six",
+    ),
+]
+
+
+@pytest.mark.parametrize("triggers, problem_types, previous, limit, expected", SELECTIONS)
+def test_select_scores_match_hand_computation(
+    registry: EmbeddedRegistry,
+    triggers: list[str],
+    problem_types: list[str],
+    previous: list[str],
+    limit: int,
+    expected: list[tuple[str, float]],
+) -> None:
+    chosen = registry.select(triggers, problem_types, previous, limit=limit)
+    assert [s.id for s in chosen] == [framework_id for framework_id, _ in expected]
+    assert [s.score for s in chosen] == pytest.approx([score for _, score in expected])
+    assert all(s.name == by_id(s.id).name for s in chosen)
+
+
+def test_get_returns_the_registered_record(registry: EmbeddedRegistry) -> None:
+    for record in SIX:
+        assert registry.get(record.id) == record
+    assert registry.get("unknown") is None
+
+
+def test_export_is_sorted_and_complete(registry: EmbeddedRegistry) -> None:
+    assert registry.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+SIX_COUNTS = GraphCounts(frameworks=6, placeholders=0, problem_types=3, chains=5, good_for=4)
+
+
+@pytest.mark.parametrize("repeat", ["register", "register_many"])
+def test_registering_twice_changes_nothing(registry: EmbeddedRegistry, repeat: str) -> None:
+    assert registry.counts() == SIX_COUNTS
+    before = registry.export()
+    if repeat == "register":
+        for record in SIX:
+            registry.register(record)
+    else:
+        registry.register_many(SIX, batch_size=4)
+    assert registry.counts() == SIX_COUNTS
+    assert registry.export() == before
+
+
+def test_stale_relationships_are_removed(registry: EmbeddedRegistry) -> None:
+    changed = replace(by_id("minto"), chains_to=(("jtbd", 0.25),), good_for=(("market", 0.1),))
+    registry.register(changed)
+    assert registry.get("minto") == changed
+    assert registry.counts() == SIX_COUNTS  # one chain and one GOOD_FOR swapped
+    # After minto, the bonus now goes to its new successor only.
+    assert registry.select(["validate"], [], ["minto"])[0].score == pytest.approx(0.6)
+    assert registry.select(["customer"], [], ["minto"])[0].score == pytest.approx(0.6 + 0.075)
+
+
+def test_relationship_weights_are_updated_in_place(registry: EmbeddedRegistry) -> None:
+    registry.register(replace(by_id("minto"), chains_to=(("pws", 0.1),)))
+    assert registry.get("minto").chains_to == (("pws", 0.1),)
+    assert registry.counts() == SIX_COUNTS
+
+
+def test_unknown_chain_target_becomes_placeholder_then_completes() -> None:
+    with EmbeddedRegistry(None) as reg:
+        reg.register(framework("alpha", triggers=("go",), chains_to=(("ghost", 0.7),)))
+        assert reg.counts() == GraphCounts(1, 1, 0, 1, 0)
+        assert reg.get("ghost") is None
+        placeholder = reg.node_properties("ghost")
+        assert placeholder is not None and placeholder["registered"] is False
+        assert placeholder["name"] is None
+        assert [s.id for s in reg.select(["go"], [], ["ghost"])] == ["alpha"]
+
+        ghost = framework("ghost", triggers=("go",))
+        reg.register(ghost)
+        assert reg.counts() == GraphCounts(2, 0, 0, 1, 0)
+        assert reg.get("ghost") == ghost
+        assert reg.get("alpha").chains_to == (("ghost", 0.7),)
+        (first, second) = reg.select(["go"], [], ["alpha"])
+        assert (first.id, second.id) == ("ghost", "alpha")
+        assert (first.score, second.score) == pytest.approx((0.6 + 0.3 * 0.7, 0.6))
+
+
+def test_placeholder_nobody_chains_to_is_pruned() -> None:
+    with EmbeddedRegistry(None) as reg:
+        reg.register(framework("alpha", chains_to=(("ghost", 0.7),)))
+        reg.register(framework("alpha"))
+        assert reg.counts() == GraphCounts(1, 0, 0, 0, 0)
+        assert reg.node_properties("ghost") is None
+
+
+def test_unregister_keeps_incoming_chains_as_placeholder(
+    registry: EmbeddedRegistry,
+) -> None:
+    assert registry.unregister("pws") is True
+    assert registry.get("pws") is None
+    assert "pws" not in {s.id for s in registry.select(["problem", "scqa"], ["ill-defined"])}
+    # minto, jtbd and scenario still chain to pws; its own relationships are gone.
+    assert registry.counts() == GraphCounts(
+        frameworks=5, placeholders=1, problem_types=3, chains=4, good_for=2
+    )
+    registry.register(by_id("pws"))
+    assert registry.counts() == SIX_COUNTS
+    assert registry.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+def test_unregister_deletes_a_framework_nobody_chains_to(
+    registry: EmbeddedRegistry,
+) -> None:
+    assert registry.unregister("trending") is True
+    assert registry.node_properties("trending") is None
+    assert registry.unregister("trending") is False
+    assert registry.unregister("never-registered") is False
+
+
+def test_unregister_releases_placeholders_it_was_the_last_to_point_at() -> None:
+    with EmbeddedRegistry(None) as reg:
+        reg.register(framework("alpha", chains_to=(("ghost", 0.5),)))
+        assert reg.unregister("alpha") is True
+        assert reg.counts() == GraphCounts(0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("target", ["minto", "csio"])
+def test_injection_text_is_stored_verbatim_and_changes_nothing_else(
+    registry: EmbeddedRegistry, target: str
+) -> None:
+    others_before = [r for r in registry.export() if r.id != target]
+    hostile = with_injection(by_id(target))
+    registry.register(hostile)
+
+    assert registry.get(target) == hostile
+    stored = registry.node_properties(target)
+    assert stored is not None and set(stored) == NODE_COLUMNS
+    assert stored["name"] == stored["version"] == stored["description"] == INJECTION
+    assert stored["registered"] is True
+    assert [r for r in registry.export() if r.id != target] == others_before
+    assert [s.id for s in registry.select([INJECTION], [], [])] == [target]
+
+
+def test_injection_in_ids_is_just_an_id(registry: EmbeddedRegistry) -> None:
+    hostile = framework("x' }) DETACH DELETE f //", triggers=("scqa",))
+    registry.register(hostile)
+    assert registry.get(hostile.id) == hostile
+    assert registry.counts().frameworks == 7
+
+
+def test_database_file_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "registry.lbug"
+    with EmbeddedRegistry(path) as reg:
+        reg.register_many(SIX)
+    with EmbeddedRegistry(path) as reopened:  # schema creation is idempotent
+        assert reopened.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+def test_failed_write_transaction_leaves_nothing_behind(
+    registry: EmbeddedRegistry,
+) -> None:
+    before = registry.export()
+
+    def work(run):  # type: ignore[no-untyped-def]
+        run(q.DEMOTE_FRAMEWORK, {"id": "minto"})
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        registry._write(work)
+    assert registry.export() == before
+    registry.register(framework("after-failure"))  # the connection is usable again
+    assert registry.get("after-failure") is not None
+
+
+def test_register_many_rejects_duplicate_ids_before_writing() -> None:
+    with EmbeddedRegistry(None) as reg:
+        with pytest.raises(ValueError, match="appears twice"):
+            reg.register_many([framework("a"), framework("b"), framework("a")])
+        assert reg.counts().frameworks == 0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: framework(""),
+        lambda: framework("a", chains_to=(("b", 0.1), ("b", 0.2))),
+        lambda: framework("a", good_for=(("x", float("nan")),)),
+        lambda: framework("a", triggers="scqa"),
+    ],
+    ids=["empty-id", "duplicate-target", "nan-weight", "bare-string-triggers"],
+)
+def test_invalid_records_are_refused(make) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises((ValueError, TypeError)):
+        make()
+
+
+def test_select_rejects_bad_arguments(registry: EmbeddedRegistry) -> None:
+    with pytest.raises(ValueError):
+        registry.select(["scqa"], limit=0)
+    with pytest.raises(TypeError):
+        registry.select("scqa")
+
+
+def test_query_parameters_must_match_the_declaration() -> None:
+    check_params(q.GET_FRAMEWORK, {"id": "x"})
+    with pytest.raises(ValueError, match="get_framework"):
+        check_params(q.GET_FRAMEWORK, {"id": "x", "extra": 1})
+
+
+def test_unopenable_path_is_a_graph_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(GraphError, match="cannot open embedded registry"):
+        EmbeddedRegistry(blocker / "registry.lbug")
+
+
+def test_every_dialect_rewrite_names_a_query_and_applies() -> None:
+    for rewrite in EMBEDDED_REWRITES:
+        query = q.ALL_QUERIES[rewrite.query]
+        assert rewrite.why
+        assert rewrite.old in query.text and rewrite.new not in query.text
+        assert rewrite.new in embedded_text(query)
+    rewritten = {r.query for r in EMBEDDED_REWRITES}
+    for name, query in q.ALL_QUERIES.items():
+        if name not in rewritten:
+            assert embedded_text(query) == query.text, name
+
+
+def test_records_keep_relationships_sorted() -> None:
+    record = FrameworkRecord("a", "A", "operator", chains_to=(("z", 1), ("b", 0.5)))
+    assert record.chains_to == (("b", 0.5), ("z", 1.0))
+
+
+# --- usage (USED_BY -> Session) and free text -----------------------------------
+
+
+def test_each_handoff_is_one_used_by_and_rerecording_only_updates_success(
+    registry: EmbeddedRegistry,
+) -> None:
+    assert registry.usage("csio") == Usage(0, 0)
+    assert registry.record_usage("csio", "session-1", "handoff-1", success=False)
+    assert registry.record_usage("csio", "session-1", "handoff-2", success=True)
+    assert registry.record_usage("csio", "session-1", "handoff-1", success=True)
+    assert registry.usage("csio") == Usage(2, 2)
+    # A placeholder or an unknown id is never credited.
+    assert not registry.record_usage("nowhere", "session-1", "handoff-3", success=True)
+    assert registry.usage("nowhere") == Usage(0, 0)
+    with pytest.raises(ValueError, match="session_id"):
+        registry.record_usage("csio", "", "handoff-4", success=True)
+
+
+def test_observed_success_moves_the_score_within_a_tenth(registry: EmbeddedRegistry) -> None:
+    # csio, minto and scenario tie at 0.6 for "scqa"; usage breaks the tie.
+    for number in range(8):
+        registry.record_usage("scenario", f"s{number}", f"ok-{number}", success=True)
+    for number in range(2):
+        registry.record_usage("csio", f"s{number}", f"bad-{number}", success=False)
+    chosen = registry.select(["scqa"])
+    assert [s.id for s in chosen] == ["scenario", "minto", "csio"]
+    # 0.2 x ((8+1)/(8+2) - 0.5) = 0.08; 0.2 x ((0+1)/(2+2) - 0.5) = -0.05
+    assert [s.score for s in chosen] == pytest.approx([0.68, 0.6, 0.55])
+
+
+def test_unregistering_drops_the_usage_of_the_framework(registry: EmbeddedRegistry) -> None:
+    registry.record_usage("trending", "s1", "h1", success=True)
+    assert registry.unregister("trending")
+    assert registry.usage("trending") == Usage(0, 0)
+    assert registry.get("trending") is None
+
+
+def test_free_text_matches_triggers_and_problem_types_by_their_terms(
+    registry: EmbeddedRegistry,
+) -> None:
+    chosen = registry.rank_text("Our customers' jobs in a wicked market")
+    # jtbd: its triggers customer and job match and its problem type market (GOOD_FOR 0.8);
+    # csio and trending: only a problem type (wicked, market: 1.0 without a GOOD_FOR edge)
+    # plus what their fields share with the sentence. pws has a GOOD_FOR to wicked but does
+    # not list it among its problem types, so it is no candidate.
+    assert [c.id for c in chosen] == ["jtbd", "csio", "trending"]
+    assert [c.fit for c in chosen] == [0.8, 1.0, 1.0]
+    for c in chosen:
+        assert c.score == pytest.approx(round(c.relevance + 0.4 * c.fit, 6))
+    assert registry.select_text("is it the one?") == ()
+
+
+def test_a_read_only_open_of_an_older_file_says_how_to_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "old.lbug"
+    database = ladybug.Database(str(path))
+    connection = ladybug.Connection(database)
+    for statement in EMBEDDED_SCHEMA[:4]:  # the tables before usage tracking
+        connection.execute(statement)
+    for statement in FORMAT_SCHEMA:  # a file of this format, from before those tables
+        connection.execute(statement)
+    connection.execute(
+        "MERGE (m:MindrianRegistry {key: 'format'}) SET m.version = $v", {"v": FORMAT_VERSION}
+    )
+    connection.close()
+    database.close()
+    with pytest.raises(GraphError, match=r"predates tables Session, USED_BY; open it once"):
+        EmbeddedRegistry(path, read_only=True)
+    EmbeddedRegistry(path).close()  # a writable open adds them
+    with EmbeddedRegistry(path, read_only=True) as upgraded:
+        assert upgraded.usage("any") == Usage(0, 0)
+
+
+def test_a_callers_query_runs_read_only_with_parameters(registry: EmbeddedRegistry) -> None:
+    rows = registry.read_cypher(
+        "MATCH (f:Framework) WHERE f.id = $id RETURN f.id AS id, f.name AS name", {"id": "jtbd"}
+    )
+    assert rows == [{"id": "jtbd", "name": "Jtbd"}]
+    # The transaction itself refuses a write that got past every check.
+    with pytest.raises(GraphError):
+        registry.read_cypher("MATCH (f:Framework) SET f.name = 'x' RETURN f.id")
+    assert registry.get("jtbd") == by_id("jtbd")
+
+
+# --- integrity and concurrency --------------------------------------------------------------
+
+
+def test_a_zero_byte_file_is_refused_not_opened_as_an_empty_registry(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    path.write_bytes(b"")
+    for read_only in (True, False):
+        with pytest.raises(RegistryDamaged, match=r"empty file.*mindrian graph rebuild"):
+            EmbeddedRegistry(path, read_only=read_only)
+    assert path.read_bytes() == b""  # the writable attempt did not initialise it
+
+
+def test_a_database_without_the_format_marker_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.lbug"
+    database = ladybug.Database(str(path))
+    connection = ladybug.Connection(database)
+    for statement in EMBEDDED_SCHEMA:
+        connection.execute(statement)
+    connection.close()
+    database.close()
+    with pytest.raises(
+        RegistryDamaged, match=r"no format marker.*mindrian graph rebuild"
+    ) as caught:
+        EmbeddedRegistry(path)
+    assert caught.value.code == "G012"
+
+
+def test_a_new_database_carries_the_marker_and_reopens(tmp_path: Path) -> None:
+    path = tmp_path / "new.lbug"
+    EmbeddedRegistry(path).close()
+    with EmbeddedRegistry(path, read_only=True) as reopened:
+        assert reopened.counts().frameworks == 0
+
+
+HOLD_WRITER = """
+import sys, time
+from mindrian.graph import EmbeddedRegistry
+registry = EmbeddedRegistry(sys.argv[1])
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+registry.close()
+"""
+
+
+def hold_writer(path: Path, seconds: float) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(path), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_readers_share_the_file_with_a_writer_in_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as registry:
+        registry.register(
+            FrameworkRecord(id="jtbd", name="Jtbd", type="operator", triggers=("job",))
+        )
+    holder = hold_writer(path, 30)
+    try:
+        for _ in range(3):  # two readers at once, and again, while the writer holds its lock
+            with (
+                EmbeddedRegistry(path, read_only=True) as one,
+                EmbeddedRegistry(path, read_only=True) as two,
+            ):
+                assert [s.id for s in one.select(("job",))] == ["jtbd"]
+                assert two.get("jtbd") is not None
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_writer_waits_for_the_lock_then_opens(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    EmbeddedRegistry(path).close()
+    holder = hold_writer(path, 1.5)
+    told: list[str] = []
+    try:
+        with EmbeddedRegistry(path, wait=60, on_wait=told.append) as registry:
+            registry.register(FrameworkRecord(id="late", name="Late", type="operator"))
+    finally:
+        holder.wait()
+    assert len(told) == 1 and "waiting up to 60 s" in told[0]
+
+
+def test_a_writer_gives_up_after_its_bound(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    EmbeddedRegistry(path).close()
+    holder = hold_writer(path, 30)
+    try:
+        with pytest.raises(RegistryBusy, match=r"locked by another process \(waited 0.3 s\)"):
+            EmbeddedRegistry(path, wait=0.3)
+    finally:
+        holder.kill()
+        holder.wait()

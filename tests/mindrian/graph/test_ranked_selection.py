@@ -1,0 +1,198 @@
+"""Ranked free-text selection (issue 23): tokens, BM25F, negative clauses, the one formula,
+the cached index, ``select --eval`` and ``select --explain``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder.graph.route_eval import read_evals, run_evals
+from builder.pipeline.errors import UsageError
+from mindrian.graph import EmbeddedRegistry, FrameworkRecord, Selection
+from mindrian.routing.rank import RankedIndex, RoutingDocument, negative_clauses
+from mindrian.routing.text import stem, tokens
+
+
+def test_cjk_runs_become_bigrams_and_latin_words_are_stemmed() -> None:
+    assert tokens("帮我写单元测试") == ["帮我", "我写", "写单", "单元", "元测", "测试"]
+    assert tokens("Testing the tests, TESTED!") == ["test", "test", "test"]
+    assert tokens("\uff34\uff25\uff33\uff34") == ["test"]  # NFKC folds fullwidth letters
+    assert tokens("property-based_testing") == ["property", "bas", "test"]
+    assert tokens("한국어") == ["한국", "국어"]
+
+
+def test_stem_leaves_short_and_non_latin_words_alone() -> None:
+    assert stem("gas") == "gas"
+    assert stem("analysis") == "analysis"
+    assert stem("validation") == stem("validate") == stem("validating")
+    assert stem("café") == "café"
+
+
+def test_negative_clauses_are_cut_at_the_cue() -> None:
+    positive, negative = negative_clauses(
+        "Reviews pull requests. Not for SQL migrations; use db-review instead. 不用于调研。"
+    )
+    assert "Reviews pull requests." in positive
+    assert "Not for SQL migrations;" in negative
+    assert "instead" in negative
+    assert "不用于调研" in negative
+
+
+def _index() -> RankedIndex:
+    return RankedIndex(
+        [
+            RoutingDocument("code-review", "code-review", "Review code. Not for SQL migrations."),
+            RoutingDocument("sql-review", "sql-review", "Review SQL migrations and schemas."),
+            RoutingDocument("unit-tests", "unit-tests", "写单元测试 for a function."),
+        ]
+    )
+
+
+def test_a_query_matching_a_negative_clause_counts_against_the_framework() -> None:
+    scores = _index().relevance("review my SQL migrations")
+    assert scores[1] > scores.get(0, 0.0)
+    # Without its negative clause, code-review would share "review" and more.
+    assert 0 not in scores or scores[0] < scores[1] / 2
+
+
+def test_relevance_is_calibrated_and_finds_chinese() -> None:
+    scores = _index().relevance("帮我写个单元测试")
+    assert list(scores) == [2]
+    assert 0.0 < scores[2] <= 1.0
+    assert _index().relevance("nothing shared") == {}
+
+
+def _records() -> list[FrameworkRecord]:
+    return [
+        FrameworkRecord(
+            "code-review",
+            "code-review",
+            "operator",
+            "Review code changes before merging. Not for SQL migrations.",
+            triggers=("review",),
+        ),
+        FrameworkRecord(
+            "sql-review",
+            "sql-review",
+            "operator",
+            "Review SQL migrations and database schemas.",
+            triggers=("migration",),
+            problem_types=("schema drift",),
+        ),
+        FrameworkRecord(
+            "release-notes",
+            "release-notes",
+            "operator",
+            "Write release notes from merged changes.",
+            chains_to=(("code-review", 0.5),),
+        ),
+    ]
+
+
+@pytest.fixture
+def registry() -> EmbeddedRegistry:
+    reg = EmbeddedRegistry(None)
+    reg.register_many(_records())
+    return reg
+
+
+def test_sentence_selection_uses_text_negative_evidence_and_one_formula(
+    registry: EmbeddedRegistry,
+) -> None:
+    ranked = registry.rank_text("please review these SQL migrations")
+    # code-review shares "review" but says it is not for SQL migrations: no candidate.
+    assert [c.id for c in ranked] == ["sql-review"]
+    assert registry.rank_text("please review this code")[0].id == "code-review"
+    for c in ranked:
+        expected = c.relevance + 0.4 * c.fit + 0.3 * c.chained + 0.2 * c.usage
+        assert c.score == pytest.approx(round(expected, 6))
+    assert registry.select_text("zzz qqq") == ()
+
+
+def test_problem_type_named_in_full_and_chaining_add_to_the_text(
+    registry: EmbeddedRegistry,
+) -> None:
+    fit = registry.rank_text("we have schema drift")
+    assert fit[0].id == "sql-review" and fit[0].fit == 1.0
+    plain = {c.id: c.score for c in registry.rank_text("review the changes")}
+    chained = {
+        c.id: c.score for c in registry.rank_text("review the changes", previous=["release-notes"])
+    }
+    assert chained["code-review"] == pytest.approx(plain["code-review"] + 0.15)
+
+
+def test_the_cached_index_follows_registrations_and_usage(registry: EmbeddedRegistry) -> None:
+    before = registry.select_text("deploy kubernetes clusters")
+    registry.register(
+        FrameworkRecord("k8s", "k8s", "operator", "Deploy Kubernetes clusters safely.")
+    )
+    assert registry.select_text("deploy kubernetes clusters")[0].id == "k8s"
+    assert before == ()
+    score = registry.select_text("deploy kubernetes clusters")[0].score
+    registry.record_usage("k8s", "s1", "h1", success=True)
+    assert registry.select_text("deploy kubernetes clusters")[0].score == pytest.approx(
+        score + 0.2 * (2 / 3 - 0.5), abs=1e-6
+    )
+
+
+def test_selection_is_deterministic_across_registries() -> None:
+    def run() -> tuple[Selection, ...]:
+        with EmbeddedRegistry(None) as reg:
+            reg.register_many(reversed(_records()))
+            return reg.select_text("review merged changes", limit=3)
+
+    assert run() == run()
+
+
+# --- trigger evals -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        [{"query": "review my SQL migrations", "should_trigger": True}],
+        {"evals": [{"prompt": "review my SQL migrations", "should_trigger": True}]},
+        {"cases": [{"query": "review my SQL migrations", "should_trigger": True}]},
+    ],
+    ids=["array", "evals-prompt", "cases"],
+)
+def test_eval_formats_in_the_wild_are_read(tmp_path: Path, document: object) -> None:
+    path = tmp_path / "sql-review" / "evals" / "trigger-eval.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    (case,) = read_evals(tmp_path)
+    assert (case.skill, case.query, case.should_trigger) == (
+        "sql-review",
+        "review my SQL migrations",
+        True,
+    )
+
+
+def test_an_eval_file_without_a_skill_or_cases_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "loose.json"
+    path.write_text('[{"query": "x", "should_trigger": true}]', encoding="utf-8")
+    with pytest.raises(UsageError, match="names no skill"):
+        read_evals(path)
+    path.write_text('{"skill_name": "a", "items": []}', encoding="utf-8")
+    with pytest.raises(UsageError, match="expected a list"):
+        read_evals(path)
+
+
+def test_rates_count_hits_abstentions_and_false_triggers(
+    tmp_path: Path, registry: EmbeddedRegistry
+) -> None:
+    path = tmp_path / "e.json"
+    cases = [
+        {"query": "review these SQL migrations", "should_trigger": True},
+        {"query": "zzz", "should_trigger": True},
+        {"query": "review SQL schemas", "should_trigger": False},
+        {"query": "write release notes", "should_trigger": False},
+    ]
+    path.write_text(json.dumps({"skill_name": "sql-review", "cases": cases}), encoding="utf-8")
+    report = run_evals(read_evals(path), lambda q: registry.select_text(q, limit=3))
+    plain = report.plain()["overall"]
+    assert (plain["top1"], plain["abstention"], plain["false_trigger"]) == (0.5, 0.5, 0.5)
+    assert [m.query for m in report.worst] == ["zzz"]
+    assert "overall" in report.table()
