@@ -630,6 +630,58 @@ Examples:
 """
 
 
+@app.command(
+    "diff",
+    epilog="Examples:\n\n\b\n  mindrian diff\n  mindrian diff main HEAD\n"
+    "  mindrian diff HEAD~1 HEAD --format json\n",
+)
+def diff_command(
+    ctx: typer.Context,
+    base: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BASE]",
+            help="Revision to compare from [default: the merge base of HEAD with the default "
+            "branch (origin/HEAD, main or master), else HEAD].",
+            show_default=False,
+        ),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[HEAD]",
+            help="Revision to compare to [default: the working tree].",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="markdown (a pull-request comment) or json.",
+        ),
+    ] = "markdown",
+) -> int:
+    """Summarise what changed in each agent's behaviour between two git revisions.
+
+    Reads the generated packages (spec.yaml, instructions.md, workflow.dot) at both revisions
+    and names, per agent: agents added, removed or renamed; type; model and settings; prompt
+    lines (quoted, with their SKILL.md line); output schema fields and bounds; triggers,
+    problem types, chains and weights; tools and MCP servers; the handoff contract; workflow
+    nodes and edges. Unchanged agents are left out; the first line is a one-line verdict.
+    Exit status 0 whether or not something changed, 1 when git cannot compare (not a
+    repository, unknown revision).
+    """
+    from builder.review import markdown, review, to_json
+
+    # json also makes an error that stops the command a JSON object on stdout, as elsewhere.
+    _report_format(ctx, output_format, ("markdown", "json"))
+    result = review(project_root(Path.cwd()), base, head)
+    typer.echo(to_json(result) if output_format == "json" else markdown(result), nl=False)
+    return 0
+
+
 @app.command(epilog=_EXAMPLES_SELECT)
 def select(
     ctx: typer.Context,

@@ -5,8 +5,9 @@ filter (a ``repr``-built literal that ``ast.literal_eval`` reads back to the
 same value) and otherwise lives in data files (``instructions.md``,
 ``spec.yaml``, the parameter comment of ``registration.cypher``). Identifiers are checked before
 they are used as names. Every file starts with a header comment naming the
-source and its digest; Python is formatted by a pinned Black; output is LF
-only and the same inputs always give the same bytes.
+source (no digest or line number: provenance that changes with every edit of the skill stays
+in the checkpoints, so a diff of ``generated/`` shows behaviour only); Python is formatted by a
+pinned Black; output is LF only and the same inputs always give the same bytes.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "format_python",
     "header",
     "json_text",
+    "positionless",
     "pyliteral",
     "registration_from_graph",
     "render_package",
@@ -159,7 +161,7 @@ _COMMENT_STYLES: Mapping[str, tuple[str, str, str]] = {
 }
 
 
-def header(path: str, source_path: str, digest: str) -> str:
+def header(path: str, source_path: str) -> str:
     """The generated-file header for ``path``, in the comment syntax of its suffix."""
     suffix = PurePosixPath(path).suffix
     if suffix not in _COMMENT_STYLES:
@@ -168,7 +170,6 @@ def header(path: str, source_path: str, digest: str) -> str:
     lines = [
         f"{GENERATED_NOTICE}.",
         f"source: {_comment_safe(source_path, suffix)}",
-        f"digest: {_comment_safe(digest, suffix)}",
     ]
     body = [prefix + line for line in lines]
     return "\n".join(([opening] if opening else []) + body + ([closing] if closing else [])) + "\n"
@@ -179,6 +180,29 @@ def _comment_safe(text: str, suffix: str) -> str:
     # cannot end the comment; in HTML comments "--" is broken up for the same reason.
     shown = json_text(text)
     return shown.replace("--", "-\\u002d") if suffix == ".md" else shown
+
+
+#: Keys of a spec that record where something came from, not what the agent does: they change
+#: with every edit above them (line numbers) or anywhere in the skill (the digest). The
+#: checkpoints keep them (``mindrian explain`` reads them there); spec.yaml leaves them out.
+_PROVENANCE_KEYS = frozenset({"line", "source_digest"})
+#: A source line cited inside a reason (``the skill sets type: operator (line 9)``).
+_CITED_LINE = re.compile(r" \(line \d+\)")
+
+
+def positionless(plain: Any) -> Any:
+    """``plain`` (a spec as plain data) without its line numbers and digest."""
+    if isinstance(plain, dict):
+        return {
+            k: _CITED_LINE.sub("", v)
+            if k.endswith("reason") and isinstance(v, str)
+            else positionless(v)
+            for k, v in plain.items()
+            if k not in _PROVENANCE_KEYS
+        }
+    if isinstance(plain, list):
+        return [positionless(v) for v in plain]
+    return plain
 
 
 #: Characters some readers treat as line ends although JSON leaves them raw.
@@ -288,7 +312,6 @@ def render_package(
     spec: AgentSpec,
     registration: RegistrationText,
     source_path: str,
-    digest: str,
     *,
     items: PromptItems,
     output_examples: tuple[Mapping[str, Any], ...] = (),
@@ -313,7 +336,7 @@ def render_package(
     files: dict[str, str] = {}
     for path, template in _files_for(spec, workflow_dot):
         body = env.get_template(template).render(context)
-        files[path] = _finish(path, body, source_path, digest)
+        files[path] = _finish(path, body, source_path)
     return {p: files[p] for p in sorted(files)}
 
 
@@ -335,8 +358,8 @@ def has_tools(tools: ToolConfig | None) -> bool:
     )
 
 
-def _finish(path: str, body: str, source_path: str, digest: str) -> str:
-    text = header(path, source_path, digest) + body
+def _finish(path: str, body: str, source_path: str) -> str:
+    text = header(path, source_path) + body
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if path.endswith(".py"):
         text = format_python(text, path)
@@ -389,7 +412,7 @@ def _context(
         "base_class": BASE_CLASSES[spec.type],
         "contract_class": CONTRACT_CLASSES[spec.type],
         "instructions_md": spec.instructions.render_markdown(),
-        "spec_yaml": dump_yaml(to_plain(spec)),
+        "spec_yaml": dump_yaml(positionless(to_plain(spec))),
         "model_settings": {
             "temperature": spec.model.temperature,
             "max_tokens": spec.model.max_tokens,

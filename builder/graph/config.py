@@ -207,7 +207,6 @@ class GraphConfig:
             triggers=f.triggers,
             problem_types=f.problem_types,
             version=f.version,
-            source_digest=f.source_digest,
             chains_to=tuple((c.target, c.weight) for c in self.chains_to),
             good_for=tuple((g.problem_type, g.confidence) for g in self.good_for),
         )

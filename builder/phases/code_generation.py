@@ -261,7 +261,6 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             spec,
             registration_from_graph(inputs.previous.graph()),
             inputs.source.path,
-            inputs.source.digest,
             items=prompt_items(inputs.source.data),
             output_examples=output_examples(spec),
             workflow_dot=_workflow_dot(spec),

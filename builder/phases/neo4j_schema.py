@@ -160,7 +160,10 @@ def _parameters(
     node: FrameworkNode, chains: Sequence[ChainEdge], good_for: Sequence[GoodForEdge]
 ) -> dict[str, Any]:
     """Per-query parameter values as plain data (what the registry sends for this agent)."""
-    row = to_plain(node)
+    # The digest stays in the checkpoint: sent, it would change registration.cypher and
+    # registry.yaml with every edit of the skill, whatever the edit changed. The key stays
+    # (null): the registration query reads it.
+    row = {**to_plain(node), "source_digest": None}
     ids = {"ids": [node.id]}
     return {
         q.CONSTRAINT_FRAMEWORK_ID.name: {},

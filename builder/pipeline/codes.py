@@ -3,7 +3,8 @@
 A code is a letter and three digits; the letter names the stage (``S`` skill analysis, ``A``
 architecture, ``H`` handoff protocol, ``T`` tool assembly, ``G`` graph schema and registry,
 ``C`` code generation, ``R`` registration, ``P`` pipeline, ``U`` usage, ``B`` batch, ``D``
-drift, ``I`` internal, ``N`` scaffold, ``X`` run and serve, ``E`` no stage). Codes are part of
+drift, ``I`` internal, ``N`` scaffold, ``V`` review (``mindrian diff``), ``X`` run and serve,
+``E`` no stage). Codes are part of
 the command-line interface (error lines, ERROR frames, ``--json``): a code keeps its meaning,
 and a retired code is not reused. ``tests/builder/pipeline/test_codes.py`` fails when
 ``builder/`` uses a code missing here, or when a code here is no longer used.
@@ -218,6 +219,9 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U026", "usage", "select: --eval or --explain combined with what they exclude"),
     ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
     ErrorCode("U041", "usage", "--format names a format the command does not print"),
+    ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
+    ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
+    ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
     ErrorCode(
         "W102",

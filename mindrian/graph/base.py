@@ -79,8 +79,9 @@ class FrameworkRecord:
         object.__setattr__(self, "good_for", _weighted(self.good_for, "good_for", self.id))
 
     def to_plain(self) -> dict[str, Any]:
-        """Plain data in a fixed key order, as written to registry.yaml."""
-        return {
+        """Plain data in a fixed key order, as written to registry.yaml (no ``source_digest``
+        key when there is none: the builder leaves provenance out of generated files)."""
+        plain: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "type": self.type,
@@ -92,6 +93,9 @@ class FrameworkRecord:
             "chains_to": [{"target": t, "weight": w} for t, w in self.chains_to],
             "good_for": [{"problem_type": p, "confidence": c} for p, c in self.good_for],
         }
+        if self.source_digest is None:
+            del plain["source_digest"]
+        return plain
 
     @classmethod
     def from_plain(cls, data: Mapping[str, Any]) -> FrameworkRecord:

@@ -119,15 +119,15 @@ def test_class_names(identifier: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("path", "first_line", "last_line"),
     [
-        ("agent.py", "# " + GENERATED_NOTICE + ".", '# digest: "sha256:abc"'),
-        ("spec.yaml", "# " + GENERATED_NOTICE + ".", '# digest: "sha256:abc"'),
-        ("registration.cypher", "// " + GENERATED_NOTICE + ".", '// digest: "sha256:abc"'),
-        ("workflow.dot", "// " + GENERATED_NOTICE + ".", '// digest: "sha256:abc"'),
+        ("agent.py", "# " + GENERATED_NOTICE + ".", '# source: "skills/pws/SKILL.md"'),
+        ("spec.yaml", "# " + GENERATED_NOTICE + ".", '# source: "skills/pws/SKILL.md"'),
+        ("registration.cypher", "// " + GENERATED_NOTICE + ".", '// source: "skills/pws/SKILL.md"'),
+        ("workflow.dot", "// " + GENERATED_NOTICE + ".", '// source: "skills/pws/SKILL.md"'),
         ("README.md", "<!--", "-->"),
     ],
 )
 def test_header_syntax_per_file_kind(path: str, first_line: str, last_line: str) -> None:
-    lines = header(path, "skills/pws/SKILL.md", "sha256:abc").splitlines()
+    lines = header(path, "skills/pws/SKILL.md").splitlines()
     assert lines[0] == first_line
     assert lines[-1] == last_line
     assert any('source: "skills/pws/SKILL.md"' in line for line in lines)
@@ -138,17 +138,17 @@ def test_header_syntax_per_file_kind(path: str, first_line: str, last_line: str)
     ["skills/a\nimport os/SKILL.md", "skills/--> <script>/SKILL.md", "skills/a\r\nb/SKILL.md"],
 )
 def test_header_cannot_be_broken_out_of(source_path: str) -> None:
-    py = header("agent.py", source_path, "d")
+    py = header("agent.py", source_path)
     assert all(line.startswith("# ") for line in py.splitlines())
     ast.parse(py)
-    md = header("README.md", source_path, "d")
+    md = header("README.md", source_path)
     assert md.count("-->") == 1 and md.rstrip().endswith("-->")
-    assert len(md.splitlines()) == 5
+    assert len(md.splitlines()) == 4
 
 
 def test_header_for_unknown_suffix_is_an_error() -> None:
     with pytest.raises(CodegenError):
-        header("data.bin", "s", "d")
+        header("data.bin", "s")
 
 
 def test_format_python_reports_the_file_on_syntax_error() -> None:
