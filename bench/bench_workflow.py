@@ -41,7 +41,9 @@ def _parse_rows() -> list[Row]:
     texts = [
         path.read_text(encoding="utf-8")
         for path in sorted((ROOT / "generated").glob("*/workflow.dot"))
-        + sorted((ROOT / "tests" / "runtime" / "fixtures_dot" / "attractor").glob("*.dot"))
+        + sorted(
+            (ROOT / "tests" / "mindrian" / "workflow" / "fixtures_dot" / "attractor").glob("*.dot")
+        )
     ]
     if not texts:
         return []

@@ -1,7 +1,8 @@
 """``make mutation``: how many one-line breakages the generated packages' own tests catch.
 
-Every skill is built (phases 1-6) into a temporary folder from this checkout,
-and the runtime ``mindrian`` is copied beside it; the packages' tests import
+Every skill is built (phases 1-6, ``--until code_generation``, which leaves the
+tested packages in the output folder, unregistered) into a temporary folder from
+this checkout, and the runtime ``mindrian`` is copied beside it; the packages' tests import
 those copies. Each mutation below replaces one line, in the runtime copy or in
 one generated package, then runs the tests that could notice it (every
 package's for the runtime, the package's own otherwise) and puts the line back.
@@ -12,6 +13,10 @@ unmutated packages fail their tests.
 
     python -m bench.mutation                 # build into a temp folder, then mutate
     python -m bench.mutation --packages DIR  # use packages built already
+    python -m bench.mutation --skill skills/pws  # one skill's package mutations only
+
+With ``--skill`` only the named skills are built and only their packages'
+mutations run: a runtime mutation is scored against every package's tests.
 """
 
 from __future__ import annotations
@@ -331,24 +336,33 @@ def _mutated(text: str, mutation: Mutation) -> str | None:
     return None
 
 
-def _build(packages: Path, work: Path) -> None:
-    command = [sys.executable, "-m", "builder", "build", "--all", "--quiet", "--out", str(packages)]
+def _build(packages: Path, work: Path, skills: Sequence[str]) -> None:
+    command = [sys.executable, "-m", "builder", "build", *(skills or ["--all"])]
+    command += ["--quiet", "--out", str(packages)]
     command += ["--checkpoints", str(work / "checkpoints"), "--registry", str(work / "reg.lbug")]
     command += ["--until", "code_generation"]
     subprocess.run(command, cwd=ROOT, check=True, timeout=3600)
 
 
-def _run(packages: Path, work: Path) -> int:
+def _chosen(names: Sequence[str], every: bool) -> tuple[Mutation, ...]:
+    """Every mutation, or (one skill's run) only those of the packages in ``names``."""
+    if every:
+        return MUTATIONS
+    return tuple(m for m in MUTATIONS if m.target.split("/", 1)[0] in names)
+
+
+def _run(packages: Path, work: Path, every: bool) -> int:
     shutil.copytree(ROOT / "mindrian", _runtime_dir(work) / "mindrian")
     names = sorted(p.parent.name for p in packages.glob("*/agent.py"))
     (packages / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    if not _tests_pass(names, work, packages):
-        print("the unmutated packages fail their own tests", file=sys.stderr)
+    if not names or not _tests_pass(names, work, packages):
+        print("the unmutated packages fail their own tests (or none was built)", file=sys.stderr)
         return 1
+    mutations = _chosen(names, every)
     caught = 0
     stale = []
     width = max(len(m.what) for m in MUTATIONS)
-    for number, mutation in enumerate(MUTATIONS, 1):
+    for number, mutation in enumerate(mutations, 1):
         path = _file_of(mutation, work, packages)
         original = path.read_text(encoding="utf-8") if path.is_file() else ""
         changed = _mutated(original, mutation)
@@ -366,7 +380,7 @@ def _run(packages: Path, work: Path) -> int:
         caught += noticed
         verdict = "caught" if noticed else "MISSED"
         print(f"{number:3}  {mutation.what:<{width}}  {verdict:<11}  {mutation.target}", flush=True)
-    applied = len(MUTATIONS) - len(stale)
+    applied = len(mutations) - len(stale)
     share = 100 * caught / applied if applied else 0.0
     print(f"caught {caught} of {applied} mutations ({share:.0f} %)")
     return 1 if stale else 0
@@ -376,15 +390,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build (unless given packages), apply every mutation in turn, print the table."""
     parser = argparse.ArgumentParser(prog="python -m bench.mutation", description=__doc__)
     parser.add_argument("--packages", type=Path, help="Generated packages to copy and mutate.")
+    parser.add_argument(
+        "--skill", action="append", default=[], help="Build only this skill (repeatable)."
+    )
     args = parser.parse_args(argv)
+    if args.packages is not None and args.skill:
+        parser.error("give --packages or --skill, not both")
     with tempfile.TemporaryDirectory(prefix="mindrian-mutation-") as temp:
         work = Path(temp)
         packages = work / "packages"
         if args.packages is None:
-            _build(packages, work)
+            _build(packages, work, args.skill)
         else:
             shutil.copytree(args.packages, packages, ignore=shutil.ignore_patterns("__pycache__"))
-        return _run(packages, work)
+        return _run(packages, work, every=not args.skill)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,11 @@ Submodules are imported on demand so that ``import mindrian`` stays cheap:
 (framework registries), ``mindrian.frames`` (terminal control frames),
 ``mindrian.workflow`` (DOT thought graphs), ``mindrian.guards`` (the read-only
 Cypher tool) and ``mindrian.testing`` (ScriptedModel and the offline guard).
+``MindrianError`` is the base of every public exception the runtime raises.
 """
 
-__all__ = ["__version__"]
+from mindrian.errors import MindrianError
+
+__all__ = ["MindrianError", "__version__"]
 
 __version__ = "0.1.0"

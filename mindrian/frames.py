@@ -49,6 +49,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "DEFAULT_MAX_BODY",
     "FRAME_TYPES",
@@ -77,7 +79,7 @@ _STATUS = re.compile(r"[a-z][a-z_]{0,31}")
 _OPENER_RUN = re.compile(r"<{3,}")
 
 
-class FrameError(ValueError):
+class FrameError(MindrianError, ValueError):
     """A frame that cannot be emitted or parsed."""
 
 

@@ -58,6 +58,8 @@ from typing import Any
 
 import neo4j
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "DEFAULT_MAX_LIMIT",
     "DEFAULT_PROCEDURES",
@@ -164,7 +166,7 @@ class Violation:
     """What was found, for the caller (and the model) to fix."""
 
 
-class CypherRejected(ValueError):
+class CypherRejected(MindrianError, ValueError):
     """A query refused by :func:`check_read_query`."""
 
     def __init__(self, violations: Sequence[Violation]) -> None:

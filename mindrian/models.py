@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from mindrian.agents.base import ModelRef
+from mindrian.errors import MindrianError
 from mindrian.testing import ScriptedModel, Step
 
 __all__ = [
@@ -53,7 +54,7 @@ SCRIPTED_PREFIX = "scripted:"
 _ANSWER_KINDS = ("text", "json", "tool_call")
 
 
-class ModelScriptError(ValueError):
+class ModelScriptError(MindrianError, ValueError):
     """A ``--model`` value or a script file that cannot be used."""
 
 

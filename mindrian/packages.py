@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from mindrian.agents.base import MindrianAgent
+from mindrian.errors import MindrianError
 from mindrian.graph.registry_yaml import load_registry_yaml
 from mindrian.handoff.context import MIN_CLARITY
 from mindrian.project import ProjectPaths
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 
-class PackageError(LookupError):
+class PackageError(MindrianError, LookupError):
     """An agent id that is not registered, or a package that cannot be loaded."""
 
 

@@ -13,6 +13,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "DEFAULT_OUT_DIR",
     "REGISTRY_DB_NAME",
@@ -33,7 +35,7 @@ REGISTRY_DB_NAME = "registry.lbug"
 REGISTRY_YAML_NAME = "registry.yaml"
 
 
-class ProjectNotFoundError(LookupError):
+class ProjectNotFoundError(MindrianError, LookupError):
     """No folder upwards has a pyproject.toml with ``[tool.mindrian]``."""
 
 

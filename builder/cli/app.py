@@ -304,6 +304,7 @@ def build(
         json_out=json_out,
         frames=framed,
         retire=whole and phase_range(None, until_phase)[1] == len(PHASE_NAMES),
+        publish=phase_range(None, until_phase)[1] == PHASE_NAMES.index("code_generation") + 1,
         annotate=report_format == "github",
     )
 
@@ -353,10 +354,12 @@ def _run_batch(
     frames: bool = False,
     prefix: str = "build",
     retire: bool = False,
+    publish: bool = False,
     annotate: bool = False,
 ) -> int:
     """Build (or register) ``paths`` through :func:`builder.pipeline.batch.build_many` and print
-    as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed."""
+    as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed;
+    ``publish`` (a build stopped after phase 6) installs the tested packages, unregistered."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
     from builder.pipeline.batch import Target, build_many, retire_removed
     from builder.pipeline.errors import UsageError
@@ -379,6 +382,11 @@ def _run_batch(
     finally:
         if bar is not None:
             bar.close()
+    if publish:
+        from builder.pipeline.transaction import publish_ready
+
+        built = {r.agent_id for r in reports if r.agent_id and not r.problem}
+        publish_ready(ProjectPaths(root, options.out_dir), built)
     removed = retire_removed(reports, config, _registration(registry)) if retire else ()
     for framework_id in removed:
         _say(frames)(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")

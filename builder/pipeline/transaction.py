@@ -10,7 +10,8 @@ aside, and :meth:`~PackageTransaction.commit` drops that once
 back. Names under ``staging/`` for package ``pkg``:
 
 ``pkg.build-XXXX/``   a phase 6 workspace (tests run there); removed when phase 6 ends
-``pkg.ready/pkg/``    the tested package, waiting for phase 7
+``pkg.ready/pkg/``    the tested package, waiting for phase 7 (or for :meth:`publish` when
+                      the build stops after phase 6)
 ``pkg.previous/``     an install in progress: holds the replaced ``pkg/`` (empty when new)
                       and, once written, the new ``registry.yaml``
 ``pkg.committed/``    the same, renamed: the commit point; the new ``registry.yaml`` is
@@ -28,13 +29,16 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
-__all__ = ["PackageTransaction"]
+__all__ = ["PackageTransaction", "publish_ready"]
 
 #: The new registry export's name inside the journal folder until it is moved into place.
 _NEW_YAML = "registry.yaml.new"
@@ -83,6 +87,24 @@ class PackageTransaction:
         self.final.parent.mkdir(parents=True, exist_ok=True)
         os.rename(self.ready, self.final)
         shutil.rmtree(self._staging(".ready"))
+
+    def publish(self) -> None:
+        """Install the ready package without registering it (``build --until code_generation``).
+
+        No journal: there is no registry.yaml to keep in step, and the next phase 7
+        registers what is installed. The replaced package is moved into a folder named
+        like a workspace, so the next phase 6 of this package sweeps it if a kill leaves it.
+        """
+        self.paths.staging.mkdir(parents=True, exist_ok=True)
+        replaced = Path(
+            tempfile.mkdtemp(prefix=f"{self.identifier}.build-", dir=self.paths.staging)
+        )
+        if self.final.exists():
+            os.rename(self.final, replaced / self.identifier)
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(self.ready, self.final)
+        shutil.rmtree(self._staging(".ready"))
+        shutil.rmtree(replaced)
 
     def commit(self, registry_yaml: str) -> None:
         """Make the install permanent together with ``registry_yaml``, the new registry export.
@@ -138,3 +160,19 @@ def _tree_digests(root: Path) -> dict[str, str] | None:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not _CACHE_PARTS.intersection(p.parts) and p.suffix != ".pyc"
     }
+
+
+def publish_ready(paths: ProjectPaths, agent_ids: Collection[str]) -> tuple[str, ...]:
+    """Install, unregistered, the ready package of every agent in ``agent_ids``; their names.
+
+    A build stopped after phase 6 (``--until code_generation``) gives the user the tested
+    package in the output folder. Only the agents of this build's passing skills are
+    published: a ready package left by an earlier build of a skill that now fails stays.
+    """
+    published = []
+    for spec in sorted(paths.staging.glob("*.ready/*/spec.yaml")):
+        data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        if data.get("id") in agent_ids:
+            PackageTransaction(paths, spec.parent.name).publish()
+            published.append(spec.parent.name)
+    return tuple(published)

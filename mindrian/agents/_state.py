@@ -13,18 +13,15 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mindrian.agents.base import STATE_DIR_ENV, AgentRunError, Partial
+from mindrian.agents.base import STATE_DIR_ENV, AgentRunError
 from mindrian.atomic import atomic_write_text
 
 __all__ = [
     "configured_state_dir",
     "dump_json",
-    "partial_from_data",
-    "partial_to_data",
     "read_state",
     "session_file",
     "write_atomic",
@@ -76,13 +73,3 @@ def read_state(path: Path, agent_id: str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or owner != agent_id:
         raise AgentRunError(f"{path} belongs to agent {owner!r}, not {agent_id!r}")
     return data
-
-
-def partial_to_data(partial: Partial) -> dict[str, str]:
-    """A partial as a JSON object."""
-    return asdict(partial)
-
-
-def partial_from_data(data: Mapping[str, Any]) -> Partial:
-    """Read what :func:`partial_to_data` wrote."""
-    return Partial(**data)

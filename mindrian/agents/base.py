@@ -26,6 +26,7 @@ from agno.models.base import Model
 from agno.run.base import RunStatus
 
 from mindrian.agents.models import ModelSettings, configured_model
+from mindrian.errors import MindrianError
 from mindrian.handoff import (
     HandoffContext,
     HandoffResult,
@@ -61,7 +62,7 @@ STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
 ModelRef = Model | str
 
 
-class AgentRunError(RuntimeError):
+class AgentRunError(MindrianError, RuntimeError):
     """An agent run ended without a usable answer."""
 
 

@@ -32,8 +32,6 @@ from agno.workflow import Step, Workflow
 
 from mindrian.agents._state import (
     dump_json,
-    partial_from_data,
-    partial_to_data,
     read_state,
     session_file,
     write_atomic,
@@ -50,6 +48,7 @@ from mindrian.agents.base import (
     text_of,
 )
 from mindrian.handoff import HandoffContext
+from mindrian.serial import from_plain, to_plain
 from mindrian.workflow import (
     NodeKind,
     ThoughtGraph,
@@ -94,14 +93,7 @@ class GuidedProgress:
 
     def to_json(self) -> str:
         """Deterministic JSON text (sorted keys, trailing newline)."""
-        data = {
-            "agent_id": self.agent_id,
-            "session_id": self.session_id,
-            "task": self.task,
-            "position": self.position,
-            "partials": [partial_to_data(p) for p in self.partials],
-        }
-        return dump_json(data)
+        return dump_json(to_plain(self))
 
     @classmethod
     def from_json(cls, text: str) -> GuidedProgress:
@@ -111,13 +103,8 @@ class GuidedProgress:
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> GuidedProgress:
         """Build from the parsed JSON object."""
-        return cls(
-            agent_id=data["agent_id"],
-            session_id=data["session_id"],
-            task=data["task"],
-            position=data["position"],
-            partials=tuple(partial_from_data(p) for p in data["partials"]),
-        )
+        state: GuidedProgress = from_plain(cls, data)
+        return state
 
 
 class GuidedAgent(MindrianAgent):

@@ -16,6 +16,7 @@ from typing import Any
 
 from agno.models.base import Model
 
+from mindrian.errors import MindrianError
 from mindrian.model_settings import ModelSettings
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 _MAX_TOKENS_FIELDS = ("max_tokens", "max_output_tokens", "max_completion_tokens")
 
 
-class ModelSettingsError(ValueError):
+class ModelSettingsError(MindrianError, ValueError):
     """A spec setting the chosen provider cannot take."""
 
 

@@ -31,8 +31,6 @@ from agno.workflow.workflow import WorkflowStep
 from mindrian.agents._state import (
     configured_state_dir,
     dump_json,
-    partial_from_data,
-    partial_to_data,
     read_state,
     session_file,
     write_atomic,
@@ -47,6 +45,7 @@ from mindrian.agents.base import (
     slug,
     text_of,
 )
+from mindrian.serial import from_plain, to_plain
 from mindrian.workflow import (
     StepContext,
     ThoughtGraph,
@@ -81,15 +80,7 @@ class PipelineCheckpoint:
 
     def to_json(self) -> str:
         """Deterministic JSON text (sorted keys, trailing newline)."""
-        return dump_json(
-            {
-                "agent_id": self.agent_id,
-                "session_id": self.session_id,
-                "task": self.task,
-                "digest": self.digest,
-                "partials": [partial_to_data(p) for p in self.partials],
-            }
-        )
+        return dump_json(to_plain(self))
 
     @classmethod
     def from_json(cls, text: str) -> PipelineCheckpoint:
@@ -99,13 +90,8 @@ class PipelineCheckpoint:
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> PipelineCheckpoint:
         """Build from the parsed JSON object."""
-        return cls(
-            agent_id=data["agent_id"],
-            session_id=data["session_id"],
-            task=data["task"],
-            digest=data["digest"],
-            partials=tuple(partial_from_data(p) for p in data["partials"]),
-        )
+        state: PipelineCheckpoint = from_plain(cls, data)
+        return state
 
 
 class PipelineAgent(MindrianAgent):

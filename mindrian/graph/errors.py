@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from mindrian.errors import MindrianError
+
 __all__ = ["GraphError", "RegistryBusy", "RegistryDamaged"]
 
 
-class GraphError(RuntimeError):
+class GraphError(MindrianError, RuntimeError):
     """The registry database is unreachable, refused us, or failed a statement.
 
     Messages name the database (a Neo4j URI with any password redacted, or the

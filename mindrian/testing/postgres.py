@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "POSTGRES_BIN_ENV",
     "Cluster",
@@ -38,7 +40,7 @@ _DEBIAN_BIN_GLOB = "/usr/lib/postgresql/*/bin"
 _SERVICE_USER = "postgres"
 
 
-class PostgresUnavailableError(RuntimeError):
+class PostgresUnavailableError(MindrianError, RuntimeError):
     """No PostgreSQL server binaries (initdb, pg_ctl) on this machine."""
 
 

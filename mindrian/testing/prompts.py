@@ -18,12 +18,13 @@ from pathlib import Path
 
 from mindrian.agents import MindrianAgent
 from mindrian.agents.package import SPEC_FILE, AgentPackage
+from mindrian.errors import MindrianError
 from mindrian.testing.contract import contract_for
 
 __all__ = ["PackageNotFoundError", "agent_class_of", "render_prompts", "system_prompts"]
 
 
-class PackageNotFoundError(LookupError):
+class PackageNotFoundError(MindrianError, LookupError):
     """No generated package under the folder has the agent id."""
 
 

@@ -38,6 +38,8 @@ from typing import Any
 
 import pytest
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "BlockedNetworkError",
     "OfflineGuard",
@@ -74,11 +76,11 @@ _PROVIDERS: tuple[tuple[str, str], ...] = (
 )
 
 
-class RealModelCallError(RuntimeError):
+class RealModelCallError(MindrianError, RuntimeError):
     """A test tried to call a real model provider."""
 
 
-class BlockedNetworkError(ConnectionRefusedError):
+class BlockedNetworkError(MindrianError, ConnectionRefusedError):
     """A test tried to open a connection to a non-loopback address."""
 
 

@@ -44,6 +44,8 @@ from agno.models.message import Message
 from agno.models.response import ModelResponse
 from pydantic import BaseModel
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "ModelCall",
     "ScriptEntry",
@@ -59,7 +61,7 @@ __all__ = [
 _CYCLE_CALLS_KEPT = 1000
 
 
-class ScriptExhaustedError(AssertionError):
+class ScriptExhaustedError(MindrianError, AssertionError):
     """The model was asked for a turn its script does not have."""
 
 

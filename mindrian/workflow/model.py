@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "FIDELITIES",
     "Duration",
@@ -67,7 +69,7 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _ACCELERATOR = re.compile(r"^\s*(?:\[[^\]]\]\s*|[A-Za-z0-9]\)\s+|[A-Za-z0-9]\s+-\s+)")
 
 
-class WorkflowError(ValueError):
+class WorkflowError(MindrianError, ValueError):
     """A thought graph that cannot be read, built or run; ``line``/``column`` locate it (or 0)."""
 
     def __init__(self, message: str, *, line: int = 0, column: int = 0) -> None:

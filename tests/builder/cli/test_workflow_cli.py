@@ -14,9 +14,11 @@ from mindrian.workflow import (
     run,
 )
 
-HERE = Path(__file__).parent
-VOCABULARY = HERE / "fixtures_dot" / "attractor" / "vocabulary.dot"
-GENERATED = sorted((HERE.parents[1] / "generated").glob("*/workflow.dot"))
+ROOT = Path(__file__).resolve().parents[3]
+VOCABULARY = (
+    ROOT / "tests" / "mindrian" / "workflow" / "fixtures_dot" / "attractor" / "vocabulary.dot"
+)
+GENERATED = sorted((ROOT / "generated").glob("*/workflow.dot"))
 STEPS = (("frame", "Frame it"), ("explore", "Explore"), ("decide", "Decide"))
 
 

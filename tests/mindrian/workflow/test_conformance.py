@@ -1,8 +1,10 @@
 """Conformance with the Attractor specification over pipelines collected from public repositories.
 
-The collected files are cited in data/attractor_pipelines.toml and read from a
-cache when present (skipped otherwise). The project's own fixtures, which cover
-every construct of the vocabulary, are checked on every run.
+The collected files are cited in data/attractor_pipelines.toml and read from
+$MINDRIAN_ATTRACTOR_CACHE, else ../shared/attractor-pipelines beside the
+project root, else .cache/attractor-pipelines (skipped when absent). The
+project's own fixtures, which cover every construct of the vocabulary, are
+checked on every run.
 """
 
 import os
@@ -29,14 +31,20 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 MANIFEST = tomllib.loads((HERE / "data" / "attractor_pipelines.toml").read_text(encoding="utf-8"))
 PIPELINES = MANIFEST["pipeline"]
-ROOT = HERE.parents[1]
-CACHE = Path(os.environ.get("MINDRIAN_ATTRACTOR_CACHE", ROOT / ".cache" / "attractor-pipelines"))
+ROOT = HERE.parents[2]
+# The shared data beside the checkout (where CI has it) unless the environment names a cache.
+SHARED = ROOT.parent / "shared" / "attractor-pipelines"
+DEFAULT_CACHE = SHARED if SHARED.is_dir() else ROOT / ".cache" / "attractor-pipelines"
+CACHE = Path(os.environ.get("MINDRIAN_ATTRACTOR_CACHE", DEFAULT_CACHE))
 OWN = sorted((HERE / "fixtures_dot" / "attractor").glob("*.dot"))
 
 
 def cached(entry):
     if not CACHE.is_dir():  # one reason for all, so the summary shows one line
-        pytest.skip(f"no Attractor pipeline cache at {CACHE} (see data/attractor_pipelines.toml)")
+        pytest.skip(
+            f"no Attractor pipeline cache at {CACHE}: the files are not part of this project"
+            " (see data/attractor_pipelines.toml)"
+        )
     owner, repo = entry["repo"].split("/")
     path = CACHE / f"{owner}+{repo}" / entry["path"]
     if not path.is_file():

@@ -13,7 +13,7 @@ import pytest
 from mindrian.agents import AgentRunError, GuidedAgent, GuidedProgress, Partial
 from mindrian.testing import ScriptedModel
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 STEPS = (
     ("Customer", "Ask who the customer is."),
     ("Problem", "Ask what problem they have."),

@@ -1,4 +1,4 @@
-"""``ServedAgent`` in process: what AgentOS runs keeps the guarantees (over HTTP: tests/serve)."""
+"""``ServedAgent`` in process: AgentOS keeps the guarantees (HTTP: tests/mindrian/serve)."""
 
 from __future__ import annotations
 

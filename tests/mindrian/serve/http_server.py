@@ -14,7 +14,7 @@ from mindrian.testing.served import serve_process
 
 __all__ = ["ROOT", "Server", "running_server"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from mindrian.agents import STATE_DIR_ENV, AgentRunError, PipelineAgent
 from mindrian.agents.pipeline import PipelineCheckpoint
 from mindrian.testing import ScriptedModel
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 PHASES = (
     ("Clarify", "Restate the question."),

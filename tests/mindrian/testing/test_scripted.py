@@ -30,7 +30,7 @@ from mindrian.testing.pytest_plugin import (
     RealModelCallError,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 class Verdict(BaseModel):

@@ -1,0 +1,186 @@
+"""Plain-data conversion of frozen dataclasses, and deterministic YAML.
+
+One serialiser for the runtime and the builder (which imports it through
+``builder.pipeline.serial``): the builder's phase outputs and checkpoints, the
+runtime's saved session state. The values are frozen dataclasses made of str,
+int, float, bool, None, enums, tuples, string-keyed mappings and other such
+dataclasses. ``to_plain`` turns them into JSON/YAML-safe data in a fixed order;
+``from_plain`` rebuilds them from their type hints, so what was saved loads back
+without loss.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import yaml
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = ["dump_yaml", "from_plain", "load_yaml", "to_plain"]
+
+T = TypeVar("T", bound="DataclassInstance")
+
+
+def to_plain(value: Any) -> Any:
+    """Convert a value to plain data (dataclass field order kept, mapping keys sorted)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, (tuple, list)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, (frozenset, set)):
+        return sorted(to_plain(v) for v in value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"cannot serialise {type(value).__name__!r} to plain data")
+
+
+def from_plain(cls: Any, data: Any) -> Any:
+    """Rebuild a value of type ``cls`` from plain data produced by :func:`to_plain`."""
+    origin = typing.get_origin(cls)
+    if origin in (typing.Union, types.UnionType):
+        return _union_from_plain(cls, data)
+    if cls is Any:
+        return data
+    if origin is tuple:
+        return _tuple_from_plain(cls, data)
+    if origin in (dict, Mapping, typing.Mapping) or cls in (dict, Mapping):
+        key_t, val_t = typing.get_args(cls) or (str, Any)
+        return {
+            from_plain(key_t, k): from_plain(val_t, v) for k, v in _expect(dict, data, cls).items()
+        }
+    if origin is typing.Literal:
+        if data not in typing.get_args(cls):
+            raise ValueError(f"{data!r} is not one of {typing.get_args(cls)}")
+        return data
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        return cls(data)
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+        return _dataclass_from_plain(cls, _expect(dict, data, cls))
+    if cls is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if cls in (str, int, float, bool, type(None)):
+        return _expect(cls, data, cls)
+    raise TypeError(f"unsupported type {cls!r}")
+
+
+def _union_from_plain(cls: Any, data: Any) -> Any:
+    """The first member of the union ``cls`` that ``data`` fits, tried in declaration order."""
+    options = typing.get_args(cls)
+    if data is None and type(None) in options:
+        return None
+    errors = []
+    for option in options:
+        if option is type(None):
+            continue
+        try:
+            return from_plain(option, data)
+        except (TypeError, ValueError, KeyError) as exc:
+            errors.append(str(exc))
+    raise TypeError(f"{data!r} fits none of {cls}: {'; '.join(errors)}")
+
+
+def _tuple_from_plain(cls: Any, data: Any) -> tuple[Any, ...]:
+    """A homogeneous ``tuple[X, ...]`` or a fixed-length ``tuple[X, Y]`` from a list."""
+    args = typing.get_args(cls)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return tuple(from_plain(args[0], v) for v in _expect(list, data, cls))
+    return tuple(from_plain(a, v) for a, v in zip(args, _expect(list, data, cls), strict=True))
+
+
+def _dataclass_from_plain(cls: type[T], data: dict[str, Any]) -> T:
+    hints = _hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise KeyError(f"{cls.__name__} has no field(s) {', '.join(unknown)}")
+    kwargs = {name: from_plain(hints[name], value) for name, value in data.items()}
+    return cls(**kwargs)
+
+
+@functools.cache
+def _hints(cls: type[DataclassInstance]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _expect(kind: type, data: Any, cls: Any) -> Any:
+    if kind is float and isinstance(data, bool):
+        raise TypeError(f"expected {cls}, got bool")
+    if kind is int and isinstance(data, bool):
+        raise TypeError(f"expected {cls}, got bool")
+    if not isinstance(data, kind):
+        raise TypeError(f"expected {cls}, got {type(data).__name__}")
+    return data
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that writes multi-line strings as literal blocks for readable diffs."""
+
+
+#: Line breaks of YAML 1.1 besides LF: PyYAML's plain, single-quoted and literal styles fold
+#: them (a NEL read back as a space), so only the double-quoted style, which escapes them, keeps
+#: them.
+_OTHER_BREAKS = frozenset("\r\x85\u2028\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # Literal blocks cannot carry trailing spaces or some control characters
+    # faithfully; fall back to the quoted style for those so round trips are exact.
+    if not _OTHER_BREAKS.isdisjoint(value):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value and _literal_safe(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _literal_safe(value: str) -> bool:
+    return (
+        not any(line != line.rstrip(" \t") for line in value.split("\n"))
+        and all(ch == "\n" or ch == "\t" or ch >= " " for ch in value)
+        and not value.startswith((" ", "\n"))
+    )
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+class _FastDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """:class:`_Dumper`'s representation through libyaml's emitter (several times faster)."""
+
+
+_FastDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any, *, fast: bool = False) -> str:
+    """Deterministic YAML text for plain data: insertion order, UTF-8, LF, no line folding.
+
+    ``fast`` emits with libyaml when installed: the same data, but not always
+    the same bytes as the pure-Python emitter, so it is for files the builder
+    alone reads back (checkpoints), never for generated files under review.
+    """
+    return yaml.dump(
+        data,
+        Dumper=_FastDumper if fast else _Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=2**31 - 1,
+    )
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML written by :func:`dump_yaml` (safe loader)."""
+    return yaml.load(
+        text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader
+    )
