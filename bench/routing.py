@@ -18,6 +18,7 @@ give, the one that maximises top-1 hits minus false triggers marked (the value c
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -33,6 +34,7 @@ from pathlib import Path
 from bench.common import ROOT
 from builder.graph.route_eval import EvalCase, EvalReport, run_evals
 from builder.phases import PHASE_NAMES, load_phase
+from builder.phases.outputs import Outputs
 from builder.pipeline.config import load_config
 from builder.pipeline.contract import PhaseInput
 from builder.skill.source import load_source
@@ -96,17 +98,17 @@ def build_records(skills: Mapping[str, Path]) -> Built:
     for repo, path in skills.items():
         try:
             source = load_source(path, display=path.name)
-            previous: dict[str, object] = {}
+            previous = Outputs()
             for name in _COMPUTE_PHASES:
                 result = load_phase(name).run(PhaseInput(source, config, previous))
                 failed = [c for c in result.checks if not c.passed]
                 if failed:
                     raise ValueError(f"{name}: {failed[0].name}: {failed[0].reason}")
-                previous[name] = result.output
+                previous = previous.after(name, functools.partial(lambda o: o, result.output))
         except Exception as exc:  # any stage error is this skill's outcome, not the bench's
             failures.append((repo, str(exc).splitlines()[0][:160]))
             continue
-        record = previous["neo4j_schema"].to_framework_record()  # type: ignore[attr-defined]
+        record = previous.graph().to_framework_record()
         records.append(record)
         ids[repo] = record.id
     return Built(tuple(records), ids, tuple(failures))

@@ -40,7 +40,7 @@ from mindrian.agents.guided import GuidedProgress
 from mindrian.agents.role import default_orchestration
 from mindrian.frames import emit
 from mindrian.handoff import FRAME_NAMESPACE, HandoffResult, ProblemClarity
-from mindrian.models import ModelChoice
+from mindrian.model_choice import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
 
@@ -90,7 +90,7 @@ def _made(project: ProjectPaths, model: ModelChoice) -> Callable[[type[MindrianA
     """Builds an agent of a class with the run's model choice and the project's state."""
 
     def make(cls: type[MindrianAgent]) -> object:
-        chosen = model.model_for(cls.agent_id)
+        chosen = model.model_for(cls.agent_id, cls.model)
         options: dict[str, object] = {"model": chosen} if chosen is not None else {}
         if cls.agent_type in ("role", "guided", "pipeline"):
             options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir

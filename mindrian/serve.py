@@ -29,7 +29,7 @@ from typing import Any
 from mindrian.agents.base import STATE_DIR_ENV
 from mindrian.agents.served import ServedAgent
 from mindrian.errors import MindrianError
-from mindrian.models import ModelChoice
+from mindrian.model_choice import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
 from mindrian.request_limits import RequestLimits
@@ -163,7 +163,7 @@ def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:
     served = []
     for package in registered_packages(config.project):
         cls = agent_class(package)
-        model = config.model.model_for(package.agent_id)
+        model = config.model.model_for(package.agent_id, cls.model)
         agent = cls() if model is None else cls(model=model)
         served.append(ServedAgent.of(agent, db=db))
     return served

@@ -19,20 +19,24 @@ import typer
 
 __all__ = [
     "AllOpt",
+    "BaseUrlOpt",
     "CheckpointsOpt",
     "FormatOpt",
     "FramesOpt",
     "JobsOpt",
     "JsonOpt",
+    "MaxTokensOpt",
     "ModelOpt",
     "Neo4jReadOpt",
     "Neo4jWriteOpt",
+    "NoThinkingOpt",
     "OutOpt",
     "PathsArg",
     "QuietOpt",
     "RegistryReadOpt",
     "RegistryWriteOpt",
     "ShardOpt",
+    "TemperatureOpt",
     "TimingsOpt",
 ]
 
@@ -161,5 +165,48 @@ ModelOpt = Annotated[
         metavar="PROVIDER:ID",
         help="Model of every agent: provider:model_id, or scripted:PATH to replay a script "
         "[default: $MINDRIAN_MODEL, else each agent's own].",
+    ),
+]
+#: The server of an OpenAI-compatible provider (llama.cpp, vLLM, Ollama, LiteLLM, a gateway).
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="Send the model's requests to this OpenAI-compatible server, e.g. "
+        "--model openai-chat:NAME --base-url http://127.0.0.1:8080/v1 "
+        "[default: $MINDRIAN_BASE_URL].",
+        show_default=False,
+    ),
+]
+#: A response cap replacing the spec's in every model of the agent.
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        metavar="N",
+        min=1,
+        help="Cap every model response at N tokens [default: each spec's].",
+        show_default=False,
+    ),
+]
+#: A sampling temperature replacing the spec's in every model of the agent.
+TemperatureOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--temperature",
+        metavar="T",
+        min=0.0,
+        help="Sampling temperature of every model [default: each spec's].",
+        show_default=False,
+    ),
+]
+#: Drops the spec's thinking budget from every model of the agent.
+NoThinkingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-thinking",
+        help="Drop the specs' thinking budgets (a provider without one drops it anyway, "
+        "with a warning).",
     ),
 ]

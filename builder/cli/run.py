@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from builder.cli.options import ModelOpt
+from builder.cli.options import BaseUrlOpt, MaxTokensOpt, ModelOpt, NoThinkingOpt, TemperatureOpt
 from builder.pipeline.errors import AgentCommandError
 
 if TYPE_CHECKING:
-    from mindrian.models import ModelChoice
+    from mindrian.model_choice import ModelChoice
+    from mindrian.model_settings import SettingsOverride
     from mindrian.project import ProjectPaths
+    from mindrian.recording import Recording
 
 __all__ = ["register_run_commands"]
 
@@ -27,6 +29,8 @@ Examples:
   mindrian run lean-canvas "Office coffee subscription" --session c1   # answer steps on stdin
   mindrian run lean-canvas --session c1                                # resume it later
   MINDRIAN_MODEL=openai:gpt-4o mindrian run deep-research "EV charging in rural France" --json
+  mindrian run deep-research "EV charging" --model openai-chat:smollm2 \\
+      --base-url http://127.0.0.1:8080/v1 --max-tokens 256 --no-thinking
 """
 
 _EXAMPLES_SERVE = """\
@@ -35,6 +39,7 @@ Examples:
 \b
   mindrian serve
   mindrian serve --port 8000 --model scripted:examples/pws.yaml
+  mindrian serve --model openai-chat:qwen2.5 --base-url http://127.0.0.1:11434/v1
   OS_SECURITY_KEY=... mindrian serve --db postgresql+psycopg://db:5432/mindrian --host 0.0.0.0
   JWT_VERIFICATION_KEY="$(cat public.pem)" mindrian serve --host 0.0.0.0
   curl -X POST localhost:7777/agents/pws-validation/runs -F message='Validate ...' -F stream=false
@@ -62,6 +67,10 @@ def run(
         ),
     ] = None,
     model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    no_thinking: NoThinkingOpt = False,
     session: Annotated[
         str | None,
         typer.Option(
@@ -92,6 +101,16 @@ def run(
             "HANDOFF/ERROR/READY for each handoff it makes.",
         ),
     ] = False,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            "--record",
+            metavar="FILE",
+            help="Write every model answer and tool call of the run to FILE, a script that "
+            "--model scripted:FILE replays with no provider (also a failed run's).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 
@@ -104,7 +123,11 @@ def run(
 
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
-    project, choice = _project_and_model(model)
+    from mindrian.recording import Recording
+
+    override = _override(max_tokens, temperature, no_thinking)
+    recording = Recording() if record is not None else None
+    project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
         project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity
     )
@@ -112,6 +135,9 @@ def run(
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package
         raise AgentCommandError(str(error), code="X001") from error
+    finally:
+        if recording is not None and record is not None:
+            recording.write(record)
 
 
 def serve(
@@ -131,6 +157,10 @@ def serve(
         ),
     ] = None,
     model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    no_thinking: NoThinkingOpt = False,
     insecure: Annotated[
         bool,
         typer.Option(
@@ -156,7 +186,8 @@ def serve(
 
     from mindrian.serve import ExposedWithoutAuthError, ServeConfig, build_app, check_exposure
 
-    project, choice = _project_and_model(model)
+    override = _override(max_tokens, temperature, no_thinking)
+    project, choice = _project_and_model(model, base_url, override)
     config = ServeConfig(project, choice, db_url=db, host=host, port=port, insecure=insecure)
     try:
         warning = check_exposure(config, os.environ)
@@ -184,13 +215,29 @@ def _quiet_agno() -> None:
         logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
-def _project_and_model(model: str | None) -> tuple[ProjectPaths, ModelChoice]:
-    from mindrian.models import ModelScriptError, choose_model
+def _override(
+    max_tokens: int | None, temperature: float | None, no_thinking: bool
+) -> SettingsOverride:
+    from mindrian.model_settings import SettingsOverride
+
+    return SettingsOverride(temperature, max_tokens, no_thinking)
+
+
+def _project_and_model(
+    model: str | None,
+    base_url: str | None,
+    override: SettingsOverride,
+    recording: Recording | None = None,
+) -> tuple[ProjectPaths, ModelChoice]:
+    from mindrian.model_choice import ModelScriptError, choose_model
     from mindrian.project import ProjectNotFoundError, ProjectPaths
 
     try:
         project = ProjectPaths.locate(Path.cwd())
-        return project, choose_model(model, base=Path.cwd())
+        choice = choose_model(
+            model, base=Path.cwd(), base_url=base_url, override=override, recording=recording
+        )
+        return project, choice
     except ProjectNotFoundError as error:
         raise AgentCommandError(str(error), code="X001") from error
     except ModelScriptError as error:

@@ -128,7 +128,8 @@ def run_command(
     scripts them; with --model (or $MINDRIAN_MODEL) a model answers the LLM steps.
     """
     from mindrian.agents.base import AgentRunError
-    from mindrian.models import ModelScriptError
+    from mindrian.model_choice import ModelScriptError
+    from mindrian.providers import ModelUnavailableError
     from mindrian.workflow.command import dry_run_handlers, parse_outcome_script
     from mindrian.workflow.engine import run
     from mindrian.workflow.model import WorkflowError
@@ -140,7 +141,7 @@ def run_command(
         handlers = dry_run_handlers(graph, parse_outcome_script(outcome or ()), _out)
         handlers.update(_model_handlers(graph, model))
         result = run(graph, handlers, state, max_steps=max_steps, base_dir=file.parent)
-    except (WorkflowError, ModelScriptError, AgentRunError) as exc:
+    except (WorkflowError, ModelScriptError, ModelUnavailableError, AgentRunError) as exc:
         _err(f"{file.as_posix()}: error[W003]: {getattr(exc, 'message', exc)}")
         return 1
     path = " -> ".join(result.visited)
@@ -154,16 +155,15 @@ def run_command(
 
 def _model_handlers(graph: ThoughtGraph, option: str | None) -> dict[str, Handler]:
     """Handlers asking the chosen model (nothing when no model is chosen)."""
-    from agno.models.utils import get_model
+    from agno.models.base import Model
 
-    from mindrian.models import choose_model
+    from mindrian.model_choice import choose_model
+    from mindrian.model_settings import ModelSettings
+    from mindrian.providers import run_model
     from mindrian.workflow.command import model_handlers
-    from mindrian.workflow.model import WorkflowError
 
     chosen = choose_model(option, base=Path.cwd()).model_for(graph.name)
     if chosen is None:
         return {}
-    model = get_model(chosen) if isinstance(chosen, str) else chosen
-    if model is None:  # get_model gives None only for None, which chosen is not
-        raise WorkflowError(f"no model for {chosen!r}")
+    model = chosen if isinstance(chosen, Model) else run_model(chosen, ModelSettings(), warn=_err)
     return dict(model_handlers(graph, model, _out))

@@ -285,7 +285,7 @@ def _model(
 #: The code an answer of :func:`_model_answer` depends on, besides the installed Agno.
 _CHECK_SOURCES = (
     Path(__file__),
-    Path(mindrian.__file__).parent / "agents" / "models.py",
+    Path(mindrian.__file__).parent / "providers.py",
     Path(mindrian.__file__).parent / "model_settings.py",
 )
 
@@ -345,7 +345,7 @@ def _ask_agno(text: str, wanted: ModelSettings) -> tuple[dict[str, Any], bool]:
 
 def _model_refusal(string: str, settings: ModelSettings) -> str | None:
     """Why the provider refuses ``settings`` when its Agno model is built with them, else None."""
-    from mindrian.agents.models import configured_model
+    from mindrian.providers import configured_model
 
     try:
         configured_model(string, settings)
@@ -365,7 +365,7 @@ def applicable_settings(
     alternative. A provider whose SDK is not installed cannot be inspected: its
     settings are kept and the warning says so.
     """
-    from mindrian.agents.models import unsupported_settings
+    from mindrian.providers import unsupported_settings
 
     try:
         missing = unsupported_settings(provider, settings)

@@ -368,12 +368,25 @@ def _lenient_notes(doc: _Doc) -> None:
         doc.warn(
             "W104",
             (key,),
-            f"{key} is {_kind(value)}; the Agent Skills standard defines it as {shape}, so it is "
-            f"kept as metadata.{key} and not used",
+            f"{key} is {_shape_found(doc, key, value)}; the Agent Skills standard defines it "
+            f"as {shape}, so it is kept as metadata.{key} and not used",
         )
         doc.fm = dataclasses.replace(
             doc.fm, data={k: v for k, v in doc.fm.data.items() if k != key}
         )
+
+
+def _shape_found(doc: _Doc, key: str, value: Any) -> str:
+    """What ``value`` is; for a list, its first item that is not text and that item's line."""
+    odd = (
+        [i for i, item in enumerate(value) if not isinstance(item, str)]
+        if isinstance(value, list)
+        else []
+    )
+    if not odd:
+        return _kind(value)
+    # ``- Bash (or fallback: Read)`` is a mapping in YAML: the ': ' made it one.
+    return f"a list whose item on line {doc.line((key, odd[0]))} is {_kind(value[odd[0]])}"
 
 
 def has_standard_shape(key: str, value: Any) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import tempfile
 import time
@@ -25,7 +26,6 @@ from agno.agent import Agent
 from agno.models.base import Model
 from agno.run.base import RunStatus
 
-from mindrian.agents.models import ModelSettings, configured_model
 from mindrian.errors import MindrianError
 from mindrian.handoff import (
     HandoffContext,
@@ -35,6 +35,9 @@ from mindrian.handoff import (
     ProblemClarity,
     ReturnBehavior,
 )
+from mindrian.model_choice import ModelRef, model_from_environment
+from mindrian.model_settings import ModelSettings
+from mindrian.providers import ModelUnavailableError, run_model
 
 if TYPE_CHECKING:
     from mindrian.agents.package import AgentPackage
@@ -58,8 +61,8 @@ __all__ = [
 #: Environment variable naming the directory where agents keep state.
 STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
 
-#: A model object, or a "provider:model_id" string Agno resolves itself.
-ModelRef = Model | str
+#: Where a run says what it changed in the spec's model settings (one line each, on stderr).
+_LOG = logging.getLogger("mindrian.agents")
 
 
 class AgentRunError(MindrianError, RuntimeError):
@@ -167,7 +170,7 @@ class MindrianAgent(ABC):
     ``model=`` (a model object such as ``ScriptedModel``, or a "provider:id"
     string) and, for agents made of several Agno agents, ``part_models=`` keyed
     by part name (perspective, phase or step); parts without an entry use ``model``.
-    Without ``model=``, ``$MINDRIAN_MODEL`` (see :mod:`mindrian.models`) overrides
+    Without ``model=``, ``$MINDRIAN_MODEL`` (see :mod:`mindrian.model_choice`) overrides
     the class's ``model``.
     """
 
@@ -229,12 +232,10 @@ class MindrianAgent(ABC):
         if not self.agent_id:
             raise TypeError(f"{type(self).__name__} must set the class attribute agent_id")
         if model is None:
-            # Imported here: mindrian.models builds on this module (ModelRef).
-            from mindrian.models import model_from_environment
-
-            model = model_from_environment(self.agent_id)
+            model = model_from_environment(self.agent_id, self.model)
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
+        self._warned: set[str] = set()
 
     @cached_property
     def agent(self) -> Any:
@@ -250,8 +251,20 @@ class MindrianAgent(ABC):
         return self._part_models.get(part, self._model)
 
     def built_model(self, model: ModelRef) -> Model:
-        """``model`` as an Agno model: a string gets the class's ``model_settings`` applied."""
-        return configured_model(model, self.model_settings) if isinstance(model, str) else model
+        """``model`` as an Agno model; a string or provider choice gets ``model_settings``.
+
+        A setting the provider cannot take is dropped with one warning per agent
+        (the parts of a pipeline or team share it), not refused: the skill's spec
+        was checked against its own model, and the run chose another.
+        """
+        if isinstance(model, Model):
+            return model
+        return run_model(model, self.model_settings, warn=self._warn_once)
+
+    def _warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            _LOG.warning("warning: %s: %s", self.agent_id, message)
 
     def _new_agno_agent(
         self,
@@ -403,7 +416,7 @@ class MindrianAgent(ABC):
         # Only our own deadline is a timeout; a TimeoutError from inside the agent is its error.
         if expired and isinstance(exc, TimeoutError):
             return f"agent {self.agent_id!r} timed out after {context.timeout_seconds:g}s"
-        if isinstance(exc, AgentRunError):
+        if isinstance(exc, (AgentRunError, ModelUnavailableError)):
             return str(exc)
         return f"{type(exc).__name__}: {exc}"
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml  # PyYAML, a dependency of agno
 
-from mindrian.agents.models import ModelSettings
 from mindrian.agents.output import scored_output
 from mindrian.agents.references import reference_elements
 from mindrian.agents.tools import ToolWiring
 from mindrian.handoff import HandoffType, ReturnBehavior
+from mindrian.model_settings import ModelSettings
 
 __all__ = ["INSTRUCTIONS_FILE", "SPEC_FILE", "AgentPackage", "data_file"]
 

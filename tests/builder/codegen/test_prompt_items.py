@@ -14,7 +14,7 @@ from builder.phases.code_generation import output_examples
 from builder.pipeline.errors import ArchitectureError, CodegenError
 from builder.skill.model import ScoreBand, ScoreDimension, SubAgentSpec
 from builder.skill.spec import InstructionBlock, InstructionSet
-from mindrian.agents.models import ModelSettings
+from mindrian.providers import ModelSettings
 
 SKILL = b"""---
 name: sample
@@ -120,7 +120,7 @@ def test_settings_the_provider_lacks_are_dropped_with_a_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
-        "mindrian.agents.models.unsupported_settings", lambda provider, s: ("thinking_budget",)
+        "mindrian.providers.unsupported_settings", lambda provider, s: ("thinking_budget",)
     )
     kept, notes = applicable_settings("groq", ModelSettings(None, 1000, 500))
     assert kept == ModelSettings(None, 1000, None)

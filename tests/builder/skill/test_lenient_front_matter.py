@@ -157,3 +157,18 @@ def test_fmt_output_passes_the_agent_skills_validator(tmp_path: Path) -> None:
         [str(script), "validate", str(folder)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_tool_list_whose_item_became_a_mapping_is_kept_as_metadata() -> None:
+    # ``- Query (or fallback: Read)`` is a one-key mapping in YAML, not a tool name.
+    text = MAPPING.replace('compatibility:\n  claude-code: ">=1.0"\n', "").replace(
+        "  - Read\n", "  - Read\n  - Query (or fallback: Search)\n"
+    )
+    result = _analyse(text)
+    assert result.output.allowed_tools == ()
+    assert result.output.metadata["allowed-tools"] == ["Read", {"Query (or fallback": "Search)"}]
+    assert result.warnings == (
+        "x/SKILL.md:4:1: warning[W104]: allowed-tools is a list whose item on line 6 is a "
+        "mapping; the Agent Skills standard defines it as text, or a list of texts, so it is "
+        "kept as metadata.allowed-tools and not used",
+    )

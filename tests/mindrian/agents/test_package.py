@@ -13,15 +13,15 @@ import yaml
 from pydantic import ValidationError
 
 from mindrian.agents import CollaborativeAgent, OperatorAgent, RoleAgent
-from mindrian.agents.models import (
+from mindrian.agents.output import scored_output
+from mindrian.agents.package import AgentPackage
+from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ReturnBehavior
+from mindrian.providers import (
     ModelSettings,
     ModelSettingsError,
     configured_model,
     setting_values,
 )
-from mindrian.agents.output import scored_output
-from mindrian.agents.package import AgentPackage
-from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ReturnBehavior
 from mindrian.testing import ScriptedModel, Step
 from mindrian.testing.contract import clear_problem, sent_schema, system_text
 from mindrian.testing.prompts import render_prompts, system_prompts

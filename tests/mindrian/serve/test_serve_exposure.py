@@ -9,7 +9,7 @@ import sys
 import pytest
 from http_server import ROOT
 
-from mindrian.models import ModelChoice
+from mindrian.model_choice import ModelChoice
 from mindrian.project import ProjectPaths
 from mindrian.serve import (
     AuthMode,

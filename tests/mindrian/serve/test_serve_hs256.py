@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from http_server import ROOT
 from model_scripts import GOOD_PWS, write_script
 
-from mindrian.models import choose_model
+from mindrian.model_choice import choose_model
 from mindrian.project import ProjectPaths
 from mindrian.serve import ServeConfig, build_app
 

@@ -1,4 +1,4 @@
-"""``mindrian.models``: --model / MINDRIAN_MODEL references and scripted model files."""
+"""``mindrian.model_choice``: --model / MINDRIAN_MODEL references and scripted model files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from agno.agent import Agent
 
 from mindrian.agents import OperatorAgent
-from mindrian.models import MODEL_ENV, ModelScriptError, choose_model, load_script
+from mindrian.model_choice import MODEL_ENV, ModelScriptError, choose_model, load_script
+from mindrian.providers import ProviderModel
 from mindrian.testing import ScriptedModel
 
 
@@ -90,8 +91,9 @@ def test_references_without_a_provider_are_refused() -> None:
 
 def test_the_option_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MODEL_ENV, "openai:gpt-4o")
-    assert choose_model("anthropic:claude-x").model_for("a") == "anthropic:claude-x"
-    assert choose_model(None).model_for("a") == "openai:gpt-4o"
+    # A chosen provider model is checked (SDK, key) before the run: a ProviderModel, not a string.
+    assert choose_model("anthropic:claude-x").model_for("a") == ProviderModel("anthropic:claude-x")
+    assert choose_model(None).model_for("a") == ProviderModel("openai:gpt-4o")
     monkeypatch.delenv(MODEL_ENV)
     assert choose_model(None).model_for("a") is None
 

@@ -1,0 +1,216 @@
+"""Agno provider models: building one from ``provider:model_id`` with a spec's settings.
+
+Agno resolves a ``provider:model_id`` string to a model object with the
+provider's defaults; the settings a skill's spec decided would be lost there.
+Two ways to build one:
+
+- :func:`configured_model`, the strict form the builder checks a skill's own
+  model with: a setting the provider has no field for is refused
+  (:class:`ModelSettingsError`); :func:`unsupported_settings` says so ahead of time.
+- :func:`run_model`, the form a run uses: the agent may run on any provider the
+  user chose, so a setting that provider cannot take is dropped and reported
+  (a thinking budget on OpenAI, for one), a base URL points an OpenAI-compatible
+  provider at a server, and a missing SDK or API key is one
+  :class:`ModelUnavailableError` line before any request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agno.exceptions import ModelAuthenticationError
+from agno.models.base import Model
+
+from mindrian.errors import MindrianError
+from mindrian.model_settings import ModelSettings, SettingsOverride
+
+__all__ = [
+    "ModelSettings",
+    "ModelSettingsError",
+    "ModelUnavailableError",
+    "ProviderModel",
+    "configured_model",
+    "model_class",
+    "run_model",
+    "setting_values",
+    "unsupported_settings",
+]
+
+#: Field names providers use for the response cap, in the order they are tried.
+_MAX_TOKENS_FIELDS = ("max_tokens", "max_output_tokens", "max_completion_tokens")
+#: The key an OpenAI-compatible server that wants none gets (Agno's OpenAILike sends the same).
+_NO_KEY = "not-provided"
+#: Agno's "FOO_API_KEY not set" messages: the variable to name in a one-line error.
+_KEY_NOT_SET = re.compile(r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN))\b[^.]*\bnot set")
+
+
+class ModelSettingsError(MindrianError, ValueError):
+    """A spec setting the chosen provider cannot take."""
+
+
+class ModelUnavailableError(MindrianError, RuntimeError):
+    """A model that cannot be asked anything: its SDK is missing, or its key, or its provider."""
+
+
+@dataclass(frozen=True)
+class ProviderModel:
+    """A model a run chose: a provider reference, where it is served, and settings to change."""
+
+    reference: str
+    """``provider:model_id`` as Agno resolves it."""
+    base_url: str | None = None
+    """The server of an OpenAI-compatible provider (``--base-url``); None: the provider's own."""
+    override: SettingsOverride = field(default_factory=SettingsOverride)
+    """Settings the run puts in place of the spec's, for every model of the agent."""
+    watch: Callable[[Model], Model] | None = field(default=None, compare=False)
+    """Called with every model built (``--record`` records its turns); None: nothing watches."""
+
+    @property
+    def provider(self) -> str:
+        """The provider key (``openai-chat`` of ``openai-chat:gpt-4o``)."""
+        return self.reference.partition(":")[0].strip().lower()
+
+
+def model_class(provider: str) -> type[Model]:
+    """The Agno model class behind a provider key (imports the provider's module)."""
+    from agno.models.utils import MODEL_PROVIDER_CLASSES
+
+    module, name = MODEL_PROVIDER_CLASSES[provider]
+    found: type[Model] = getattr(importlib.import_module(module), name)
+    return found
+
+
+def setting_values(cls: type[Model], settings: ModelSettings) -> tuple[dict[str, Any], list[str]]:
+    """(field → value for every applicable setting, names of the settings with no field)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    missing: list[str] = []
+    if settings.temperature is not None:
+        if "temperature" in names:
+            values["temperature"] = settings.temperature
+        else:
+            missing.append("temperature")
+    if settings.max_tokens is not None:
+        cap = next((n for n in _MAX_TOKENS_FIELDS if n in names), None)
+        if cap is None:
+            missing.append("max_tokens")
+        else:
+            values[cap] = settings.max_tokens
+    if settings.thinking_budget is not None:
+        if "thinking" in names:  # Anthropic's form
+            values["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_budget}
+        elif "thinking_budget" in names:  # Gemini's form
+            values["thinking_budget"] = settings.thinking_budget
+        else:
+            missing.append("thinking_budget")
+    return values, missing
+
+
+def unsupported_settings(provider: str, settings: ModelSettings) -> tuple[str, ...]:
+    """Names of the settings ``provider``'s model class has no field for."""
+    return tuple(setting_values(model_class(provider), settings)[1])
+
+
+def configured_model(ref: str, settings: ModelSettings) -> Model:
+    """The Agno model of ``"provider:model_id"`` with ``settings`` applied.
+
+    Raises :class:`ModelSettingsError` when the provider cannot take one of them.
+    """
+    model = _agno_model(ref)
+    if settings.empty:
+        return model
+    values, missing = setting_values(type(model), settings)
+    if missing:
+        raise ModelSettingsError(
+            f"model {ref!r} ({type(model).__name__}) cannot take {', '.join(missing)}"
+        )
+    # replace() runs the class's own checks again (Claude validates thinking support there).
+    return dataclasses.replace(model, **values)
+
+
+def run_model(
+    chosen: ProviderModel | str,
+    settings: ModelSettings,
+    *,
+    warn: Callable[[str], None],
+) -> Model:
+    """The Agno model a run asks: ``settings`` adapted to the provider, never refused.
+
+    A setting the provider has no field for is left out and ``warn`` is told so
+    once per call. A :class:`ProviderModel` the run chose is also checked before
+    any request: a missing SDK or API key raises :class:`ModelUnavailableError`.
+    """
+    if isinstance(chosen, str):
+        return _adapted(_agno_model(chosen), chosen, settings, warn)
+    try:
+        model = _agno_model(chosen.reference)
+    except ImportError as error:  # Agno says which package: "`openai` not installed. ..."
+        raise ModelUnavailableError(f"{chosen.provider}: {error}") from error
+    model = _adapted(model, chosen.reference, chosen.override.applied_to(settings), warn)
+    if chosen.base_url is not None:
+        model = _served_at(model, chosen)
+    _check_credentials(model, chosen)
+    return model if chosen.watch is None else chosen.watch(model)
+
+
+def _agno_model(ref: str) -> Model:
+    from agno.models.utils import get_model
+
+    model = get_model(ref)
+    if model is None:  # get_model returns None only for None, which a str never is
+        raise ModelSettingsError(f"no model for {ref!r}")
+    return model
+
+
+def _adapted(model: Model, ref: str, settings: ModelSettings, warn: Callable[[str], None]) -> Model:
+    if settings.empty:
+        return model
+    values, missing = setting_values(type(model), settings)
+    if missing:
+        dropped = ", ".join(f"{name}={getattr(settings, name)}" for name in missing)
+        warn(f"{ref} ({type(model).__name__}) takes no {', '.join(missing)}: {dropped} dropped")
+    return dataclasses.replace(model, **values) if values else model
+
+
+def _served_at(model: Model, chosen: ProviderModel) -> Model:
+    names = {f.name for f in dataclasses.fields(type(model))}
+    if "base_url" not in names:
+        raise ModelUnavailableError(
+            f"{chosen.provider}: {type(model).__name__} takes no base URL; "
+            "use an OpenAI-compatible provider such as openai-chat: with --base-url"
+        )
+    # Model itself has no base_url: the field belongs to the provider's class checked above.
+    values: dict[str, Any] = {"base_url": chosen.base_url}
+    return dataclasses.replace(model, **values)
+
+
+def _check_credentials(model: Model, chosen: ProviderModel) -> None:
+    """Build the provider's client now: Agno checks the API key there, before any request."""
+    get_client = getattr(model, "get_client", None)
+    if get_client is None:
+        return
+    try:
+        get_client()
+    except ModelAuthenticationError as error:
+        if chosen.base_url is not None and "api_key" in {
+            f.name for f in dataclasses.fields(type(model))
+        }:
+            # A local server (llama.cpp, vLLM, Ollama) wants no key; a gateway's comes from the env.
+            model.api_key = _NO_KEY  # type: ignore[attr-defined]
+            return
+        raise ModelUnavailableError(_credentials_message(chosen, error.message)) from error
+
+
+def _credentials_message(chosen: ProviderModel, message: str) -> str:
+    found = _KEY_NOT_SET.search(message)
+    if found is None:
+        return f"{chosen.provider}: {message}"
+    return (
+        f"{chosen.provider}: set {found.group(1)} in the environment "
+        "(or --base-url URL for an OpenAI-compatible server)"
+    )
