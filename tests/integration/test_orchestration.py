@@ -202,7 +202,7 @@ def test_larry_clarifies_selects_delegates_and_synthesises(flow: dict[str, Any])
 
     # Selection came from the registry: pws-validation first for the founder's question.
     (ranking,) = [r for r in tool_results(model.calls[7].messages) if r.startswith("Frameworks")]
-    assert ranking.splitlines()[1].startswith("1. pws-validation (pws): score ")
+    assert ranking.splitlines()[1].startswith("1. pws-validation (PWS Validation): score ")
 
     # Each framework got the clarified problem; devil-advocate also got PWS's analysis.
     pws_prompt = flow["frameworks"]["pws-validation"].calls[0].last_user_message

@@ -226,5 +226,9 @@ def test_a_line_break_escape_in_a_description_does_not_block_the_next_build(
     for name in ("pws", "jtbd"):
         done = mindrian(project, "build", f"skills/{name}/SKILL.md")
         assert done.returncode == 0, done.stderr
-    (pws,) = [r for r in load_registry_yaml(ProjectPaths(project).registry_yaml) if r.name == "pws"]
+    (pws,) = [
+        r
+        for r in load_registry_yaml(ProjectPaths(project).registry_yaml)
+        if r.id == "pws-validation"
+    ]
     assert pws.description == "Problem Worth Solving validation, and\x85more"
