@@ -12,7 +12,6 @@ too, for the output-schema check of phase 6.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,7 @@ import yaml
 from builder.skill.frontmatter import load_leniently
 from builder.skill.shorthands import ShorthandConflict, expanded, find_shorthands
 
-__all__ = ["PromptItems", "json_examples", "prompt_items"]
+__all__ = ["PromptItems", "prompt_items"]
 
 #: Front-matter keys whose entries are the parts of a multi-part agent.
 _PART_KEYS = ("sub_agents", "phases", "steps")
@@ -128,20 +127,3 @@ def prompt_items(data: bytes) -> PromptItems:
         scores=_scores(fields),
         synthesizer=synthesizer.strip() if isinstance(synthesizer, str) else "",
     )
-
-
-def json_examples(text: str) -> tuple[dict[str, Any], ...]:
-    """Every JSON object written in ``text`` (fenced or inline), in order of appearance."""
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    index = text.find("{")
-    while index >= 0:
-        try:
-            value, end = decoder.raw_decode(text, index)
-        except json.JSONDecodeError:
-            index = text.find("{", index + 1)
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        index = text.find("{", end)
-    return tuple(found)

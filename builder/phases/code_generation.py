@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from builder.codegen.prompt_items import json_examples, prompt_items
+from builder.codegen.prompt_items import prompt_items
 from builder.codegen.render import (
     AGENT_TEMPLATES,
     OUTPUT_TYPES,
@@ -41,6 +41,7 @@ from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
 from builder.pipeline.transaction import PackageTransaction
+from builder.skill.output_example import read_examples
 from builder.skill.spec import AgentSpec
 from mindrian.project import ProjectPaths
 
@@ -181,37 +182,44 @@ def _check_owner(spec: AgentSpec, final: Path) -> None:
 def output_examples(spec: AgentSpec) -> tuple[dict[str, Any], ...]:
     """The JSON examples of the skill's output template, each checked against the output model.
 
-    An example holding ``output`` is a whole answer; any other is the ``scores``
-    object. One the generated schema rejects is a located error: the model would
-    be told to answer in a form that always fails.
+    An example holding ``output`` (and only HandoffOutput fields) is a whole
+    answer; any other is the ``data`` object when phase 3 inferred a data
+    schema from the examples, else the ``scores`` object. One the generated
+    schema rejects is a located error: the model would be told to answer in a
+    form that always fails.
     """
     if spec.type not in OUTPUT_TYPES:
         return ()
     from pydantic import ValidationError
 
-    from mindrian.agents.output import scored_output
+    from mindrian.agents.output import scored_output, whole_answer
 
-    model = scored_output("Skill", [to_plain(s) for s in spec.scores], total=bool(spec.score_bands))
-    scores = model.model_fields["scores"].annotation
+    data = spec.handoff.returns.data_schema if spec.handoff else {}
+    model = scored_output(
+        "Skill",
+        [to_plain(s) for s in spec.scores],
+        total=bool(spec.score_bands),
+        data=data or None,
+    )
+    part = model.model_fields["data" if data else "scores"].annotation
     found: list[dict[str, Any]] = []
     for block in spec.instructions.blocks:
         if block.key != "output_template":
             continue
-        for example in json_examples(block.text):
+        for example in read_examples(block.text, block.line)[0]:
             try:
-                if "output" in example:
-                    model.model_validate(example)
+                if whole_answer(example.value):
+                    model.model_validate(example.value)
                 else:
-                    scores.model_validate(example)  # type: ignore[union-attr]
+                    part.model_validate(example.value)  # type: ignore[union-attr]
             except ValidationError as exc:
-                line = block.line + block.text[: block.text.find("{")].count("\n")
                 raise CodegenError(
-                    f"the output template's JSON example {json_text(example)} does not fit the "
-                    f"generated schema: {_first_problem(exc)}",
-                    location=SourceLocation(spec.source_path, line),
+                    f"the output template's JSON example {json_text(example.value)} does not fit "
+                    f"the generated schema: {_first_problem(exc)}",
+                    location=SourceLocation(spec.source_path, example.line),
                     code="C026",
                 ) from None
-            found.append(example)
+            found.append(dict(example.value))
     return tuple(found)
 
 

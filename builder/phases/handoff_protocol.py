@@ -14,11 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
 
+from builder.codegen.render import OUTPUT_TYPES
 from builder.phases.architecture import field_line
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import HandoffConfigError, SourceLocation
 from builder.skill.model import HandoffRequest, SkillDefinition
+from builder.skill.output_example import ExampleProblem, JsonExample, infer_schema, read_examples
 from builder.skill.spec import (
     AgentSpec,
     HandoffConfig,
@@ -26,6 +28,7 @@ from builder.skill.spec import (
     ReturnsConfig,
     RoutingConfig,
 )
+from mindrian.agents.output import whole_answer
 
 __all__ = [
     "DEFAULT_RETURN_BEHAVIOR",
@@ -182,16 +185,42 @@ def _default_returns(spec: AgentSpec) -> tuple[str, ...]:
     return _RETURNS_BASE + tuple(extra)
 
 
-def _returns(spec: AgentSpec, request: HandoffRequest, contract: RuntimeContract) -> ReturnsConfig:
-    fields = request.returns or tuple(
-        f for f in _default_returns(spec) if f in contract.result_fields
-    )
-    return ReturnsConfig(
+def _data_examples(spec: AgentSpec) -> tuple[tuple[JsonExample, ...], tuple[ExampleProblem, ...]]:
+    """The output template's JSON examples that show data, and the objects it cannot read.
+
+    Only an agent with an output model and no scores gets data: with scores, an
+    example that is not a whole answer is the ``scores`` object (phase 6 checks it).
+    """
+    if spec.type not in OUTPUT_TYPES or spec.scores:
+        return (), ()
+    examples: list[JsonExample] = []
+    problems: list[ExampleProblem] = []
+    for block in spec.instructions.blocks:
+        if block.key == "output_template":
+            found, unread = read_examples(block.text, block.line)
+            examples += (e for e in found if not whole_answer(e.value))
+            problems += unread
+    return tuple(examples), tuple(problems)
+
+
+def _returns(
+    spec: AgentSpec,
+    request: HandoffRequest,
+    contract: RuntimeContract,
+    examples: Sequence[JsonExample],
+) -> tuple[ReturnsConfig, tuple[str, ...]]:
+    """The returns side and the decisions the output examples settled."""
+    defaults = _default_returns(spec) + (("data",) if examples else ())
+    fields = request.returns or tuple(f for f in defaults if f in contract.result_fields)
+    inferred = infer_schema(examples) if examples else None
+    config = ReturnsConfig(
         fields=tuple(fields),
         output_format="markdown" if spec.type in ("role", "guided") else "structured",
         scores=tuple(s.name for s in spec.scores),
         suggested_next_agents=tuple(c.target for c in spec.chains_to),
+        data_schema=inferred.schema if inferred else {},
     )
+    return config, inferred.decisions if inferred else ()
 
 
 def _routing(
@@ -257,14 +286,15 @@ class HandoffProtocolPhase(PhaseHooks[Outputs, AgentSpec]):
         contract = self._contract()
         request = d.handoff or HandoffRequest()
         receives = _receives(spec, request, contract)
-        returns = _returns(spec, request, contract)
+        examples, unread = _data_examples(spec)
+        returns, data_decisions = _returns(spec, request, contract, examples)
         config = HandoffConfig(
             receives=receives,
             returns=returns,
             routing=_routing(d, spec, request, contract),
             supports=_supports(spec, contract),
         )
-        config = replace(config, decisions=_decisions(spec, request, config))
+        config = replace(config, decisions=_decisions(spec, request, config) + data_decisions)
         checks = (
             _unknown_fields(
                 d,
@@ -288,12 +318,18 @@ class HandoffProtocolPhase(PhaseHooks[Outputs, AgentSpec]):
         return PhaseResult(
             output=replace(spec, handoff=config),
             checks=checks,
-            warnings=_warnings(spec, returns),
+            warnings=_warnings(spec, returns, unread),
         )
 
 
-def _warnings(spec: AgentSpec, returns: ReturnsConfig) -> tuple[str, ...]:
-    warnings = []
+def _warnings(
+    spec: AgentSpec, returns: ReturnsConfig, unread: Sequence[ExampleProblem]
+) -> tuple[str, ...]:
+    warnings = [
+        f"{SourceLocation(spec.source_path, p.line)}: warning[W301]: the output template's JSON "
+        f"example cannot be read ({p.reason}); the output schema leaves it out"
+        for p in unread
+    ]
     if spec.scores and "scores" not in returns.fields:
         warnings.append("the skill defines scores but handoff.returns omits 'scores'")
     if spec.chains_to and "suggested_next_agents" not in returns.fields:

@@ -237,6 +237,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("W105", "skill_analysis", "the description is longer than the Agent Skills limit"),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
+    ErrorCode(
+        "W301",
+        "handoff_protocol",
+        "an output template's JSON example cannot be read; the output schema leaves it out",
+    ),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),

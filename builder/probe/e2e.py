@@ -97,11 +97,14 @@ def _agent_class(package: ModuleType) -> type[MindrianAgent]:
 
 
 def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A structured answer valid for the operator's schema: every declared score at mid-range."""
+    """A structured answer valid for the operator's schema: every declared score at mid-range,
+    and the least ``data`` of the skill's output example when it shows one."""
+    from mindrian.agents.output import data_sample
+
     scores = {
         s["name"]: (float(s["minimum"]) + float(s["maximum"])) / 2 for s in spec.get("scores") or ()
     }
-    return {
+    answer = {
         "output": "# Probe result\n\nScripted answer of the end-to-end probe.",
         "key_findings": ["the package imports and answers a handoff"],
         "recommendations": ["none: this is a probe"],
@@ -109,6 +112,10 @@ def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
         "scores": scores,
         "open_questions": [],
     }
+    data = ((spec.get("handoff") or {}).get("returns") or {}).get("data_schema")
+    if data:
+        answer["data"] = data_sample(data)
+    return answer
 
 
 def _scripted(cls: type[MindrianAgent], spec: Mapping[str, Any], state_dir: Path) -> MindrianAgent:

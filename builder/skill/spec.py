@@ -188,6 +188,9 @@ class ReturnsConfig:
     """Keys of ``HandoffResult.scores`` (the skill's named scores)."""
     suggested_next_agents: tuple[str, ...] = ()
     """Agent ids offered as follow-ups (from ``chains_to``)."""
+    data_schema: Mapping[str, Any] = field(default_factory=dict)
+    """JSON Schema of ``HandoffResult.data``, inferred from the output template's JSON example
+    when the skill declares no scores; empty when the answer has no data."""
 
 
 @dataclass(frozen=True)

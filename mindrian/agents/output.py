@@ -7,6 +7,12 @@ from a spec's score dimensions: one ``float`` field per dimension with
 ``ge``/``le`` and the skill's description, no other key accepted, and, when the
 skill turns a total into a verdict, a ``total`` field that is checked against
 the sum of the dimensions (or filled with it when the model leaves it out).
+
+A skill whose output template shows the JSON it answers with gets a ``data``
+field too: :func:`data_model` turns the JSON Schema the builder inferred from
+that example (``handoff.returns.data_schema`` of ``spec.yaml``) into a strict
+model, so an answer shaped like the example validates and one that is not is
+refused.
 """
 
 from __future__ import annotations
@@ -24,7 +30,15 @@ from pydantic.json_schema import (
     model_json_schema,
 )
 
-__all__ = ["TOTAL", "ScoresBase", "scored_output"]
+__all__ = [
+    "TOTAL",
+    "DataBase",
+    "ScoresBase",
+    "data_model",
+    "data_sample",
+    "scored_output",
+    "whole_answer",
+]
 
 
 class HandoffOutput(BaseModel):
@@ -70,6 +84,12 @@ class HandoffOutput(BaseModel):
         """
         built = _json_schema(cls, by_alias, ref_template, schema_generator, mode, union_format)
         return deepcopy(built)
+
+
+def whole_answer(example: Mapping[str, Any]) -> bool:
+    """Whether a skill's JSON example is a whole answer (an ``output`` and HandoffOutput fields);
+    any other example shows the ``scores`` object or, without scores, the answer's ``data``."""
+    return "output" in example and set(example) <= {*HandoffOutput.model_fields, "data"}
 
 
 #: Built JSON schemas by (class, arguments of ``model_json_schema``); classes never change.
@@ -159,21 +179,117 @@ def _scores_model(name: str, dimensions: Sequence[Mapping[str, Any]], total: boo
     return cast(type, create_model(f"{name}Scores", __base__=ScoresBase, **fields))
 
 
+class DataBase(BaseModel):
+    """An object of a skill's output example; a subclass declares one field per key."""
+
+    # Strict: the example typed each value, and lax parsing would take "5" for 5 or "yes" for True.
+    model_config = ConfigDict(
+        extra="forbid", strict=True, serialize_by_alias=True, validate_by_name=True
+    )
+
+
+#: JSON Schema type names and the Python types the model checks them with.
+_JSON_TYPES: Mapping[str, Any] = {
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": float,
+}
+
+
+def _camel(key: str) -> str:
+    return "".join(w[:1].upper() + w[1:] for w in _field_name(key, set()).split("_") if w)
+
+
+def _annotation(name: str, schema: Mapping[str, Any]) -> Any:
+    """The Python type of one value of the inferred JSON Schema subset (see :func:`data_model`)."""
+    kinds = schema.get("type", ())
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    concrete = [k for k in kinds if k != "null"]
+    if not concrete:
+        return Any  # no type in the example (a null, an empty list's item): any JSON value
+    (kind,) = concrete  # the builder never infers a union of two concrete types
+    if kind == "object":
+        base: Any = data_model(name, schema)
+    elif kind == "array":
+        base = list[_annotation(f"{name}Item", schema.get("items") or {})]  # type: ignore[misc]
+    else:
+        base = _JSON_TYPES[kind]
+    return base | None if "null" in kinds else base
+
+
+def data_model(name: str, schema: Mapping[str, Any]) -> type[DataBase]:
+    """A :class:`DataBase` subclass ``name`` for an ``object`` JSON Schema.
+
+    The schema is the subset the builder infers from an example: ``type`` (one
+    of string, boolean, integer, number, object, array, optionally with
+    ``null``; absent for any value), ``properties`` and ``required`` of an
+    object, ``items`` of an array. A property that is not required may be left
+    out (it is then null).
+    """
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    taken: set[str] = set()
+    fields: dict[str, Any] = {}
+    for key, value in properties.items():
+        annotation = _annotation(f"{name}{_camel(key)}", value)
+        if key in required:
+            fields[_field_name(key, taken)] = (annotation, Field(alias=key))
+        else:
+            fields[_field_name(key, taken)] = (annotation | None, Field(default=None, alias=key))
+    return cast(type[DataBase], create_model(name, __base__=DataBase, **fields))
+
+
+#: The least value of each JSON Schema type, for :func:`data_sample`.
+_LEAST: Mapping[str, Any] = {"string": "", "boolean": False, "integer": 0, "number": 0.0}
+
+
+def data_sample(schema: Mapping[str, Any]) -> Any:
+    """The smallest value :func:`data_model` accepts for ``schema``: required keys only, each at
+    its type's least value (``""``, ``False``, ``0``, an empty list; null where any value goes).
+
+    A scripted answer needs one when the skill's own example is not at hand (phase 7's probe).
+    """
+    kinds = schema.get("type", ())
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    kind = next((k for k in kinds if k != "null"), None)
+    if kind == "object":
+        properties: Mapping[str, Any] = schema.get("properties") or {}
+        required = schema.get("required") or ()
+        return {k: data_sample(v) for k, v in properties.items() if k in required}
+    if kind == "array":
+        return []
+    return _LEAST.get(kind or "")
+
+
 def scored_output(
-    name: str, dimensions: Sequence[Mapping[str, Any]], *, total: bool = False
+    name: str,
+    dimensions: Sequence[Mapping[str, Any]],
+    *,
+    total: bool = False,
+    data: Mapping[str, Any] | None = None,
 ) -> type[HandoffOutput]:
     """A :class:`HandoffOutput` subclass ``<name>Output`` whose ``scores`` are declared fields.
 
     ``dimensions`` are spec score mappings (``name``, ``minimum``, ``maximum``,
     ``description``); ``total`` adds the derived ``total`` score. Without
-    dimensions ``scores`` must be empty.
+    dimensions ``scores`` must be empty. ``data``, an ``object`` JSON Schema
+    inferred from the skill's output example, adds a required ``data`` field of
+    that shape (:func:`data_model`).
     """
     scores = _scores_model(name, dimensions, total and bool(dimensions))
     what = "The methodology's scores." if dimensions else "No scores: leave this empty."
+    extra: dict[str, Any] = {}
+    if data:
+        extra["data"] = (
+            data_model(f"{name}Data", data),
+            Field(description="The answer's data, shaped as the skill's output example."),
+        )
     model = create_model(
         f"{name}Output",
         __base__=HandoffOutput,
         __doc__=f"The HandoffResult fields, with {name}'s scores declared one by one.",
         scores=(scores, Field(default_factory=scores, description=what)),
+        **extra,
     )
     return model

@@ -94,9 +94,16 @@ class AgentPackage:
         return _camel(str(self.spec["identifier"]))
 
     def output_model(self) -> type[Any]:
-        """The output model with the spec's scores declared (and ``total`` when bands use it)."""
+        """The output model with the spec's scores declared (and ``total`` when bands use it),
+        and a ``data`` field when phase 3 inferred a schema from the skill's output example."""
         dimensions = tuple(self.spec.get("scores") or ())
-        return scored_output(self.output_name, dimensions, total=bool(self.spec.get("score_bands")))
+        returns = self.handoff.get("returns") or {}
+        return scored_output(
+            self.output_name,
+            dimensions,
+            total=bool(self.spec.get("score_bands")),
+            data=returns.get("data_schema") or None,
+        )
 
     def class_attributes(self, agent_type: str) -> dict[str, Any]:
         """The class attributes of the agent class built on the ``agent_type`` base."""

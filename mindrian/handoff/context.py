@@ -143,6 +143,15 @@ def _scores(value: Mapping[str, Any], name: str) -> dict[str, float]:
     return scores
 
 
+def _data(value: Mapping[str, Any], name: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping of names to values")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"{name} keys must be strings, got {type(key).__name__}")
+    return dict(value)
+
+
 def _text(value: Any, name: str, *, required: bool = False) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {type(value).__name__}")
@@ -473,6 +482,9 @@ class HandoffResult(_PlainData):
     """Confidence in the result, 0.0-1.0."""
     scores: dict[str, float] = field(default_factory=dict)
     """Named scores."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """The answer's data, shaped as the JSON example of the skill's output template (empty when
+    the skill shows none)."""
     suggested_next_agents: tuple[str, ...] = ()
     """Agents worth consulting next."""
     open_questions: tuple[str, ...] = ()
@@ -510,6 +522,7 @@ class HandoffResult(_PlainData):
             _set(self, name, _strings(getattr(self, name), name))
         _set(self, "confidence", _fraction(self.confidence, "confidence"))
         _set(self, "scores", _scores(self.scores, "scores"))
+        _set(self, "data", _data(self.data, "data"))
         _set(
             self,
             "human_input_reason",

@@ -43,6 +43,7 @@ from agno.tools.function import Function
 from pydantic import BaseModel
 
 from mindrian.agents import BACK, SKIP, MindrianAgent, RoleAgent
+from mindrian.agents.output import whole_answer
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
 from mindrian.testing.scripted import ModelCall, ScriptedModel, Step
 
@@ -376,8 +377,16 @@ class StructuredAnswers(AgentContract):
     score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
     """Score name → (minimum, maximum) as the skill declares them."""
 
+    def data_examples(self) -> tuple[Mapping[str, Any], ...]:
+        """The skill's examples of the answer's ``data`` (none unless its schema has ``data``)."""
+        schema = self.agent_class.output_schema  # type: ignore[attr-defined]
+        if "data" not in schema.model_fields:
+            return ()
+        return tuple(e for e in self.output_examples if not whole_answer(e))
+
     def answer(self, **changes: Any) -> dict[str, Any]:
-        """A well-formed answer: every declared score at the middle of its range."""
+        """A well-formed answer: every declared score at the middle of its range, and the skill's
+        first data example as the ``data`` when the schema has one."""
         schema = self.agent_class.output_schema  # type: ignore[attr-defined]
         answer = {
             "output": "# Result\n\nThe scripted analysis.",
@@ -387,6 +396,8 @@ class StructuredAnswers(AgentContract):
             "scores": _midpoint_scores(schema),
             "open_questions": ["what would change the verdict?"],
         }
+        if data := self.data_examples():
+            answer["data"] = dict(data[0])
         answer.update(changes)
         return answer
 
@@ -416,16 +427,26 @@ class StructuredAnswers(AgentContract):
         assert result.open_questions == tuple(answer["open_questions"])
         for name, value in answer["scores"].items():
             assert result.scores[name] == value
+        for key, value in answer.get("data", {}).items():
+            assert result.data[key] == value
 
     def test_an_answer_following_the_skill_examples_succeeds(self, tmp_path: Path) -> None:
         if not self.output_examples:
             pytest.skip("the skill's output instructions hold no JSON example")
+        data = self.data_examples()
         for example in self.output_examples:
-            answer = dict(example) if "output" in example else self.answer(scores=dict(example))
+            if whole_answer(example):
+                answer = dict(example)
+            elif example in data:
+                answer = self.answer(data=dict(example))
+            else:
+                answer = self.answer(scores=dict(example))
             result = self.handoff(tmp_path, answer)
             assert result.success, result.error
-            for name, value in answer["scores"].items():
+            for name, value in answer.get("scores", {}).items():
                 assert result.scores[name] == value
+            for key, value in answer.get("data", {}).items():
+                assert result.data[key] == value
 
     def test_the_model_is_sent_every_score_with_its_range(self, tmp_path: Path) -> None:
         if not self.score_ranges:
@@ -445,13 +466,24 @@ class StructuredAnswers(AgentContract):
 
     @pytest.mark.parametrize(
         "breakage",
-        ["prose", "confidence", "unknown_score", "out_of_range", "no_scores", "wrong_total"],
+        [
+            "prose",
+            "confidence",
+            "unknown_score",
+            "out_of_range",
+            "no_scores",
+            "wrong_total",
+            "no_data",
+            "unknown_data_key",
+        ],
     )
     def test_an_answer_that_breaks_the_schema_fails(self, tmp_path: Path, breakage: str) -> None:
         answer: Any = self.answer()
         scores = answer["scores"]
         if breakage in ("out_of_range", "no_scores", "wrong_total") and not scores:
             pytest.skip("the skill declares no scores")
+        if breakage in ("no_data", "unknown_data_key") and "data" not in answer:
+            pytest.skip("the skill shows no data example")
         schema: Any = self.agent_class.output_schema  # type: ignore[attr-defined]
         if (
             breakage == "wrong_total"
@@ -465,6 +497,11 @@ class StructuredAnswers(AgentContract):
             "unknown_score": {**answer, "scores": {**scores, "not_a_declared_score": 1.0}},
             "out_of_range": {**answer, "scores": {k: v * 10 + 100 for k, v in scores.items()}},
             "no_scores": {**answer, "scores": {}},
+            "no_data": {k: v for k, v in answer.items() if k != "data"},
+            "unknown_data_key": {
+                **answer,
+                "data": {**answer.get("data", {}), "not_a_key_of_the_example": 1},
+            },
         }[breakage]
         result = self.handoff(tmp_path, answer)
         assert not result.success

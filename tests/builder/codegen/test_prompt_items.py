@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from phase_factories import run_phases, skill
 
-from builder.codegen.prompt_items import json_examples, prompt_items
+from builder.codegen.prompt_items import prompt_items
 from builder.phases.architecture import applicable_settings
 from builder.phases.code_generation import output_examples
 from builder.pipeline.errors import ArchitectureError, CodegenError
@@ -62,11 +62,6 @@ def test_items_are_the_skill_s_own_lines_wherever_the_fields_live() -> None:
 def test_top_level_fields_win_over_metadata_ones() -> None:
     text = SKILL.replace(b"name: sample\n", b"name: sample\ntone: wry\n")
     assert prompt_items(text).skill[1] == "wry"
-
-
-def test_json_examples_are_every_object_written_in_the_text() -> None:
-    text = 'as `{"a": 1}` or {"b": [1, {"c": 2}]}, not {a: n} nor {"d": n}.'
-    assert json_examples(text) == ({"a": 1}, {"b": [1, {"c": 2}]})
 
 
 def test_front_matter_rules_reach_the_instructions_beside_the_body_s_own() -> None:
