@@ -76,6 +76,8 @@ _RETURNS_BASE = (
     "open_questions",
 )
 _RUNTIME_MODULE = "mindrian.handoff.context"
+#: The warning of an output example that even a lenient JSON reader refuses.
+_UNREAD_EXAMPLE = "W301"
 
 
 @dataclass(frozen=True)
@@ -326,8 +328,8 @@ def _warnings(
     spec: AgentSpec, returns: ReturnsConfig, unread: Sequence[ExampleProblem]
 ) -> tuple[str, ...]:
     warnings = [
-        f"{SourceLocation(spec.source_path, p.line)}: warning[W301]: the output template's JSON "
-        f"example cannot be read ({p.reason}); the output schema leaves it out"
+        f"{SourceLocation(spec.source_path, p.line)}: warning[{_UNREAD_EXAMPLE}]: the output "
+        f"template's JSON example cannot be read ({p.reason}); the output schema leaves it out"
         for p in unread
     ]
     if spec.scores and "scores" not in returns.fields:

@@ -482,9 +482,6 @@ class HandoffResult(_PlainData):
     """Confidence in the result, 0.0-1.0."""
     scores: dict[str, float] = field(default_factory=dict)
     """Named scores."""
-    data: dict[str, Any] = field(default_factory=dict)
-    """The answer's data, shaped as the JSON example of the skill's output template (empty when
-    the skill shows none)."""
     suggested_next_agents: tuple[str, ...] = ()
     """Agents worth consulting next."""
     open_questions: tuple[str, ...] = ()
@@ -500,6 +497,9 @@ class HandoffResult(_PlainData):
     error_code: str | None = None
     """Machine-readable kind of failure (``needs_clarification``, ``caller_refused``...), when
     known."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """The answer's data, shaped as the JSON example of the skill's output template (empty when
+    the skill shows none)."""
 
     def __post_init__(self) -> None:
         for name in ("handoff_id", "from_agent", "to_agent"):

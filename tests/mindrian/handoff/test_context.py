@@ -81,6 +81,7 @@ SEED_RESULT_FIELDS = [
     duration_seconds error
     """.split(),
     "error_code",  # beyond the seed: what kind of failure, for callers to act on
+    "data",  # beyond the seed: the answer shaped as the skill's output example
 ]
 
 
