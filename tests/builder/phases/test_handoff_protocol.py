@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from phase_factories import SEED_RESULT_FIELDS, contract, run_phases, skill
+from phase_factories import SEED_RESULT_FIELDS, body_with_sections, contract, run_phases, skill
 
 from builder.phases.handoff_protocol import load_runtime_contract
 from builder.pipeline.errors import HandoffConfigError
@@ -170,3 +170,64 @@ def test_missing_runtime_module_is_a_clear_error() -> None:
     with pytest.raises(HandoffConfigError) as err:
         load_runtime_contract("mindrian.no_such_module")
     assert "cannot import the runtime handoff module" in err.value.message
+
+
+def _with_output(body: str, **changes):  # type: ignore[no-untyped-def]
+    sections = body_with_sections(body, 5, {"Output Format": "output_template"})
+    return skill(body=body, sections=sections, **changes)
+
+
+OUTPUT_BODY = """Answer with the result.
+
+## Output Format
+
+```json
+{"status": "created", "id": 7, "ok": true}
+```
+
+or, when it fails:
+
+```json
+{"status": "failed", "error": "why", // a comment
+ "id": 7, ... }
+{"status": oops}
+```
+"""
+
+
+def test_the_output_example_is_the_data_schema_when_no_scores_are_declared() -> None:
+    result = _handoff(_with_output(OUTPUT_BODY), runtime=load_runtime_contract())
+    returns = result.output.handoff.returns
+    assert returns.data_schema == {
+        "type": "object",
+        "properties": {
+            "status": {"type": "string"},
+            "id": {"type": "integer"},
+            "ok": {"type": "boolean"},
+            "error": {"type": "string"},
+        },
+        "required": ["status", "id"],
+    }
+    assert "data" in returns.fields
+    assert (
+        "data: the output template's 2 JSON examples (lines 10, 16) are merged into the output "
+        "schema; a key in every example is required, ok, error may be left out"
+        in result.output.handoff.decisions
+    )
+    (warning,) = result.warnings
+    assert warning.startswith("skills/sample/SKILL.md:18: warning[W301]: ")
+    assert "Expecting value at line 18" in warning
+
+
+def test_declared_scores_keep_examples_as_the_scores_object() -> None:
+    d = _with_output(OUTPUT_BODY, scores=(ScoreDimension("depth", 0, 5),))
+    result = _handoff(d)
+    assert result.output.handoff.returns.data_schema == {}
+    assert "data" not in result.output.handoff.returns.fields
+    assert result.warnings == ()
+
+
+@pytest.mark.parametrize("agent_type", ["pipeline", "guided"])
+def test_types_without_an_output_model_infer_no_data(agent_type: str) -> None:
+    result = _handoff(_with_output(OUTPUT_BODY, **TYPES[agent_type]))
+    assert result.output.handoff.returns.data_schema == {}
