@@ -9,7 +9,10 @@ Shapes of public skills that phase 6 refused with C026, each a synthetic fixture
   ``// Error`` comments (``{"status": "created", "address": "0x..."}``) and a ``{command}``
   placeholder in the prose.
 
-Neither declares scores, so the examples become the schema of the answer's ``data``.
+* ``team-verdict``: a collaborative skill (two perspectives) whose output template is one
+  object, so the team's synthesis answers with it.
+
+None declares scores, so the examples become the schema of the answer's ``data``.
 """
 
 from __future__ import annotations
@@ -45,6 +48,15 @@ SCHEMAS = {
         },
         "required": ["success"],
     },
+    "team-verdict": {
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string"},
+            "votes": {"type": "array", "items": {"type": "integer"}},
+            "unanimous": {"type": "boolean"},
+        },
+        "required": ["verdict", "votes", "unanimous"],
+    },
     "command-status": {
         "type": "object",
         "properties": {
@@ -68,11 +80,12 @@ def test_the_shape_builds_through_phase_7_with_its_example_as_schema(
     assert result.code == 0, result.err
     identifier = name.replace("-", "_")
     spec = yaml.safe_load((project / "generated" / identifier / "spec.yaml").read_text())
+    assert spec["type"] == ("collaborative" if name == "team-verdict" else "operator")
     returns = spec["handoff"]["returns"]
     assert returns["data_schema"] == SCHEMAS[name]
     assert "data" in returns["fields"]
     assert any(
-        d.startswith("data: the output template's 2 JSON examples")
+        d.startswith("data: the output template's ")
         for d in spec["handoff"]["decisions"]
     )
     tests = (project / "generated" / identifier / "tests" / "test_agent.py").read_text()
