@@ -84,10 +84,7 @@ def test_the_shape_builds_through_phase_7_with_its_example_as_schema(
     returns = spec["handoff"]["returns"]
     assert returns["data_schema"] == SCHEMAS[name]
     assert "data" in returns["fields"]
-    assert any(
-        d.startswith("data: the output template's ")
-        for d in spec["handoff"]["decisions"]
-    )
+    assert any(d.startswith("data: the output template's ") for d in spec["handoff"]["decisions"])
     tests = (project / "generated" / identifier / "tests" / "test_agent.py").read_text()
     assert "OUTPUT_EXAMPLES" in tests
     assert "warning[W301]" not in result.out + result.err
