@@ -474,3 +474,14 @@ def test_prompt_is_deterministic_and_does_not_show_identity():
         == make_context(handoff_id="other", timestamp=FIXED_TIME + timedelta(days=1)).to_prompt()
     )
     assert "h-churn" not in prompt
+
+
+def test_result_data_is_an_object_with_text_keys_and_round_trips() -> None:
+    result = HandoffResult(
+        handoff_id="h", from_agent="a", to_agent="b", success=True, data={"x": [1, {"y": None}]}
+    )
+    assert json_round_trip(result) == result
+    with pytest.raises(TypeError, match="data must be a mapping"):
+        HandoffResult(handoff_id="h", from_agent="a", to_agent="b", success=True, data=[1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="data keys must be strings"):
+        HandoffResult(handoff_id="h", from_agent="a", to_agent="b", success=True, data={1: "x"})  # type: ignore[dict-item]
