@@ -173,7 +173,9 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _skill_file(path: Path) -> Path:
-    return path / "SKILL.md" if path.is_dir() else path
+    from builder.skill.chain import skill_file
+
+    return skill_file(path)
 
 
 def _err(line: str) -> None:
