@@ -458,13 +458,18 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
 def _expanded(path: Path, root: Path) -> list[Path]:
     """The files to build for one path: a plugin root's contents, else its skill or chain file."""
     from builder.pipeline.errors import UsageError
-    from builder.skill.plugin import PLUGIN_PARTS, is_plugin_root, plugin_contents
+    from builder.skill.plugin import (
+        NOT_A_SUBAGENT,
+        PLUGIN_PARTS,
+        is_plugin_root,
+        plugin_contents,
+    )
 
     if not is_plugin_root(path):
         return [_skill_file(path)]
     contents = plugin_contents(path)
     for file, reason in contents.skipped:
-        _err(f"{_display(file, root)}: warning[W120]: {reason}")
+        _err(f"{_display(file, root)}: warning[{NOT_A_SUBAGENT}]: {reason}")
     if not contents.files:
         parts = ", ".join(f"{p}/" for p in PLUGIN_PARTS)
         where = f"the plugin {path.as_posix()!r}"

@@ -16,12 +16,21 @@ from pathlib import Path
 
 from builder.skill.chain import CHAIN_FILE
 
-__all__ = ["PLUGIN_MANIFEST", "PLUGIN_PARTS", "PluginContents", "is_plugin_root", "plugin_contents"]
+__all__ = [
+    "NOT_A_SUBAGENT",
+    "PLUGIN_MANIFEST",
+    "PLUGIN_PARTS",
+    "PluginContents",
+    "is_plugin_root",
+    "plugin_contents",
+]
 
 #: The manifest that marks a Claude Code plugin's root.
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
 #: The folders of a plugin that hold what mindrian builds.
 PLUGIN_PARTS: tuple[str, ...] = ("skills", "agents", "pipelines")
+#: The warning code of an ``agents/*.md`` left out for having no front matter.
+NOT_A_SUBAGENT = "W120"
 
 
 @dataclass(frozen=True)
