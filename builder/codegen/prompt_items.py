@@ -95,7 +95,8 @@ def _parts(fields: Mapping[str, Any]) -> dict[str, str]:
 def _stage_parts(stages: Iterable[tuple[str, bytes]]) -> dict[str, str]:
     parts = {}
     for name, data in stages:
-        body = _split(data.decode("utf-8-sig").replace("\r\n", "\n"))[1].strip()
+        # Line endings kept: the phase is told its stage body as written (spec.yaml keeps CR).
+        body = _split(data.decode("utf-8-sig"))[1].strip()
         if body:
             parts[name] = body
     return parts

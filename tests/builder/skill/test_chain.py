@@ -105,6 +105,17 @@ def test_every_stage_body_is_a_part_item_of_its_phase(chain: Path) -> None:
     assert "## Stage Sequence" in items.skill  # CHAIN.md's body reaches every phase
 
 
+def test_a_stage_with_crlf_line_ends_is_told_as_its_part_item_says(chain: Path) -> None:
+    for name in STAGES:
+        path = chain / name
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    source = load_source(chain, "pipelines/relay")
+    parts = prompt_items(source.data, chain_stage_bytes(source)).parts
+    steps = analyse(source).output.steps
+    assert "\r\n" in steps[0].instructions
+    assert {s.name: s.instructions for s in steps} == dict(parts)
+
+
 def test_a_stage_file_changes_the_digest(chain: Path) -> None:
     before = load_source(chain).digest
     _edit(chain / "02-weigh.md", "at most 3", "at most 2")
