@@ -181,7 +181,9 @@ def _check_numbering(source: SkillSource, found: tuple[StageFile, ...]) -> None:
         if stage.number == expected:
             continue
         shown = _shown(source, stage.path)
-        if stage.number < expected:
+        if expected == 1 and stage.number == 0:
+            message = f"{stage.path} is numbered 0; stage files are numbered from 1"
+        elif stage.number < expected:
             other = found[expected - 2].path
             message = f"stage {stage.number} is numbered twice ({other} and {stage.path})"
         else:

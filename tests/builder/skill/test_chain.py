@@ -145,6 +145,14 @@ def test_a_stage_numbered_twice_is_refused(chain: Path) -> None:
     assert "numbered twice (02-score.md and 02-weigh.md)" in error.message
 
 
+def test_a_stage_numbered_0_is_refused(chain: Path) -> None:
+    (chain / "00-intro.md").write_text("---\nstage: 0\n---\nIntro.\n", encoding="utf-8")
+    error = _refusal(chain)
+    assert error.code == "S220"
+    assert error.location is not None and error.location.path == "pipelines/relay/00-intro.md"
+    assert "00-intro.md is numbered 0; stage files are numbered from 1" in error.message
+
+
 def test_a_chain_without_stage_files_is_refused(chain: Path) -> None:
     for name in STAGES:
         (chain / name).unlink()
