@@ -173,7 +173,9 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _skill_file(path: Path) -> Path:
-    return path / "SKILL.md" if path.is_dir() else path
+    from builder.skill.chain import skill_file
+
+    return skill_file(path)
 
 
 def _err(line: str) -> None:
@@ -450,7 +452,29 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
         return found
     if not paths:
         raise UsageError("give at least one SKILL.md path, or --all", code="U005")
-    return [_skill_file(p) for p in paths]
+    return [file for p in paths for file in _expanded(p, root)]
+
+
+def _expanded(path: Path, root: Path) -> list[Path]:
+    """The files to build for one path: a plugin root's contents, else its skill or chain file."""
+    from builder.pipeline.errors import UsageError
+    from builder.skill.plugin import (
+        NOT_A_SUBAGENT,
+        PLUGIN_PARTS,
+        is_plugin_root,
+        plugin_contents,
+    )
+
+    if not is_plugin_root(path):
+        return [_skill_file(path)]
+    contents = plugin_contents(path)
+    for file, reason in contents.skipped:
+        _err(f"{_display(file, root)}: warning[{NOT_A_SUBAGENT}]: {reason}")
+    if not contents.files:
+        parts = ", ".join(f"{p}/" for p in PLUGIN_PARTS)
+        where = f"the plugin {path.as_posix()!r}"
+        raise UsageError(f"{where} has nothing to build in {parts}", code="U007")
+    return list(contents.files)
 
 
 @app.command(

@@ -5,14 +5,14 @@ The items are taken from the skill's own bytes, not from the AgentSpec phases
 drop the check: the description, the tone, every front-matter rule, and every
 body line that carries words (rules, sections, output template, quality
 criteria). Each part's own instructions (perspectives, phases, steps) are
-collected when the front matter states them, and so are the score ranges the
-schema sent to the model must declare. JSON examples of the body are collected
-too, for the output-schema check of phase 6.
+collected when the front matter states them (a chain's stage files: each body),
+and so are the score ranges the schema sent to the model must declare. JSON
+examples of the body are collected too, for the output-schema check of phase 6.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,16 @@ def _parts(fields: Mapping[str, Any]) -> dict[str, str]:
     return parts
 
 
+def _stage_parts(stages: Iterable[tuple[str, bytes]]) -> dict[str, str]:
+    parts = {}
+    for name, data in stages:
+        # Line endings kept: the phase is told its stage body as written (spec.yaml keeps CR).
+        body = _split(data.decode("utf-8-sig"))[1].strip()
+        if body:
+            parts[name] = body
+    return parts
+
+
 def _scores(fields: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     declared = fields.get("scores")
     entries = declared.get("dimensions") if isinstance(declared, dict) else declared
@@ -104,8 +114,9 @@ def _scores(fields: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return ranges
 
 
-def prompt_items(data: bytes) -> PromptItems:
-    """The items of a SKILL.md (its raw bytes)."""
+def prompt_items(data: bytes, stages: Iterable[tuple[str, bytes]] = ()) -> PromptItems:
+    """The items of a SKILL.md (its raw bytes), and of a chain's stage files: (name, raw bytes)
+    of each, whose whole body is that phase's own instructions."""
     front_text, body = _split(data.decode("utf-8-sig").replace("\r\n", "\n"))
     # Read as phase 1 reads it: a plain value holding ': ' is text (warning W103 there).
     front = load_leniently(front_text, yaml.safe_load, 2)[0] if front_text.strip() else None
@@ -123,7 +134,7 @@ def prompt_items(data: bytes) -> PromptItems:
     )
     return PromptItems(
         skill=tuple(dict.fromkeys(found)),
-        parts=_parts(fields),
+        parts=_parts(fields) | _stage_parts(stages),
         scores=_scores(fields),
         synthesizer=synthesizer.strip() if isinstance(synthesizer, str) else "",
     )

@@ -17,7 +17,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import mindrian
@@ -130,6 +130,19 @@ def _require_structure(d: SkillDefinition) -> None:
     )
 
 
+def _chain_folder(d: SkillDefinition) -> TypeDecision | None:
+    # A chain folder says what it is by its shape: CHAIN.md and one numbered file per stage.
+    if d.stage_files:
+        names = ", ".join(PurePosixPath(f).name for f in d.stage_files)
+        return TypeDecision(
+            "pipeline",
+            "chain_folder",
+            f"it is a chain folder: CHAIN.md with {len(d.stage_files)} numbered stage files "
+            f"({names}), one phase each",
+        )
+    return None
+
+
 def _sub_agents(d: SkillDefinition) -> TypeDecision | None:
     # A team needs two perspectives (mindrian.agents.collaborative); one is no team.
     if len(d.sub_agents) >= 2:
@@ -181,6 +194,7 @@ def _default(d: SkillDefinition) -> TypeDecision:
 #: Inference rules in the order they are tried; the first match decides.
 TYPE_RULES: tuple[Callable[[SkillDefinition], TypeDecision | None], ...] = (
     _explicit,
+    _chain_folder,
     _sub_agents,
     _waits_for_user,
     _ordered_steps,

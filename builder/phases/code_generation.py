@@ -41,6 +41,7 @@ from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
 from builder.pipeline.transaction import PackageTransaction
+from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
 from builder.skill.spec import AgentSpec
 from mindrian.project import ProjectPaths
@@ -269,7 +270,7 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             spec,
             registration_from_graph(inputs.previous.graph()),
             inputs.source.path,
-            items=prompt_items(inputs.source.data),
+            items=prompt_items(inputs.source.data, chain_stage_bytes(inputs.source)),
             output_examples=output_examples(spec),
             workflow_dot=_workflow_dot(spec),
             root=self.templates,

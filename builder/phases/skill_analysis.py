@@ -82,6 +82,7 @@ from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
+from builder.skill.chain import CHAIN_KEYS, chain_steps, is_chain
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
 from builder.skill.model import (
     AGENT_TYPES,
@@ -839,6 +840,23 @@ def _steps(
     )
 
 
+def _chain_steps(source: SkillSource, doc: _Doc) -> tuple[StepSpec, ...]:
+    """The steps of a chain folder: its stage files, which leave no room for ``phases``."""
+    phases = doc.pick(("phases",))
+    if phases is not None:
+        raise doc.fail(
+            "S221",
+            phases[1],
+            "a chain's steps are its numbered stage files; remove phases from CHAIN.md",
+        )
+    steps = chain_steps(source, doc.fm)
+    doc.decisions.append(
+        f"{len(steps)} steps from the chain's stage files, in their order: "
+        + ", ".join(PurePosixPath(s.source).name for s in steps)
+    )
+    return steps
+
+
 def _rules(doc: _Doc, sections: tuple[Section, ...]) -> tuple[str, ...]:
     found = doc.pick(("behavioral_rules",))
     rules = list(found[0]) if found else []
@@ -923,8 +941,13 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
     if extra_nested:
         result["mindrian"] = extra_nested
     known = (*STANDARD_KEYS, *MINDRIAN_KEYS)
+    # A chain's own keys are understood (phase 1 reads them) and kept as metadata without a warning.
+    understood = CHAIN_KEYS if is_chain(doc.path) else ()
     for key, value in data.items():
         if key in known:
+            continue
+        if key in understood:
+            result[key] = value
             continue
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
@@ -993,7 +1016,8 @@ _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 def _display_name(doc: _Doc, name: str) -> str:
-    """``metadata.mindrian.name``; else the body's first heading when ``name`` is a slug."""
+    """``metadata.mindrian.name``; else a chain's ``display_name``; else the body's first heading
+    when ``name`` is a slug."""
     key_path = (*NESTED_PREFIX, "name")
     given = doc.lookup(key_path)
     if isinstance(given, str) and given.strip():
@@ -1001,6 +1025,13 @@ def _display_name(doc: _Doc, name: str) -> str:
             f"display name {given.strip()!r} from {_dotted(key_path)} (line {doc.line(key_path)})"
         )
         return given.strip()
+    titled = doc.fm.data.get("display_name")
+    if is_chain(doc.path) and isinstance(titled, str) and titled.strip():
+        doc.decisions.append(
+            f"display name {titled.strip()!r} from the chain's display_name (line "
+            f"{doc.line(('display_name',))})"
+        )
+        return titled.strip()
     heads = headings(doc.fm.body.split("\n"))
     # Only a title: a first heading of level 1 (``# Overview`` under ``## …`` is not one).
     if not _SLUG.fullmatch(name) or not heads or heads[0].level != 1 or not heads[0].text:
@@ -1048,6 +1079,8 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     tone, model = doc.pick(("tone",)), _model(doc)
     problem_types = doc.pick(("problem_types",))
     triggers, inferred_triggers = _triggers(doc)
+    chain = is_chain(source.path)
+    steps = _chain_steps(source, doc) if chain else _steps(doc, sections, agent_type)
     if len(data["description"]) > DESCRIPTION_LIMIT:
         doc.warn(
             "W105",
@@ -1083,7 +1116,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         behavioral_rules=_rules(doc, sections),
         handoff=_handoff(doc),
         sub_agents=_sub_agents(doc, sections),
-        steps=_steps(doc, sections, agent_type),
+        steps=steps,
         scores=dimensions,
         score_bands=bands,
         sections=sections,
@@ -1094,6 +1127,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         metadata=_metadata(doc),
         field_lines={_dotted(p): line for p, (line, _) in doc.fm.positions.items()},
         decisions=tuple(doc.decisions),
+        stage_files=tuple(s.source for s in steps) if chain else (),
     )
 
 

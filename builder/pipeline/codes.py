@@ -183,6 +183,10 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("S210", "skill_analysis", "the id is too long"),
     ErrorCode("S211", "skill_analysis", "a number is not finite or is too large"),
+    ErrorCode("S220", "skill_analysis", "a chain's stage file is missing or numbered twice"),
+    ErrorCode("S221", "skill_analysis", "a chain's stages disagree with its stage files"),
+    ErrorCode("S222", "skill_analysis", "a stage file's stage or chain disagrees with its place"),
+    ErrorCode("S223", "skill_analysis", "a stage's input_from or output_to is not its neighbour"),
     ErrorCode("T002", "tool_assembly", "the MCP server is not in the catalog"),
     ErrorCode("T003", "tool_assembly", "the MCP server has no such tool"),
     ErrorCode("T004", "tool_assembly", "a custom tool's function is not a dotted path"),
@@ -203,7 +207,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U004", "usage", "both SKILL.md paths and --all"),
     ErrorCode("U005", "usage", "neither SKILL.md paths nor --all"),
     ErrorCode("U006", "usage", "not an agent id"),
-    ErrorCode("U007", "usage", "--all found no skills/**/SKILL.md"),
+    ErrorCode("U007", "usage", "--all or a plugin root found nothing to build"),
     ErrorCode("U008", "usage", "both --registry and --neo4j-uri"),
     ErrorCode(
         "U009", "usage", "the Neo4j URI cannot be used: unparsable, or it carries credentials"
@@ -235,6 +239,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "a standard field of a shape the standard does not define is kept as metadata",
     ),
     ErrorCode("W105", "skill_analysis", "the description is longer than the Agent Skills limit"),
+    ErrorCode("W120", "usage", "a plugin's agents/*.md without front matter is not built"),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(

@@ -199,7 +199,14 @@ class StepSpec:
     waits_for_user: bool = False
     """The step pauses for the user before going on (guided skills)."""
     line: int = 0
-    """1-based line in SKILL.md."""
+    """1-based line in SKILL.md, or in ``source`` when the step has a file of its own."""
+    source: str = ""
+    """The file the step is written in when it is not the skill's own (a chain's stage file, as
+    the user would name it); empty for SKILL.md."""
+    input_from: str | None = None
+    """The step it says it takes its input from (a chain stage's ``input_from``), if it says."""
+    output_to: str | None = None
+    """The step it says it hands its output to (a chain stage's ``output_to``), if it says."""
 
 
 @dataclass(frozen=True)
@@ -344,6 +351,9 @@ class SkillDefinition:
     errors."""
     decisions: tuple[str, ...] = ()
     """What phase 1 decided that the skill does not say (inferred triggers, foreign type)."""
+    stage_files: tuple[str, ...] = ()
+    """A chain folder's numbered stage files in stage order, as the user would name them (empty
+    for a SKILL.md): CHAIN.md is the skill and each file one step."""
 
     def section(self, key: str) -> Section | None:
         """The first section with this canonical key, if any."""

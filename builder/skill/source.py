@@ -1,6 +1,8 @@
 """Reading a skill from disk: SKILL.md plus ``references/**`` and ``scripts/**`` of its folder.
 
-This is the only place phase 1's input touches the file system. Limits keep a
+This is the only place phase 1's input touches the file system. A folder is
+built from its SKILL.md, else from its CHAIN.md (a chain, :mod:`builder.skill.chain`),
+whose numbered stage files are read beside it as part of the folder. Limits keep a
 hostile folder from exhausting memory; hidden files and ``__pycache__`` are
 not part of a skill (editors and interpreters drop them there), so they are
 skipped and never change the digest.
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.chain import is_chain, skill_file, stage_files
 
 __all__ = [
     "FOLDER_PARTS",
@@ -55,21 +58,22 @@ def source_digest(skill: bytes, files: Iterable[tuple[str, bytes]]) -> str:
 
 
 def load_source(path: Path, display: str | None = None) -> SkillSource:
-    """Read a skill from a SKILL.md path or from its folder.
+    """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
-    gets ``/SKILL.md`` appended. Raises SkillError for a missing or unreadable
-    file, a folder without SKILL.md, and the size limits above.
+    gets the file's name appended. Raises SkillError for a missing or unreadable
+    file, a folder without SKILL.md or CHAIN.md, and the size limits above.
     """
     path = Path(path)
-    skill_file = path / "SKILL.md" if path.is_dir() else path
+    file = skill_file(path)
     shown = (display if display is not None else path.as_posix()).replace("\\", "/")
-    if path.is_dir() and not shown.endswith("SKILL.md"):
-        shown = f"{shown.rstrip('/')}/SKILL.md"
-    if path.is_dir() and not skill_file.is_file():
-        raise _error("S100", f"the folder {path.as_posix()!r} has no SKILL.md", shown)
-    data = _read(skill_file, shown, MAX_SKILL_BYTES, "S107")
-    files = _folder_files(skill_file.parent, shown)
+    if path.is_dir() and not shown.endswith(file.name):
+        shown = f"{shown.rstrip('/')}/{file.name}"
+    if path.is_dir() and not file.is_file():
+        where = f"the folder {path.as_posix()!r}"
+        raise _error("S100", f"{where} has no SKILL.md (nor a chain's CHAIN.md)", shown)
+    data = _read(file, shown, MAX_SKILL_BYTES, "S107")
+    files = _folder_files(file.parent, shown, chain=is_chain(shown))
     return SkillSource(path=shown, data=data, files=files, digest=source_digest(data, files))
 
 
@@ -93,9 +97,12 @@ def _read(file: Path, shown: str, limit: int, code: str) -> bytes:
     return data
 
 
-def _folder_files(folder: Path, shown: str) -> tuple[tuple[str, bytes], ...]:
+def _folder_files(folder: Path, shown: str, *, chain: bool) -> tuple[tuple[str, bytes], ...]:
     root = folder.resolve()
-    names = sorted(name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown))
+    names = [name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown)]
+    if chain:
+        names += [stage.path for stage in stage_files(_top_files(folder, root, shown))]
+    names.sort()
     if len(names) > MAX_FOLDER_FILES:
         raise _error(
             "S108",
@@ -109,6 +116,17 @@ def _folder_files(folder: Path, shown: str) -> tuple[tuple[str, bytes], ...]:
         total += len(data)
         files.append((name, data))
     return tuple(files)
+
+
+def _top_files(folder: Path, root: Path, shown: str) -> Iterable[str]:
+    """Names of the regular files directly in ``folder`` (a chain's stage files are there)."""
+    for file in sorted(folder.iterdir()):
+        if file.name.startswith("."):
+            continue
+        if file.is_symlink() and not file.resolve().is_relative_to(root):
+            raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
+        if file.is_file():
+            yield file.name
 
 
 def _walk(top: Path, root: Path, shown: str) -> Iterable[str]:

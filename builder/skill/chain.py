@@ -1,0 +1,269 @@
+"""A chain folder: ``CHAIN.md`` plus numbered stage files, read as one pipeline skill.
+
+The Mindrian author's plugin writes a staged method as ``pipelines/<name>/CHAIN.md``
+(front matter ``name``, ``display_name``, ``description``, ``stages: N``; the method's
+overview as body)
+beside ``01-decompose.md``, ``02-abstract.md``, … Each stage file has front matter
+(``stage``, ``chain``, ``input_from``, ``output_to``) and its own instructions as body.
+CHAIN.md takes the place of SKILL.md; each stage file becomes one step of the
+pipeline, in the order of its number, named after its file (``decompose``), with
+its whole body as the step's instructions.
+
+The stage files travel in ``SkillSource.files`` (so the digest covers them) and
+are read here, never from disk. Errors name the stage file and line:
+
+======  ===================================================================
+S207    two stage files give the same stage name
+S220    a stage file is missing, numbered twice, or the folder has none
+S221    CHAIN.md's ``stages`` disagrees with the stage files
+S222    a stage file's ``stage`` or ``chain`` disagrees with its file name or chain
+S223    a stage's ``input_from``/``output_to`` is not its neighbour in the order
+======  ===================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from builder.pipeline.contract import SkillSource
+from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.frontmatter import FrontMatter, decode_skill, parse_front_matter
+from builder.skill.model import StepSpec
+
+__all__ = [
+    "CHAIN_FILE",
+    "CHAIN_KEYS",
+    "StageFile",
+    "chain_stage_bytes",
+    "chain_steps",
+    "is_chain",
+    "skill_file",
+    "stage_files",
+]
+
+#: The file that makes a folder a chain, in place of SKILL.md.
+CHAIN_FILE = "CHAIN.md"
+#: CHAIN.md keys phase 1 reads beyond a skill's own: the stage count and the title.
+CHAIN_KEYS: tuple[str, ...] = ("display_name", "stages")
+#: A stage file's name: its number, a dash, the stage's name (``01-decompose.md``).
+_STAGE_NAME = re.compile(r"(?P<number>[0-9]+)-(?P<name>[^/]+)\.md")
+
+
+@dataclass(frozen=True)
+class StageFile:
+    """A numbered file beside CHAIN.md."""
+
+    number: int
+    """The number its name starts with (``1`` for ``01-decompose.md``)."""
+    name: str
+    """The stage's name, the rest of the file name (``decompose``)."""
+    path: str
+    """Its name relative to the chain folder (``01-decompose.md``)."""
+
+
+def skill_file(path: Path) -> Path:
+    """The file to build for ``path``: itself, else its folder's SKILL.md, else its CHAIN.md."""
+    if not path.is_dir():
+        return path
+    chain = path / CHAIN_FILE
+    return chain if not (path / "SKILL.md").is_file() and chain.is_file() else path / "SKILL.md"
+
+
+def is_chain(source_path: str) -> bool:
+    """Whether the file being built is a chain's CHAIN.md."""
+    return PurePosixPath(source_path).name == CHAIN_FILE
+
+
+def stage_files(names: Iterable[str]) -> tuple[StageFile, ...]:
+    """The numbered stage files among folder-relative ``names``, by number then name."""
+    found = []
+    for name in names:
+        match = _STAGE_NAME.fullmatch(name)
+        if match:
+            found.append(StageFile(int(match["number"]), match["name"], name))
+    return tuple(sorted(found, key=lambda s: (s.number, s.path)))
+
+
+def chain_stage_bytes(source: SkillSource) -> tuple[tuple[str, bytes], ...]:
+    """(stage name, raw bytes) of each stage file of a chain, in order; empty for a SKILL.md."""
+    if not is_chain(source.path):
+        return ()
+    files = dict(source.files)
+    return tuple((stage.name, files[stage.path]) for stage in stage_files(files))
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """A stage file read: its place, its front matter and its instructions."""
+
+    file: StageFile
+    """Which file."""
+    shown: str
+    """The file as the user would name it (beside CHAIN.md)."""
+    front: FrontMatter
+    """Its parsed front matter and body."""
+
+
+def _shown(source: SkillSource, name: str) -> str:
+    return str(PurePosixPath(source.path).parent / name)
+
+
+def _fail(code: str, message: str, path: str, line: int = 0) -> SkillError:
+    return SkillError(f"required_fields: {message}", location=SourceLocation(path, line), code=code)
+
+
+def _line(front: FrontMatter, key: str) -> int:
+    return front.positions.get((key,), (0, 0))[0]
+
+
+def chain_steps(source: SkillSource, chain: FrontMatter) -> tuple[StepSpec, ...]:
+    """The steps of the chain whose CHAIN.md is ``source.data`` (parsed as ``chain``).
+
+    Raises SkillError (S220–S223, or S101–S111 for a stage file's own front matter).
+    """
+    files = dict(source.files)
+    found = stage_files(files)
+    _check_numbering(source, found)
+    _check_names(source, found)
+    declared = chain.data.get("stages")
+    if declared is not None and (
+        isinstance(declared, bool) or not isinstance(declared, int) or declared != len(found)
+    ):
+        listed = ", ".join(s.path for s in found)
+        raise _fail(
+            "S221",
+            f"stages: {declared!r} but the folder holds {len(found)} stage files ({listed}); "
+            "make them agree",
+            source.path,
+            _line(chain, "stages"),
+        )
+    stages = []
+    for file in found:
+        shown = _shown(source, file.path)
+        front = parse_front_matter(decode_skill(files[file.path], shown), shown)
+        stages.append(_Stage(file, shown, front))
+    for read in stages:
+        _check_stage(read, chain.data.get("name"))
+    _check_links(stages)
+    return tuple(
+        StepSpec(
+            name=read.file.name,
+            instructions=read.front.body.strip(),
+            line=_text_line(read.front),
+            source=read.shown,
+            input_from=_neighbour(read.front.data, "input_from"),
+            output_to=_neighbour(read.front.data, "output_to"),
+        )
+        for read in stages
+    )
+
+
+def _text_line(front: FrontMatter) -> int:
+    """Line where a stage's instructions (its body, stripped) start."""
+    body = front.body
+    return front.body_line + body[: len(body) - len(body.lstrip())].count("\n")
+
+
+def _check_numbering(source: SkillSource, found: tuple[StageFile, ...]) -> None:
+    """S220 unless the stage files are numbered 1, 2, … without gap or repeat."""
+    if not found:
+        raise _fail(
+            "S220",
+            f"the chain folder has no stage files beside {CHAIN_FILE}; add one file per stage, "
+            "numbered from 1 (01-<stage>.md, 02-<stage>.md, …)",
+            source.path,
+        )
+    for expected, stage in enumerate(found, start=1):
+        if stage.number == expected:
+            continue
+        shown = _shown(source, stage.path)
+        if expected == 1 and stage.number == 0:
+            message = f"{stage.path} is numbered 0; stage files are numbered from 1"
+        elif stage.number < expected:
+            other = found[expected - 2].path
+            message = f"stage {stage.number} is numbered twice ({other} and {stage.path})"
+        else:
+            before = f" after {found[expected - 2].path}" if expected > 1 else ""
+            message = (
+                f"stage {expected} is missing: the next stage file{before} is {stage.path}; "
+                f"number the stage files 1, 2, … without gaps"
+            )
+        raise _fail("S220", message, shown)
+
+
+def _check_names(source: SkillSource, found: tuple[StageFile, ...]) -> None:
+    """S207 when two stage files give the same name: a phase is known by its name."""
+    seen: dict[str, str] = {}
+    for stage in found:
+        if stage.name in seen:
+            raise _fail(
+                "S207",
+                f"the stage name {stage.name!r} is given twice ({seen[stage.name]} and "
+                f"{stage.path}); name each stage once",
+                _shown(source, stage.path),
+            )
+        seen[stage.name] = stage.path
+
+
+def _check_stage(stage: _Stage, chain_name: Any) -> None:
+    """S222 when the file's own ``stage`` or ``chain`` contradicts where it is."""
+    data = stage.front.data
+    number = data.get("stage")
+    if number is not None and (isinstance(number, bool) or number != stage.file.number):
+        raise _fail(
+            "S222",
+            f"stage: {number!r} but the file name numbers it {stage.file.number}; make them agree",
+            stage.shown,
+            _line(stage.front, "stage"),
+        )
+    named = data.get("chain")
+    if named is not None and named != chain_name:
+        raise _fail(
+            "S222",
+            f"chain: {named!r} but the stage is in the chain {chain_name!r} (CHAIN.md's name); "
+            "a stage belongs to the chain of its folder",
+            stage.shown,
+            _line(stage.front, "chain"),
+        )
+
+
+def _neighbour(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return None if value is None else str(value)
+
+
+def _check_links(stages: list[_Stage]) -> None:
+    """S223 unless each ``input_from`` names the stage before and each ``output_to`` the one after.
+
+    The pipeline hands each phase the output of the phase before it and nothing
+    else, so a stage that reads from or writes to any other stage would be built
+    into something that does not do what it says.
+    """
+    for index, stage in enumerate(stages):
+        before = stages[index - 1].file.name if index > 0 else None
+        after = stages[index + 1].file.name if index + 1 < len(stages) else None
+        for key, expected, where in (
+            ("input_from", before, "the stage before it"),
+            ("output_to", after, "the stage after it"),
+        ):
+            if key not in stage.front.data:
+                continue
+            value = _neighbour(stage.front.data, key)
+            if value == expected:
+                continue
+            wanted = f"{expected!r}, {where}" if expected else f"null: it is the {_end(key)} stage"
+            raise _fail(
+                "S223",
+                f"{key}: {value!r}, but a pipeline stage runs on what the stage before it hands "
+                f"on; expected {wanted}",
+                stage.shown,
+                _line(stage.front, key),
+            )
+
+
+def _end(key: str) -> str:
+    return "first" if key == "input_from" else "last"
