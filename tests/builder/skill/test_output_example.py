@@ -127,3 +127,10 @@ def test_several_examples_merge_key_by_key(first, second, merged, decision) -> N
         assert decision in inferred.decisions
     else:
         assert inferred.decisions[1:] == ()
+
+
+def test_a_list_at_the_top_level_gives_its_objects_and_scalars_give_nothing() -> None:
+    examples, problems = read_examples('```json\n[{"a": 1}, {"a": 2.5}]\n```\n["x", 3]\n', 1)
+    assert [e.value for e in examples] == [{"a": 1}, {"a": 2.5}]
+    assert problems == ()
+    assert infer_schema(examples).schema["properties"] == {"a": {"type": "number"}}
