@@ -447,7 +447,6 @@ def _check_numbers(doc: _Doc) -> None:
 
 
 def _validate(doc: _Doc) -> None:
-    _check_numbers(doc)
     errors = sorted(
         _validator().iter_errors(doc.fm.data),
         key=lambda e: (
@@ -1144,6 +1143,8 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     text = decode_skill(source.data, source.path)
     fm = parse_front_matter(text, source.path)
     doc = _Doc(fm, source.path)
+    # Before anything is set aside as metadata: a kept field must be digestible too.
+    _check_numbers(doc)
     _lenient_notes(doc)
     _expand_shorthands(doc)
     _validate(doc)

@@ -172,3 +172,14 @@ def test_a_tool_list_whose_item_became_a_mapping_is_kept_as_metadata() -> None:
         "mapping; the Agent Skills standard defines it as text, or a list of texts, so it is "
         "kept as metadata.allowed-tools and not used",
     )
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "{limit: .inf}", "[Read, .nan]"])
+def test_a_field_kept_as_metadata_holds_finite_numbers_only(value: str) -> None:
+    # Found by the fuzz suite: `allowed-tools: .inf` was set aside as metadata before the
+    # number check ran, and reached the phase's output as an infinity.
+    text = f"---\nname: odd\ndescription: Fine.\nallowed-tools: {value}\n---\nBody.\n"
+    with pytest.raises(SkillError) as raised:
+        _analyse(text)
+    assert raised.value.code == "S211"
+    assert raised.value.location is not None and raised.value.location.line == 4
