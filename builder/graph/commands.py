@@ -9,11 +9,13 @@ exist yet. Every read opens the database read-only.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -38,6 +40,7 @@ __all__ = [
     "build_registry_from_yaml",
     "open_project_registry",
     "rebuild_registry",
+    "restore_registry_once",
     "select_json",
     "select_table",
     "uri_credentials_problem",
@@ -160,6 +163,30 @@ def build_registry_from_yaml(exported: Path, database: Path) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return count
+
+
+def restore_registry_once(exported: Path, database: Path) -> None:
+    """Build ``database`` from registry.yaml unless it exists, one process at a time.
+
+    Two builds that both found the database missing each built one and moved it into place,
+    deleting the write-ahead log of the one the other had already opened: the next open failed
+    with "Database ID for temporary file … does not match". Under the folder's lock the second
+    build finds the first one's database and opens it (waiting on the engine's writer lock).
+    """
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with _folder_lock(database.parent):
+        if not database.exists():
+            build_registry_from_yaml(exported, database)
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing the descriptor releases the lock
 
 
 def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) -> str:

@@ -229,7 +229,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
 
     def _open(self, config: BuildConfig) -> Any:
-        from builder.graph.commands import build_registry_from_yaml, uri_credentials_problem
+        from builder.graph.commands import restore_registry_once, uri_credentials_problem
         from builder.pipeline.errors import MindrianError
         from mindrian.graph import EmbeddedRegistry, GraphError, open_registry
 
@@ -243,7 +243,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                     raise RegistrationError(problem, code="R010")
                 return open_registry(uri, db, env=self._environ())
             if not db.exists() and yaml_path.is_file():
-                build_registry_from_yaml(yaml_path, db)
+                restore_registry_once(yaml_path, db)
             return EmbeddedRegistry(db, wait=REGISTRY_WAIT_SECONDS, on_wait=_tell_waiting)
         except GraphError as exc:
             raise RegistrationError(str(exc), code=_GRAPH_CODES.get(exc.code, "R004")) from None
