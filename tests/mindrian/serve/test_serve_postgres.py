@@ -6,17 +6,15 @@ instead of skipping it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from http_server import Server, running_server
 from model_scripts import write_script
+from postgres_required import require_postgres
 
 from mindrian.testing.postgres import (
-    PostgresUnavailableError,
-    find_postgres_bin,
     throwaway_cluster,
 )
 
@@ -26,12 +24,7 @@ pytestmark = pytest.mark.slow  # mindrian serve / run processes
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
     """A fresh cluster's URL; skipped without PostgreSQL binaries, except in CI."""
-    try:
-        find_postgres_bin()
-    except PostgresUnavailableError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the PostgreSQL test: {error}")
-        pytest.skip(f"PostgreSQL test skipped: {error}")
+    require_postgres()
     with throwaway_cluster() as url:
         yield url
 

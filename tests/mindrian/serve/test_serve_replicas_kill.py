@@ -15,7 +15,6 @@ instead of skipping it.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import threading
@@ -29,11 +28,10 @@ import httpx
 import pytest
 from http_server import ROOT
 from model_scripts import GOOD_PWS, write_script
+from postgres_required import require_postgres
 
 from mindrian.testing.postgres import (
     Cluster,
-    PostgresUnavailableError,
-    find_postgres_bin,
     restartable_cluster,
 )
 from mindrian.testing.served import server_process
@@ -57,12 +55,7 @@ RECOVERY_SECONDS = 60.0
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     """A fresh, restartable cluster; skipped without PostgreSQL binaries, except in CI."""
-    try:
-        find_postgres_bin()
-    except PostgresUnavailableError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the PostgreSQL test: {error}")
-        pytest.skip(f"PostgreSQL test skipped: {error}")
+    require_postgres()
     with restartable_cluster() as running:
         yield running
 
