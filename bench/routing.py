@@ -33,9 +33,9 @@ from pathlib import Path
 
 from bench.common import ROOT
 from builder.graph.route_eval import EvalCase, EvalReport, run_evals
+from builder.orchestration.project import load_config
 from builder.phases import PHASE_NAMES, load_phase
 from builder.phases.outputs import Outputs
-from builder.pipeline.config import load_config
 from builder.pipeline.contract import PhaseInput
 from builder.skill.source import load_source
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord, Selection
