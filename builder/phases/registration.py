@@ -426,8 +426,8 @@ def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, 
     ]
     raise RegistrationError(
         f"the registry {verb} other frameworks than registry.yaml: {'; '.join(parts)}; "
-        "registry.yaml is left unchanged. Rebuild the database from it with "
-        "`mindrian graph rebuild`",
+        "registry.yaml is left unchanged. When registry.yaml is the newer one (after a git "
+        "pull or checkout), rebuild the database from it: `mindrian graph rebuild`",
         code="R007",
     )
 
