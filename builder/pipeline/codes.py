@@ -247,6 +247,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "handoff_protocol",
         "an output template's JSON example cannot be read; the output schema leaves it out",
     ),
+    ErrorCode(
+        "W401",
+        "tool_assembly",
+        "an optional MCP server cannot be started or reached from the build machine",
+    ),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),

@@ -354,6 +354,8 @@ RETURN f.id, f.name, final_score"""
 #   differing in their last float bit.
 # The context lists are bound to variables first because the embedded engine cannot use a
 # $parameter inside a list predicate; it also lacks list comprehensions (see dialect.py).
+# Registry.select computes the same score from postings read once per revision
+# (mindrian.graph.triggers): this scan costs ~25 ms per call at 10,000 frameworks.
 SELECT_QUERY = """\
 WITH $triggers AS triggers, $problem_types AS problem_types, $previous_frameworks AS previous
 MATCH (f:Framework)
@@ -392,8 +394,9 @@ SELECT_FRAMEWORKS = Query(
 
 # Ranked free-text selection (mindrian.routing.rank) reads the stored fields once per
 # revision of the registry and keeps its index in memory; the revision is the number of
-# registered frameworks and the last time one was written, so another process registering
-# into the same database is noticed on the next selection.
+# registered frameworks and the last time one was written, so another client registering
+# into the same server is noticed on the next selection (an embedded handle, which sees
+# no other process's commits, counts its own writes instead).
 ROUTING_REVISION = Query(
     "routing_revision",
     """\
