@@ -211,7 +211,7 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
 
 def test_reads_use_read_sessions() -> None:
     minto = {"id": "minto", "name": "Minto", "description": "Pyramid."}
-    minto |= {"triggers": ["scqa"], "problem_types": ["ill-defined"]}
+    minto |= {"triggers": ["scqa"], "problem_types": ["ill-defined"], "body": None}
     answers = {
         q.ROUTING_REVISION.text: [{"n": 1, "latest": "2026-01-01T00:00:00"}],
         q.ROUTING_DOCUMENTS.text: [minto],
