@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import replace
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
