@@ -412,8 +412,9 @@ def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, 
     """
     if committed is None:
         return
-    held = {r.id: r for r in records if r.id != own}
-    expected = {k: v for k, v in committed.items() if k != own}
+    # Compared as registry.yaml holds them: the stored body's prose is never in that file.
+    held = {r.id: r.to_plain() for r in records if r.id != own}
+    expected = {k: v.to_plain() for k, v in committed.items() if k != own}
     if held == expected:
         return
     missing = sorted(set(expected) - set(held))
