@@ -110,6 +110,10 @@ class BatchOptions:
     """``mindrian --debug``: an internal error's traceback goes to stderr, and the batch goes on."""
     run_tests: bool = True
     """Phase 6 runs the generated tests; False only renders, compiles, installs (``check``)."""
+    identities: Path | None = None
+    """Checkpoint folder whose phase-1 index gives skills' agent ids and packages when looking
+    for collisions (``check``: the project's, as phase 1's digest is the same in a fresh build);
+    None: ``checkpoints_dir``. A skill it does not know runs phase 1 for that, as always."""
 
 
 def default_jobs() -> int:
@@ -244,7 +248,8 @@ def build_many(
     paths = {t.display: t.path for t in targets}
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     loader = _loader(base, registration)
-    blocked |= find_collisions(list(sources.values()), config, loader, store, known)
+    index = CheckpointStore(options.identities) if options.identities is not None else store
+    blocked |= find_collisions(list(sources.values()), config, loader, index, known)
     buildable = {d: s for d, s in sources.items() if d not in blocked}
     current = _current(buildable, config, options, loader)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}

@@ -146,7 +146,7 @@ class PackageTransaction:
     def installed_files(self) -> tuple[str, ...]:
         """Package-relative POSIX paths of the installed package's files (caches left out),
         sorted; empty when it is not installed."""
-        # os.walk rather than rglob: a no-op lists every installed package, and rglob stats far more.
+        # os.walk, not rglob: a no-op lists every installed package, and rglob stats far more.
         names = []
         for folder, subdirs, files in os.walk(self.final):
             subdirs[:] = [d for d in subdirs if d not in _CACHE_PARTS]
