@@ -15,8 +15,9 @@ __all__ = ["rows"]
 FRAMEWORKS = 10_000
 SELECTIONS = 200
 REGISTER_TARGET_S = 5.0
-SELECT_P50_TARGET_MS = 20.0
-#: Issue 23: a sentence ranked by relevance over 10,000 frameworks.
+#: Issue 23: p50 of `select` at 10,000 frameworks, explicit triggers (`select -t`) and a
+#: sentence alike.
+SELECT_P50_TARGET_MS = 10.0
 SELECT_TEXT_P50_TARGET_MS = 10.0
 _TRIGGERS = 50
 _PROBLEM_TYPES = 5
@@ -70,6 +71,12 @@ def rows() -> list[Row]:
             registry.register_many(records)
             register_s = time.perf_counter() - began
 
+            # A handle's first selection at a revision is the Cypher query, the second builds
+            # the postings every later one uses: timed apart, not among the samples.
+            began = time.perf_counter()
+            registry.select(["trigger-1"], ["problem-1"], ["fw-00001"])
+            first_ms = (time.perf_counter() - began) * 1000
+            registry.select(["warm-up"])
             samples = []
             for i in range(SELECTIONS):
                 began = time.perf_counter()
@@ -90,18 +97,25 @@ def rows() -> list[Row]:
             f"fresh embedded file, batches of {DEFAULT_BATCH_SIZE}",
         ),
         Row(
-            "select_frameworks p50",
+            "select --trigger p50",
             statistics.median(samples),
             "ms",
             SELECT_P50_TARGET_MS,
-            context,
+            f"{context}; trigger postings cached per registry revision",
         ),
         Row(
-            "select_frameworks p99",
+            "select --trigger, first at a revision",
+            first_ms,
+            "ms",
+            None,
+            "one SELECT_QUERY run by the engine (what a one-shot command or phase 7 pays)",
+        ),
+        Row(
+            "select --trigger p99",
             _percentile(samples, 0.99),
             "ms",
             None,
-            f"{SELECTIONS} queries",
+            f"{SELECTIONS} contexts (trigger, problem type, previous), after one index build",
         ),
         Row(
             "select a sentence p50",

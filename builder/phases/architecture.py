@@ -166,6 +166,18 @@ def _waits_for_user(d: SkillDefinition) -> TypeDecision | None:
     return None
 
 
+def _stage_sequence(d: SkillDefinition) -> TypeDecision | None:
+    # Its own rule, so explain names the list the stages were read from.
+    if d.stage_list is not None and d.steps:
+        return TypeDecision(
+            "pipeline",
+            "stage_sequence",
+            f"its numbered list under {d.stage_list.heading!r} (line {d.stage_list.line}) names "
+            f"{len(d.steps)} stages and each stage has a section of its own, one phase each",
+        )
+    return None
+
+
 def _ordered_steps(d: SkillDefinition) -> TypeDecision | None:
     # A phases section without parseable steps gives a workflow of nothing: not inferred.
     if d.steps:
@@ -197,6 +209,7 @@ TYPE_RULES: tuple[Callable[[SkillDefinition], TypeDecision | None], ...] = (
     _chain_folder,
     _sub_agents,
     _waits_for_user,
+    _stage_sequence,
     _ordered_steps,
     _persona,
 )

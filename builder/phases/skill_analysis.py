@@ -101,6 +101,7 @@ from builder.skill.model import (
     ScriptFile,
     Section,
     SkillDefinition,
+    StageList,
     StepSpec,
     SubAgentSpec,
     is_agent_type,
@@ -110,6 +111,8 @@ from builder.skill.model import (
 )
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
 from builder.skill.source import MAX_SKILL_BYTES
+from builder.skill.stages import find_stage_sequence
+from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
 
 __all__ = [
@@ -812,7 +815,9 @@ def _sub_agents(doc: _Doc, sections: tuple[Section, ...]) -> tuple[SubAgentSpec,
 
 def _steps(
     doc: _Doc, sections: tuple[Section, ...], agent_type: str | None
-) -> tuple[StepSpec, ...]:
+) -> tuple[tuple[StepSpec, ...], StageList | None]:
+    """The steps, from ``phases``, else a prose stage sequence, else a phases section; with the
+    stage list when they come from one."""
     # A guided skill pauses at every step unless a step says otherwise.
     waits = agent_type == "guided"
     found = doc.pick(("phases",))
@@ -830,13 +835,18 @@ def _steps(
             for n, item in enumerate(items)
         )
         _unique(doc, [(s.name, (*key_path, n)) for n, s in enumerate(steps)], "step")
-        return steps
+        return steps, None
+    sequence = find_stage_sequence(doc.fm.body, doc.fm.body_line)
+    if sequence is not None:
+        doc.decisions.append(sequence.decision)
+        steps = tuple(dataclasses.replace(s, waits_for_user=waits) for s in sequence.steps)
+        return steps, sequence.listed
     section = next((s for s in sections if s.key == "phases"), None)
     if section is None:
-        return ()
+        return (), None
     return tuple(
         StepSpec(name, text, waits, line) for name, text, line in _named_parts(doc, section)
-    )
+    ), None
 
 
 def _chain_steps(source: SkillSource, doc: _Doc) -> tuple[StepSpec, ...]:
@@ -1079,7 +1089,9 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
     problem_types = doc.pick(("problem_types",))
     triggers, inferred_triggers = _triggers(doc)
     chain = is_chain(source.path)
-    steps = _chain_steps(source, doc) if chain else _steps(doc, sections, agent_type)
+    steps, stage_list = (
+        (_chain_steps(source, doc), None) if chain else _steps(doc, sections, agent_type)
+    )
     if len(data["description"]) > DESCRIPTION_LIMIT:
         doc.warn(
             "W105",
@@ -1127,6 +1139,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         field_lines={_dotted(p): line for p, (line, _) in doc.fm.positions.items()},
         decisions=tuple(doc.decisions),
         stage_files=tuple(s.source for s in steps) if chain else (),
+        stage_list=stage_list,
     )
 
 
@@ -1141,8 +1154,14 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
             code="S107",
         )
     text = decode_skill(source.data, source.path)
-    fm = parse_front_matter(text, source.path)
+    implied = None
+    if is_subagent_note(source.path, text):
+        fm, implied = implied_front_matter(text, source.path)
+    else:
+        fm = parse_front_matter(text, source.path)
     doc = _Doc(fm, source.path)
+    if implied:
+        doc.warnings.append(implied)
     # Before anything is set aside as metadata: a kept field must be digestible too.
     _check_numbers(doc)
     _lenient_notes(doc)

@@ -50,6 +50,9 @@ __all__ = ["PHASE", "Describer", "ToolAssemblyPhase"]
 #: Describes a skill's custom tools from the project root, in request order.
 Describer = Callable[[Sequence[ToolRequest], Path], tuple[Described, ...]]
 
+#: Warning code: an optional server the build machine cannot start or reach.
+_UNAVAILABLE = "W401"
+
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 
 
@@ -230,12 +233,18 @@ def _global_action(
 
 
 def _apply_probe(
+    source_path: str,
     server: McpServerConfig,
     result: ProbeResult,
     failures: list[CheckResult],
     unknown: list[CheckResult],
     warnings: list[str],
-) -> McpServerConfig:
+) -> tuple[McpServerConfig, str]:
+    """(the server with the tools a handshake described, its state for the check's reason).
+
+    What the probe found depends on the build machine (PATH, network), so it goes to the
+    checks and warnings, never into the server's config: the spec stays the same everywhere.
+    """
     where = SourceLocation("", server.line)
     if not result.ok:
         if server.required:
@@ -247,10 +256,13 @@ def _apply_probe(
                 )
             )
         else:
-            warnings.append(f"optional MCP server {server.name!r} is unavailable: {result.detail}")
-        return replace(server, status="unavailable", detail=result.detail)
+            warnings.append(
+                f"{SourceLocation(source_path, server.line)}: warning[{_UNAVAILABLE}]: optional "
+                f"MCP server {server.name!r} is unavailable on this machine: {result.detail}"
+            )
+        return server, f"{server.name} unavailable ({result.detail})"
     if not result.handshake:
-        return replace(server, status="configured", detail=result.detail)
+        return server, f"{server.name} configured ({result.detail})"
     offered = {t.name: t for t in result.tools}
     missing = [t for t in server.tools if t not in offered]
     if missing:
@@ -276,7 +288,7 @@ def _apply_probe(
                     where,
                 )
             )
-    return replace(server, status="connected", detail=result.detail, definitions=definitions)
+    return replace(server, definitions=definitions), f"{server.name} connected ({result.detail})"
 
 
 def _with_path(d: SkillDefinition, location: SourceLocation | None) -> SourceLocation | None:
@@ -341,18 +353,22 @@ class ToolAssemblyPhase(PhaseHooks[Outputs, AgentSpec]):
         failures: list[CheckResult] = []
         unknown: list[CheckResult] = []
         warnings: list[str] = []
-        servers = tuple(
-            _apply_probe(s, probe(catalog[s.name]), failures, unknown, warnings) for s in requested
-        )
+        probed = [
+            _apply_probe(d.source_path, s, probe(catalog[s.name]), failures, unknown, warnings)
+            for s in requested
+        ]
         config = ToolConfig(
-            mcp_servers=servers,
+            mcp_servers=tuple(server for server, _ in probed),
             custom_tools=tuple(custom),
             global_actions=actions,
             scripts=tuple(ScriptCandidate(s.path, s.language) for s in d.scripts),
             connection_check="handshake" if inputs.config.connect else "configuration",
         )
         checks = (
-            _first(failures, d) or CheckResult("mcps_connected", True, _connected_reason(config)),
+            _first(failures, d)
+            or CheckResult(
+                "mcps_connected", True, _connected_reason(config, [state for _, state in probed])
+            ),
             _first(unknown, d) or CheckResult("tools_available", True, _available_reason(config)),
         )
         return PhaseResult(
@@ -372,12 +388,11 @@ def _first(results: list[CheckResult], d: SkillDefinition) -> CheckResult | None
     return replace(first, reason=reason, location=_with_path(d, first.location))
 
 
-def _connected_reason(config: ToolConfig) -> str:
-    if not config.mcp_servers:
+def _connected_reason(config: ToolConfig, states: Sequence[str]) -> str:
+    if not states:
         return "no MCP servers requested"
     how = "handshake" if config.connection_check == "handshake" else "configuration check"
-    states = ", ".join(f"{s.name} {s.status}" for s in config.mcp_servers)
-    return f"{how}: {states}"
+    return f"{how}: {', '.join(states)}"
 
 
 def _available_reason(config: ToolConfig) -> str:

@@ -239,13 +239,23 @@ CODES: Mapping[str, ErrorCode] = registry(
         "a standard field of a shape the standard does not define is kept as metadata",
     ),
     ErrorCode("W105", "skill_analysis", "the description is longer than the Agent Skills limit"),
-    ErrorCode("W120", "usage", "a plugin's agents/*.md without front matter is not built"),
+    ErrorCode(
+        "W120",
+        "skill_analysis",
+        "an agents/*.md without front matter is named by its file and described by its first "
+        "paragraph",
+    ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(
         "W301",
         "handoff_protocol",
         "an output template's JSON example cannot be read; the output schema leaves it out",
+    ),
+    ErrorCode(
+        "W401",
+        "tool_assembly",
+        "an optional MCP server cannot be started or reached from the build machine",
     ),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),

@@ -22,6 +22,7 @@ __all__ = [
     "ListItem",
     "atx_heading",
     "find_sections",
+    "heading_words",
     "headings",
     "list_items",
     "section_key",
@@ -141,17 +142,19 @@ def _without_qualifier(text: str) -> str:
     return text
 
 
-def section_key(heading: str) -> str | None:
-    """The canonical section key of a heading, or None.
-
-    Matching ignores case, emphasis marks, leading numbering or symbols, a leading
-    "the"/"our", and a qualifier after ``:``, `` - `` or ``(`` ("Methodology: 4 pillars").
-    """
+def heading_words(heading: str) -> str:
+    """A heading as section names are matched: lower case, without emphasis marks, leading
+    numbering or symbols, a leading "the"/"our", or a qualifier after ``:``, `` - `` or ``(``
+    ("Methodology: 4 pillars" is ``methodology``)."""
     text = re.sub(r"[*_`]", "", heading).strip().lower()
     text = re.sub(r"^[^a-z0-9]+", "", _NUMBERING.sub("", text))
     text = _without_qualifier(text)
-    text = re.sub(r"^(?:the|our)\s+", "", " ".join(text.split()))
-    return _LOOKUP.get(text)
+    return re.sub(r"^(?:the|our)\s+", "", " ".join(text.split()))
+
+
+def section_key(heading: str) -> str | None:
+    """The canonical section key of a heading (see :func:`heading_words`), or None."""
+    return _LOOKUP.get(heading_words(heading))
 
 
 def _trimmed(lines: list[str]) -> str:

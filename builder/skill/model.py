@@ -35,6 +35,7 @@ __all__ = [
     "ScriptFile",
     "Section",
     "SkillDefinition",
+    "StageList",
     "StepSpec",
     "SubAgentSpec",
     "is_agent_type",
@@ -80,6 +81,16 @@ class Section:
     """1-based line of the heading in SKILL.md."""
     text: str
     """The section's content verbatim, deeper subsections included, heading excluded."""
+
+
+@dataclass(frozen=True)
+class StageList:
+    """The numbered list a prose stage sequence was read from (:mod:`builder.skill.stages`)."""
+
+    heading: str
+    """The heading the list stands under, as written ("Stage Sequence")."""
+    line: int
+    """1-based line of that heading in SKILL.md."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +365,9 @@ class SkillDefinition:
     stage_files: tuple[str, ...] = ()
     """A chain folder's numbered stage files in stage order, as the user would name them (empty
     for a SKILL.md): CHAIN.md is the skill and each file one step."""
+    stage_list: StageList | None = None
+    """The stage list the steps were inferred from, when they come from a stage sequence written
+    as prose (a numbered list with a section per stage) rather than from phases or a chain."""
 
     def section(self, key: str) -> Section | None:
         """The first section with this canonical key, if any."""

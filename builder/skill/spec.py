@@ -237,7 +237,12 @@ class ToolDefinition:
 
 @dataclass(frozen=True)
 class McpServerConfig:
-    """An MCP server the agent connects to, resolved from the catalog."""
+    """An MCP server the agent connects to, resolved from the catalog.
+
+    Whether the build machine could start or reach it is reported by phase 4's
+    ``mcps_connected`` check and warnings, never kept here: the spec is reviewed
+    output, and the same skill must give the same spec on every machine.
+    """
 
     name: str
     """Catalog name (``neo4j``)."""
@@ -257,10 +262,6 @@ class McpServerConfig:
     """Tools the agent uses from it."""
     required: bool = True
     """Whether the build fails when the server cannot be reached."""
-    status: str = "configured"
-    """``configured`` (configuration checked), ``connected`` (handshake done) or ``unavailable``."""
-    detail: str = ""
-    """What the check or handshake found."""
     definitions: tuple[ToolDefinition, ...] = ()
     """Definitions of the requested tools as the server reported them (handshake only)."""
     line: int = 0

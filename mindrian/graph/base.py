@@ -8,15 +8,17 @@ statements in the same order.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from mindrian.graph import queries as q
+from mindrian.graph.triggers import ExplicitFramework, TriggerIndex
 from mindrian.routing.rank import RoutingDocument
 from mindrian.routing.score import RankedCandidate, RoutingSnapshot, rank_sentence
 
@@ -173,8 +175,14 @@ class Registry(ABC):
 
     #: The text index of the last revision read, reused while the registry is unchanged.
     _routing: RoutingSnapshot | None = None
+    #: The trigger postings, with the revision they were built at.
+    _triggers: tuple[tuple[int, str], TriggerIndex] | None = None
+    #: The revision the last trigger selection answered by query was made at.
+    _triggers_queried: tuple[int, str] | None = None
     #: Recorded usage per framework, with the usage revision it was read at.
     _usage: tuple[tuple[int, int], Mapping[str, tuple[int, int]]] | None = None
+    #: Write transactions run through this object: (on frameworks, on usage).
+    _own_writes: tuple[int, int] = (0, 0)
 
     @abstractmethod
     def _write(self, work: Callable[[Run], _T]) -> _T:
@@ -201,7 +209,8 @@ class Registry(ABC):
 
     def register(self, framework: FrameworkRecord) -> None:
         """Register or update one framework, node and relationships in one transaction."""
-        self._write(lambda run: _register_batch(run, (framework,)))
+        with self._writing(frameworks=True):
+            self._write(lambda run: _register_batch(run, (framework,)))
 
     def register_many(
         self,
@@ -213,14 +222,16 @@ class Registry(ABC):
             raise ValueError("batch_size must be at least 1")
         records = tuple(frameworks)
         _reject_duplicate_ids(records)
-        for start in range(0, len(records), batch_size):
-            batch = records[start : start + batch_size]
-            self._write(functools.partial(_register_batch, records=batch))
+        with self._writing(frameworks=True):
+            for start in range(0, len(records), batch_size):
+                batch = records[start : start + batch_size]
+                self._write(functools.partial(_register_batch, records=batch))
         return len(records)
 
     def unregister(self, framework_id: str) -> bool:
         """Remove a registered framework; False if it was not registered."""
-        return self._write(lambda run: _unregister(run, framework_id))
+        with self._writing(frameworks=True, usage=True):
+            return self._write(lambda run: _unregister(run, framework_id))
 
     def select(
         self,
@@ -229,17 +240,34 @@ class Registry(ABC):
         previous: Iterable[str] = (),
         limit: int = DEFAULT_SELECT_LIMIT,
     ) -> tuple[Selection, ...]:
-        """The best registered frameworks for a context, best first, ties by id."""
+        """The best registered frameworks for a context, best first, ties by id.
+
+        The score is :data:`mindrian.graph.queries.SELECT_QUERY`'s: the first selection at a
+        revision runs it, a second one builds :class:`mindrian.graph.triggers.TriggerIndex`
+        from the stored fields, which answers every later one (equal ids and scores).
+        """
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        params = {
-            "triggers": list(_strings(triggers, "triggers")),
-            "problem_types": list(_strings(problem_types, "problem_types")),
-            "previous_frameworks": list(_strings(previous, "previous")),
-            "limit": int(limit),
-        }
-        rows = self._read(lambda run: run(q.SELECT_FRAMEWORKS, params))
-        return tuple(Selection(r["id"], r["name"], float(r["score"])) for r in rows)
+        wanted = _strings(triggers, "triggers")
+        types = _strings(problem_types, "problem_types")
+        before = _strings(previous, "previous")
+
+        def work(run: Run) -> list[tuple[str, str, float]]:
+            framework_revision, usage_revision = self._revisions(run)
+            index = self._trigger_index(run, framework_revision)
+            if index is None:
+                params = {
+                    "triggers": list(wanted),
+                    "problem_types": list(types),
+                    "previous_frameworks": list(before),
+                    "limit": int(limit),
+                }
+                rows = run(q.SELECT_FRAMEWORKS, params)
+                return [(r["id"], r["name"], float(r["score"])) for r in rows]
+            usage = self._routing_usage(run, usage_revision)
+            return index.select(wanted, types, before, usage, int(limit))
+
+        return tuple(Selection(*found) for found in self._read(work))
 
     def select_text(
         self,
@@ -269,16 +297,29 @@ class Registry(ABC):
         before = sorted(set(_strings(previous, "previous")))
 
         def work(run: Run) -> tuple[RankedCandidate, ...]:
-            snapshot = self._routing_snapshot(run)
-            usage = self._routing_usage(run)
+            framework_revision, usage_revision = self._revisions(run)
+            snapshot = self._routing_snapshot(run, framework_revision)
+            usage = self._routing_usage(run, usage_revision)
             return tuple(rank_sentence(snapshot, text, types, before, usage, limit, explain))
 
         return self._read(work)
 
-    def _routing_snapshot(self, run: Run) -> RoutingSnapshot:
+    def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:
+        """(frameworks, usage) revisions of the graph as this transaction sees it: the cached
+        indexes are rebuilt when the first changed, the usage reread when the second did.
+
+        Read from the graph, since other clients of a server write to it too; a backend
+        that only ever sees its own writes overrides this without a query.
+        """
+        frameworks = run(q.ROUTING_REVISION, {})[0]
+        usage = run(q.ROUTING_USAGE_REVISION, {})[0]
+        return (
+            (int(frameworks["n"]), str(frameworks["latest"])),
+            (int(usage["n"]), int(usage["successes"] or 0)),
+        )
+
+    def _routing_snapshot(self, run: Run, revision: tuple[int, str]) -> RoutingSnapshot:
         """The cached text index, rebuilt when the registry changed since it was read."""
-        row = run(q.ROUTING_REVISION, {})[0]
-        revision = (int(row["n"]), str(row["latest"]))
         cached = self._routing
         if cached is not None and cached.revision == revision:
             return cached
@@ -292,24 +333,35 @@ class Registry(ABC):
             )
             for r in run(q.ROUTING_DOCUMENTS, {})
         ]
-        good_for: dict[str, dict[str, float]] = {}
-        for r in run(q.EXPORT_GOOD_FOR, {}):
-            good_for.setdefault(r["source"], {})[r["problem_type"]] = float(r["confidence"])
-        chains: dict[str, list[tuple[str, float]]] = {}
-        for r in run(q.EXPORT_CHAINS, {}):
-            chains.setdefault(r["source"], []).append((r["target"], float(r["weight"])))
-        frozen = {source: tuple(targets) for source, targets in chains.items()}
-        self._routing = RoutingSnapshot.build(revision, documents, good_for, frozen)
+        good_for, chains = _stored_relationships(run)
+        self._routing = RoutingSnapshot.build(revision, documents, good_for, chains)
         return self._routing
 
-    def _routing_usage(self, run: Run) -> Mapping[str, tuple[int, int]]:
+    def _trigger_index(self, run: Run, revision: tuple[int, str]) -> TriggerIndex | None:
+        """The trigger postings of ``revision``; None for its first selection, which the
+        query answers more cheaply than reading every framework (a command selects once)."""
+        if self._triggers is not None and self._triggers[0] == revision:
+            return self._triggers[1]
+        if self._triggers_queried != revision:
+            self._triggers_queried = revision
+            return None
+        frameworks = (
+            ExplicitFramework(
+                r["id"], r["name"], tuple(r["triggers"] or ()), tuple(r["problem_types"] or ())
+            )
+            for r in run(q.ROUTING_DOCUMENTS, {})
+        )
+        good_for, chains = _stored_relationships(run)
+        index = TriggerIndex.build(frameworks, good_for, chains)
+        self._triggers = (revision, index)
+        return index
+
+    def _routing_usage(self, run: Run, revision: tuple[int, int]) -> Mapping[str, tuple[int, int]]:
         """Recorded (uses, successes) per framework, reread only when usage changed."""
-        row = run(q.ROUTING_USAGE_REVISION, {})[0]
-        revision = (int(row["n"]), int(row["successes"] or 0))
         cached = self._usage
         if cached is not None and cached[0] == revision:
             return cached[1]
-        rows = run(q.ROUTING_USAGE, {}) if revision[0] else []
+        rows = run(q.ROUTING_USAGE, {})
         usage = {r["id"]: (int(r["uses"]), int(r["successes"] or 0)) for r in rows}
         self._usage = (revision, usage)
         return usage
@@ -330,7 +382,17 @@ class Registry(ABC):
         for name, value in params.items():
             if name != "success" and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        return bool(self._write(lambda run: run(q.RECORD_USAGE, params)))
+        with self._writing(usage=True):
+            return bool(self._write(lambda run: run(q.RECORD_USAGE, params)))
+
+    @contextlib.contextmanager
+    def _writing(self, *, frameworks: bool = False, usage: bool = False) -> Iterator[None]:
+        """Count a write (committed or not: a needless rebuild is only slower)."""
+        try:
+            yield
+        finally:
+            done_frameworks, done_usage = self._own_writes
+            self._own_writes = (done_frameworks + frameworks, done_usage + usage)
 
     def usage(self, framework_id: str) -> Usage:
         """The recorded uses of one framework (zero when there are none)."""
@@ -359,6 +421,20 @@ class Registry(ABC):
     def counts(self) -> GraphCounts:
         """Node and relationship counts of the whole registry graph."""
         return self._read(_counts)
+
+
+def _stored_relationships(
+    run: Run,
+) -> tuple[dict[str, dict[str, float]], dict[str, tuple[tuple[str, float], ...]]]:
+    """GOOD_FOR (framework to problem type to confidence) and CHAINS_TO (framework to its
+    (target, weight) pairs) of every registered framework."""
+    good_for: dict[str, dict[str, float]] = {}
+    for r in run(q.EXPORT_GOOD_FOR, {}):
+        good_for.setdefault(r["source"], {})[r["problem_type"]] = float(r["confidence"])
+    chains: dict[str, list[tuple[str, float]]] = {}
+    for r in run(q.EXPORT_CHAINS, {}):
+        chains.setdefault(r["source"], []).append((r["target"], float(r["weight"])))
+    return good_for, {source: tuple(targets) for source, targets in chains.items()}
 
 
 def _strings(values: Iterable[str], what: str) -> tuple[str, ...]:

@@ -97,10 +97,8 @@ def test_phase_four_connects_for_real() -> None:
     )
     assert [c.passed for c in good.checks] == [True, True]
     server = good.output.tools.mcp_servers[0]
-    assert (server.status, [d.name for d in server.definitions]) == (
-        "connected",
-        ["shout"],
-    )
+    assert [d.name for d in server.definitions] == ["shout"]
+    assert good.checks[0].reason.startswith("handshake: echo connected (handshake ok")
     # The catalog promises a tool the live server does not offer.
     missing = _connect_build(
         skill(mcp_servers=(McpServerRequest("echo", ("whisper",), line=9),)), catalog

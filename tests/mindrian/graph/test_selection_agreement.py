@@ -1,0 +1,294 @@
+"""Every way of selecting frameworks ranks the same: ids, order and scores.
+
+One registry (the project's own eight frameworks plus three with Chinese text, negative
+clauses, chains, GOOD_FOR confidences and recorded usage) is asked the same sentences and
+trigger contexts through each path available offline:
+
+* the embedded registry file (what ``mindrian select`` opens), in-process;
+* ``mindrian select --json`` (the command line, in-process);
+* the MCP server's ``select_frameworks`` (a real ``python -m mindrian.mcp`` over stdio);
+* Larry's ``select_frameworks`` tool (:class:`mindrian.handoff.tools.Orchestration`);
+* :class:`mindrian.graph.Neo4jRegistry` on :class:`mindrian.testing.neo4j_replay.ReplayDriver`,
+  which checks every statement it would send a Neo4j server (no server runs here);
+* for trigger contexts, the Cypher selection query itself (``SELECT_QUERY``) run inside the
+  registry, the form a Neo4j deployment runs.
+
+``registry.yaml`` stores no usage, so the MCP server on that file is compared with an
+embedded registry holding the same frameworks and no usage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from test_mcp_server import _session_calls
+
+from builder.cli.app import main
+from mindrian.graph import (
+    EmbeddedRegistry,
+    FrameworkRecord,
+    Neo4jRegistry,
+    load_registry_yaml,
+    write_registry_yaml,
+)
+from mindrian.graph import queries as q
+from mindrian.graph.dialect import embedded_text
+from mindrian.handoff.tools import Orchestration, bound, select_frameworks
+from mindrian.testing.neo4j_replay import ReplayDriver
+
+ROOT = Path(__file__).resolve().parents[3]
+OWN = load_registry_yaml(ROOT / "generated" / "registry.yaml")
+
+#: Written for this test: a Chinese description, and English ones with negative clauses.
+EXTRA = (
+    FrameworkRecord(
+        id="unit-test-coach",
+        name="单元测试教练",
+        type="operator",
+        description="帮助开发者为函数编写单元测试，覆盖每一个分支。不用于性能测试。",  # noqa: RUF001 (Chinese punctuation)
+        triggers=("单元测试", "unit-test"),
+        problem_types=("testing",),
+        chains_to=(("pws-validation", 0.5),),
+        good_for=(("testing", 0.9),),
+    ),
+    FrameworkRecord(
+        id="load-test-planner",
+        name="Load test planner",
+        type="operator",
+        description="Plans load and performance tests for a web service. Not for unit tests "
+        "or for validating a startup idea.",
+        triggers=("load-test", "performance"),
+        problem_types=("testing", "ill-defined"),
+        good_for=(("testing", 0.6), ("ill-defined", 0.3)),
+    ),
+    FrameworkRecord(
+        id="pricing-sprint",
+        name="Pricing sprint",
+        type="collaborative",
+        description="Sets a price for a new product with customer interviews. Do not use for "
+        "market sizing; use lean-canvas instead.",
+        triggers=("pricing", "validate", "customer"),
+        problem_types=("market",),
+        chains_to=(("lean-canvas", 0.7), ("jtbd", 0.2)),
+    ),
+)
+RECORDS = (*OWN, *EXTRA)
+#: (framework, session, handoff, success): recorded usage that moves some scores.
+USAGE = (
+    ("pricing-sprint", "s1", "h1", True),
+    ("pricing-sprint", "s1", "h2", True),
+    ("jtbd", "s2", "h3", False),
+    ("unit-test-coach", "s3", "h4", True),
+)
+
+SENTENCES = (
+    "is my startup idea worth building",
+    "帮我写个单元测试覆盖这个函数的分支",
+    "我们的客户真正想完成的任务是什么",
+    "plan the performance tests of our web service, not unit tests",
+    "how should we price the product? not market sizing",
+    "structure a board update about a wicked problem",
+    "一个完全无关的句子 zzz qqq",
+)
+#: (triggers, problem types, previous): one context per framework, made from its stored
+#: fields, plus contexts that combine frameworks and chain from one to the next.
+CONTEXTS = (
+    *(((*r.triggers[:2],), (*r.problem_types[:1],), ()) for r in RECORDS),
+    (("validate", "customer", "pricing"), ("market", "testing"), ("unit-test-coach",)),
+    (("单元测试",), (), ("pricing-sprint", "jtbd")),
+    ((), ("testing",), ("unit-test-coach",)),
+    ((), ("ill-defined", "testing"), ()),
+    (("no-such-trigger",), (), ()),
+)
+#: What each path returns: (id, score) per rank.
+Ranked = list[tuple[str, float]]
+
+
+def _ranked(selections: Sequence[Any]) -> Ranked:
+    return [(s.id, s.score) for s in selections]
+
+
+@pytest.fixture(scope="module")
+def registry_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("agreement") / "registry.lbug"
+    with EmbeddedRegistry(path) as registry:
+        registry.register_many(RECORDS)
+        for framework, session, handoff, success in USAGE:
+            assert registry.record_usage(framework, session, handoff, success)
+    return path
+
+
+@pytest.fixture(scope="module")
+def embedded(registry_file: Path) -> Iterator[EmbeddedRegistry]:
+    with EmbeddedRegistry(registry_file, read_only=True) as registry:
+        yield registry
+
+
+@pytest.fixture(scope="module")
+def expected(embedded: EmbeddedRegistry) -> dict[str, list[Ranked]]:
+    """The embedded registry's answers, which every other path must repeat.
+
+    A handle's first trigger selection at a revision is the Cypher query, the second builds
+    the postings: two untimed selections first, so every answer here is the postings'.
+    """
+    embedded.select(["warm-up"])
+    embedded.select(["warm-up"])
+    return {
+        "sentences": [_ranked(embedded.select_text(s)) for s in SENTENCES],
+        "contexts": [_ranked(embedded.select(t, p, b)) for t, p, b in CONTEXTS],
+    }
+
+
+def test_the_cases_exercise_every_part_of_the_scores(expected: dict[str, list[Ranked]]) -> None:
+    # A comparison of empty or uniform lists would agree about nothing.
+    sentences, contexts = expected["sentences"], expected["contexts"]
+    assert sentences[0][0][0] == "pws-validation"
+    assert sentences[1][0][0] == "unit-test-coach"
+    assert sentences[-1] == [] or sentences[-1][0][1] < sentences[1][0][1]
+    assert contexts[-1] == []
+    scores = {score for ranked in contexts for _, score in ranked}
+    assert len(scores) > 8  # triggers, fits, chains and usage give many distinct totals
+
+
+def test_the_registry_computes_the_trigger_score_itself(
+    embedded: EmbeddedRegistry, expected: dict[str, list[Ranked]]
+) -> None:
+    """SELECT_QUERY run by the graph engine equals the indexed computation, rank by rank."""
+    text = embedded_text(q.SELECT_FRAMEWORKS)
+    for (triggers, problems, previous), want in zip(CONTEXTS, expected["contexts"], strict=True):
+        params = {
+            "triggers": list(triggers),
+            "problem_types": list(problems),
+            "previous_frameworks": list(previous),
+            "limit": 5,
+        }
+        rows = embedded.read_cypher(text, params)
+        assert [(r["id"], float(r["score"])) for r in rows] == want, (triggers, problems)
+
+
+def test_neo4j_path_agrees_and_sends_only_registry_queries(
+    embedded: EmbeddedRegistry, expected: dict[str, list[Ranked]]
+) -> None:
+    driver = ReplayDriver(embedded)
+    with Neo4jRegistry(
+        "neo4j://db.example:7687", "neo4j", "pw", driver_factory=driver.connect
+    ) as graph:
+        sentences = [_ranked(graph.select_text(s)) for s in SENTENCES]
+        contexts = [_ranked(graph.select(t, p, b)) for t, p, b in CONTEXTS]
+    assert {"sentences": sentences, "contexts": contexts} == expected
+    reads = [sent.query for sent in driver.sent if sent.mode == "READ"]
+    assert set(reads) == {
+        q.ROUTING_REVISION.name,
+        q.ROUTING_DOCUMENTS.name,
+        q.EXPORT_GOOD_FOR.name,
+        q.EXPORT_CHAINS.name,
+        q.ROUTING_USAGE_REVISION.name,
+        q.ROUTING_USAGE.name,
+        q.SELECT_FRAMEWORKS.name,
+    }
+    # The first trigger context was the query; the stored fields were read once for the
+    # text index and once for the postings; every other selection only read the revisions.
+    assert reads.count(q.SELECT_FRAMEWORKS.name) == 1
+    assert reads.count(q.ROUTING_DOCUMENTS.name) == 2
+    assert reads.count(q.ROUTING_REVISION.name) == len(SENTENCES) + len(CONTEXTS)
+
+
+def test_command_line_agrees(
+    registry_file: Path,
+    expected: dict[str, list[Ranked]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in ("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    def select(*args: str) -> Ranked:
+        capsys.readouterr()
+        assert main(["select", *args, "--json", "--registry", str(registry_file)]) == 0
+        results = json.loads(capsys.readouterr().out)["results"]
+        return [(r["id"], r["score"]) for r in results]
+
+    def options(flag: str, values: Sequence[str]) -> list[str]:
+        return [part for value in values for part in (flag, value)]
+
+    sentences = [select(s) for s in SENTENCES]
+    contexts = [
+        select(*options("-t", t), *options("-p", p), *options("--previous", b))
+        for t, p, b in CONTEXTS
+        if t or p
+    ]
+    assert sentences == expected["sentences"]
+    assert contexts == [
+        want for (t, p, _), want in zip(CONTEXTS, expected["contexts"], strict=True) if t or p
+    ]
+
+
+def _mcp_calls() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        *(("select_frameworks", {"triggers": [], "context": s}) for s in SENTENCES),
+        *(
+            (
+                "select_frameworks",
+                {"triggers": list(t), "problem_types": list(p), "previous": list(b)},
+            )
+            for t, p, b in CONTEXTS
+        ),
+    ]
+
+
+def _mcp_ranked(results: Sequence[Any]) -> dict[str, list[Ranked]]:
+    ranked = [[(f["id"], f["score"]) for f in r.structured_content["frameworks"]] for r in results]
+    return {"sentences": ranked[: len(SENTENCES)], "contexts": ranked[len(SENTENCES) :]}
+
+
+def test_mcp_server_on_the_database_agrees(
+    registry_file: Path, expected: dict[str, list[Ranked]]
+) -> None:
+    _, _, results = anyio.run(_session_calls, registry_file, _mcp_calls())
+    assert _mcp_ranked(results) == expected
+
+
+def test_mcp_server_on_registry_yaml_agrees_with_the_same_frameworks(tmp_path: Path) -> None:
+    path = tmp_path / "registry.yaml"
+    write_registry_yaml(RECORDS, path)
+    _, _, results = anyio.run(_session_calls, path, _mcp_calls())
+    with EmbeddedRegistry(None) as plain:
+        plain.register_many(RECORDS)
+        want = {
+            "sentences": [_ranked(plain.select_text(s)) for s in SENTENCES],
+            "contexts": [_ranked(plain.select(t, p, b)) for t, p, b in CONTEXTS],
+        }
+    assert _mcp_ranked(results) == want
+
+
+def test_larrys_select_frameworks_agrees(
+    embedded: EmbeddedRegistry, expected: dict[str, list[Ranked]]
+) -> None:
+    orchestration = Orchestration(agent_id="orchestrator", registry=embedded, agents={}.get)
+    session = orchestration.session("agreement")
+    assert [_ranked(orchestration.select(session, s)) for s in SENTENCES] == expected["sentences"]
+    with bound(orchestration, "agreement"):
+        listed = select_frameworks(SENTENCES[1])
+    ids = [line.split(". ", 1)[1].split(" ", 1)[0] for line in listed.splitlines()[1:]]
+    assert ids == [framework for framework, _ in expected["sentences"][1]]
+
+
+def test_the_cached_indexes_follow_a_registration(tmp_path: Path) -> None:
+    with EmbeddedRegistry(tmp_path / "registry.lbug") as registry:
+        registry.register_many(RECORDS)
+        assert _ranked(registry.select(["pricing"]))[0][0] == "pricing-sprint"
+        registry.register(replace(EXTRA[2], triggers=("quoting",)))
+        assert _ranked(registry.select(["pricing"])) == []
+        assert _ranked(registry.select(["quoting"])) == [("pricing-sprint", 0.6)]
+        assert registry.record_usage("pricing-sprint", "s", "h", True)
+        assert _ranked(registry.select(["quoting"])) == [("pricing-sprint", 0.633333)]
+        assert registry.unregister("pricing-sprint")
+        assert _ranked(registry.select(["quoting"])) == []
