@@ -269,8 +269,8 @@ def build_many(
     blocked |= find_collisions(list(sources.values()), config, loader, index, known)
     buildable = {d: s for d, s in sources.items() if d not in blocked}
     current = _current(buildable, config, options, loader)
-    current |= {d: h.report for d, h in hits.items() if d not in blocked}
     building = len(buildable) - len(current)
+    current |= {d: h.report for d, h in hits.items() if d not in blocked}
     # Generated tests in one session (shared_tests): the workers only render, like ``check``.
     shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
     shared = shared and _tests_alone(base)
