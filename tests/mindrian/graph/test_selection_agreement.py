@@ -186,6 +186,7 @@ def test_neo4j_path_agrees_and_sends_only_registry_queries(
     assert set(reads) == {
         q.ROUTING_REVISION.name,
         q.ROUTING_DOCUMENTS.name,
+        q.ROUTING_TRIGGERS.name,
         q.EXPORT_GOOD_FOR.name,
         q.EXPORT_CHAINS.name,
         q.ROUTING_USAGE_REVISION.name,
@@ -195,7 +196,8 @@ def test_neo4j_path_agrees_and_sends_only_registry_queries(
     # The first trigger context was the query; the stored fields were read once for the
     # text index and once for the postings; every other selection only read the revisions.
     assert reads.count(q.SELECT_FRAMEWORKS.name) == 1
-    assert reads.count(q.ROUTING_DOCUMENTS.name) == 2
+    assert reads.count(q.ROUTING_DOCUMENTS.name) == reads.count(q.ROUTING_TRIGGERS.name) == 1
+    assert reads.count(q.EXPORT_CHAINS.name) == 2
     assert reads.count(q.ROUTING_REVISION.name) == len(SENTENCES) + len(CONTEXTS)
 
 
