@@ -458,23 +458,16 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
 def _expanded(path: Path, root: Path) -> list[Path]:
     """The files to build for one path: a plugin root's contents, else its skill or chain file."""
     from builder.pipeline.errors import UsageError
-    from builder.skill.plugin import (
-        NOT_A_SUBAGENT,
-        PLUGIN_PARTS,
-        is_plugin_root,
-        plugin_contents,
-    )
+    from builder.skill.plugin import PLUGIN_PARTS, is_plugin_root, plugin_contents
 
     if not is_plugin_root(path):
         return [_skill_file(path)]
     contents = plugin_contents(path)
-    for file, reason in contents.skipped:
-        _err(f"{_display(file, root)}: warning[{NOT_A_SUBAGENT}]: {reason}")
-    if not contents.files:
+    if not contents:
         parts = ", ".join(f"{p}/" for p in PLUGIN_PARTS)
         where = f"the plugin {path.as_posix()!r}"
         raise UsageError(f"{where} has nothing to build in {parts}", code="U007")
-    return list(contents.files)
+    return list(contents)
 
 
 @app.command(

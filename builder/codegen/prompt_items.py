@@ -42,8 +42,11 @@ class PromptItems:
 
 
 def _split(text: str) -> tuple[str, str]:
-    """(front-matter YAML, body); a file phase 1 accepted always has both delimiters."""
+    """(front-matter YAML, body); a file phase 1 accepted has both delimiters, or none when it
+    is a subagent whose front matter its text implies (then a later ``---`` is a rule)."""
     lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return "", text
     for index in range(1, len(lines)):
         if lines[index].rstrip() in ("---", "..."):
             return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])

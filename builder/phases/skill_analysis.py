@@ -112,6 +112,7 @@ from builder.skill.model import (
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
 from builder.skill.source import MAX_SKILL_BYTES
 from builder.skill.stages import find_stage_sequence
+from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
 
 __all__ = [
@@ -1153,8 +1154,14 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
             code="S107",
         )
     text = decode_skill(source.data, source.path)
-    fm = parse_front_matter(text, source.path)
+    implied = None
+    if is_subagent_note(source.path, text):
+        fm, implied = implied_front_matter(text, source.path)
+    else:
+        fm = parse_front_matter(text, source.path)
     doc = _Doc(fm, source.path)
+    if implied:
+        doc.warnings.append(implied)
     # Before anything is set aside as metadata: a kept field must be digestible too.
     _check_numbers(doc)
     _lenient_notes(doc)

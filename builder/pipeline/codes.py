@@ -239,7 +239,12 @@ CODES: Mapping[str, ErrorCode] = registry(
         "a standard field of a shape the standard does not define is kept as metadata",
     ),
     ErrorCode("W105", "skill_analysis", "the description is longer than the Agent Skills limit"),
-    ErrorCode("W120", "usage", "a plugin's agents/*.md without front matter is not built"),
+    ErrorCode(
+        "W120",
+        "skill_analysis",
+        "an agents/*.md without front matter is named by its file and described by its first "
+        "paragraph",
+    ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(

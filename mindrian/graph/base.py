@@ -173,8 +173,12 @@ def check_params(query: q.Query, params: Mapping[str, Any]) -> None:
 class Registry(ABC):
     """The framework registry; use as a context manager or call :meth:`close`."""
 
-    #: The text and trigger indexes of the last revision read, reused while it is unchanged.
-    _routing: tuple[RoutingSnapshot, TriggerIndex] | None = None
+    #: The text index of the last revision read, reused while the registry is unchanged.
+    _routing: RoutingSnapshot | None = None
+    #: The trigger postings, with the revision they were built at.
+    _triggers: tuple[tuple[int, str], TriggerIndex] | None = None
+    #: The revision the last trigger selection answered by query was made at.
+    _triggers_queried: tuple[int, str] | None = None
     #: Recorded usage per framework, with the usage revision it was read at.
     _usage: tuple[tuple[int, int], Mapping[str, tuple[int, int]]] | None = None
     #: Write transactions run through this object: (on frameworks, on usage).
@@ -238,8 +242,9 @@ class Registry(ABC):
     ) -> tuple[Selection, ...]:
         """The best registered frameworks for a context, best first, ties by id.
 
-        The score is :data:`mindrian.graph.queries.SELECT_QUERY`'s, computed by
-        :class:`mindrian.graph.triggers.TriggerIndex` from the fields read once per revision.
+        The score is :data:`mindrian.graph.queries.SELECT_QUERY`'s: the first selection at a
+        revision runs it, a second one builds :class:`mindrian.graph.triggers.TriggerIndex`
+        from the stored fields, which answers every later one (equal ids and scores).
         """
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -249,7 +254,16 @@ class Registry(ABC):
 
         def work(run: Run) -> list[tuple[str, str, float]]:
             framework_revision, usage_revision = self._revisions(run)
-            _, index = self._routing_indexes(run, framework_revision)
+            index = self._trigger_index(run, framework_revision)
+            if index is None:
+                params = {
+                    "triggers": list(wanted),
+                    "problem_types": list(types),
+                    "previous_frameworks": list(before),
+                    "limit": int(limit),
+                }
+                rows = run(q.SELECT_FRAMEWORKS, params)
+                return [(r["id"], r["name"], float(r["score"])) for r in rows]
             usage = self._routing_usage(run, usage_revision)
             return index.select(wanted, types, before, usage, int(limit))
 
@@ -284,7 +298,7 @@ class Registry(ABC):
 
         def work(run: Run) -> tuple[RankedCandidate, ...]:
             framework_revision, usage_revision = self._revisions(run)
-            snapshot, _ = self._routing_indexes(run, framework_revision)
+            snapshot = self._routing_snapshot(run, framework_revision)
             usage = self._routing_usage(run, usage_revision)
             return tuple(rank_sentence(snapshot, text, types, before, usage, limit, explain))
 
@@ -304,15 +318,11 @@ class Registry(ABC):
             (int(usage["n"]), int(usage["successes"] or 0)),
         )
 
-    def _routing_indexes(
-        self, run: Run, revision: tuple[int, str]
-    ) -> tuple[RoutingSnapshot, TriggerIndex]:
-        """The cached text and trigger indexes, rebuilt from one read of the stored fields
-        when the registry changed since they were built."""
+    def _routing_snapshot(self, run: Run, revision: tuple[int, str]) -> RoutingSnapshot:
+        """The cached text index, rebuilt when the registry changed since it was read."""
         cached = self._routing
-        if cached is not None and cached[0].revision == revision:
+        if cached is not None and cached.revision == revision:
             return cached
-        rows = run(q.ROUTING_DOCUMENTS, {})
         documents = [
             RoutingDocument(
                 id=r["id"],
@@ -321,26 +331,30 @@ class Registry(ABC):
                 triggers=tuple(r["triggers"] or ()),
                 problem_types=tuple(r["problem_types"] or ()),
             )
-            for r in rows
+            for r in run(q.ROUTING_DOCUMENTS, {})
         ]
-        good_for: dict[str, dict[str, float]] = {}
-        for r in run(q.EXPORT_GOOD_FOR, {}):
-            good_for.setdefault(r["source"], {})[r["problem_type"]] = float(r["confidence"])
-        chains: dict[str, list[tuple[str, float]]] = {}
-        for r in run(q.EXPORT_CHAINS, {}):
-            chains.setdefault(r["source"], []).append((r["target"], float(r["weight"])))
-        frozen = {source: tuple(targets) for source, targets in chains.items()}
-        explicit = (
+        good_for, chains = _stored_relationships(run)
+        self._routing = RoutingSnapshot.build(revision, documents, good_for, chains)
+        return self._routing
+
+    def _trigger_index(self, run: Run, revision: tuple[int, str]) -> TriggerIndex | None:
+        """The trigger postings of ``revision``; None for its first selection, which the
+        query answers more cheaply than reading every framework (a command selects once)."""
+        if self._triggers is not None and self._triggers[0] == revision:
+            return self._triggers[1]
+        if self._triggers_queried != revision:
+            self._triggers_queried = revision
+            return None
+        frameworks = (
             ExplicitFramework(
                 r["id"], r["name"], tuple(r["triggers"] or ()), tuple(r["problem_types"] or ())
             )
-            for r in rows
+            for r in run(q.ROUTING_DOCUMENTS, {})
         )
-        self._routing = (
-            RoutingSnapshot.build(revision, documents, good_for, frozen),
-            TriggerIndex.build(explicit, good_for, frozen),
-        )
-        return self._routing
+        good_for, chains = _stored_relationships(run)
+        index = TriggerIndex.build(frameworks, good_for, chains)
+        self._triggers = (revision, index)
+        return index
 
     def _routing_usage(self, run: Run, revision: tuple[int, int]) -> Mapping[str, tuple[int, int]]:
         """Recorded (uses, successes) per framework, reread only when usage changed."""
@@ -407,6 +421,20 @@ class Registry(ABC):
     def counts(self) -> GraphCounts:
         """Node and relationship counts of the whole registry graph."""
         return self._read(_counts)
+
+
+def _stored_relationships(
+    run: Run,
+) -> tuple[dict[str, dict[str, float]], dict[str, tuple[tuple[str, float], ...]]]:
+    """GOOD_FOR (framework to problem type to confidence) and CHAINS_TO (framework to its
+    (target, weight) pairs) of every registered framework."""
+    good_for: dict[str, dict[str, float]] = {}
+    for r in run(q.EXPORT_GOOD_FOR, {}):
+        good_for.setdefault(r["source"], {})[r["problem_type"]] = float(r["confidence"])
+    chains: dict[str, list[tuple[str, float]]] = {}
+    for r in run(q.EXPORT_CHAINS, {}):
+        chains.setdefault(r["source"], []).append((r["target"], float(r["weight"])))
+    return good_for, {source: tuple(targets) for source, targets in chains.items()}
 
 
 def _strings(values: Iterable[str], what: str) -> tuple[str, ...]:

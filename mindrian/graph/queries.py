@@ -324,12 +324,16 @@ RETURN f.id, f.name, final_score"""
 #   adds 0.1, up to four;
 # * observed success moves the score by 0.2 x (Laplace-smoothed success rate - 0.5):
 #   nothing recorded is neutral, and the bonus stays within +-0.1;
-# * the sum is rounded to 6 decimals, so equal scores tie (and break on id) instead of
-#   differing in their last float bit.
+# * the sum is rounded half up to 6 decimals, so equal scores tie (and break on id) instead
+#   of differing in their last float bit. It is floor(x * 10^6 + 0.5) / 10^6, not
+#   round(x, 6): Neo4j rounds the shortest decimal form of x and LadybugDB x * 10^6, which
+#   differ in about 1 case in 500 at the seventh decimal; IEEE multiply, add, floor and
+#   divide give the same double in both engines and in Python (mindrian.graph.triggers).
 # The context lists are bound to variables first because the embedded engine cannot use a
 # $parameter inside a list predicate; it also lacks list comprehensions (see dialect.py).
-# Registry.select computes the same score from postings read once per revision
-# (mindrian.graph.triggers): this scan costs ~25 ms per call at 10,000 frameworks.
+# A registry handle runs it for its first selection at a revision; later ones are computed
+# from postings (mindrian.graph.triggers), since this scan costs ~25 ms a call at 10,000
+# frameworks.
 SELECT_QUERY = """\
 WITH $triggers AS triggers, $problem_types AS problem_types, $previous_frameworks AS previous
 MATCH (f:Framework)
@@ -350,12 +354,13 @@ WITH f, trigger_hits, fits, fit_confidence, chained_weight,
      count(u) AS uses,
      sum(CASE WHEN u.success THEN 1 ELSE 0 END) AS successes
 WITH f,
-     round(CASE WHEN trigger_hits = 0 THEN 0.0
-                WHEN trigger_hits > 4 THEN 0.9
-                ELSE 0.5 + 0.1 * trigger_hits END
-           + CASE WHEN fits THEN 0.4 * coalesce(fit_confidence, 1.0) ELSE 0.0 END
-           + 0.3 * chained_weight
-           + 0.2 * ((successes + 1.0) / (uses + 2.0) - 0.5), 6) AS final_score
+     floor((CASE WHEN trigger_hits = 0 THEN 0.0
+                 WHEN trigger_hits > 4 THEN 0.9
+                 ELSE 0.5 + 0.1 * trigger_hits END
+            + CASE WHEN fits THEN 0.4 * coalesce(fit_confidence, 1.0) ELSE 0.0 END
+            + 0.3 * chained_weight
+            + 0.2 * ((successes + 1.0) / (uses + 2.0) - 0.5)) * 1000000.0 + 0.5)
+       / 1000000.0 AS final_score
 RETURN f.id AS id, f.name AS name, final_score AS score
 ORDER BY score DESC, id ASC
 LIMIT $limit"""

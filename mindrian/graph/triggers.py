@@ -1,20 +1,22 @@
 """Explicit-trigger selection (``select --trigger``) from postings built once per revision.
 
-:data:`mindrian.graph.queries.SELECT_QUERY` states the formula in Cypher, and a Neo4j
-deployment can run it as written (phase 5 publishes it in every GraphConfig). Run per
-selection on the embedded engine it scans every Framework node and follows three
-OPTIONAL MATCHes per candidate: ~25 ms at 10,000 frameworks. :class:`TriggerIndex`
-computes the same score from the same stored properties and relationships, read once
-per registry revision, so a selection costs only the candidates it touches and every
-backend (embedded, Neo4j, ``registry.yaml``) answers from one computation.
-tests/mindrian/graph/test_selection_agreement.py runs both forms and asserts equal
-ranked ids and scores.
+:data:`mindrian.graph.queries.SELECT_QUERY` states the formula in Cypher; a Neo4j
+deployment can run it as written (phase 5 publishes it in every GraphConfig), and a
+registry handle runs it for its first selection at a revision (a command or phase 7's
+check selects once). On the embedded engine it scans every Framework node and follows
+three OPTIONAL MATCHes per candidate: ~25 ms at 10,000 frameworks. A handle that selects
+again (the MCP server, Larry, a benchmark) builds a :class:`TriggerIndex` from the same
+stored properties and relationships and then pays only for the candidates a selection
+touches. Both round with the same IEEE operations, so they give the same doubles;
+tests/mindrian/graph/test_selection_agreement.py runs both and asserts equal ranked ids
+and scores.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +26,8 @@ __all__ = ["ExplicitFramework", "TriggerIndex"]
 #: The formula's weights, as :data:`mindrian.graph.queries.SELECT_QUERY` writes them.
 _TRIGGER_BASE, _TRIGGER_STEP, _TRIGGER_CAP, _MOST_HITS = 0.5, 0.1, 0.9, 4
 _FIT, _CHAIN, _USAGE = 0.4, 0.3, 0.2
+#: Scores are rounded half up to 6 decimals as the query does: floor(x * 10^6 + 0.5) / 10^6.
+_SCALE = 1_000_000.0
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class TriggerIndex:
             for problem, value in rated.items():
                 confidence.setdefault(problem, {})[source] = value
         fit_ranked = {
-            p: tuple(sorted((-round(_FIT * confidence.get(p, {}).get(f, 1.0), 6), f) for f in ids))
+            p: tuple(sorted((-_rounded(_FIT * confidence.get(p, {}).get(f, 1.0)), f) for f in ids))
             for p, ids in by_problem.items()
         }
         return cls(
@@ -161,4 +165,8 @@ class TriggerIndex:
             + _CHAIN * chained.get(framework, 0.0)
             + _USAGE * ((successes + 1.0) / (uses + 2.0) - 0.5)
         )
-        return round(total, 6)
+        return _rounded(total)
+
+
+def _rounded(total: float) -> float:
+    return math.floor(total * _SCALE + 0.5) / _SCALE

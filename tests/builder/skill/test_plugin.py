@@ -1,6 +1,6 @@
 """A plugin root given to ``mindrian build`` (issue 27, item 5): every skill, every
-``agents/*.md`` subagent and every chain in it; an ``agents/*.md`` without front matter is a note,
-left out with warning W120.
+``agents/*.md`` subagent and every chain in it; an ``agents/*.md`` without front matter is read
+as the subagent it describes, with warning W120.
 
 The plugin is synthetic, in the shape of the Mindrian author's plugin:
 ``.claude-plugin/plugin.json``, ``skills/<name>/SKILL.md``, ``agents/<name>.md`` (``name``,
@@ -33,7 +33,7 @@ allowed-tools: Read, Grep
 
 List the three weakest claims of the proposal and why each is weak.
 """
-NOTE = "# Scanner Notes\n\n> Invoked on demand only.\n\nThis file documents a workflow.\n"
+NOTE = "# Scanner Agent\n\n> Scans on demand only.\n\n## Flow\n\n1. Read the room.\n"
 
 
 def make_plugin(root: Path) -> Path:
@@ -54,14 +54,11 @@ def make_plugin(root: Path) -> Path:
 def test_a_plugin_root_lists_skills_then_agents_then_chains(tmp_path: Path) -> None:
     plugin = make_plugin(tmp_path / "plugin")
     assert is_plugin_root(plugin)
-    contents = plugin_contents(plugin)
-    assert [f.relative_to(plugin).as_posix() for f in contents.files] == [
+    assert [f.relative_to(plugin).as_posix() for f in plugin_contents(plugin)] == [
         "skills/checker/SKILL.md",
         "agents/reviewer.md",
+        "agents/scanner.md",
         "pipelines/relay/CHAIN.md",
-    ]
-    assert [(f.name, "no front matter" in why) for f, why in contents.skipped] == [
-        ("scanner.md", True)
     ]
 
 
@@ -84,23 +81,22 @@ def test_what_is_a_plugin_root(
 
 
 @pytest.mark.slow
-def test_build_of_a_plugin_root_builds_all_of_it_and_names_what_it_leaves_out(
-    cli, tmp_path: Path
-) -> None:
+def test_build_of_a_plugin_root_builds_all_of_it(cli, tmp_path: Path) -> None:
     project = make_project(tmp_path, {})
     make_plugin(project / "plugin")
-    result = cli(["build", "plugin", "--jobs", "1", "--quiet"], project)
+    result = cli(["build", "plugin", "--jobs", "1"], project)
     assert result.code == 0, result.err
-    skipped = "plugin/agents/scanner.md: warning[W120]: not built: it has no front matter"
-    assert skipped in result.err
+    implied = "plugin/agents/scanner.md:3:1: warning[W120]: no front matter: read as the subagent"
+    assert implied in result.err
     built = sorted(p.name for p in (project / "generated").iterdir() if p.is_dir())
-    assert built == ["checker", "relay", "reviewer"]
+    assert built == ["checker", "relay", "reviewer", "scanner"]
+    spec = (project / "generated" / "scanner" / "spec.yaml").read_text(encoding="utf-8")
+    assert "\nname: Scanner Agent\ndescription: Scans on demand only.\n" in spec
 
 
 def test_an_empty_plugin_root_is_a_usage_error(cli, tmp_path: Path) -> None:
     project = make_project(tmp_path, {})
     (project / "plugin" / "agents").mkdir(parents=True)
-    (project / "plugin" / "agents" / "notes.md").write_text(NOTE, encoding="utf-8")
     result = cli(["build", "plugin"], project)
     assert result.code == 2
     assert "error[U007]: the plugin 'plugin' has nothing to build in skills/, agents/" in result.err

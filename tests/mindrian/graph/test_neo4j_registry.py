@@ -212,26 +212,38 @@ def test_reads_use_read_sessions() -> None:
     minto |= {"triggers": ["scqa"], "problem_types": ["ill-defined"]}
     answers = {
         q.ROUTING_REVISION.text: [{"n": 1, "latest": "2026-01-01T00:00:00"}],
-        q.ROUTING_DOCUMENTS.text: [minto],
         q.ROUTING_USAGE_REVISION.text: [{"n": 0, "successes": None}],
+        q.SELECT_FRAMEWORKS.text: [{"id": "minto", "name": "Minto", "score": 1.0}],
+        q.ROUTING_DOCUMENTS.text: [minto],
     }
     driver = FakeDriver(responder=lambda text, params: answers.get(text, []))
     registry = connect(driver)
     driver.transactions.clear()
-    chosen = registry.select(["scqa"], ["ill-defined"], ["pws"])
-    assert [(s.id, s.score) for s in chosen] == [("minto", 1.0)]
+    for _ in range(2):
+        chosen = registry.select(["scqa"], ["ill-defined"], ["pws"])
+        assert [(s.id, s.score) for s in chosen] == [("minto", 1.0)]
     assert registry.get("minto") is None
     assert registry.export() == ()
     assert {(t.kind, t.mode) for t in driver.transactions} == {("read", neo4j.READ_ACCESS)}
-    # The selection reads the stored fields once and computes the score from them.
-    assert names_of(driver.transactions[0].tx) == [
-        q.ROUTING_REVISION.name,
-        q.ROUTING_USAGE_REVISION.name,
+    first, second = (names_of(t.tx) for t in driver.transactions[:2])
+    revisions = [q.ROUTING_REVISION.name, q.ROUTING_USAGE_REVISION.name]
+    # The first selection at a revision is the query; the second reads the stored fields
+    # once into postings and computes the score from them.
+    assert first == [*revisions, q.SELECT_FRAMEWORKS.name]
+    assert second == [
+        *revisions,
         q.ROUTING_DOCUMENTS.name,
         q.EXPORT_GOOD_FOR.name,
         q.EXPORT_CHAINS.name,
         q.ROUTING_USAGE.name,
     ]
+    select_params = driver.transactions[0].tx.statements[2][1]
+    assert select_params == {
+        "triggers": ["scqa"],
+        "problem_types": ["ill-defined"],
+        "previous_frameworks": ["pws"],
+        "limit": 5,
+    }
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,13 @@ def embedded(registry_file: Path) -> Iterator[EmbeddedRegistry]:
 
 @pytest.fixture(scope="module")
 def expected(embedded: EmbeddedRegistry) -> dict[str, list[Ranked]]:
-    """The embedded registry's answers, which every other path must repeat."""
+    """The embedded registry's answers, which every other path must repeat.
+
+    A handle's first trigger selection at a revision is the Cypher query, the second builds
+    the postings: two untimed selections first, so every answer here is the postings'.
+    """
+    embedded.select(["warm-up"])
+    embedded.select(["warm-up"])
     return {
         "sentences": [_ranked(embedded.select_text(s)) for s in SENTENCES],
         "contexts": [_ranked(embedded.select(t, p, b)) for t, p, b in CONTEXTS],
@@ -176,18 +182,21 @@ def test_neo4j_path_agrees_and_sends_only_registry_queries(
         sentences = [_ranked(graph.select_text(s)) for s in SENTENCES]
         contexts = [_ranked(graph.select(t, p, b)) for t, p, b in CONTEXTS]
     assert {"sentences": sentences, "contexts": contexts} == expected
-    reads = [sent for sent in driver.sent if sent.mode == "READ"]
-    assert {sent.query for sent in reads} == {
+    reads = [sent.query for sent in driver.sent if sent.mode == "READ"]
+    assert set(reads) == {
         q.ROUTING_REVISION.name,
         q.ROUTING_DOCUMENTS.name,
         q.EXPORT_GOOD_FOR.name,
         q.EXPORT_CHAINS.name,
         q.ROUTING_USAGE_REVISION.name,
         q.ROUTING_USAGE.name,
+        q.SELECT_FRAMEWORKS.name,
     }
-    # The stored fields are read once; every later selection only checks the revisions.
-    assert [sent.query for sent in reads].count(q.ROUTING_DOCUMENTS.name) == 1
-    assert all(sent.params == {} for sent in reads)
+    # The first trigger context was the query; the stored fields were read once for the
+    # text index and once for the postings; every other selection only read the revisions.
+    assert reads.count(q.SELECT_FRAMEWORKS.name) == 1
+    assert reads.count(q.ROUTING_DOCUMENTS.name) == 2
+    assert reads.count(q.ROUTING_REVISION.name) == len(SENTENCES) + len(CONTEXTS)
 
 
 def test_command_line_agrees(
