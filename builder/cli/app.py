@@ -531,8 +531,9 @@ def fmt_command(
     """Move Mindrian fields under metadata.mindrian, in block style, keeping comments and order.
 
     The skill then stays a valid Agent Skill (agentskills validate) and builds
-    the same agent. Folders are searched for SKILL.md files. Prints 'formatted
-    PATH' (or 'would reformat PATH' with --check) for each file that changes;
+    the same agent. Folders are searched for SKILL.md files and chains (CHAIN.md,
+    then its stage files). Prints 'formatted PATH' (or 'would reformat PATH' with
+    --check) for each file that changes;
     --format github also prints each of those and each error as an annotation on stdout.
     """
     from builder.pipeline.errors import UsageError

@@ -44,6 +44,9 @@ W103    a plain value holds ``': '``, which strict YAML refuses: read as text
 W104    a standard field has a shape the Agent Skills standard does not define
         (``compatibility`` as a mapping): kept as metadata under its own name
 W105    ``description`` is longer than the Agent Skills limit (1,024 characters)
+W120    an ``agents/*.md`` without front matter: named by its file, described by
+        its first paragraph (:mod:`builder.skill.subagent`)
+W121    a chain's stage list disagrees with its stage files (:mod:`builder.skill.chain`)
 ======  ===================================================================
 
 A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
@@ -82,7 +85,7 @@ from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
-from builder.skill.chain import CHAIN_KEYS, chain_steps, is_chain
+from builder.skill.chain import CHAIN_KEYS, chain_steps, is_chain, stage_list_findings
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
 from builder.skill.model import (
     AGENT_TYPES,
@@ -859,6 +862,8 @@ def _chain_steps(source: SkillSource, doc: _Doc) -> tuple[StepSpec, ...]:
             "a chain's steps are its numbered stage files; remove phases from CHAIN.md",
         )
     steps = chain_steps(source, doc.fm)
+    for line, message in stage_list_findings(doc.fm, steps):
+        doc.warn_at("W121", SourceLocation(source.path, line, 1), message)
     doc.decisions.append(
         f"{len(steps)} steps from the chain's stage files, in their order: "
         + ", ".join(PurePosixPath(s.source).name for s in steps)

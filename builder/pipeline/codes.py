@@ -245,6 +245,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "an agents/*.md without front matter is named by its file and described by its first "
         "paragraph",
     ),
+    ErrorCode(
+        "W121",
+        "skill_analysis",
+        "a chain's stage list disagrees with its stage files (missing, extra or out of order)",
+    ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(

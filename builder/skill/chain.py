@@ -18,6 +18,9 @@ S220    a stage file is missing, numbered twice, or the folder has none
 S221    CHAIN.md's ``stages`` disagrees with the stage files
 S222    a stage file's ``stage`` or ``chain`` disagrees with its file name or chain
 S223    a stage's ``input_from``/``output_to`` is not its neighbour in the order
+W121    CHAIN.md's stage list (its "Stage Sequence") names a stage no file has,
+        leaves out a stage file, or orders them differently (a warning: the
+        files decide the phases)
 ======  ===================================================================
 """
 
@@ -33,6 +36,7 @@ from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.frontmatter import FrontMatter, decode_skill, parse_front_matter
 from builder.skill.model import StepSpec
+from builder.skill.stages import listed_stages, same_stage
 
 __all__ = [
     "CHAIN_FILE",
@@ -43,6 +47,7 @@ __all__ = [
     "is_chain",
     "skill_file",
     "stage_files",
+    "stage_list_findings",
 ]
 
 #: The file that makes a folder a chain, in place of SKILL.md.
@@ -267,3 +272,40 @@ def _check_links(stages: list[_Stage]) -> None:
 
 def _end(key: str) -> str:
     return "first" if key == "input_from" else "last"
+
+
+def stage_list_findings(
+    chain: FrontMatter, steps: tuple[StepSpec, ...]
+) -> tuple[tuple[int, str], ...]:
+    """(line, message) for each way CHAIN.md's stage list disagrees with its stage files.
+
+    The list is how a reader learns the stages, and the files are what is built, so a
+    list left behind by a renamed, added or reordered stage file misleads the reader
+    without breaking the build: each disagreement is a warning at the item or heading.
+    """
+    found = listed_stages(chain.body, chain.body_line)
+    if found is None:
+        return ()
+    heading = f"the {found.listed.heading!r} list"
+    files = [(s.name, PurePosixPath(s.source).name) for s in steps]
+    findings = [
+        (line, f"{heading} names {name!r}, but no stage file does; add one or drop the item")
+        for name, line in found.names
+        if not any(same_stage(name, stage) for stage, _ in files)
+    ]
+    findings += [
+        (found.listed.line, f"{heading} leaves out the stage file {file}; list it")
+        for stage, file in files
+        if not any(same_stage(name, stage) for name, _ in found.names)
+    ]
+    listed = [stage for name, _ in found.names for stage, _ in files if same_stage(name, stage)]
+    in_files = [stage for stage, _ in files if stage in listed]
+    if not findings and listed != in_files:
+        findings.append(
+            (
+                found.listed.line,
+                f"{heading} orders the stages {', '.join(listed)}; the stage files run "
+                f"{', '.join(in_files)}, and the files' order is the pipeline's",
+            )
+        )
+    return tuple(findings)

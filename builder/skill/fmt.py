@@ -39,6 +39,7 @@ from typing import Any
 
 from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS, has_standard_shape
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.chain import CHAIN_FILE, CHAIN_KEYS, stage_files
 from builder.skill.frontmatter import KeyPath, load_leniently
 from builder.skill.shorthands import ShorthandConflict, find_shorthands, nested_score
 
@@ -69,14 +70,31 @@ class FormatResult:
 
 
 def skill_files(paths: Iterable[Path]) -> tuple[Path, ...]:
-    """SKILL.md files named directly, or found (sorted) under the folders named."""
+    """Files named directly, or the SKILL.md files and chains (each CHAIN.md, then its stage
+    files in order) found under the folders named, sorted by path."""
     found: list[Path] = []
     for path in paths:
-        if path.is_dir():
-            found.extend(sorted(path.rglob("SKILL.md"), key=lambda p: p.as_posix()))
-        else:
+        if not path.is_dir():
             found.append(path)
+            continue
+        for file in sorted(
+            (*path.rglob("SKILL.md"), *path.rglob(CHAIN_FILE)), key=lambda p: p.as_posix()
+        ):
+            found.append(file)
+            if file.name == CHAIN_FILE:
+                names = [p.name for p in file.parent.iterdir() if p.is_file()]
+                found.extend(file.parent / stage.path for stage in stage_files(names))
     return tuple(dict.fromkeys(found))
+
+
+def _role(path: str) -> str:
+    """``chain`` for a CHAIN.md, ``stage`` for a stage file beside one, else ``skill``."""
+    where = Path(path)
+    if where.name == CHAIN_FILE:
+        return "chain"
+    if stage_files([where.name]) and (where.parent / CHAIN_FILE).is_file():
+        return "stage"
+    return "skill"
 
 
 def format_file(path: Path, *, write: bool) -> FormatResult:
@@ -103,8 +121,12 @@ def format_skill(text: str, path: str = "SKILL.md") -> tuple[str, tuple[str, ...
     if close is None:
         raise FormatError("the front matter is not closed by a '---' line", path, 1)
     data = _load("\n".join(lines[1:close]) + "\n", path)
-    moved = _move(data, path)
-    _expand_shorthands(data, path)
+    role = _role(path)
+    # A stage file is no Agent Skill: its keys stay where phase 1 reads them (only quoting and
+    # block style apply), and so do CHAIN.md's own keys.
+    moved = () if role == "stage" else _move(data, path, CHAIN_KEYS if role == "chain" else ())
+    if role != "stage":
+        _expand_shorthands(data, path)
     _block_style(data)
     out = io.StringIO()
     _yaml().dump(data, out)
@@ -140,8 +162,9 @@ def _yaml() -> Any:
     return yaml
 
 
-def _move(data: Any, path: str) -> tuple[str, ...]:
-    """Move top-level Mindrian keys under ``metadata.mindrian``, other extras under ``metadata``.
+def _move(data: Any, path: str, keep: tuple[str, ...]) -> tuple[str, ...]:
+    """Move top-level Mindrian keys under ``metadata.mindrian``, other extras under ``metadata``,
+    except the keys in ``keep``.
 
     Returns the keys moved, in their order.
     """
@@ -150,6 +173,7 @@ def _move(data: Any, path: str) -> tuple[str, ...]:
         k
         for k in data
         if k not in MINDRIAN_KEYS
+        and k not in keep
         and (k not in STANDARD_KEYS or (data[k] is not None and not has_standard_shape(k, data[k])))
     ]
     if not mindrian and not extras:

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from builder.skill.body import Heading, heading_words, headings, list_items
 from builder.skill.model import StageList, StepSpec
 
-__all__ = ["StageSequence", "find_stage_sequence"]
+__all__ = [
+    "ListedStages",
+    "StageSequence",
+    "find_stage_sequence",
+    "listed_stages",
+    "same_stage",
+]
 
 _COUNT = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 #: Normalised headings of a stage list (see :func:`builder.skill.body.heading_words`).
@@ -62,6 +68,16 @@ class StageSequence:
     """The list's heading and line."""
     decision: str
     """The sentence ``explain`` shows: the list, and the section found for each stage."""
+
+
+@dataclass(frozen=True)
+class ListedStages:
+    """A stage list as written: its heading and the stages it names."""
+
+    listed: StageList
+    """The list's heading and line."""
+    names: tuple[tuple[str, int], ...]
+    """Each listed stage's name and the 1-based line of its item, in the list's order."""
 
 
 def _comparable(text: str) -> str:
@@ -113,8 +129,11 @@ def _section_text(lines: list[str], heads: tuple[Heading, ...], position: int) -
     return "\n".join(lines[start:stop]), start
 
 
-def _stage_list(lines: list[str], heads: tuple[Heading, ...]) -> tuple[int, list[str]] | None:
-    """(position in ``heads`` of the stage list's heading, its listed names), if there is one."""
+def _stage_list(
+    lines: list[str], heads: tuple[Heading, ...]
+) -> tuple[int, list[tuple[str, int]]] | None:
+    """(position in ``heads`` of the stage list's heading, each listed name with the 0-based
+    index of its line), if there is a stage list."""
     for position, head in enumerate(heads):
         if not _LIST_HEADING.fullmatch(heading_words(head.text)):
             continue
@@ -122,10 +141,30 @@ def _stage_list(lines: list[str], heads: tuple[Heading, ...]) -> tuple[int, list
         own = lines[head.index + 1 : following.index if following else len(lines)]
         items = list_items("\n".join(own))
         numbered = all(_NUMBERED.match(own[item.index]) for item in items)
-        names = [_listed_name(item.text) for item in items]
-        if len(items) >= 2 and numbered and all(names):
+        names = [(_listed_name(item.text), head.index + 1 + item.index) for item in items]
+        if len(items) >= 2 and numbered and all(name for name, _ in names):
             return position, names
     return None
+
+
+def listed_stages(body: str, body_line: int) -> ListedStages | None:
+    """The body's stage list (a numbered list under a heading named for stages), if it has one."""
+    lines = body.split("\n")
+    heads = headings(lines)
+    found = _stage_list(lines, heads)
+    if found is None:
+        return None
+    position, names = found
+    head = heads[position]
+    return ListedStages(
+        StageList(heading=head.text, line=body_line + head.index),
+        tuple((name, body_line + index) for name, index in names),
+    )
+
+
+def same_stage(listed: str, named: str) -> bool:
+    """Whether a listed stage and a stage's name (a file's, ``explore-domains``) are one."""
+    return _comparable(listed) == _comparable(named)
 
 
 def find_stage_sequence(body: str, body_line: int) -> StageSequence | None:
@@ -135,7 +174,8 @@ def find_stage_sequence(body: str, body_line: int) -> StageSequence | None:
     found = _stage_list(lines, heads)
     if found is None:
         return None
-    list_position, names = found
+    list_position, listed = found
+    names = [name for name, _ in listed]
     if len({_comparable(n) for n in names}) != len(names):
         return None
     chosen: list[int] = []
@@ -154,11 +194,11 @@ def find_stage_sequence(body: str, body_line: int) -> StageSequence | None:
         if not text:
             return None
         steps.append(StepSpec(name=name, instructions=text, line=body_line + start))
-    listed = heads[list_position]
-    where = StageList(heading=listed.text, line=body_line + listed.index)
+    heading = heads[list_position]
+    where = StageList(heading=heading.text, line=body_line + heading.index)
     sections = ", ".join(f"{heads[p].text!r} (line {body_line + heads[p].index})" for p in chosen)
     decision = (
-        f"{len(steps)} steps from the numbered stage list under {listed.text!r} (line "
+        f"{len(steps)} steps from the numbered stage list under {heading.text!r} (line "
         f"{where.line}), each stage with a section of its own: {sections}"
     )
     return StageSequence(tuple(steps), where, decision)

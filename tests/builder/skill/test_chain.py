@@ -240,3 +240,35 @@ def test_the_chain_builds_through_phase_7_as_one_pipeline(cli, tmp_path: Path) -
     spec = (project / "generated" / "relay" / "spec.yaml").read_text(encoding="utf-8")
     assert "type: pipeline\ntype_rule: chain_folder\n" in spec
     assert spec.count("  source: pipelines/relay/0") == 3
+
+
+# -- the Stage Sequence list against the stage files ------------------------------------
+
+
+def _stage_list_warnings(folder: Path) -> list[str]:
+    result = analyse(load_source(folder, "pipelines/relay"))
+    return [w for w in result.warnings if "warning[W121]" in w]
+
+
+def test_a_stage_list_that_agrees_with_the_files_says_nothing(chain: Path) -> None:
+    assert _stage_list_warnings(chain) == []
+
+
+def test_a_listed_stage_without_a_file_is_located_at_its_item(chain: Path) -> None:
+    _edit(chain / "CHAIN.md", "2. **weigh**", "2. **score**")
+    assert _stage_list_warnings(chain) == [
+        "pipelines/relay/CHAIN.md:24:1: warning[W121]: the 'Stage Sequence' list names "
+        "'score', but no stage file does; add one or drop the item",
+        "pipelines/relay/CHAIN.md:21:1: warning[W121]: the 'Stage Sequence' list leaves out "
+        "the stage file 02-weigh.md; list it",
+    ]
+
+
+def test_stages_listed_out_of_order_are_located_at_the_list(chain: Path) -> None:
+    _edit(chain / "CHAIN.md", "1. **gather**", "1. **weigh**")
+    _edit(chain / "CHAIN.md", "2. **weigh**", "2. **gather**")
+    assert _stage_list_warnings(chain) == [
+        "pipelines/relay/CHAIN.md:21:1: warning[W121]: the 'Stage Sequence' list orders the "
+        "stages weigh, gather, report; the stage files run gather, weigh, report, and the "
+        "files' order is the pipeline's"
+    ]

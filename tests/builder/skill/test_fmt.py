@@ -7,6 +7,7 @@ Agent Skills reference validator (``agentskills validate``, package skills-ref).
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from builder.pipeline.contract import SkillSource
 from builder.pipeline.serial import to_plain
 from builder.skill.fmt import FormatError, format_skill
 from builder.skill.model import AGENT_TYPES
+from builder.skill.source import load_source
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -190,3 +192,41 @@ def test_a_hosts_extra_keys_move_into_metadata_and_mean_the_same() -> None:
         "  when_to_use: ask me  # Claude Code\n  mindrian:\n    type: role\n---\n"
     )
     assert plain_definition(formatted) == plain_definition(text)
+
+
+# -- chains: CHAIN.md and its stage files ------------------------------------------------
+
+RELAY = REPO / "tests" / "builder" / "fixtures" / "skills" / "chains" / "relay"
+
+
+def test_fmt_visits_a_chain_and_its_stage_files_in_order(cli, tmp_path: Path) -> None:
+    project = make_project(tmp_path, {})
+    chain = project / "pipelines" / "relay"
+    shutil.copytree(RELAY, chain)
+    weigh = chain / "02-weigh.md"
+    weigh.write_text(
+        weigh.read_text(encoding="utf-8").replace(
+            "methodology: score", "methodology: score: 0 to 5"
+        ),
+        encoding="utf-8",
+    )
+    before = analyse(load_source(chain, "pipelines/relay")).output
+    result = cli(["fmt", "pipelines"], project)
+    assert result.code == 0, result.err
+    # CHAIN.md first, then its stage files by number (01 and 03 for their `null`s).
+    assert result.err.splitlines() == [
+        f"formatted pipelines/relay/{name}"
+        for name in ("CHAIN.md", "01-gather.md", "02-weigh.md", "03-report.md")
+    ]
+    text = (chain / "CHAIN.md").read_text(encoding="utf-8")
+    # The chain's own keys stay where phase 1 reads them; a host's extras go to metadata.
+    assert "\nstages: 3\nmetadata:\n  estimated_time: 20-40min\n" in text
+    # A stage file keeps its keys; only the unquoted ': ' is quoted.
+    assert '\nmethodology: "score: 0 to 5"\nchain: relay\n' in weigh.read_text(encoding="utf-8")
+    after = analyse(load_source(chain, "pipelines/relay")).output
+    assert (after.steps, after.display_name, after.metadata) == (
+        before.steps,
+        before.display_name,
+        before.metadata,
+    )
+    assert cli(["fmt", "--check", "pipelines"], project).code == 0
