@@ -1,55 +1,61 @@
 """``make bench-scale``: the builder on many skills, cold and incremental, and ``check``.
 
-For each size N (100 by default; ``BENCH_SCALE_SIZES=100,1000`` or
-``python -m bench.scale 100 1000`` for more) a temporary project of N distinct
-skills is synthesized from the shared corpus (:mod:`bench.synth`) and these
-commands run in it, in order:
+Prints the table of issue 26 under its labels, each row with its target and a
+verdict (✓ or MISS; rows without a target have neither):
 
-* ``build --all`` cold (no checkpoints, no output, no registry), all seven phases,
-  with its CPU utilisation as a row of its own;
-* ``build --all`` again with nothing changed (no-op);
-* ``build --all`` after one skill's description changed;
-* ``check`` (the default: phases 1-6 re-rendered, no generated tests or probes).
+* on a 1-skill synthesized project, a cold build (phases 1-7) and a no-op;
+  ``check`` of this project's own skills;
+* for each size N (100 by default; ``BENCH_SCALE_SIZES=100,1000`` or
+  ``python -m bench.scale 100 1000`` for more), in a temporary project of N
+  distinct skills synthesized from the shared corpus (:mod:`bench.synth`):
+  ``build --all`` cold (all seven phases; its CPU use is a row of its own),
+  again with nothing changed (no-op), after one skill's description changed,
+  and ``check`` (phases 1-6 re-rendered, no generated tests or probes); and the
+  peak resident memory of the largest process.
 
-Besides, on the project's own skills: ``check`` (8 skills), and one skill of a
-1-skill synthesized project built cold and then again with nothing changed.
+Then the per-phase breakdown of the largest cold build, from its ``--json``
+report: for each phase, how many skills ran it and the wall and CPU seconds
+summed over them (CPU of the thread that ran it), beside the build's own wall
+and CPU; the CPU spent outside any phase's thread (test sessions, probes, the
+Node linter, starting workers, the batch's own steps) is the difference.
 
 Each command is timed wall-clock; its CPU time (user + system, children
-included, from ``wait4``) gives the CPU utilisation (CPU / wall; 200 % is both
-cores of a 2-core machine) and ``ru_maxrss`` the peak resident memory of the
-largest process. Commands run with ``--jobs`` = CPU count and with
-``PYTHONDONTWRITEBYTECODE`` removed, so bytecode caches behave as on a
-developer's machine. Benchmarks inform; the exit status is 0 whatever the
-figures.
+included, from ``wait4``) gives the CPU use (CPU / wall; 200 % is both cores
+of a 2-core machine), which depends less on other load than wall time does.
+Commands run with ``--jobs`` = CPU count and with ``PYTHONDONTWRITEBYTECODE``
+removed, so bytecode caches behave as on a developer's machine. The load
+average is printed with the table. Benchmarks inform; the exit status is 0
+whatever the figures.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from bench.common import ROOT, Row, mindrian_command
-from bench.run import format_table
+from bench.common import ROOT, mindrian_command
 from bench.synth import synthesize, touch_skill
 
-__all__ = ["Measure", "main", "measure", "rows_for_project", "rows_for_size"]
-
-#: Targets from issue 15, in seconds (MiB for memory).
-TARGETS = {
-    "one_cold": 2.0,
-    "one_noop": 0.2,
-    "check_8": 2.0,
-    "cold_1000": 300.0,
-    "changed_1000": 3.0,
-    "noop_1000": 5.0,
-    "rss": 1024.0,
-}
+__all__ = [
+    "Measure",
+    "ScaleRow",
+    "Target",
+    "breakdown",
+    "main",
+    "measure",
+    "report",
+    "rows_for_project",
+    "rows_for_size",
+    "table",
+]
 
 
 @dataclass(frozen=True)
@@ -64,11 +70,79 @@ class Measure:
     """Peak resident memory of its largest process, MiB."""
     status: int
     """Exit status."""
+    stdout: str = ""
+    """What it printed, when asked to keep it."""
 
     @property
     def utilisation(self) -> float:
         """CPU seconds per wall second, in percent."""
         return 100.0 * self.cpu / self.wall if self.wall else 0.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a row should reach."""
+
+    bound: float
+    """The figure to stay under (or reach, with ``at_least``)."""
+    unit: str
+    """``s`` (wall seconds), ``%`` (CPU use) or ``MiB`` (peak memory)."""
+    at_least: bool = False
+    """The figure must be at least ``bound`` rather than at most."""
+
+    def value(self, m: Measure) -> float:
+        """The figure of ``m`` this target is about."""
+        return {"s": m.wall, "%": m.utilisation, "MiB": m.rss_mib}[self.unit]
+
+    def met(self, m: Measure) -> bool:
+        """Whether ``m`` reaches the target."""
+        figure = self.value(m)
+        return figure >= self.bound if self.at_least else figure <= self.bound
+
+    def text(self) -> str:
+        """``≤ 30 s``, ``≥ 180 %``."""
+        return f"{'≥' if self.at_least else '≤'} {self.bound:g} {self.unit}"
+
+
+@dataclass(frozen=True)
+class ScaleRow:
+    """One line of the table."""
+
+    label: str
+    """What was measured, as the issue names it."""
+    measure: Measure
+    """Its cost."""
+    target: Target | None = None
+    """What it should reach; None when the issue sets nothing."""
+    note: str = ""
+    """Context (per-skill figures)."""
+
+    @property
+    def verdict(self) -> str:
+        """``✓``, ``MISS``, or empty without a target."""
+        if self.target is None:
+            return ""
+        return "✓" if self.target.met(self.measure) else "MISS"
+
+
+#: Targets of issue 26 by number of skills (seconds unless said).
+_TARGETS: Mapping[int, Mapping[str, Target]] = {
+    100: {
+        "cold": Target(30.0, "s"),
+        "noop": Target(0.3, "s"),
+        "changed": Target(2.0, "s"),
+    },
+    1000: {
+        "cold": Target(300.0, "s"),
+        "noop": Target(1.0, "s"),
+        "changed": Target(3.0, "s"),
+        "check": Target(10.0, "s"),
+    },
+}
+#: CPU use of a cold ``build --all`` with both cores busy (issue 26, item 4): 90 % of each core.
+_BUSY_PER_CORE = 90.0
+#: Peak resident memory of any one process (issue 15).
+_RSS = Target(1024.0, "MiB")
 
 
 def _env() -> dict[str, str]:
@@ -78,76 +152,68 @@ def _env() -> dict[str, str]:
     return env
 
 
-def measure(args: Sequence[str], cwd: Path) -> Measure:
-    """Run ``mindrian ARGS`` in ``cwd``; output discarded, exit status 2 or more raises."""
+def measure(args: Sequence[str], cwd: Path, keep_stdout: bool = False) -> Measure:
+    """Run ``mindrian ARGS`` in ``cwd``; exit status 2 or more raises."""
     began = time.perf_counter()
-    process = subprocess.Popen(
-        [*mindrian_command(), *args],
-        cwd=cwd,
-        env=_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    errors = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - began
-    process.returncode = os.waitstatus_to_exitcode(status)
-    code = process.returncode
-    if code >= 2:
-        raise RuntimeError(f"mindrian {' '.join(args)} exited {code}: {errors.decode()[-2000:]}")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            [*mindrian_command(), *args],
+            cwd=cwd,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=out if keep_stdout else subprocess.DEVNULL,
+            stderr=err,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - began
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if code >= 2:
+            errors = err.read().decode(errors="replace")[-2000:]
+            raise RuntimeError(f"mindrian {' '.join(args)} exited {code}: {errors}")
+        printed = out.read().decode() if keep_stdout else ""
     # Children's usage is folded into the child's own when it waits for them.
     cpu = usage.ru_utime + usage.ru_stime
-    return Measure(wall, cpu, usage.ru_maxrss / 1024.0, code)
+    return Measure(wall, cpu, usage.ru_maxrss / 1024.0, code, printed)
 
 
 def _jobs() -> list[str]:
     return ["--jobs", str(os.cpu_count() or 1)]
 
 
-def _row(name: str, m: Measure, target: float | None, note: str = "") -> Row:
-    cost = f"CPU {m.cpu:.1f} s ({m.utilisation:.0f} %), exit {m.status}"
-    return Row(name, m.wall, "s", target, f"{cost}; {note}" if note else cost)
+def _busy() -> Target | None:
+    cores = min(2, os.cpu_count() or 1)
+    return Target(_BUSY_PER_CORE * cores, "%", at_least=True) if cores > 1 else None
 
 
-def rows_for_size(count: int, work: Path) -> list[Row]:
-    """Cold, no-op, one-changed build and check of ``count`` synthesized skills."""
+def rows_for_size(count: int, work: Path) -> tuple[list[ScaleRow], Measure]:
+    """Cold (with its ``--json`` report kept), no-op, one-changed build and check of ``count``
+    synthesized skills; the rows and the cold build."""
     project = work / f"project-{count}"
     paths = synthesize(project, count)
     quiet = ["--quiet", *_jobs()]
-    big = count >= 1000
-    cold = measure(["build", "--all", *quiet], project)
+    cold = measure(["build", "--all", "--json", *quiet], project, keep_stdout=True)
     noop = measure(["build", "--all", *quiet], project)
     touch_skill(paths[count // 2], "edited")
     changed = measure(["build", "--all", *quiet], project)
     checked = measure(["check", *quiet], project)
+    targets = _TARGETS.get(count, {})
+    name = f"{count:,} skills" if count != 1 else "1 skill"
     per_skill = f"{cold.wall / count:.2f} s wall, {cold.cpu / count:.2f} s CPU per skill"
     peak = max(cold, noop, changed, checked, key=lambda m: m.rss_mib)
-    return [
-        _row(
-            f"{count} skills: cold build --all (phases 1-7)",
-            cold,
-            TARGETS["cold_1000"] if big else None,
-            per_skill,
-        ),
-        Row(
-            f"{count} skills: cold build CPU utilisation",
-            cold.utilisation,
-            "%",
-            None,
-            f"CPU / wall, {os.cpu_count() or 1} CPUs (100 % per busy core)",
-        ),
-        _row(f"{count} skills: no-op rebuild", noop, TARGETS["noop_1000"] if big else None),
-        _row(
-            f"{count} skills: 1 changed rebuild", changed, TARGETS["changed_1000"] if big else None
-        ),
-        _row(f"{count} skills: check", checked, None, f"{checked.wall / count:.3f} s per skill"),
-        Row(f"{count} skills: peak RSS", peak.rss_mib, "MiB", TARGETS["rss"], "largest process"),
+    rows = [
+        ScaleRow(f"{name}, cold `build --all`", cold, targets.get("cold"), per_skill),
+        ScaleRow(f"{name}, cold `build --all`: CPU use", cold, _busy(), "both cores busy"),
+        ScaleRow(f"{name}, no-op", noop, targets.get("noop")),
+        ScaleRow(f"{name}, one changed", changed, targets.get("changed")),
+        ScaleRow(f"{name}, `check`", checked, targets.get("check")),
+        ScaleRow(f"{name}, peak RSS", peak, _RSS, "largest process of the four commands"),
     ]
+    return rows, cold
 
 
-def rows_for_project(work: Path) -> list[Row]:
+def rows_for_project(work: Path) -> list[ScaleRow]:
     """One skill cold and no-op; ``check`` of this project's own skills."""
     single = work / "project-1"
     synthesize(single, 1)
@@ -156,10 +222,66 @@ def rows_for_project(work: Path) -> list[Row]:
     checked = measure(["check", "--quiet", *_jobs()], ROOT)
     skills = len(list((ROOT / "skills").glob("**/SKILL.md")))
     return [
-        _row("1 skill: cold build", cold, TARGETS["one_cold"]),
-        _row("1 skill: no-op rebuild", noop, TARGETS["one_noop"]),
-        _row(f"check of this project ({skills} skills)", checked, TARGETS["check_8"]),
+        ScaleRow("1 skill, cold build (phases 1–7)", cold, Target(2.0, "s")),
+        ScaleRow("1 skill, no-op", noop, Target(0.2, "s")),
+        ScaleRow(f"`check` of this project ({skills} skills)", checked, Target(2.0, "s")),
     ]
+
+
+_HEADER = ("benchmark", "wall s", "CPU s", "CPU %", "peak MiB", "target", "", "note")
+
+
+def table(rows: Sequence[ScaleRow]) -> str:
+    """The rows as an aligned plain-text table (numbers right-aligned)."""
+    lines = [_HEADER] + [
+        (
+            r.label,
+            f"{r.measure.wall:.2f}",
+            f"{r.measure.cpu:.1f}",
+            f"{r.measure.utilisation:.0f}",
+            f"{r.measure.rss_mib:.0f}",
+            r.target.text() if r.target else "",
+            r.verdict,
+            r.note,
+        )
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(_HEADER))]
+    numeric = range(1, 5)
+    text = [
+        "  ".join(
+            c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(line)
+        ).rstrip()
+        for line in lines
+    ]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(text)
+
+
+def breakdown(report: Mapping[str, Any], build: Measure) -> str:
+    """Per-phase wall and CPU seconds of a ``build --json`` report, summed over its skills."""
+    phases: dict[tuple[int, str], list[float]] = {}
+    for skill in report.get("builds", ()):
+        for phase in skill.get("phases", ()):
+            if phase["status"] in ("cached", "loaded"):
+                continue
+            totals = phases.setdefault((phase["number"], phase["name"]), [0, 0.0, 0.0])
+            totals[0] += 1
+            totals[1] += phase["seconds"]
+            totals[2] += phase.get("cpu_seconds", 0.0)
+    lines = [f"{'phase':<24}  {'skills':>6}  {'wall s (sum)':>12}  {'CPU s (sum)':>11}"]
+    for (number, name), (count, wall, cpu) in sorted(phases.items()):
+        lines.append(f"{number} {name:<22}  {count:>6.0f}  {wall:>12.1f}  {cpu:>11.1f}")
+    in_phases = sum(cpu for _, _, cpu in phases.values())
+    lines.append(
+        f"{'outside phase threads':<24}  {'':>6}  {'':>12}  {build.cpu - in_phases:>11.1f}"
+        "  (test sessions, probes, Node, worker start-up, the batch's own steps)"
+    )
+    lines.append(
+        f"{'whole build':<24}  {'':>6}  {build.wall:>12.1f}  {build.cpu:>11.1f}"
+        f"  ({build.utilisation:.0f} % CPU)"
+    )
+    return "\n".join(lines)
 
 
 def _sizes(argv: Sequence[str]) -> list[int]:
@@ -167,17 +289,32 @@ def _sizes(argv: Sequence[str]) -> list[int]:
     return [int(part) for part in text.replace(" ", ",").split(",") if part]
 
 
+def report(sizes: Sequence[int], work: Path) -> str:
+    """The whole printout: the table, then the breakdown of the largest cold build."""
+    rows = rows_for_project(work)
+    largest: tuple[int, Measure] | None = None
+    for count in sizes:
+        found, cold = rows_for_size(count, work)
+        rows.extend(found)
+        if largest is None or count >= largest[0]:
+            largest = (count, cold)
+        print(f"done: {count} skills", file=sys.stderr, flush=True)
+    one, five, fifteen = os.getloadavg()
+    parts = [table(rows), f"load average after the runs: {one:.2f} {five:.2f} {fifteen:.2f}"]
+    if largest is not None:
+        count, cold = largest
+        parts.append(
+            f"\nper phase, cold `build --all` of {count:,} skills (phases run, not cached):"
+        )
+        parts.append(breakdown(json.loads(cold.stdout), cold))
+    return "\n".join(parts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the table; sizes from the arguments, else ``BENCH_SCALE_SIZES``, else 100."""
     sizes = _sizes(sys.argv[1:] if argv is None else argv)
-    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="mindrian-bench-scale-") as scratch:
-        work = Path(scratch)
-        rows.extend(rows_for_project(work))
-        for count in sizes:
-            rows.extend(rows_for_size(count, work))
-            print(f"done: {count} skills", file=sys.stderr, flush=True)
-    print(format_table(rows))
+        print(report(sizes, Path(scratch)))
     return 0
 
 

@@ -16,8 +16,13 @@ skill runs through the runner (:func:`~builder.orchestration.runner.identity`,
 nothing written) to find two skills that would share an agent id or a package
 folder; both are then reported as failed (naming each other) and not built.
 
-Generated tests run in this process's phase 6 and the end-to-end probes of
-phase 7 go through one warm worker (:mod:`builder.orchestration.warm`), started
+Phase 6's generated tests run in shared pytest sessions (:mod:`.shared_tests`).
+In a batch large enough for the pool, skills go through phases 1-6 in chunks,
+so one chunk's session overlaps the rendering of the next, and phase 7 starts
+on the first chunk while later ones are still generated.
+
+A package tested alone in this process's phase 6, and the end-to-end probes of
+phase 7, go through one warm worker (:mod:`builder.orchestration.warm`), started
 at once so it loads the runtime while the first phases run; every test run and
 probe is still a process of its own, and the probes of the skills waiting for
 phase 7 run ahead of their registration, ``--jobs`` at a time.
@@ -25,16 +30,25 @@ phase 7 run ahead of their registration, ``--jobs`` at a time.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import os
 import shutil
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import (
+    Executor,
+    Future,
+    InvalidStateError,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from builder.orchestration import runner
 from builder.orchestration.runner import Hold, PhaseLoader, Progress, phase_range
@@ -58,6 +72,9 @@ from builder.pipeline.results import (
 )
 from builder.skill.source import load_source
 
+if TYPE_CHECKING:
+    from builder.orchestration.shared_tests import SharedResults
+
 __all__ = [
     "COLLISION_CODE",
     "BatchOptions",
@@ -74,6 +91,7 @@ __all__ = [
 COLLISION_CODE = "B001"
 _CODEGEN = phase_number("code_generation")
 _REGISTRATION = phase_number("registration")
+_UNTIL_CODEGEN = PHASE_NAMES[_CODEGEN - 1]
 
 
 @dataclass(frozen=True)
@@ -409,42 +427,227 @@ def _test_together(
     options: BatchOptions,
     base: PhaseLoader,
 ) -> list[BuildReport | Future[BuildReport] | None]:
-    """Phases 1-6 of every skill to build, with one pytest session for the generated tests.
+    """Phases 1-6 of every skill to build, their generated tests in shared pytest sessions.
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
     to build, which is built here in the two passes of
     :mod:`builder.orchestration.shared_tests`. Other entries are kept.
+
+    Without a pool that is one session, in this process, before this returns.
+    With one, the skills go through in chunks (:func:`_chunks`) driven by a
+    thread of its own, and their entries are futures: a session runs in one
+    process, so while it tests one chunk the pool renders the next one and
+    finishes the one before, and phase 7 (in this process) starts on the first
+    chunk while later ones are still being generated.
     """
-    from builder.orchestration.shared_tests import (
-        SharedResults,
-        Stager,
-        WithResults,
-        session_folder,
-    )
-    from builder.pipeline.package_tests import run_session
+    from builder.orchestration.shared_tests import clear_sessions
     from mindrian.project import ProjectPaths
 
     building = [i for i, entry in enumerate(early) if entry is None]
-    folder = session_folder(ProjectPaths(Path(config.root), Path(config.out_dir)))
-    try:
-        first = _through_codegen(
-            pool, [targets[i] for i in building], sources, config, options, base, Stager(folder)
-        )
-        held = [i for i, report in zip(building, first, strict=True) if _was_held(report)]
-        results = (
-            SharedResults(run_session(folder, options.jobs)) if len(held) > 1 else SharedResults({})
-        )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    second = _through_codegen(
-        pool, [targets[i] for i in held], sources, config, options, WithResults(base, results), None
+    chunked = _Chunked(
+        targets,
+        sources,
+        config,
+        options,
+        base,
+        pool,
+        clear_sessions(ProjectPaths(Path(config.root), Path(config.out_dir))),
     )
     done: list[BuildReport | Future[BuildReport] | None] = list(early)
-    for i, report in zip(building, first, strict=True):
-        done[i] = report
-    for i, report in zip(held, second, strict=True):
-        done[i] = _joined(first[building.index(i)], report)
+    if pool is None:
+        for i, report in chunked.in_process(building).items():
+            done[i] = report
+        return done
+    futures: dict[int, Future[BuildReport]] = {i: Future() for i in building}
+    # A daemon: a build interrupted mid-session exits at once; the next build clears the folder.
+    threading.Thread(
+        target=chunked.stream, args=(_chunks(building), futures), name="phase6", daemon=True
+    ).start()
+    for i, future in futures.items():
+        done[i] = future
     return done
+
+
+def _fail_unset(
+    out: Mapping[int, Future[BuildReport]], failed: BaseException | Future[None]
+) -> None:
+    """Every future of ``out`` not yet set fails with ``failed`` (or the exception of that
+    finished future, if any)."""
+    error = failed if isinstance(failed, BaseException) else failed.exception()
+    for future in out.values() if error is not None else ():
+        with contextlib.suppress(InvalidStateError):
+            future.set_exception(error)
+
+
+#: The arguments of :func:`_early`.
+_Job = tuple[SkillSource, BuildConfig, BatchOptions, str, Progress | None, PhaseLoader, Hold | None]
+
+#: Skills per shared session of a streamed batch, at least and about at most. A session costs
+#: about 2.6 s of CPU to start (pytest, the runtime's imports) and 0.06 s per package (2-core
+#: machine, measured): four chunks or more keep both cores busy, and chunks this size pay for
+#: their start-up.
+_CHUNK_MIN, _CHUNK_MAX = 16, 128
+
+
+def _chunks(building: Sequence[int]) -> list[list[int]]:
+    """``building`` cut into chunks of even size, in order: four when each gets at least
+    :data:`_CHUNK_MIN`, more when they would pass :data:`_CHUNK_MAX`, one when it is small."""
+    count = max(1, min(len(building) // _CHUNK_MIN, max(4, -(-len(building) // _CHUNK_MAX))))
+    size = -(-len(building) // count)
+    return [list(building[k : k + size]) for k in range(0, len(building), size)]
+
+
+@dataclass(frozen=True)
+class _Chunked:
+    """Phases 1-6 of a batch's skills in two passes around shared sessions, chunk by chunk."""
+
+    targets: Sequence[Target]
+    """Every target of the batch; a chunk lists indexes into it."""
+    sources: Mapping[str, SkillSource]
+    """Sources by display path."""
+    config: BuildConfig
+    """The build's configuration."""
+    options: BatchOptions
+    """The batch's switches."""
+    base: PhaseLoader
+    """The loader of every phase."""
+    pool: Executor | None
+    """Where phases run (a process pool; threads in tests); None: in this process."""
+    staging: Path
+    """Where session folders are made."""
+
+    def in_process(self, chunk: Sequence[int]) -> dict[int, BuildReport]:
+        """Every skill of ``chunk`` through phase 6, one session, in this process."""
+        folder, first = self._stage(chunk)
+        held = [i for i in chunk if _was_held(first[i])]
+        results = self._session(folder, held, self.options.jobs)
+        done = dict(first)
+        for i in held:
+            done[i] = _guarded(self.targets[i], self.options, self._second(i, results, first[i]))
+        return done
+
+    def stream(
+        self, chunks: Sequence[Sequence[int]], out: Mapping[int, Future[BuildReport]]
+    ) -> None:
+        """Every chunk through phase 6, each skill's report set in ``out`` as soon as it is known.
+
+        A chunk's first pass is queued in the pool as soon as the one before is
+        staged; its session then runs beside up to ``jobs - 1`` others (each is
+        one process), and its second pass is queued as it ends, so sessions,
+        rendering and phase 7 overlap. A failure here fails the skills not yet
+        reported.
+        """
+        try:
+            with ThreadPoolExecutor(self.options.jobs, thread_name_prefix="session") as sessions:
+                pending = self._staging(chunks[0])
+                for k, chunk in enumerate(chunks):
+                    folder, futures = pending
+                    first = {
+                        i: _guarded(self.targets[i], self.options, futures[i].result) for i in chunk
+                    }
+                    if k + 1 < len(chunks):
+                        pending = self._staging(chunks[k + 1])
+                    held = [i for i in chunk if _was_held(first[i])]
+                    for i in chunk:
+                        if i not in held:
+                            out[i].set_result(first[i])
+                    sessions.submit(self._tested, folder, held, first, out).add_done_callback(
+                        functools.partial(_fail_unset, out)
+                    )
+        except BaseException as error:
+            _fail_unset(out, error)
+
+    def _tested(
+        self,
+        folder: Path,
+        held: Sequence[int],
+        first: Mapping[int, BuildReport],
+        out: Mapping[int, Future[BuildReport]],
+    ) -> None:
+        """One chunk's session (one process), then its second pass queued in the pool."""
+        results = self._session(folder, held, self.options.jobs, workers=0)
+        for i in held:
+            self._finish_later(i, results, first[i], out[i])
+
+    def _staging(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Future[BuildReport]]]:
+        """A new session folder, and chunk's first pass queued in the pool (staging into it)."""
+        assert self.pool is not None
+        folder, pool = self._folder(), self.pool
+        return folder, {i: pool.submit(_early, *self._first(i, folder)) for i in chunk}
+
+    def _stage(self, chunk: Sequence[int]) -> tuple[Path, dict[int, BuildReport]]:
+        """A new session folder, and chunk's first pass run here (staging into it)."""
+        folder = self._folder()
+        return folder, {
+            i: _guarded(
+                self.targets[i], self.options, functools.partial(_early, *self._first(i, folder))
+            )
+            for i in chunk
+        }
+
+    def _session(
+        self, folder: Path, held: Sequence[int], jobs: int, workers: int | None = None
+    ) -> SharedResults:
+        """The tests of the packages staged in ``folder`` (none for a single one); the folder
+        is removed."""
+        from builder.orchestration.shared_tests import SharedResults
+        from builder.pipeline.package_tests import run_session
+
+        try:
+            return SharedResults(run_session(folder, jobs, workers) if len(held) > 1 else {})
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _second(
+        self, i: int, results: SharedResults, first: BuildReport
+    ) -> Callable[[], BuildReport]:
+        """Phase 6 of skill ``i`` with the session's results, to run here."""
+        job = self._second_job(i, results)
+        return lambda: _joined(first, _early(*job))
+
+    def _finish_later(
+        self, i: int, results: SharedResults, first: BuildReport, out: Future[BuildReport]
+    ) -> None:
+        """Phase 6 of skill ``i`` with the session's results queued in the pool; ``out`` is set
+        when it is done."""
+        assert self.pool is not None
+        job = self.pool.submit(_early, *self._second_job(i, results))
+
+        def settle(done: Future[BuildReport]) -> None:
+            out.set_result(
+                _guarded(self.targets[i], self.options, lambda: _joined(first, done.result()))
+            )
+
+        job.add_done_callback(settle)
+
+    def _folder(self) -> Path:
+        from builder.orchestration.shared_tests import new_session
+
+        return new_session(self.staging)
+
+    def _first(self, i: int, folder: Path) -> _Job:
+        """The arguments of :func:`_early` for skill ``i``'s first pass, staging into ``folder``."""
+        from builder.orchestration.shared_tests import Stager
+
+        return (
+            self._source(i),
+            self.config,
+            self.options,
+            _UNTIL_CODEGEN,
+            None,
+            self.base,
+            Stager(folder),
+        )
+
+    def _second_job(self, i: int, results: SharedResults) -> _Job:
+        """The arguments of :func:`_early` for skill ``i``'s phase 6 with ``results``."""
+        from builder.orchestration.shared_tests import WithResults
+
+        phases = WithResults(self.base, results)
+        return (self._source(i), self.config, self.options, _UNTIL_CODEGEN, None, phases, None)
+
+    def _source(self, i: int) -> SkillSource:
+        return self.sources[self.targets[i].display]
 
 
 def _tests_alone(base: PhaseLoader) -> bool:
@@ -455,30 +658,6 @@ def _tests_alone(base: PhaseLoader) -> bool:
         return tests_alone(base("code_generation"))
     except Exception:  # a broken phase 6: each skill's build reports it, as I001
         return False
-
-
-def _through_codegen(
-    pool: ProcessPoolExecutor | None,
-    targets: Sequence[Target],
-    sources: Mapping[str, SkillSource],
-    config: BuildConfig,
-    options: BatchOptions,
-    phases: PhaseLoader,
-    hold: Hold | None,
-) -> list[BuildReport]:
-    """Phases 1-6 of each target (in the pool when there is one), their reports in order.
-
-    A build that raises fails its own skill (as in :func:`_finish`), not the batch.
-    """
-    until = PHASE_NAMES[_CODEGEN - 1]
-    jobs = [(sources[t.display], config, options, until, None, phases, hold) for t in targets]
-    if pool is None:
-        return [
-            _guarded(t, options, functools.partial(_early, *job))
-            for t, job in zip(targets, jobs, strict=True)
-        ]
-    futures = [pool.submit(_early, *job) for job in jobs]
-    return [_guarded(t, options, f.result) for t, f in zip(targets, futures, strict=True)]
 
 
 def _guarded(

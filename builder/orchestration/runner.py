@@ -303,10 +303,12 @@ class _Build:
         """Stop with :class:`_NotCurrent` instead of running a phase (:func:`current_report`)."""
         self.hold: Hold | None = None
         """Asked before a phase runs; True stops the build there (:data:`Hold`)."""
+        self._cpu_began = 0.0
 
     def through(self, stop: int) -> BuildReport:
         """Run phases 1..stop; the report says where and why it stopped."""
         for name in PHASE_NAMES[:stop]:
+            self._cpu_began = time.thread_time()
             try:
                 problem = self._step(name, time.perf_counter())
             except _Held:
@@ -525,6 +527,7 @@ class _Build:
         self.outputs = self.outputs.after(phase.name, done.output)
 
     def _note(self, report: PhaseReport) -> None:
+        report = replace(report, cpu_seconds=time.thread_time() - self._cpu_began)
         self.reports.append(report)
         if self.progress is not None:
             self.progress(report)

@@ -1,7 +1,8 @@
-"""Phase 6 of a batch with one pytest session for every package's generated tests.
+"""Phase 6 of a batch with shared pytest sessions for its packages' generated tests.
 
-A build of many skills runs phase 6 in two passes around one session
-(:func:`builder.pipeline.package_tests.run_session`):
+A build of many skills runs phase 6 in two passes around one session per
+chunk of skills (:func:`builder.pipeline.package_tests.run_session`; the batch
+cuts the chunks, :func:`builder.orchestration.batch.build_many`):
 
 1. each skill is built up to phase 6, and :class:`Stager` (the build's
    :data:`~builder.orchestration.runner.Hold`) renders its package into the
@@ -35,18 +36,30 @@ from builder.pipeline.errors import MindrianError
 from builder.pipeline.package_tests import TestRun, tree_digest
 from mindrian.project import ProjectPaths
 
-__all__ = ["SESSION_PREFIX", "SharedResults", "Stager", "session_folder", "tests_alone"]
+__all__ = [
+    "SESSION_PREFIX",
+    "SharedResults",
+    "Stager",
+    "clear_sessions",
+    "new_session",
+    "tests_alone",
+]
 
 #: Name prefix of a session folder under the staging folder (no package name has a ``-``).
 SESSION_PREFIX = "tests-"
 
 
-def session_folder(paths: ProjectPaths) -> Path:
-    """A fresh session folder under ``paths.staging``; leftovers of killed builds go first."""
+def clear_sessions(paths: ProjectPaths) -> Path:
+    """The staging folder, made if missing, without the session folders killed builds left."""
     paths.staging.mkdir(parents=True, exist_ok=True)
     for old in paths.staging.glob(f"{SESSION_PREFIX}*"):
         shutil.rmtree(old, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=paths.staging))
+    return paths.staging
+
+
+def new_session(staging: Path) -> Path:
+    """A fresh session folder under ``staging`` (:func:`clear_sessions`' result)."""
+    return Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=staging))
 
 
 def tests_alone(phase: AnyPhase) -> TypeGuard[CodeGenerationPhase]:

@@ -43,31 +43,30 @@ class Warm:
     config: BuildConfig | None = None
     """The build's configuration (where ready packages wait)."""
     _planned: int = 0
-    _ready: dict[str, str] | None = field(default=None, repr=False)
+    _ready: dict[str, str] = field(default_factory=dict, repr=False)
 
     def plan(self, early: Sequence[BuildReport | Future[BuildReport] | None]) -> None:
         """Start the probes of skills whose phases 1-6 are done, in order, from the first not yet
         planned up to the first still building."""
+        from builder.phases.registration import project_paths
+
         if self.probes is None or self.config is None:
             return
         start = self._planned
         while self._planned < len(early) and _available(early[self._planned]):
             self._planned += 1
         reports = [_report(e) for e in early[start : self._planned]]
-        waiting = [self._ready_folder(r.agent_id) for r in reports if r and _waits_for_phase7(r)]
-        folders = [folder for folder in waiting if folder is not None]
-        self.probes.plan([(f, f.name.removesuffix(".ready")) for f in folders])
-
-    def _ready_folder(self, agent_id: str | None) -> Path | None:
-        """Where the ready package of ``agent_id`` waits for phase 7; None when none does."""
-        from builder.phases.registration import project_paths
-
-        assert self.config is not None
+        waiting = [
+            r.agent_id
+            for r in reports
+            if r is not None and r.agent_id is not None and _waits_for_phase7(r)
+        ]
         staging = project_paths(self.config).staging
-        if self._ready is None:
+        if any(agent_id not in self._ready for agent_id in waiting):
+            # Streamed chunks stage their packages as they go: look again.
             self._ready = _ready_packages(staging)
-        identifier = self._ready.get(agent_id or "")
-        return staging / f"{identifier}.ready" if identifier else None
+        identifiers = [self._ready[a] for a in waiting if a in self._ready]
+        self.probes.plan([(staging / f"{i}.ready", i) for i in identifiers])
 
 
 def _available(entry: BuildReport | Future[BuildReport] | None) -> bool:
@@ -84,7 +83,7 @@ def _waits_for_phase7(report: BuildReport) -> bool:
     """Phases 1-6 passed and phase 7 has not run (it is not current)."""
     from builder.phases import phase_number
 
-    if report.problem is not None or report.agent_id is None:
+    if report.problem is not None:
         return False
     ran = {p.number for p in report.phases}
     return phase_number("code_generation") in ran and phase_number("registration") not in ran

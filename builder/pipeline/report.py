@@ -133,6 +133,7 @@ def build_json(reports: Sequence[BuildReport], removed: Sequence[str] = ()) -> s
                     "checks": [_check_json(c) for c in p.checks],
                     "warnings": list(p.warnings),
                     "seconds": round(p.seconds, 4),
+                    "cpu_seconds": round(p.cpu_seconds, 4),
                 }
                 for p in r.phases
             ],

@@ -104,6 +104,9 @@ class PhaseReport:
     """The phase's warnings."""
     seconds: float = 0.0
     """Wall-clock time spent on the phase (console only, never written to checkpoints)."""
+    cpu_seconds: float = 0.0
+    """CPU time of the thread that ran the phase, its subprocesses (tests, Node) not included
+    (console only, like ``seconds``)."""
 
 
 @dataclass(frozen=True)

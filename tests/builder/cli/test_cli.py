@@ -183,7 +183,15 @@ def test_json_report_has_stable_keys(cli, project: Path, monkeypatch):
         "error",
     ]
     assert [p["status"] for p in only["phases"]] == ["ok", "ok", "failed"]
-    assert list(only["phases"][0]) == ["number", "name", "status", "checks", "warnings", "seconds"]
+    assert list(only["phases"][0]) == [
+        "number",
+        "name",
+        "status",
+        "checks",
+        "warnings",
+        "seconds",
+        "cpu_seconds",
+    ]
     assert only["phases"][0]["checks"][0] == {
         "name": "skill_analysis_done",
         "passed": True,

@@ -106,7 +106,10 @@ def options(root: Path, name: str = "run", **changes: object) -> BatchOptions:
 
 
 def without_times(reports: tuple[BuildReport, ...]) -> list[BuildReport]:
-    return [replace(r, phases=tuple(replace(p, seconds=0.0) for p in r.phases)) for r in reports]
+    return [
+        replace(r, phases=tuple(replace(p, seconds=0.0, cpu_seconds=0.0) for p in r.phases))
+        for r in reports
+    ]
 
 
 def test_discover_finds_every_skill_md_sorted(tmp_path: Path) -> None:
