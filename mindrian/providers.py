@@ -36,6 +36,7 @@ __all__ = [
     "ProviderModel",
     "configured_model",
     "model_class",
+    "provider_extra",
     "run_model",
     "setting_values",
     "unsupported_settings",
@@ -83,6 +84,28 @@ def model_class(provider: str) -> type[Model]:
     module, name = MODEL_PROVIDER_CLASSES[provider]
     found: type[Model] = getattr(importlib.import_module(module), name)
     return found
+
+
+def provider_extra(provider: str) -> str | None:
+    """The extra of the installed ``mindrian`` that brings ``provider``'s SDK (``mindrian[groq]``).
+
+    Extras are named after the provider's module in ``agno.models`` (pyproject.toml), so
+    the installed distribution's own metadata answers and no table here can drift from it.
+    None: the provider is unknown, no extra brings it, or mindrian is not installed.
+    """
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    from agno.models.utils import MODEL_PROVIDER_CLASSES
+
+    found = MODEL_PROVIDER_CLASSES.get(provider)
+    if found is None:
+        return None
+    module = found[0].removeprefix("agno.models.").partition(".")[0]
+    try:
+        extras = metadata("mindrian").get_all("Provides-Extra") or []
+    except PackageNotFoundError:
+        return None
+    return module if module in extras else None
 
 
 def setting_values(cls: type[Model], settings: ModelSettings) -> tuple[dict[str, Any], list[str]]:
@@ -150,7 +173,9 @@ def run_model(
     try:
         model = _agno_model(chosen.reference)
     except ImportError as error:  # Agno says which package: "`openai` not installed. ..."
-        raise ModelUnavailableError(f"{chosen.provider}: {error}") from error
+        extra = provider_extra(chosen.provider)
+        hint = f" (or `pip install 'mindrian[{extra}]'`)" if extra else ""
+        raise ModelUnavailableError(f"{chosen.provider}: {error}{hint}") from error
     model = _adapted(model, chosen.reference, chosen.override.applied_to(settings), warn)
     if chosen.base_url is not None:
         model = _served_at(model, chosen)

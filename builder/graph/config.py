@@ -108,6 +108,9 @@ class FrameworkNode:
     """Skill version as written."""
     source_digest: str
     """Digest of SKILL.md and its folder."""
+    body: str = ""
+    """The body's prose for ranking (:func:`mindrian.routing.text.prose`); kept out of the
+    parameters, so out of registration.cypher, and registered apart."""
 
 
 @dataclass(frozen=True)
@@ -209,4 +212,5 @@ class GraphConfig:
             version=f.version,
             chains_to=tuple((c.target, c.weight) for c in self.chains_to),
             good_for=tuple((g.problem_type, g.confidence) for g in self.good_for),
+            body=f.body,
         )

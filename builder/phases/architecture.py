@@ -392,12 +392,14 @@ def applicable_settings(
     alternative. A provider whose SDK is not installed cannot be inspected: its
     settings are kept and the warning says so.
     """
-    from mindrian.providers import unsupported_settings
+    from mindrian.providers import provider_extra, unsupported_settings
 
     try:
         missing = unsupported_settings(provider, settings)
     except ImportError as exc:
-        note = f"model settings not checked: provider {provider!r} is not importable ({exc})"
+        extra = provider_extra(provider)
+        hint = f"; `pip install 'mindrian[{extra}]'` brings it" if extra else ""
+        note = f"model settings not checked: provider {provider!r} is not importable ({exc}){hint}"
         return settings, (note,)
     dropped = {name: None for name in missing}
     notes = tuple(

@@ -36,6 +36,7 @@ from builder.pipeline.serial import to_plain
 from builder.skill.spec import AgentSpec
 from mindrian.graph import DEFAULT_SELECT_LIMIT
 from mindrian.graph import queries as q
+from mindrian.routing.text import prose
 
 __all__ = [
     "PHASE",
@@ -162,8 +163,10 @@ def _parameters(
     """Per-query parameter values as plain data (what the registry sends for this agent)."""
     # The digest stays in the checkpoint: sent, it would change registration.cypher and
     # registry.yaml with every edit of the skill, whatever the edit changed. The key stays
-    # (null): the registration query reads it.
+    # (null): the registration query reads it. The body is not a key of that query at all
+    # (the registry sets it apart, see mindrian.graph.queries.SET_ROUTING_BODIES).
     row = {**to_plain(node), "source_digest": None}
+    del row["body"]
     ids = {"ids": [node.id]}
     return {
         q.CONSTRAINT_FRAMEWORK_ID.name: {},
@@ -224,6 +227,7 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
         problem_types=spec.problem_types,
         version=spec.version,
         source_digest=spec.source_digest,
+        body=prose("\n".join(block.text for block in spec.instructions.blocks)),
     )
     chains = _chains(spec)
     good_for = tuple(

@@ -417,8 +417,9 @@ def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, 
     """
     if committed is None:
         return
-    held = {r.id: r for r in records if r.id != own}
-    expected = {k: v for k, v in committed.items() if k != own}
+    # Compared as registry.yaml holds them: the stored body's prose is never in that file.
+    held = {r.id: r.to_plain() for r in records if r.id != own}
+    expected = {k: v.to_plain() for k, v in committed.items() if k != own}
     if held == expected:
         return
     missing = sorted(set(expected) - set(held))
@@ -431,8 +432,8 @@ def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, 
     ]
     raise RegistrationError(
         f"the registry {verb} other frameworks than registry.yaml: {'; '.join(parts)}; "
-        "registry.yaml is left unchanged. Rebuild the database from it with "
-        "`mindrian graph rebuild`",
+        "registry.yaml is left unchanged. When registry.yaml is the newer one (after a git "
+        "pull or checkout), rebuild the database from it: `mindrian graph rebuild`",
         code="R007",
     )
 

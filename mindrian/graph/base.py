@@ -71,6 +71,11 @@ class FrameworkRecord:
     """(target framework id, weight) pairs, kept sorted by target."""
     good_for: tuple[tuple[str, float], ...] = ()
     """(problem type, confidence) pairs, kept sorted by problem type."""
+    body: str = ""
+    """The SKILL.md body's prose, for ranking (:func:`mindrian.routing.text.prose`). Stored
+    in the registry database, never in registry.yaml (:meth:`to_plain`; a reviewed file that
+    every body edit would otherwise change): a registry built from registry.yaml ranks by
+    the other fields until the skills are registered again."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -330,6 +335,7 @@ class Registry(ABC):
                 description=r["description"] or "",
                 triggers=tuple(r["triggers"] or ()),
                 problem_types=tuple(r["problem_types"] or ()),
+                body=r["body"] or "",
             )
             for r in run(q.ROUTING_DOCUMENTS, {})
         ]
@@ -479,12 +485,17 @@ def _framework_row(record: FrameworkRecord) -> Row:
     }
 
 
+def _body_row(record: FrameworkRecord) -> Row:
+    return {"id": record.id, "body": record.body}
+
+
 def _register_batch(run: Run, records: Sequence[FrameworkRecord]) -> None:
     _reject_duplicate_ids(records)
     wanted_chains = {(r.id, t): w for r in records for t, w in r.chains_to}
     wanted_good_for = {(r.id, p): c for r in records for p, c in r.good_for}
     released = _delete_relationships(run, [r.id for r in records], wanted_chains, wanted_good_for)
     run(q.REGISTER_FRAMEWORKS, {"frameworks": [_framework_row(r) for r in records]})
+    run(q.SET_ROUTING_BODIES, {"bodies": [_body_row(r) for r in records]})
     # UNWIND over nothing is a no-op in Neo4j, but the embedded engine cannot type an
     # empty list parameter, so empty batches are simply not sent.
     if wanted_chains:
@@ -546,6 +557,7 @@ def _record(node: Row, chains: Iterable[Row], good_for: Iterable[Row]) -> Framew
         source_digest=node["source_digest"],
         chains_to=tuple((c["target"], c["weight"]) for c in chains),
         good_for=tuple((g["problem_type"], g["confidence"]) for g in good_for),
+        body=node["body"] or "",
     )
 
 
@@ -553,9 +565,10 @@ def _get(run: Run, framework_id: str) -> FrameworkRecord | None:
     nodes = run(q.GET_FRAMEWORK, {"id": framework_id})
     if not nodes:
         return None
+    body = run(q.GET_ROUTING_BODY, {"id": framework_id})
     chains = run(q.GET_CHAINS, {"id": framework_id})
     good_for = run(q.GET_GOOD_FOR, {"id": framework_id})
-    return _record(nodes[0], chains, good_for)
+    return _record({**nodes[0], "body": body[0]["body"] if body else None}, chains, good_for)
 
 
 def _export(run: Run) -> tuple[FrameworkRecord, ...]:

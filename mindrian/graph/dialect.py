@@ -49,6 +49,8 @@ EMBEDDED_SCHEMA: tuple[str, ...] = (
     "CREATE NODE TABLE IF NOT EXISTS Session(id STRING, PRIMARY KEY (id))",
     "CREATE REL TABLE IF NOT EXISTS USED_BY(FROM Framework TO Session, handoff_id STRING, "
     "success BOOLEAN)",
+    # Files written before the body was stored gain the column on their next writable open.
+    "ALTER TABLE Framework ADD IF NOT EXISTS body STRING DEFAULT ''",
 )
 
 #: Tables a registry file must have for every query to bind; older files lack the usage ones.

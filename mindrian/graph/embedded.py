@@ -134,10 +134,15 @@ class EmbeddedRegistry(Registry):
         # failing later with a binder error on the first selection.
         rows = self._execute("CALL show_tables() RETURN name", {})
         missing = sorted(set(EMBEDDED_TABLES) - {row["name"] for row in rows})
+        what = f"tables {', '.join(missing)}"
+        if not missing:
+            columns = self._execute("CALL table_info('Framework') RETURN name", {})
+            missing = [] if {"name": "body"} in columns else ["body"]
+            what = "the Framework column body"
         if missing:
             self.close()
             raise GraphError(
-                f"embedded registry {self._where} predates tables {', '.join(missing)}; "
+                f"embedded registry {self._where} predates {what}; "
                 "open it once for writing (mindrian register --all) to upgrade it"
             )
 

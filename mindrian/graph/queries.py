@@ -29,6 +29,7 @@ __all__ = [
     "GET_CHAINS",
     "GET_FRAMEWORK",
     "GET_GOOD_FOR",
+    "GET_ROUTING_BODY",
     "LABELS",
     "MERGE_CHAINS",
     "MERGE_GOOD_FOR",
@@ -48,6 +49,7 @@ __all__ = [
     "SEED_SELECT_QUERY",
     "SELECT_FRAMEWORKS",
     "SELECT_QUERY",
+    "SET_ROUTING_BODIES",
     "USAGE",
     "Query",
 ]
@@ -79,6 +81,7 @@ PROPERTY_KEYS = (
     "problem_types",
     "version",
     "source_digest",
+    "body",
     "registered",
     "updated_at",
     "weight",
@@ -123,6 +126,18 @@ SET f.name = row.name,
     f.registered = true,
     f.updated_at = datetime()""",
     ("frameworks",),
+)
+
+# A row of $bodies: {id, body}. The body's prose is sent apart from REGISTER_FRAMEWORKS:
+# only ranking reads it, so it stays out of every agent's registration.cypher (reviewed, and
+# a body edit would change it) and is set by the registry in the same transaction.
+SET_ROUTING_BODIES = Query(
+    "set_routing_bodies",
+    """\
+UNWIND $bodies AS row
+MATCH (f:Framework {id: row.id})
+SET f.body = row.body""",
+    ("bodies",),
 )
 
 # The stored outgoing relationships are read first and only the stale ones deleted:
@@ -212,7 +227,8 @@ SET f.registered = false,
     f.triggers = null,
     f.problem_types = null,
     f.version = null,
-    f.source_digest = null
+    f.source_digest = null,
+    f.body = null
 RETURN f.id AS id""",
     ("id",),
 )
@@ -230,6 +246,14 @@ RETURN f.id AS id,
 GET_FRAMEWORK = Query(
     "get_framework",
     "MATCH (f:Framework {id: $id})\nWHERE f.registered = true\n" + _FRAMEWORK_COLUMNS,
+    ("id",),
+)
+
+# Apart from GET_FRAMEWORK, whose text every agent's generated files show: the body is
+# registered apart (SET_ROUTING_BODIES) and read back apart.
+GET_ROUTING_BODY = Query(
+    "get_routing_body",
+    "MATCH (f:Framework {id: $id})\nWHERE f.registered = true\nRETURN f.body AS body",
     ("id",),
 )
 
@@ -253,7 +277,9 @@ ORDER BY problem_type""",
 
 EXPORT_FRAMEWORKS = Query(
     "export_frameworks",
-    "MATCH (f:Framework)\nWHERE f.registered = true\n" + _FRAMEWORK_COLUMNS + "\nORDER BY id",
+    "MATCH (f:Framework)\nWHERE f.registered = true\n"
+    + _FRAMEWORK_COLUMNS
+    + ",\n       f.body AS body\nORDER BY id",
 )
 
 EXPORT_CHAINS = Query(
@@ -390,7 +416,7 @@ ROUTING_DOCUMENTS = Query(
 MATCH (f:Framework)
 WHERE f.registered = true
 RETURN f.id AS id, f.name AS name, f.description AS description,
-       f.triggers AS triggers, f.problem_types AS problem_types
+       f.triggers AS triggers, f.problem_types AS problem_types, f.body AS body
 ORDER BY id""",
 )
 
@@ -449,6 +475,7 @@ ALL_QUERIES: dict[str, Query] = {
     for q in (
         *SCHEMA,
         REGISTER_FRAMEWORKS,
+        SET_ROUTING_BODIES,
         OUTGOING_CHAINS,
         OUTGOING_GOOD_FOR,
         DELETE_CHAINS,
@@ -458,6 +485,7 @@ ALL_QUERIES: dict[str, Query] = {
         PRUNE_PLACEHOLDERS,
         DEMOTE_FRAMEWORK,
         GET_FRAMEWORK,
+        GET_ROUTING_BODY,
         GET_CHAINS,
         GET_GOOD_FOR,
         EXPORT_FRAMEWORKS,

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,8 @@ def dump_registry_yaml(source: Registry | Iterable[FrameworkRecord]) -> str:
         return _dump({"format": FORMAT_VERSION, "frameworks": []})
     head = _dump({"format": FORMAT_VERSION}) + "frameworks:\n"
     text = head + "".join(_entry_text(_key(r)) for r in records)
-    _remember(text, records)
+    # Remembered as the text holds them: the body's prose is never written to it.
+    _remember(text, tuple(replace(r, body="") for r in records))
     return text
 
 

@@ -1,7 +1,9 @@
 """Ranked free-text selection: BM25F over a framework's stored fields, with negative evidence.
 
 The model (Robertson and Zaragoza's BM25F) reads the fields the registry stores for every
-framework: ``name``, ``description``, ``triggers`` and ``problem_types``. For a query
+framework: ``name``, ``description``, ``triggers``, ``problem_types`` and ``body`` (the
+SKILL.md body's prose, :func:`mindrian.routing.text.prose`: what an author writes about
+when and how to use the skill, in more words than the description). For a query
 term ``t`` and a framework ``d``::
 
     tf~(t, d)  = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
@@ -44,17 +46,22 @@ __all__ = [
 ]
 
 #: Per field: (weight w_f, length normalisation b_f). The name and the author's triggers
-#: are short and deliberate, so a match there counts more than one in running prose.
+#: are short and deliberate, so a match there counts more than one in running prose; the
+#: body is long and varies most in length (a median of 8 kB on ../shared/routing), so a
+#: match there counts least and is normalised hardest.
 FIELD_WEIGHTS: Mapping[str, tuple[float, float]] = {
     "name": (3.0, 0.3),
     "triggers": (1.0, 0.5),
     "problem_types": (1.5, 0.3),
     "description": (1.0, 0.75),
+    "body": (0.2, 0.9),
 }
 #: Term-frequency saturation of BM25.
 K1 = 1.2
-#: How much a match in a negative clause takes away, relative to a positive match.
-NEGATIVE_WEIGHT = 1.0
+#: How much a match in a negative clause takes away, relative to a positive match: half,
+#: since a clause saying what a skill is not for still names its neighbourhood (chosen on
+#: one half of the skills of ../shared/routing, checked on the other; bench/routing.py).
+NEGATIVE_WEIGHT = 0.5
 
 # Sentence ends, the CJK full stop and fullwidth ! ? ; included.
 _ENDS = ".!?;\n\u3002\uff01\uff1f\uff1b"
@@ -101,6 +108,8 @@ class RoutingDocument:
     """Trigger phrases."""
     problem_types: tuple[str, ...] = ()
     """Problem types."""
+    body: str = ""
+    """The body's prose (:func:`mindrian.routing.text.prose`); empty when not stored."""
 
     def fields(self) -> dict[str, list[str]]:
         """Field name to tokens, plus ``negative`` for the description's negative clauses."""
@@ -110,6 +119,7 @@ class RoutingDocument:
             "triggers": [t for phrase in self.triggers for t in tokens(phrase)],
             "problem_types": [t for phrase in self.problem_types for t in tokens(phrase)],
             "description": tokens(positive),
+            "body": tokens(self.body),
             "negative": tokens(negative),
         }
 

@@ -43,7 +43,7 @@ USAGE_WEIGHT = 0.2
 #: Abstention: below this relevance a framework is no candidate (unless a problem type
 #: matches). Learned on the development half of ../shared/routing by ``make routing-bench``
 #: (the value maximising top-1 hits minus false triggers; see bench/routing.py).
-MIN_RELEVANCE = 0.0
+MIN_RELEVANCE = 0.02
 # Two totals closer than this may round to the same six decimals.
 _ROUNDING = 1e-6
 

@@ -23,7 +23,7 @@ import unicodedata
 
 from mindrian.routing.terms import STOP_WORDS
 
-__all__ = ["is_unspaced", "stem", "tokens"]
+__all__ = ["is_unspaced", "prose", "stem", "tokens"]
 
 # Scripts written without spaces between words: Han (with its extensions and
 # compatibility block), Hiragana, Katakana, Hangul, Thai, Lao, Myanmar, Khmer.
@@ -70,6 +70,7 @@ _SUFFIXES = (
     ("s", ""),
 )
 _KEEP_FINAL_S = ("ss", "us", "is")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _VOWELS = frozenset("aeiouy")
 
 
@@ -116,3 +117,25 @@ def tokens(text: str) -> list[str]:
         elif len(word) > 1 and word not in STOP_WORDS:
             found.append(stem(word))
     return found
+
+
+def prose(markdown: str) -> str:
+    """``markdown`` without its fenced code blocks: what a skill's body says in words.
+
+    Code, sample output and file trees are how a skill works, not how people ask for it;
+    headings and running text stay (one line per kept line). A fence closes on a line
+    opening with the same character at least as many times, as in CommonMark; an unclosed
+    fence runs to the end.
+    """
+    kept: list[str] = []
+    fence = ""
+    for line in markdown.splitlines():
+        marker = _FENCE.match(line)
+        if fence:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = ""
+        elif marker:
+            fence = marker.group(1)
+        else:
+            kept.append(line)
+    return "\n".join(kept)

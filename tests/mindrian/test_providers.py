@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import re
+import tomllib
 from collections.abc import Callable
+from importlib.metadata import metadata
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from mindrian.providers import (
     ModelUnavailableError,
     ProviderModel,
     configured_model,
+    provider_extra,
     run_model,
 )
 
@@ -87,8 +91,44 @@ def test_a_provider_whose_sdk_is_missing_names_the_package() -> None:
         pass
     else:
         pytest.skip("groq's SDK is installed here")
-    with pytest.raises(ModelUnavailableError, match=r"^groq: `groq` not installed.*pip install"):
+    with pytest.raises(
+        ModelUnavailableError,
+        match=r"^groq: `groq` not installed.*\(or `pip install 'mindrian\[groq\]'`\)$",
+    ):
         run_model(ProviderModel("groq:llama"), ModelSettings(), warn=print)
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _provider_extras() -> dict[str, list[str]]:
+    table = tomllib.loads((_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = dict(table["project"]["optional-dependencies"])
+    return {name: extras[name] for name in extras if name not in ("build", "dev")}
+
+
+def test_each_provider_extra_is_named_after_an_agno_module_and_uses_agnos_extra() -> None:
+    from agno.models.utils import MODEL_PROVIDER_CLASSES
+
+    agno_extras = set(metadata("agno").get_all("Provides-Extra") or ())
+    extras = _provider_extras()
+    assert extras, "pyproject.toml declares provider extras"
+    for name, requirements in extras.items():
+        providers = [
+            p for p, (module, _) in MODEL_PROVIDER_CLASSES.items() if module.split(".")[2] == name
+        ]
+        assert providers, f"extra {name!r} is not the name of a module in agno.models"
+        assert all(provider_extra(p) == name for p in providers), name
+        wanted = {m for r in requirements for m in re.findall(r"^agno\[([\w-]+)\]$", r)}
+        assert wanted and wanted <= agno_extras, f"extra {name!r} must pull an extra Agno declares"
+
+
+def test_providers_whose_sdk_is_a_dependency_or_unknown_have_no_extra() -> None:
+    assert [provider_extra(p) for p in ("anthropic", "openai-chat", "no-such-provider")] == [
+        None,
+        None,
+        None,
+    ]
 
 
 def test_the_base_url_comes_from_the_option_else_the_environment(

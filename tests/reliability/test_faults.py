@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from mindrian.graph import EmbeddedRegistry, load_registry_yaml, registry_from_yaml
+from mindrian.graph import (
+    EmbeddedRegistry,
+    dump_registry_yaml,
+    load_registry_yaml,
+    registry_from_yaml,
+)
 from mindrian.project import ProjectPaths
 
 pytestmark = pytest.mark.slow  # whole builds in subprocesses
@@ -84,6 +89,29 @@ def test_a_database_that_lost_frameworks_never_reaches_registry_yaml(project: Pa
     assert "error[R007]" in built.stderr and "lacks" in built.stderr
     assert paths.registry_yaml.read_text(encoding="utf-8") == committed
     assert not (paths.generated / "pws_validation").exists()  # nothing installed either
+
+
+def test_a_registry_yaml_newer_than_the_database_names_the_command_that_fixes_it(
+    project: Path,
+) -> None:
+    """After a ``git pull`` brings a registry.yaml with another framework, the local database
+    is stale: the build says so with the exact command, and that command is the fix."""
+    paths = ProjectPaths(project)
+    registry_from_yaml(paths.registry_yaml, paths.embedded_registry).close()
+    records = load_registry_yaml(paths.registry_yaml)
+    other = next(r for r in records if r.id != "pws-validation")
+    pulled = dataclasses.replace(other, id="pulled-framework", name="Pulled From Upstream")
+    paths.registry_yaml.write_text(dump_registry_yaml([*records, pulled]), encoding="utf-8")
+
+    built = mindrian(project, "build", "skills/pws/SKILL.md", "--force")
+    assert built.returncode == 1 and "error[R007]" in built.stderr
+    assert "lacks pulled-framework" in built.stderr
+    assert built.stderr.rstrip().endswith("rebuild the database from it: `mindrian graph rebuild`")
+
+    assert mindrian(project, "graph", "rebuild").returncode == 0
+    again = mindrian(project, "build", "skills/pws/SKILL.md", "--force")
+    assert again.returncode == 0, again.stderr
+    assert "pulled-framework" in {r.id for r in load_registry_yaml(paths.registry_yaml)}
 
 
 def test_a_database_with_other_data_for_another_framework_is_refused(project: Path) -> None:

@@ -76,9 +76,13 @@ def build(root: Path, paths: list[Path], templates: Path) -> tuple[BuildReport, 
 
 
 def state(root: Path) -> dict[str, bytes]:
-    """Checkpoints, packages and registry.yaml: everything a build leaves that CI compares."""
+    """Checkpoints, packages and registry.yaml: everything a build leaves that CI compares.
+
+    Build stamps are left out: they record the files' times, which differ between two builds.
+    """
+    checkpoints = tree(root / ".mindrian" / "checkpoints")
     return {
-        **{f"checkpoints/{k}": v for k, v in tree(root / ".mindrian" / "checkpoints").items()},
+        **{f"checkpoints/{k}": v for k, v in checkpoints.items() if not k.startswith(".stamps/")},
         **{f"generated/{k}": v for k, v in tree(root / "generated").items()},
     }
 

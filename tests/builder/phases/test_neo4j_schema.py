@@ -136,6 +136,11 @@ def test_pws_values_and_record(pws_input: PhaseInput) -> None:
     assert (record.version, record.source_digest) == (graph.framework.version, None)
     row = graph.parameters["register_frameworks"]["frameworks"][0]
     assert row["source_digest"] is None
+    # The body's prose is registered for ranking, never sent with registration.cypher.
+    assert "body" not in row
+    assert record.body == graph.framework.body
+    assert "A founder wants to know" in record.body
+    assert "```" not in record.body
 
 
 # --- validators ---------------------------------------------------------------
@@ -413,7 +418,8 @@ def test_parameters_register_the_node(tmp_path: Path) -> None:
     connection.close()
     database.close()
     with EmbeddedRegistry(path) as registry:
-        assert registry.get(graph.framework.id) == graph.to_framework_record()
+        # registration.cypher carries no body (the registry sets it apart).
+        assert registry.get(graph.framework.id) == replace(graph.to_framework_record(), body="")
 
 
 # --- defaults and bad input -------------------------------------------------------

@@ -140,6 +140,17 @@ def test_registering_again_changes_nothing(tmp_path: Path) -> None:
     assert (counts.frameworks, counts.placeholders, counts.chains, counts.good_for) == (1, 2, 2, 1)
 
 
+def test_stored_bodies_are_not_compared_with_registry_yaml(tmp_path: Path) -> None:
+    first = replace(RECORD, body="Use it when the plan is vague.")
+    second = replace(RECORD, id="second-skill", name="Second", body="Another body.")
+    assert all(c.passed for c in phase(tmp_path).run(inputs(tmp_path, first)).checks)
+    # The registry holds first's body, registry.yaml never does: that is no disagreement.
+    result = phase(tmp_path).run(inputs(tmp_path, second))
+    assert [c.passed for c in result.checks] == [True, True], result.checks
+    assert stored(tmp_path) == (first, second)
+    assert yaml_text(tmp_path) == dump_registry_yaml([first, second])
+
+
 def test_a_changed_skill_replaces_its_registration(tmp_path: Path) -> None:
     phase(tmp_path).run(inputs(tmp_path))
     changed = replace(RECORD, triggers=("gap",), chains_to=(("jtbd", 0.9),))

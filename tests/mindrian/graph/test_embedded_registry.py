@@ -29,6 +29,7 @@ NODE_COLUMNS = {
     "problem_types",
     "version",
     "source_digest",
+    "body",
     "registered",
     "updated_at",
 }

@@ -150,6 +150,7 @@ def test_register_is_one_write_transaction_with_node_and_relationships() -> None
         "outgoing_chains",
         "outgoing_good_for",
         "register_frameworks",
+        "set_routing_bodies",
         "merge_chains",
         "merge_good_for",
     ]
@@ -157,7 +158,8 @@ def test_register_is_one_write_transaction_with_node_and_relationships() -> None
     register_text, register_params = only.tx.statements[2]
     assert "datetime()" in register_text
     assert register_params["frameworks"][0]["name"] == by_id("jtbd").name
-    assert only.tx.statements[3][1] == {
+    assert only.tx.statements[3][1] == {"bodies": [{"id": "jtbd", "body": ""}]}
+    assert only.tx.statements[4][1] == {
         "chains": [
             {"source": "jtbd", "target": "csio", "weight": 0.2},
             {"source": "jtbd", "target": "pws", "weight": 0.5},
@@ -209,7 +211,7 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
 
 def test_reads_use_read_sessions() -> None:
     minto = {"id": "minto", "name": "Minto", "description": "Pyramid."}
-    minto |= {"triggers": ["scqa"], "problem_types": ["ill-defined"]}
+    minto |= {"triggers": ["scqa"], "problem_types": ["ill-defined"], "body": None}
     answers = {
         q.ROUTING_REVISION.text: [{"n": 1, "latest": "2026-01-01T00:00:00"}],
         q.ROUTING_USAGE_REVISION.text: [{"n": 0, "successes": None}],

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import ladybug
 import pytest
 
 from builder.graph.route_eval import read_evals, run_evals
 from builder.pipeline.errors import UsageError
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord, Selection
+from mindrian.graph.dialect import EMBEDDED_SCHEMA
+from mindrian.graph.embedded import FORMAT_SCHEMA, FORMAT_VERSION
+from mindrian.graph.errors import GraphError
 from mindrian.routing.rank import RankedIndex, RoutingDocument, negative_clauses
-from mindrian.routing.text import stem, tokens
+from mindrian.routing.text import prose, stem, tokens
 
 
 def test_cjk_runs_become_bigrams_and_latin_words_are_stemmed() -> None:
@@ -38,6 +42,65 @@ def test_negative_clauses_are_cut_at_the_cue() -> None:
     assert "Not for SQL migrations;" in negative
     assert "instead" in negative
     assert "不用于调研" in negative
+
+
+def test_prose_leaves_fenced_code_out_and_keeps_headings() -> None:
+    body = (
+        "# When to use\nA flaky test fails.\n```bash\npytest --lf\n```\n"
+        "~~~~\n```\nstill code\n~~~~\nAfter.\n```\nunclosed runs to the end"
+    )
+    assert prose(body) == "# When to use\nA flaky test fails.\nAfter."
+
+
+def test_the_body_is_a_low_weight_field_that_explain_names() -> None:
+    index = RankedIndex(
+        [
+            RoutingDocument(
+                "tidy", "tidy", "Tidy a repository.", body="Use it when tests are flaky."
+            ),
+            RoutingDocument("flaky", "flaky", "Find and fix flaky tests."),
+            RoutingDocument("notes", "notes", "Write release notes."),
+        ]
+    )
+    scores = index.relevance("my tests are flaky")
+    assert 0 < scores[0] < scores[1]  # the body finds it; the description counts more
+    assert [m.fields for m in index.explain(0, "flaky")] == [(("body", 1),)]
+
+
+def test_the_registry_stores_the_body_and_registry_yaml_does_not() -> None:
+    flaky = FrameworkRecord("flaky", "Flaky", "operator", "Tidy a repo.", body="Tests are flaky.")
+    notes = FrameworkRecord(
+        "notes", "Notes", "operator", "Release notes.", chains_to=(("flaky", 1),)
+    )
+    with EmbeddedRegistry(None) as registry:
+        registry.register_many([flaky, notes])
+        assert [s.id for s in registry.select_text("my flaky tests")] == ["flaky"]
+        assert (registry.node_properties("flaky") or {})["body"] == "Tests are flaky."
+        assert registry.get("flaky") == flaky
+        assert registry.export() == (flaky, notes)
+        assert "body" not in flaky.to_plain()  # so not in registry.yaml
+        registry.unregister("flaky")  # a placeholder now: notes still chains to it
+        assert (registry.node_properties("flaky") or {})["body"] is None
+        assert registry.select_text("my flaky tests") == ()
+
+
+def test_a_file_from_before_the_body_is_upgraded_by_a_writable_open(tmp_path: Path) -> None:
+    path = tmp_path / "old.lbug"
+    database = ladybug.Database(str(path))
+    connection = ladybug.Connection(database)
+    for statement in (*EMBEDDED_SCHEMA[:-1], *FORMAT_SCHEMA):  # every table, no body column
+        connection.execute(statement)
+    connection.execute(
+        "MERGE (m:MindrianRegistry {key: 'format'}) SET m.version = $v", {"v": FORMAT_VERSION}
+    )
+    connection.close()
+    database.close()
+    with pytest.raises(GraphError, match="predates the Framework column body; open it once"):
+        EmbeddedRegistry(path, read_only=True)
+    with EmbeddedRegistry(path) as writable:
+        writable.register(FrameworkRecord("flaky", "Flaky", "operator", body="Tests are flaky."))
+    with EmbeddedRegistry(path, read_only=True) as upgraded:
+        assert [s.id for s in upgraded.select_text("flaky tests")] == ["flaky"]
 
 
 def _index() -> RankedIndex:
