@@ -21,9 +21,11 @@ In a batch large enough for the pool, skills go through phases 1-6 in chunks,
 so one chunk's session overlaps the rendering of the next, and phase 7 starts
 on the first chunk while later ones are still generated.
 
-When several skills reach phase 7, their end-to-end probes go through one
-:class:`~builder.probe.runner.ProbeServer`, started at once so it loads
-the runtime while phases 1–6 run; every probe still runs in a fresh process.
+A package tested alone in this process's phase 6, and the end-to-end probes of
+phase 7, go through one warm worker (:mod:`builder.orchestration.warm`), started
+at once so it loads the runtime while the first phases run; every test run and
+probe is still a process of its own, and the probes of the skills waiting for
+phase 7 run ahead of their registration, ``--jobs`` at a time.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import shutil
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import (
     Executor,
     Future,
@@ -50,6 +52,8 @@ from typing import TYPE_CHECKING
 
 from builder.orchestration import runner
 from builder.orchestration.runner import Hold, PhaseLoader, Progress, phase_range
+from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
+from builder.orchestration.warm import warm_children
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
@@ -67,6 +71,7 @@ from builder.pipeline.results import (
     graph_problem,
     problem_of,
 )
+from builder.pipeline.stamps import StampStore
 from builder.skill.source import load_source
 
 if TYPE_CHECKING:
@@ -125,6 +130,10 @@ class BatchOptions:
     """``mindrian --debug``: an internal error's traceback goes to stderr, and the batch goes on."""
     run_tests: bool = True
     """Phase 6 runs the generated tests; False only renders, compiles, installs (``check``)."""
+    identities: Path | None = None
+    """Checkpoint folder whose phase-1 index gives skills' agent ids and packages when looking
+    for collisions (``check``: the project's, as phase 1's digest is the same in a fresh build);
+    None: ``checkpoints_dir``. A skill it does not know runs phase 1 for that, as always."""
 
 
 def default_jobs() -> int:
@@ -141,14 +150,26 @@ def discover(root: Path) -> tuple[Path, ...]:
 def read_sources(targets: Sequence[Target]) -> tuple[dict[str, SkillSource], dict[str, Problem]]:
     """Each target's SKILL.md and folder, read once for the whole batch, by display path; and why
     a target's cannot be read (its report's problem), by display path."""
+    sources, unreadable, _ = _read_observed(targets)
+    return sources, unreadable
+
+
+def _read_observed(
+    targets: Sequence[Target],
+) -> tuple[dict[str, SkillSource], dict[str, Problem], dict[str, Seen]]:
+    """:func:`read_sources`, and each read skill's files as stat'ed just before (for its stamp)."""
     sources: dict[str, SkillSource] = {}
     unreadable: dict[str, Problem] = {}
+    seen: dict[str, Seen] = {}
     for target in targets:
+        observed = observe_source(target.path, target.display)
         try:
             sources[target.display] = load_source(target.path, display=target.display)
         except MindrianError as error:
             unreadable[target.display] = runner.located(problem_of(error), target.display)
-    return sources, unreadable
+        if observed is not None and target.display in sources:
+            seen[target.display] = observed
+    return sources, unreadable, seen
 
 
 def find_collisions(
@@ -156,6 +177,7 @@ def find_collisions(
     config: BuildConfig,
     phases: PhaseLoader = load_phase,
     checkpoints: CheckpointStore | None = None,
+    known: Mapping[str, tuple[Path, str, str | None]] | None = None,
 ) -> dict[str, Problem]:
     """Problems keyed by display path for skills sharing an agent id or package identifier with
     another.
@@ -163,26 +185,45 @@ def find_collisions(
     A skill whose phase 1 is current in ``checkpoints`` is known from the
     checkpoint index; phase 1 runs in the runner (nothing is written) for the
     others. Skills whose phase 1 fails are left to their own build, which reports why.
+    ``known`` gives (SKILL.md path, agent id, identifier) by display path of skills found
+    current from their stamps, which are read only when they take part in a collision.
     """
-    if len(sources) < 2:
+    others_known = known or {}
+    if len(sources) + len(others_known) < 2:
         return {}
-    owners: dict[tuple[str, str], list[SkillSource]] = {}
-    for source in sources:
-        identity = runner.identity(source, config, store=checkpoints, phases=phases)
+    read = {source.path: source for source in sources}
+    identities = [
+        (s.path, runner.identity(s, config, store=checkpoints, phases=phases)) for s in sources
+    ]
+    identities += [(display, (a, i)) for display, (_, a, i) in others_known.items()]
+    owners: dict[tuple[str, str], list[str]] = {}
+    for display, identity in identities:
         for kind, value in zip(("agent id", "package"), identity or (), strict=False):
             if value is not None:
-                owners.setdefault((kind, value), []).append(source)
+                owners.setdefault((kind, value), []).append(display)
     problems: dict[str, Problem] = {}
     for (kind, value), owning in sorted(owners.items()):
-        for source in owning if len(owning) > 1 else ():
-            others = " and ".join(o.path for o in owning if o is not source)
+        for display in owning if len(owning) > 1 else ():
+            others = " and ".join(o for o in owning if o != display)
             message = (
-                f"{source.path} and {others} both map to the {kind} {value!r}; rename one of the "
-                "skills"
+                f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
             )
-            where = SourceLocation(source.path, runner.name_line(source, config, phases=phases))
-            problems.setdefault(source.path, Problem(COLLISION_CODE, message, where))
+            source = read.get(display) or _read_known(display, others_known)
+            line = runner.name_line(source, config, phases=phases) if source is not None else 0
+            problems.setdefault(
+                display, Problem(COLLISION_CODE, message, SourceLocation(display, line))
+            )
     return problems
+
+
+def _read_known(
+    display: str, known: Mapping[str, tuple[Path, str, str | None]]
+) -> SkillSource | None:
+    """A skill known from its stamp, read for the line its agent id comes from."""
+    try:
+        return load_source(known[display][0], display=display)
+    except MindrianError:
+        return None
 
 
 class Listener:
@@ -221,19 +262,35 @@ def build_many(
     if not options.run_tests:
         base = _render_only(base)
     store = CheckpointStore(options.checkpoints_dir)
-    sources, blocked = read_sources(targets)
-    blocked |= find_collisions(list(sources.values()), config, _loader(base, registration), store)
+    stamping = _stamping(options, stop)
+    hits = _hits(targets, config, options, _loader(base, registration)) if stamping else {}
+    sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
+    paths = {t.display: t.path for t in targets}
+    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
+    loader = _loader(base, registration)
+    index = CheckpointStore(options.identities) if options.identities is not None else store
+    blocked |= find_collisions(list(sources.values()), config, loader, index, known)
     buildable = {d: s for d, s in sources.items() if d not in blocked}
-    current = _current(buildable, config, options, _loader(base, registration))
+    current = _current(buildable, config, options, loader)
     building = len(buildable) - len(current)
+    current |= {d: h.report for d, h in hits.items() if d not in blocked}
     # Generated tests in one session (shared_tests): the workers only render, like ``check``.
     shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
     shared = shared and _tests_alone(base)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
     pool = _pool(options.jobs, building, options.run_tests and not shared) if parallel else None
     registering = building if stop == _REGISTRATION else 0
-    with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
-        loader = _loader(base, phase7)
+    tests_here = options.run_tests and start <= _CODEGEN <= stop and not shared and pool is None
+    warm = warm_children(
+        base,
+        registration,
+        config,
+        tests_here=tests_here and building > 0,
+        registering=registering,
+        jobs=options.jobs,
+    )
+    with pool or _NoPool(), warm as children:
+        loader = children.loader
         early = [
             current.get(t.display)
             or _submit(
@@ -243,10 +300,61 @@ def build_many(
         ]
         if shared:
             early = _test_together(targets, buildable, early, pool, config, options, base)
-        return tuple(
-            _finish(t, buildable, e, config, options, hear, loader, stop)
-            for t, e in zip(targets, early, strict=True)
-        )
+        reports = []
+        for target, entry in zip(targets, early, strict=True):
+            children.plan(early)
+            report = _finish(target, buildable, entry, config, options, hear, loader, stop)
+            if stamping:
+                _record(target, report, hits.get(target.display), buildable, seen, config, options)
+            reports.append(report)
+        return tuple(reports)
+
+
+def _stamping(options: BatchOptions, stop: int) -> bool:
+    """Whether this build decides and records no-ops with stamps (see
+    :mod:`builder.orchestration.stamping`)."""
+    rerun = options.force or options.reregister or options.from_phase is not None
+    return stop == _REGISTRATION and options.run_tests and not rerun
+
+
+def _hits(
+    targets: Sequence[Target], config: BuildConfig, options: BatchOptions, phases: PhaseLoader
+) -> dict[str, Hit]:
+    """The skills whose stamps say they are current, by display path."""
+    found = {}
+    for target in targets:
+        hit = check_stamp(target.path, target.display, config, options.checkpoints_dir, phases)
+        if hit is not None:
+            found[target.display] = hit
+    return found
+
+
+def _record(
+    target: Target,
+    report: BuildReport,
+    hit: Hit | None,
+    sources: Mapping[str, SkillSource],
+    seen: Mapping[str, Seen],
+    config: BuildConfig,
+    options: BatchOptions,
+) -> None:
+    """Write (or drop) the skill's stamp after its build; a hit's only when its times moved."""
+    stamps = StampStore(options.checkpoints_dir)
+    # A stamp that cannot be written costs the next build a full check, never a wrong no-op:
+    # every stamp is verified against the files and digests it records.
+    with contextlib.suppress(OSError):
+        if hit is not None and report is hit.report:
+            if hit.rewrite:
+                stamps.write(hit.stamp)
+            return
+        source, observed = sources.get(target.display), seen.get(target.display)
+        stamp = None
+        if source is not None and observed is not None:
+            stamp = make_stamp(source, observed, report, config, options.checkpoints_dir)
+        if stamp is None:
+            stamps.remove(target.display)
+        else:
+            stamps.write(stamp)
 
 
 def retire_removed(
@@ -292,32 +400,6 @@ def _current(
         if report is not None:
             found[display] = report
     return found
-
-
-@contextlib.contextmanager
-def _shared_probe(
-    registration: AnyPhase | None, base: PhaseLoader, config: BuildConfig, registering: int
-) -> Iterator[AnyPhase | None]:
-    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else
-    ``registration``.
-
-    Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
-    """
-    if registering < 2:
-        yield registration
-        return
-    from builder.phases.registration import RegistrationPhase, output_dir
-    from builder.probe.runner import ProbeServer, run_probe
-
-    phase = registration if registration is not None else base("registration")
-    if not isinstance(phase, RegistrationPhase) or phase.probe is not run_probe:
-        yield registration
-        return
-    with ProbeServer() as server:
-        folder = output_dir(config)
-        if folder.is_dir():  # else the first probe starts it, in the folder phase 6 created
-            server.start(folder)
-        yield phase.with_probe(server)
 
 
 class _NoPool:

@@ -22,6 +22,7 @@ generated/<package>`` leaves in a package folder (setuptools builds in place: ``
 from __future__ import annotations
 
 import difflib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,7 +58,6 @@ IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 #: File suffixes that are caches, not builder output.
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 _SCHEMA = phase_number("neo4j_schema")
-_ARCHITECTURE = phase_number("architecture")
 #: The unsplit run.
 WHOLE = Shard(1, 1)
 
@@ -169,7 +169,7 @@ def check(
     with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
-        # present from the start, so phase 7's probe server can load while phases 1-6 run
+        # the scratch output folder phases 6 and 7 write to
         out_dir.mkdir()
         options = BatchOptions(
             checkpoints_dir=work / "checkpoints",
@@ -177,6 +177,7 @@ def check(
             jobs=jobs,
             until_phase=None if full else "code_generation",
             run_tests=full,
+            identities=ProjectPaths(root).checkpoints,
         )
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.
@@ -191,7 +192,7 @@ def check(
         )
         paths = ProjectPaths(root, out_dir)
         if not full:
-            _install_ready(builds, paths, options.checkpoints_dir)
+            _install_ready(paths)
             records = _framework_records(builds, options.checkpoints_dir)
             if records:
                 write_registry_yaml(records, out_dir / REGISTRY_YAML)
@@ -208,22 +209,17 @@ def check(
     )
 
 
-def _install_ready(builds: Sequence[BuildReport], paths: ProjectPaths, checkpoints: Path) -> None:
-    """Move every package phase 6 left ready into place, as phase 7 would after its checks."""
-    from builder.pipeline.transaction import PackageTransaction
+def _install_ready(paths: ProjectPaths) -> None:
+    """Move every package phase 6 left ready into place, as phase 7 would after its checks.
 
-    store = CheckpointStore(checkpoints)
-    for report in builds:
-        if report.problem is not None or report.agent_id is None:
-            continue
-        stored = store.read(report.agent_id, _ARCHITECTURE, "architecture")
-        identifier = stored.output.get("identifier") if stored is not None else None
-        if not isinstance(identifier, str):
-            continue
-        transaction = PackageTransaction(paths, identifier)
-        if transaction.ready.is_dir():
-            transaction.install()
-            shutil.rmtree(paths.staging / f"{identifier}.previous", ignore_errors=True)
+    The scratch staging folder holds only this check's packages, each staged by
+    a phase 6 whose checks passed, so each ready one is moved in as it is: no
+    checkpoint is read for its name, and no journal is kept (the folder is
+    thrown away whatever happens).
+    """
+    for ready in sorted(paths.staging.glob("*.ready")) if paths.staging.is_dir() else ():
+        identifier = ready.name.removesuffix(".ready")
+        os.rename(ready / identifier, paths.generated / identifier)
 
 
 def _framework_records(

@@ -45,6 +45,7 @@ from builder.pipeline.results import (
     problem_of,
 )
 from builder.pipeline.serial import from_plain, to_plain
+from builder.pipeline.stamps import Stamp
 
 __all__ = [
     "BuildReport",
@@ -63,6 +64,7 @@ __all__ = [
     "located",
     "name_line",
     "phase_range",
+    "stamped_report",
     "validate",
 ]
 
@@ -229,6 +231,59 @@ def current_report(
     except _NotCurrent:
         return None
     return report if report.problem is None else None
+
+
+def stamped_report(
+    source: SkillSource,
+    config: BuildConfig,
+    stamp: Stamp,
+    *,
+    checkpoints_dir: Path,
+    phases: PhaseLoader | None = None,
+) -> BuildReport | None:
+    """The report of a build of every phase with nothing to do, decided from ``stamp`` (see
+    :mod:`builder.pipeline.stamps`) rather than from checkpoint heads; None when it cannot say.
+
+    Every phase's input digest is computed as a build would and must be the
+    recorded one; the recorded output digests stand for the outputs, which are
+    read from their checkpoints only if a phase's ``extra_digest`` asks for one.
+    The caller has verified the stamp's files (the source's, the checkpoints',
+    the installed package's), which is what the phases' ``cache_valid`` looks at.
+    ``source.files`` may be left empty: no phase runs here and the input digest
+    takes ``source.digest``, so an ``extra_digest`` that read the files could
+    only differ from the recorded one (a fallback), never match wrongly.
+    """
+    if len(stamp.phases) != len(PHASE_NAMES):
+        return None
+    run = _Build(
+        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or load_phase
+    )
+    run.agent_id = stamp.agent_id
+    chain: str | None = None
+    for name, recorded in zip(PHASE_NAMES, stamp.phases, strict=True):
+        began = time.perf_counter()
+        phase = run.phases(name)
+        if (recorded.number, recorded.phase) != (phase.number, phase.name):
+            return None
+        try:
+            digest = input_digest(phase, PhaseInput(source, config, run.outputs), chain)
+        except (MindrianError, OSError):  # the build reports it
+            return None
+        if digest != recorded.input_digest:
+            return None
+        chain = chain_digest(chain, recorded.output_digest)
+        run._done(phase, _Done(digest, chain, run._load(phase)))
+        run._note(
+            PhaseReport(
+                phase.number,
+                phase.name,
+                "cached",
+                recorded.checks,
+                recorded.warnings,
+                time.perf_counter() - began,
+            )
+        )
+    return BuildReport(source.path, stamp.agent_id, tuple(run.reports), None)
 
 
 def identity(

@@ -139,6 +139,21 @@ class PackageTransaction:
         elif self._staging(".previous").exists():
             self.roll_back()
 
+    def settled(self) -> bool:
+        """No ready package waits and no install is in progress: the installed one is current."""
+        return not any(self._staging(s).exists() for s in (".ready", ".previous", ".committed"))
+
+    def installed_files(self) -> tuple[str, ...]:
+        """Package-relative POSIX paths of the installed package's files (caches left out),
+        sorted; empty when it is not installed."""
+        # os.walk, not rglob: a no-op lists every installed package, and rglob stats far more.
+        names = []
+        for folder, subdirs, files in os.walk(self.final):
+            subdirs[:] = [d for d in subdirs if d not in _CACHE_PARTS]
+            relative = Path(folder).relative_to(self.final)
+            names += [(relative / f).as_posix() for f in files if not f.endswith(".pyc")]
+        return tuple(sorted(names))
+
     def ready_matches(self, files: dict[str, str]) -> bool:
         """Whether the ready package holds exactly ``files`` (relative path to sha256)."""
         return _tree_digests(self.ready) == files

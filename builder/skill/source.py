@@ -28,7 +28,9 @@ __all__ = [
     "MAX_FOLDER_BYTES",
     "MAX_FOLDER_FILES",
     "MAX_SKILL_BYTES",
+    "folder_names",
     "load_source",
+    "located_file",
     "source_digest",
 ]
 
@@ -64,7 +66,15 @@ def load_source(path: Path, display: str | None = None) -> SkillSource:
     gets the file's name appended. Raises SkillError for a missing or unreadable
     file, a folder without SKILL.md or CHAIN.md, and the size limits above.
     """
-    path = Path(path)
+    file, shown = located_file(Path(path), display)
+    data = _read(file, shown, MAX_SKILL_BYTES, "S107")
+    files = _folder_files(file.parent, shown, folder_names(file, shown))
+    return SkillSource(path=shown, data=data, files=files, digest=source_digest(data, files))
+
+
+def located_file(path: Path, display: str | None = None) -> tuple[Path, str]:
+    """The file :func:`load_source` reads for ``path`` and how it is shown; S100 for a folder
+    without one."""
     file = skill_file(path)
     shown = (display if display is not None else path.as_posix()).replace("\\", "/")
     if path.is_dir() and not shown.endswith(file.name):
@@ -72,9 +82,18 @@ def load_source(path: Path, display: str | None = None) -> SkillSource:
     if path.is_dir() and not file.is_file():
         where = f"the folder {path.as_posix()!r}"
         raise _error("S100", f"{where} has no SKILL.md (nor a chain's CHAIN.md)", shown)
-    data = _read(file, shown, MAX_SKILL_BYTES, "S107")
-    files = _folder_files(file.parent, shown, chain=is_chain(shown))
-    return SkillSource(path=shown, data=data, files=files, digest=source_digest(data, files))
+    return file, shown
+
+
+def folder_names(file: Path, shown: str) -> tuple[str, ...]:
+    """Folder-relative POSIX names, sorted, of the files a build of ``file`` reads beside it
+    (nothing is read: a build stamp compares them with the names it recorded)."""
+    folder = file.parent
+    root = folder.resolve()
+    names = [name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown)]
+    if is_chain(shown):
+        names += [stage.path for stage in stage_files(_top_files(folder, root, shown))]
+    return tuple(sorted(names))
 
 
 def _read(file: Path, shown: str, limit: int, code: str) -> bytes:
@@ -97,12 +116,9 @@ def _read(file: Path, shown: str, limit: int, code: str) -> bytes:
     return data
 
 
-def _folder_files(folder: Path, shown: str, *, chain: bool) -> tuple[tuple[str, bytes], ...]:
-    root = folder.resolve()
-    names = [name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown)]
-    if chain:
-        names += [stage.path for stage in stage_files(_top_files(folder, root, shown))]
-    names.sort()
+def _folder_files(
+    folder: Path, shown: str, names: tuple[str, ...]
+) -> tuple[tuple[str, bytes], ...]:
     if len(names) > MAX_FOLDER_FILES:
         raise _error(
             "S108",

@@ -1,0 +1,220 @@
+"""A batch's use of build stamps (:mod:`builder.pipeline.stamps`): the no-op in O(changed).
+
+Before anything is read, each skill's stamp is checked: its files by size and
+times (hashed only when those differ), then every phase's input digest by
+:func:`~builder.orchestration.runner.stamped_report`. A hit is that skill's
+report, without reading its folder's files, its checkpoints or its package.
+Every other skill goes the usual way (checkpoint heads, then the phases that
+must run); when its build ends complete, a new stamp is written from what it
+read and what the checkpoints and the package then hold, and a build that ends
+otherwise drops the stamp.
+
+Only a build of all seven phases without ``--force``, ``--from`` or
+``register`` uses stamps: those decide from the checkpoints on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from builder.orchestration import runner
+from builder.orchestration.runner import PhaseLoader
+from builder.phases import PHASE_NAMES
+from builder.pipeline.checkpoints import CheckpointStore, parse_checkpoint
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import SkillSource
+from builder.pipeline.errors import MindrianError
+from builder.pipeline.results import BuildReport
+from builder.pipeline.stamps import (
+    FileStamp,
+    PhaseStamp,
+    Stamp,
+    StampStore,
+    Verified,
+    observe,
+    stamp_files,
+    verify_files,
+)
+from builder.pipeline.transaction import PackageTransaction
+from builder.skill.source import folder_names, located_file
+from mindrian.project import ProjectPaths
+
+__all__ = ["Hit", "Seen", "check_stamp", "make_stamp", "observe_source"]
+
+_CODEGEN = PHASE_NAMES.index("code_generation")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A skill's files as stat'ed just before they were read."""
+
+    file: str
+    """The name of SKILL.md (or CHAIN.md) in its folder."""
+    stats: dict[str, os.stat_result]
+    """Each file's stat, by folder-relative name (the skill file included)."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A skill found current from its stamp."""
+
+    report: BuildReport
+    """Its report: every phase cached."""
+    stamp: Stamp
+    """The stamp, with the files' times as they are now."""
+    rewrite: bool
+    """Some file had to be hashed: the stamp is written again so the next run need not."""
+
+
+def _names(path: Path, display: str) -> tuple[Path, str, tuple[str, ...]]:
+    file, shown = located_file(path, display)
+    return file, shown, (file.name, *folder_names(file, shown))
+
+
+def observe_source(path: Path, display: str) -> Seen | None:
+    """Stat a skill's files before :func:`~builder.skill.source.load_source` reads them; None
+    when they cannot be listed (the load reports why)."""
+    try:
+        file, _, names = _names(path, display)
+        return Seen(file.name, observe(file.parent, names))
+    except (MindrianError, OSError):
+        return None
+
+
+def check_stamp(
+    path: Path, display: str, config: BuildConfig, checkpoints: Path, phases: PhaseLoader
+) -> Hit | None:
+    """The skill's report from its stamp when the stamp still holds, else None (a full check)."""
+    found = StampStore(checkpoints).read(display)
+    if found is None:
+        return None
+    stamp, stamped_ns = found
+    try:
+        file, shown, names = _names(path, display)
+        data = file.read_bytes()
+    except (MindrianError, OSError):
+        return None
+    sources = verify_files(file.parent, names, stamp.sources, stamped_ns)
+    recorded = {s.name: s.sha256 for s in stamp.sources}
+    if sources is None or _digest(data) != recorded.get(file.name) or shown != display:
+        return None
+    checked = _checked(stamp, config, checkpoints, stamped_ns)
+    if checked is None:
+        return None
+    source = SkillSource(path=shown, data=data, digest=stamp.source_digest)
+    report = runner.stamped_report(
+        source, config, stamp, checkpoints_dir=checkpoints, phases=phases
+    )
+    if report is None:
+        return None
+    stored, package = checked
+    now = replace(stamp, sources=sources.files, checkpoints=stored.files, package=package.files)
+    return Hit(report, now, any(v.rewrite for v in (sources, stored, package)))
+
+
+def _checked(
+    stamp: Stamp, config: BuildConfig, checkpoints: Path, stamped_ns: int
+) -> tuple[Verified, Verified] | None:
+    """The checkpoint files and the installed package, verified against the stamp."""
+    folder = checkpoints / stamp.agent_id
+    names = [f"{p.number}-{p.phase}.yaml" for p in stamp.phases]
+    stored = verify_files(folder, sorted(names), stamp.checkpoints, stamped_ns)
+    if stored is None or stamp.identifier is None:
+        return None
+    txn = PackageTransaction(
+        ProjectPaths(Path(config.root), Path(config.out_dir)), stamp.identifier
+    )
+    if not txn.settled():
+        return None
+    package = verify_files(txn.final, txn.installed_files(), stamp.package, stamped_ns)
+    return None if package is None else (stored, package)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_stamp(
+    source: SkillSource, seen: Seen, report: BuildReport, config: BuildConfig, checkpoints: Path
+) -> Stamp | None:
+    """The stamp of a build that ended complete (every phase passed or cached); None otherwise,
+    or when something changed under the build (it is then decided from the checkpoints again)."""
+    if report.problem is not None or report.agent_id is None:
+        return None
+    if len(report.phases) != len(PHASE_NAMES):
+        return None
+    sources = stamp_files(seen.stats, ((seen.file, source.data), *source.files))
+    read = _checkpoints(checkpoints, report.agent_id)
+    if sources is None or read is None:
+        return None
+    phases, stored, package = read
+    identity = CheckpointStore(checkpoints).identity(phases[0].input_digest)
+    identifier = package[0]
+    if identity is None or (identity.agent_id, identity.identifier) != (
+        report.agent_id,
+        identifier,
+    ):
+        return None
+    installed = _package(config, identifier, dict(package[1]))
+    if installed is None:
+        return None
+    return Stamp(
+        display=source.path,
+        agent_id=report.agent_id,
+        identifier=identifier,
+        source_digest=source.digest,
+        phases=phases,
+        sources=sources,
+        checkpoints=stored,
+        package=installed,
+    )
+
+
+def _checkpoints(
+    checkpoints: Path, agent_id: str
+) -> tuple[tuple[PhaseStamp, ...], tuple[FileStamp, ...], tuple[str, dict[str, str]]] | None:
+    """The agent's checkpoint heads, their file stamps and phase 6's (identifier, files)."""
+    folder = checkpoints / agent_id
+    names = [f"{n}-{name}.yaml" for n, name in enumerate(PHASE_NAMES, 1)]
+    try:
+        seen = observe(folder, names)
+        contents = [(name, (folder / name).read_bytes()) for name in names]
+        heads = [
+            parse_checkpoint(data.decode("utf-8"), name, head=i != _CODEGEN)
+            for i, (name, data) in enumerate(contents)
+        ]
+    except (OSError, UnicodeDecodeError, MindrianError):
+        return None
+    output = heads[_CODEGEN].output
+    if not all(h.passed for h in heads) or not isinstance(output, dict):
+        return None
+    files = stamp_files(seen, contents)
+    identifier, package = output.get("identifier"), output.get("files")
+    if files is None or not isinstance(identifier, str) or not isinstance(package, list):
+        return None
+    phases = tuple(
+        PhaseStamp(h.number, h.phase, h.input_digest, h.output_digest, h.checks, h.warnings)
+        for h in heads
+    )
+    return phases, files, (identifier, {str(k): str(v) for k, v in package})
+
+
+def _package(
+    config: BuildConfig, identifier: str, expected: dict[str, str]
+) -> tuple[FileStamp, ...] | None:
+    """The installed package's file stamps when it holds what phase 6 recorded, else None."""
+    txn = PackageTransaction(ProjectPaths(Path(config.root), Path(config.out_dir)), identifier)
+    if not txn.settled():
+        return None
+    try:
+        names = txn.installed_files()
+        seen = observe(txn.final, names)
+        files = stamp_files(seen, ((n, (txn.final / n).read_bytes()) for n in names))
+    except OSError:
+        return None
+    if files is None or {f.name: f.sha256 for f in files} != expected:
+        return None
+    return files

@@ -1,0 +1,227 @@
+"""Build stamps: one file per skill saying that its last build went through every phase.
+
+A stamp lives beside the checkpoints (``<checkpoints>/.stamps/<sha256 of the
+skill's path>.json``, build state, never under the output folder) and records
+what a no-op would otherwise find by reading seven checkpoint heads and hashing
+the skill's folder and its installed package: each phase's input and output
+digests, checks and warnings; the agent id and package identifier; and, for
+every file the decision rests on (the skill's own files, its seven checkpoints,
+its installed package), the size, ``mtime_ns``, ``ctime_ns`` and SHA-256.
+
+**What is trusted.** A recorded file whose size, ``mtime_ns`` and ``ctime_ns``
+are all unchanged, and whose ``mtime_ns`` is older than the stamp file's own, is
+taken to hold the recorded bytes without being read. Any difference in those
+makes its content be hashed and compared; equal content still counts as
+unchanged (a touched file is no rebuild). An edit that keeps size, ``mtime_ns``
+*and* ``ctime_ns`` is not seen: restoring ``mtime`` with ``touch -d``/``os.utime``
+changes ``ctime``, so that takes a changed system clock or a file system without
+those times (as ``make`` and git's index assume). A file written in the same
+clock tick as the stamp, or later, is "racy" and always hashed, like git's
+racily clean entries: a coarse clock cannot hide an edit made just after the stamp.
+
+A stamp says nothing on its own: :func:`builder.orchestration.runner.stamped_report`
+recomputes every phase's input digest (code, configuration, templates, …) and
+compares it with the recorded one. A stamp that is missing, unreadable, of
+another format or for another skill is no stamp; the build then decides from the
+checkpoints as without stamps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builder.pipeline.contract import CheckResult
+from builder.pipeline.serial import from_plain, to_plain
+from mindrian.atomic import atomic_write_text
+
+__all__ = [
+    "FileStamp",
+    "PhaseStamp",
+    "Stamp",
+    "StampStore",
+    "Verified",
+    "observe",
+    "stamp_files",
+    "verify_files",
+]
+
+#: Format of the stamp files; a stamp of another format is ignored (rebuilt from checkpoints).
+_FORMAT = 1
+#: Folder of the stamps inside the checkpoint folder (no agent id can start with a dot).
+_FOLDER = ".stamps"
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What a stamp knows of one file."""
+
+    name: str
+    """POSIX path relative to the folder the stamp names it in."""
+    size: int
+    """``st_size`` when recorded."""
+    mtime_ns: int
+    """``st_mtime_ns`` when recorded."""
+    ctime_ns: int
+    """``st_ctime_ns`` when recorded (``os.utime`` cannot set it back)."""
+    sha256: str
+    """SHA-256 hex of the bytes recorded."""
+
+
+@dataclass(frozen=True)
+class PhaseStamp:
+    """One phase as its checkpoint head had it."""
+
+    number: int
+    """1-based phase number."""
+    phase: str
+    """Phase name."""
+    input_digest: str
+    """The checkpoint's input digest."""
+    output_digest: str
+    """The checkpoint's output digest."""
+    checks: tuple[CheckResult, ...]
+    """The checkpoint's checks (all passed)."""
+    warnings: tuple[str, ...]
+    """The checkpoint's warnings."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A skill's complete, passing build, as recorded after it."""
+
+    display: str
+    """The skill's path as built (the stamp's key)."""
+    agent_id: str
+    """Its agent id (its checkpoint folder)."""
+    identifier: str | None
+    """Its package identifier, as phase 1's digest index records it."""
+    source_digest: str
+    """:attr:`SkillSource.digest` of the bytes built."""
+    phases: tuple[PhaseStamp, ...]
+    """Every phase, in order."""
+    sources: tuple[FileStamp, ...]
+    """SKILL.md (or CHAIN.md) and the folder files read, relative to the skill's folder."""
+    checkpoints: tuple[FileStamp, ...]
+    """The agent's checkpoint files, relative to its checkpoint folder."""
+    package: tuple[FileStamp, ...]
+    """The installed package's files, relative to the package folder."""
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The outcome of :func:`verify_files` when nothing changed."""
+
+    files: tuple[FileStamp, ...]
+    """The files as they are now (new times where content had to be hashed)."""
+    rewrite: bool
+    """Some file had to be hashed: writing the stamp again lets the next run trust its times."""
+
+
+def observe(folder: Path, names: Iterable[str]) -> dict[str, os.stat_result]:
+    """``os.stat`` of each name under ``folder``, taken *before* the files are read.
+
+    An edit between this and the read leaves newer times than recorded, so the
+    next run hashes the file rather than trusting a stale record.
+    """
+    return {name: os.stat(folder / name) for name in names}
+
+
+def stamp_files(
+    seen: dict[str, os.stat_result], contents: Iterable[tuple[str, bytes]]
+) -> tuple[FileStamp, ...] | None:
+    """File stamps from stats taken by :func:`observe` and the bytes read after; None when the
+    names differ (a file came or went in between)."""
+    data = dict(contents)
+    if sorted(data) != sorted(seen):
+        return None
+    return tuple(
+        FileStamp(
+            name,
+            seen[name].st_size,
+            seen[name].st_mtime_ns,
+            seen[name].st_ctime_ns,
+            hashlib.sha256(data[name]).hexdigest(),
+        )
+        for name in sorted(data)
+    )
+
+
+def verify_files(
+    folder: Path, names: Sequence[str], recorded: Sequence[FileStamp], stamped_ns: int
+) -> Verified | None:
+    """Whether the files ``names`` under ``folder`` still hold what ``recorded`` says (see the
+    module docstring for what is trusted); None when a file changed, came or went.
+
+    ``stamped_ns`` is the stamp file's ``mtime_ns``.
+    """
+    if tuple(names) != tuple(r.name for r in recorded):
+        return None
+    now: list[FileStamp] = []
+    rewrite = False
+    for record in recorded:
+        path = folder / record.name
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        times = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        if times == (record.size, record.mtime_ns, record.ctime_ns) and (
+            stat.st_mtime_ns < stamped_ns
+        ):
+            now.append(record)
+            continue
+        if stat.st_size != record.size or _sha256(path) != record.sha256:
+            return None
+        rewrite = True
+        now.append(FileStamp(record.name, *times, record.sha256))
+    return Verified(tuple(now), rewrite)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class StampStore:
+    """The stamps of a checkpoint folder."""
+
+    checkpoints: Path
+    """The checkpoint folder (stamps go in its ``.stamps`` sub-folder)."""
+
+    def path(self, display: str) -> Path:
+        """Where the stamp of the skill built as ``display`` lives."""
+        key = hashlib.sha256(display.encode("utf-8")).hexdigest()
+        return self.checkpoints / _FOLDER / f"{key}.json"
+
+    def read(self, display: str) -> tuple[Stamp, int] | None:
+        """The stamp and its file's ``mtime_ns``; None when there is none or it cannot be used."""
+        try:
+            with self.path(display).open("rb") as handle:
+                text = handle.read()
+                stamped_ns = os.fstat(handle.fileno()).st_mtime_ns
+            plain = json.loads(text)
+            if not isinstance(plain, dict) or plain.pop("format", None) != _FORMAT:
+                return None
+            stamp = from_plain(Stamp, plain)
+        except (OSError, ValueError, TypeError, KeyError):
+            return None  # missing, damaged or of another shape: decided from the checkpoints
+        return (stamp, stamped_ns) if stamp.display == display else None
+
+    def write(self, stamp: Stamp) -> None:
+        """Store ``stamp`` atomically (same stamp, same bytes)."""
+        plain: dict[str, Any] = {"format": _FORMAT, **to_plain(stamp)}
+        text = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        atomic_write_text(self.path(stamp.display), text + "\n")
+
+    def remove(self, display: str) -> None:
+        """Forget the stamp of ``display`` (its build did not end complete)."""
+        self.path(display).unlink(missing_ok=True)

@@ -1,0 +1,190 @@
+"""Build stamps: a no-op decided from one file per skill, never a wrong one.
+
+Real phases 1-7 (generated tests skipped, a passing probe, a scratch embedded
+registry), so that phase 6 installs a real package the stamp records.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from build_factories import make_project, skill_text
+
+from builder.orchestration.batch import BatchOptions, Target, build_many, discover
+from builder.phases import load_phase
+from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
+from builder.phases.outputs import AnyPhase
+from builder.phases.registration import RegistrationPhase
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.results import BuildReport
+from builder.pipeline.stamps import StampStore
+from builder.probe.runner import ProbeResult
+
+# Slow: whole builds, phases 1-7.
+pytestmark = pytest.mark.slow
+
+#: Paths opened while :func:`opened` listens (an audit hook cannot be removed, only muted).
+_OPENED: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str | Path):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture
+def opened() -> Iterator[list[str]]:
+    """Every path opened until the test ends."""
+    global _OPENED
+    _OPENED = []
+    try:
+        yield _OPENED
+    finally:
+        _OPENED = None
+
+
+def _passing_probe(out_dir: Path, identifier: str) -> ProbeResult:
+    return ProbeResult(True, "a test's probe")
+
+
+class Project:
+    """A one-skill project built with the real phases."""
+
+    def __init__(self, root: Path) -> None:
+        make_project(root, {"alpha": skill_text("alpha-skill")})
+        references = root / "skills" / "alpha" / "references"
+        references.mkdir()
+        (references / "notes.md").write_text("Ask about gaps.\n", encoding="utf-8")
+        self.root = root
+        self.config = BuildConfig(root=str(root))
+        self.options = BatchOptions(
+            checkpoints_dir=root / ".mindrian" / "checkpoints", out_dir=root / "generated"
+        )
+        self.registration = RegistrationPhase(root / "registry.lbug", env={}, probe=_passing_probe)
+        self.codegen = CodeGenerationPhase(run_tests=skip_generated_tests)
+
+    def load(self, name: str) -> AnyPhase:
+        if name == "code_generation":
+            return self.codegen
+        return self.registration if name == "registration" else load_phase(name)
+
+    def build(self) -> BuildReport:
+        targets = [Target(p, p.relative_to(self.root).as_posix()) for p in discover(self.root)]
+        (report,) = build_many(targets, self.config, self.options, phases=self.load)
+        assert report.problem is None, report.problem
+        return report
+
+    @property
+    def stamp(self) -> Path:
+        return StampStore(self.options.checkpoints_dir).path("skills/alpha/SKILL.md")
+
+    @property
+    def notes(self) -> Path:
+        return self.root / "skills" / "alpha" / "references" / "notes.md"
+
+
+def _checkpoint_reads(opened: list[str], project: Project) -> list[str]:
+    heads = str(project.options.checkpoints_dir)
+    return [p for p in opened if p.startswith(heads) and "/.stamps/" not in p]
+
+
+def _statuses(report: BuildReport) -> list[str]:
+    return [p.status for p in report.phases]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    built = Project(tmp_path)
+    assert _statuses(built.build()) == ["ok"] * 7
+    return built
+
+
+def test_a_stamp_hit_reads_no_checkpoint_and_lives_outside_the_output(
+    project: Project, opened: list[str]
+) -> None:
+    assert project.stamp.is_file()
+    assert not any(".stamps" in p.as_posix() for p in (project.root / "generated").rglob("*"))
+    before = project.stamp.read_bytes()
+
+    report = project.build()
+
+    assert _statuses(report) == ["cached"] * 7
+    assert _checkpoint_reads(opened, project) == []
+    assert not any(p.endswith("notes.md") for p in opened)  # trusted by size and times
+    assert project.stamp.read_bytes() == before  # nothing to rewrite: same bytes
+
+
+def test_a_touched_but_unchanged_file_is_still_a_no_op(project: Project, opened: list[str]) -> None:
+    stat = project.notes.stat()
+    os.utime(project.notes, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+    report = project.build()
+
+    assert _statuses(report) == ["cached"] * 7
+    assert _checkpoint_reads(opened, project) == []
+    assert any(p.endswith("notes.md") for p in opened)  # hashed, its times having moved
+    assert str(project.notes.stat().st_mtime_ns) in project.stamp.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("restore_mtime", [False, True])
+def test_a_same_size_edit_is_rebuilt(project: Project, restore_mtime: bool) -> None:
+    """Size unchanged; mtime moved, or set back with os.utime (ctime still moves)."""
+    stat = project.notes.stat()
+    project.notes.write_text("Ask about risk.\n", encoding="utf-8")  # same length
+    assert project.notes.stat().st_size == stat.st_size
+    if restore_mtime:
+        os.utime(project.notes, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    report = project.build()
+
+    assert report.phases[0].status == "ok"  # phase 1 ran again: the source digest changed
+
+
+def test_a_hand_edited_package_is_no_no_op(project: Project) -> None:
+    package = next(p for p in (project.root / "generated").iterdir() if p.is_dir())
+    spec = package / "spec.yaml"
+    spec.write_bytes(spec.read_bytes() + b"# edited\n")
+
+    report = project.build()
+
+    assert _statuses(report)[5] == "ok"  # phase 6 found its package changed and rendered it again
+    # Phase 7 stays cached and leaves that package ready, not installed (as without stamps), so
+    # no stamp may say the skill is current.
+    assert not project.stamp.exists()
+
+
+@pytest.mark.parametrize("damage", [b"{not json", b'{"format": 99}', b""])
+def test_a_damaged_stamp_falls_back_to_the_checkpoints(
+    project: Project, opened: list[str], damage: bytes
+) -> None:
+    project.stamp.write_bytes(damage)
+
+    report = project.build()
+
+    assert _statuses(report) == ["cached"] * 7
+    assert _checkpoint_reads(opened, project)  # decided from the checkpoint heads
+    assert b'"format":1' in project.stamp.read_bytes()  # and stamped again
+
+
+def test_a_missing_checkpoint_makes_the_stamp_stale(project: Project) -> None:
+    (project.options.checkpoints_dir / "alpha-skill").joinpath("4-tool_assembly.yaml").unlink()
+
+    report = project.build()
+
+    assert _statuses(report)[3] == "ok"  # phase 4 ran again rather than trusting the stamp
+
+
+def test_stamps_are_deterministic(project: Project, tmp_path: Path) -> None:
+    first = project.stamp.read_bytes()
+    project.stamp.unlink()
+
+    project.build()
+
+    assert project.stamp.read_bytes() == first
