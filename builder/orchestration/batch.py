@@ -274,7 +274,7 @@ def build_many(
     current = _current(buildable, config, options, loader)
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
-    # Generated tests in one session (shared_tests): the workers only render, like ``check``.
+    # Generated tests in shared sessions (shared_tests): the workers only render, like ``check``.
     shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
     shared = shared and _tests_alone(base)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
