@@ -352,11 +352,12 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
         assert references["A"][1][framework] != references["B"][1][framework]
 
     rng = random.Random(SEED)
-    counts, problems = Counts(), []
+    counts, problems, killed = Counts(), [], 0
     for trial in range(BATCH_TRIALS):
         counts.trials += 1
         build = start_batch(project, "B" if trial % 2 == 0 else "A", log)
         problem = kill_while_registering(build, log, rng.uniform(0.0, 3.0), counts)
+        killed += build.returncode == -signal.SIGKILL
         leaked = survivors(project)
         if leaked:
             counts.leaks += 1
@@ -370,6 +371,7 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
             counts.inconsistent_states += 1
             problems.append(f"trial {trial}: {reason}")
 
+    assert killed, "no trial was killed before its batch finished: nothing was tested"
     final = "B" if BATCH_TRIALS % 2 == 0 else "A"
     build = start_batch(project, final, log)
     assert build.wait(timeout=900) == 0, log.read_text("utf-8", "replace")
