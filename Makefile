@@ -74,8 +74,9 @@ conformance: setup
 routing-bench: setup
 	$(BIN)/python -m bench.routing
 
-# Many synthesized skills: cold, no-op and one-changed builds, check, CPU and memory.
-# 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.
+# Many synthesized skills: cold, no-op and one-changed builds, check, CPU use and memory, each
+# beside its target (issue 26) with a verdict, then the per-phase breakdown of the largest cold
+# build. 100 skills by default; BENCH_SCALE_SIZES=100,1000 for the long run.
 bench-scale: setup
 	$(BIN)/python -m bench.scale
 

@@ -1,10 +1,11 @@
 """Recording a run's model answers as a script the ``scripted:`` provider replays.
 
-``mindrian run … --record FILE`` watches every model an agent builds (and the
-agents it delegates to) and writes each turn the model took, in the order the
-turns were asked for: its text, or the tool calls it made. The file is a model
-script (:mod:`mindrian.model_choice`), so ``--model scripted:FILE`` replays the
-conversation with no provider: a real run becomes a deterministic test.
+``mindrian run … --record FILE`` (and ``mindrian workflow run … --record FILE``)
+watches every model an agent builds (and the agents it delegates to) and writes
+each turn the model took, in the order the turns were asked for: its text, or
+the tool calls it made. The file is a model script (:mod:`mindrian.model_choice`),
+so ``--model scripted:FILE`` replays the conversation with no provider: a real
+run becomes a deterministic test.
 
 Turns are recorded where Agno asks the provider (``_invoke_with_retry`` and its
 async and streaming forms, the same gateways the offline pytest guard watches),
@@ -25,10 +26,12 @@ import yaml
 from agno.models.base import Model
 from agno.models.response import ModelResponse
 
+from mindrian.atomic import atomic_write_text
+
 __all__ = ["Recording"]
 
 #: The first line of a recorded script (no path, no date: a recording depends on its turns only).
-_HEADER = "# Recorded by mindrian run --record; replay it with --model scripted:FILE\n"
+_HEADER = "# Recorded by mindrian --record; replay it with --model scripted:FILE\n"
 
 #: The gateways a turn passes through: (method name, kind).
 _GATEWAYS = (
@@ -67,7 +70,7 @@ class Recording:
     def write(self, path: Path) -> None:
         """Write :meth:`script` as YAML (sorted keys, no line folding: replays byte for byte)."""
         text = yaml.safe_dump(self.script(), sort_keys=True, allow_unicode=True, width=2**31 - 1)
-        path.write_text(_HEADER + text, encoding="utf-8")
+        atomic_write_text(path, _HEADER + text)
 
     def _slot(self, agent_id: str) -> Callable[[ModelResponse], None]:
         """Reserve the next turn of ``agent_id`` now; the returned function fills it in."""

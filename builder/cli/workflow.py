@@ -18,6 +18,7 @@ from builder.cli.options import QuietOpt
 from builder.pipeline.terminal import terminal_line, terminal_text
 
 if TYPE_CHECKING:
+    from mindrian.recording import Recording
     from mindrian.workflow.engine import Handler
     from mindrian.workflow.model import ThoughtGraph
 
@@ -121,6 +122,16 @@ def run_command(
             "without either they succeed without a model).",
         ),
     ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            "--record",
+            metavar="FILE",
+            help="Write every model answer of the run to FILE, a script that --model "
+            "scripted:FILE replays with no provider (also a failed run's).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> int:
     """Walk a graph; exit 0 when it reaches an exit, 1 when it fails.
 
@@ -130,6 +141,7 @@ def run_command(
     from mindrian.agents.base import AgentRunError
     from mindrian.model_choice import ModelScriptError
     from mindrian.providers import ModelUnavailableError
+    from mindrian.recording import Recording
     from mindrian.workflow.command import dry_run_handlers, parse_outcome_script
     from mindrian.workflow.engine import run
     from mindrian.workflow.model import WorkflowError
@@ -137,13 +149,17 @@ def run_command(
     graph, failed = _load(file, show_warnings=False)
     if failed or graph is None:
         return 1
+    recording = Recording() if record is not None else None
     try:
         handlers = dry_run_handlers(graph, parse_outcome_script(outcome or ()), _out)
-        handlers.update(_model_handlers(graph, model))
+        handlers.update(_model_handlers(graph, model, recording))
         result = run(graph, handlers, state, max_steps=max_steps, base_dir=file.parent)
     except (WorkflowError, ModelScriptError, ModelUnavailableError, AgentRunError) as exc:
         _err(f"{file.as_posix()}: error[W003]: {getattr(exc, 'message', exc)}")
         return 1
+    finally:
+        if recording is not None and record is not None:
+            recording.write(record)
     path = " -> ".join(result.visited)
     if result.status == "failed":
         _err(f"{file.as_posix()}: workflow {graph.name} failed: {result.failure_reason}")
@@ -153,7 +169,9 @@ def run_command(
     return 0
 
 
-def _model_handlers(graph: ThoughtGraph, option: str | None) -> dict[str, Handler]:
+def _model_handlers(
+    graph: ThoughtGraph, option: str | None, recording: Recording | None
+) -> dict[str, Handler]:
     """Handlers asking the chosen model (nothing when no model is chosen)."""
     from agno.models.base import Model
 
@@ -162,7 +180,7 @@ def _model_handlers(graph: ThoughtGraph, option: str | None) -> dict[str, Handle
     from mindrian.providers import run_model
     from mindrian.workflow.command import model_handlers
 
-    chosen = choose_model(option, base=Path.cwd()).model_for(graph.name)
+    chosen = choose_model(option, base=Path.cwd(), recording=recording).model_for(graph.name)
     if chosen is None:
         return {}
     model = chosen if isinstance(chosen, Model) else run_model(chosen, ModelSettings(), warn=_err)

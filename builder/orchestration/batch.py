@@ -21,9 +21,11 @@ In a batch large enough for the pool, skills go through phases 1-6 in chunks,
 so one chunk's session overlaps the rendering of the next, and phase 7 starts
 on the first chunk while later ones are still generated.
 
-When several skills reach phase 7, their end-to-end probes go through one
-:class:`~builder.probe.runner.ProbeServer`, started at once so it loads
-the runtime while phases 1–6 run; every probe still runs in a fresh process.
+A package tested alone in this process's phase 6, and the end-to-end probes of
+phase 7, go through one warm worker (:mod:`builder.orchestration.warm`), started
+at once so it loads the runtime while the first phases run; every test run and
+probe is still a process of its own, and the probes of the skills waiting for
+phase 7 run ahead of their registration, ``--jobs`` at a time.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import shutil
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import (
     Executor,
     Future,
@@ -51,6 +53,7 @@ from typing import TYPE_CHECKING
 from builder.orchestration import runner
 from builder.orchestration.runner import Hold, PhaseLoader, Progress, phase_range
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
+from builder.orchestration.warm import warm_children
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
@@ -271,14 +274,23 @@ def build_many(
     current = _current(buildable, config, options, loader)
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
-    # Generated tests in one session (shared_tests): the workers only render, like ``check``.
+    # Generated tests in shared sessions (shared_tests): the workers only render, like ``check``.
     shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
     shared = shared and _tests_alone(base)
     parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
     pool = _pool(options.jobs, building, options.run_tests and not shared) if parallel else None
     registering = building if stop == _REGISTRATION else 0
-    with pool or _NoPool(), _shared_probe(registration, base, config, registering) as phase7:
-        loader = _loader(base, phase7)
+    tests_here = options.run_tests and start <= _CODEGEN <= stop and not shared and pool is None
+    warm = warm_children(
+        base,
+        registration,
+        config,
+        tests_here=tests_here and building > 0,
+        registering=registering,
+        jobs=options.jobs,
+    )
+    with pool or _NoPool(), warm as children:
+        loader = children.loader
         early = [
             current.get(t.display)
             or _submit(
@@ -290,6 +302,7 @@ def build_many(
             early = _test_together(targets, buildable, early, pool, config, options, base)
         reports = []
         for target, entry in zip(targets, early, strict=True):
+            children.plan(early)
             report = _finish(target, buildable, entry, config, options, hear, loader, stop)
             if stamping:
                 _record(target, report, hits.get(target.display), buildable, seen, config, options)
@@ -387,32 +400,6 @@ def _current(
         if report is not None:
             found[display] = report
     return found
-
-
-@contextlib.contextmanager
-def _shared_probe(
-    registration: AnyPhase | None, base: PhaseLoader, config: BuildConfig, registering: int
-) -> Iterator[AnyPhase | None]:
-    """Phase 7 probing through one started :class:`ProbeServer` when several skills reach it, else
-    ``registration``.
-
-    Only the real phase 7 with its default probe is changed; a test's phase or probe is kept.
-    """
-    if registering < 2:
-        yield registration
-        return
-    from builder.phases.registration import RegistrationPhase, output_dir
-    from builder.probe.runner import ProbeServer, run_probe
-
-    phase = registration if registration is not None else base("registration")
-    if not isinstance(phase, RegistrationPhase) or phase.probe is not run_probe:
-        yield registration
-        return
-    with ProbeServer() as server:
-        folder = output_dir(config)
-        if folder.is_dir():  # else the first probe starts it, in the folder phase 6 created
-            server.start(folder)
-        yield phase.with_probe(server)
 
 
 class _NoPool:

@@ -169,7 +169,7 @@ def check(
     with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
-        # present from the start, so phase 7's probe server can load while phases 1-6 run
+        # the scratch output folder phases 6 and 7 write to
         out_dir.mkdir()
         options = BatchOptions(
             checkpoints_dir=work / "checkpoints",

@@ -41,6 +41,7 @@ from builder.pipeline.errors import CodegenError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
 from builder.pipeline.transaction import PackageTransaction
+from builder.pipeline.worker import ModuleRunner, run_module
 from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
 from builder.skill.spec import AgentSpec
@@ -108,11 +109,14 @@ def compile_errors(files: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def run_generated_tests(
-    folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS
+    folder: Path,
+    identifier: str,
+    timeout: float = TEST_TIMEOUT_SECONDS,
+    runner: ModuleRunner = run_module,
 ) -> TestRun:
-    """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard
-    plugin (:func:`builder.pipeline.package_tests.run_package_tests`)."""
-    return run_package_tests(folder, identifier, timeout)
+    """Run ``folder/identifier/tests`` with pytest in a child through ``runner``, offline, with
+    the guard plugin (:func:`builder.pipeline.package_tests.run_package_tests`)."""
+    return run_package_tests(folder, identifier, timeout, runner)
 
 
 def skip_generated_tests(folder: Path, identifier: str) -> TestRun:

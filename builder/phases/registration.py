@@ -8,9 +8,11 @@ clone), the database is first rebuilt from the yaml so the other frameworks
 are kept.
 
 ``registered`` holds when the node and relationships read back equal the
-record. ``e2e_passes`` holds when :mod:`builder.probe.e2e`, run in a
-subprocess by :mod:`builder.probe.runner`, imports the generated package and
-gets a successful handoff from it with a scripted model, and the selection
+record. ``e2e_passes`` holds when :mod:`builder.probe.e2e`, run in a child
+process by :mod:`builder.probe.runner`, imports the generated package (the
+tested one phase 6 left ready, byte-identical to what is installed, probed
+before the registry is opened, so a batch probes it ahead; else the installed
+one) and gets a successful handoff from it with a scripted model, and the selection
 query with the skill's own triggers ranks the framework in the top five. Only then is
 ``<out_dir>/registry.yaml`` rewritten (atomically, from the registry's sorted
 export); on any failure the framework's previous registration is restored.
@@ -274,6 +276,10 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         committed = _committed_records(out_dir / REGISTRY_YAML)
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()
+        installing = txn.ready.is_dir()
+        # The package as it will be installed (the ready one is byte-identical to the install),
+        # probed before the registry's writer lock is taken: a batch may probe it ahead.
+        probed = self.probe(txn.ready.parent if installing else out_dir, identifier)
         with self._open(inputs.config) as registry:
             try:
                 _check_against(registry.export(), committed, record.id, "holds")
@@ -283,12 +289,11 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 selection = _selection(registry, record.id, record.triggers)
             except GraphError as exc:
                 raise RegistrationError(str(exc), code="R006") from None
-            installing = txn.ready.is_dir()
             try:
                 if installing:
                     txn.install()
                 registered = _read_back_check(record, stored)
-                e2e = _e2e_check(selection, self.probe(out_dir, identifier))
+                e2e = _e2e_check(selection, probed)
                 if not (registered.passed and e2e.passed):
                     raise _Undo
                 exported = registry.export()

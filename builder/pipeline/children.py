@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["child_options", "die_with_parent", "offline_env", "run_captured"]
+__all__ = ["child_options", "die_with_parent", "offline_env", "run_captured", "runtime_root"]
 
 #: ``PR_SET_PDEATHSIG`` from <linux/prctl.h>.
 _PR_SET_PDEATHSIG = 1
@@ -83,16 +83,20 @@ def _kill_group(leader: int) -> None:
         pass
 
 
+def runtime_root() -> Path:
+    """The folder holding the ``mindrian`` runtime package (and the builder), for a child's path."""
+    import mindrian
+
+    return Path(mindrian.__path__[0]).resolve().parent
+
+
 def offline_env(folder: Path) -> dict[str, str]:
     """The environment of a child that runs generated code (tests, probes): no API keys, no
     bytecode or cache files, no telemetry; ``folder`` and the runtime on the path."""
-    import mindrian
-
-    runtime_root = Path(mindrian.__path__[0]).resolve().parent
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(
-        PYTHONPATH=os.pathsep.join((str(folder), str(runtime_root))),
+        PYTHONPATH=os.pathsep.join((str(folder), str(runtime_root()))),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONHASHSEED="0",
         PYTHONIOENCODING="utf-8",

@@ -25,14 +25,13 @@ import importlib.util
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.pipeline.children import offline_env, run_captured
 from builder.pipeline.pytest_outcomes import OPTION
+from builder.pipeline.worker import ModuleRunner, run_module
 
 __all__ = [
     "GUARD_PLUGIN",
@@ -120,11 +119,9 @@ def tree_digest(package: Path) -> str:
     return digest.hexdigest()
 
 
-def _command(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> list[str]:
+def _arguments(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> list[str]:
+    """pytest's arguments (after ``python -m pytest``)."""
     return [
-        sys.executable,
-        "-m",
-        "pytest",
         "-q",
         "-rfE",
         "-p",
@@ -149,15 +146,19 @@ def _command(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> list[
 
 
 def _pytest(
-    folder: Path, paths: Sequence[Path], extra: Sequence[str], timeout: float
+    folder: Path,
+    paths: Sequence[Path],
+    extra: Sequence[str],
+    timeout: float,
+    runner: ModuleRunner = run_module,
 ) -> tuple[subprocess.CompletedProcess[str] | None, dict[str, Any] | None]:
     """Run the tests under ``paths`` with ``folder`` as the rootdir; the process (None when it
     timed out) and the outcomes file's data (None when it wrote none)."""
     ini, outcomes = folder / "pytest.ini", folder / _OUTCOMES_FILE
     ini.write_text("[pytest]\n", encoding="utf-8")
-    command = _command(folder, paths, extra)
+    arguments = _arguments(folder, paths, extra)
     try:
-        done = run_captured(command, cwd=folder, env=offline_env(folder), timeout=timeout)
+        done = runner("pytest", arguments, folder, (folder,), timeout)
         return done, _outcomes(outcomes)
     except subprocess.TimeoutExpired:
         return None, None
@@ -176,11 +177,15 @@ def _outcomes(path: Path) -> dict[str, Any] | None:
 
 
 def run_package_tests(
-    folder: Path, identifier: str, timeout: float = TEST_TIMEOUT_SECONDS
+    folder: Path,
+    identifier: str,
+    timeout: float = TEST_TIMEOUT_SECONDS,
+    runner: ModuleRunner = run_module,
 ) -> TestRun:
-    """Run ``folder/identifier/tests`` with pytest in a subprocess, offline, with the guard
+    """Run ``folder/identifier/tests`` with pytest in a child (through ``runner``: a fresh
+    process, or a :class:`~builder.pipeline.worker.WarmWorker`), offline, with the guard
     plugin."""
-    done, data = _pytest(folder, (folder / identifier / "tests",), (), timeout)
+    done, data = _pytest(folder, (folder / identifier / "tests",), (), timeout, runner)
     if done is None:
         return TestRun(False, f"timed out after {timeout:g} s", (), "")
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from builder.pipeline.children import die_with_parent
+
+if TYPE_CHECKING:  # the builder imports OPTION from here without paying for pytest
+    import pytest
 
 __all__ = ["OPTION"]
 
@@ -59,6 +60,8 @@ class _Recorder:
     def pytest_terminal_summary(
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
     ) -> None:
+        import pytest
+
         reports = [
             {
                 "category": category,
@@ -78,6 +81,8 @@ class _Recorder:
 
 def _where(report: Any, rootdir: Path) -> dict[str, Any]:
     """A warning's place: its file relative to the rootdir ("" outside it), line and message."""
+    import pytest
+
     place = getattr(report, "fslocation", None)
     if not isinstance(report, pytest.TestReport | pytest.CollectReport) and place:
         try:

@@ -8,14 +8,8 @@ handoff and prints one JSON object (:class:`ProbeOutcome`) on stdout. Exit
 status 0 means the handoff succeeded offline; 1 means it did not, and the JSON
 says why. This module is fixed code: nothing about the package is rendered into it.
 
-``python -m builder.probe.e2e --serve`` probes many packages for a batch: it
-imports the runtime once, then for each identifier read from stdin forks a
-child that runs exactly what ``python -m builder.probe.e2e IDENTIFIER`` runs,
-with its own stdout and stderr, and answers one :data:`REPLY_PREFIX` line with
-the child's exit status and output. Every probe still gets a process of its
-own (nothing a package does survives it); only the ~0.5 s of importing Agno
-and the runtime is shared. Where ``fork`` is missing or the runtime started a
-thread, the server says so in its first line and the caller probes the usual way.
+A build usually runs it as a fork of :mod:`builder.pipeline.worker`, which has
+the runtime imported already; the probe is the same either way.
 """
 
 from __future__ import annotations
@@ -23,31 +17,24 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import os
 import sys
 import tempfile
-import threading
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from mindrian.agents import MindrianAgent
 
-from builder.pipeline.children import die_with_parent
-
 __all__ = [
     "PROBE_AGENT",
     "PROBE_TASK",
-    "REPLY_PREFIX",
-    "RUNTIME_MODULES",
     "ProbeOutcome",
     "main",
     "probe",
-    "serve",
 ]
 
 #: The agent the probe's handoff comes from.
@@ -56,15 +43,6 @@ PROBE_AGENT = "e2e-probe"
 PROBE_TASK = "End-to-end probe: assess the scripted challenge"
 #: Seconds the one handoff may take (the scripted model answers at once).
 HANDOFF_TIMEOUT_SECONDS = 60.0
-#: Starts every line the server writes for its caller; anything else on its stdout is noise.
-REPLY_PREFIX = "mindrian-e2e-server: "
-#: What every probe imports whatever the package: loaded once by the server, before it forks.
-RUNTIME_MODULES = (
-    "mindrian.testing.pytest_plugin",
-    "mindrian.testing",
-    "mindrian.agents",
-    "mindrian.handoff",
-)
 
 
 @dataclass(frozen=True)
@@ -246,87 +224,11 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(line.strip() for line in lines if line.strip())
 
 
-def _reply(out: TextIO, **fields: Any) -> None:
-    out.write(REPLY_PREFIX + json.dumps(fields, sort_keys=True, ensure_ascii=False) + "\n")
-    out.flush()
-
-
-def _fork_refusal() -> str:
-    """Why this process must not fork, or ``""`` when it may."""
-    if not hasattr(os, "fork"):
-        return "os.fork is not available on this platform"
-    if threading.active_count() != 1:
-        # A fork copies locks held by other threads; the child could hang on one.
-        return f"the runtime started {threading.active_count() - 1} thread(s) while importing"
-    return ""
-
-
-def _probe_in_child(identifier: str, replies: TextIO) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of one probe run in a forked child (output kept in temporary
-    files)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        server = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the child: become ``python -m builder.probe.e2e IDENTIFIER``
-            status = 70
-            try:
-                die_with_parent(server)  # a killed server takes its probe with it
-                os.close(replies.fileno())  # only the server answers the caller
-                null = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(null, 0)
-                os.dup2(out.fileno(), 1)
-                os.dup2(err.fileno(), 2)
-                importlib.invalidate_caches()  # the package may be newer than the path caches
-                status = main([identifier])
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(status)
-        _, wait_status = os.waitpid(pid, 0)
-        texts = []
-        for handle in (out, err):
-            handle.seek(0)
-            texts.append(handle.read().decode("utf-8", errors="replace"))
-    return os.waitstatus_to_exitcode(wait_status), texts[0], texts[1]
-
-
-def serve(requests: TextIO, replies: TextIO) -> int:
-    """Answer one probe per identifier line of ``requests`` until it ends; see the module
-    docstring."""
-    for name in RUNTIME_MODULES:
-        importlib.import_module(name)
-    refusal = _fork_refusal()
-    _reply(replies, ready=not refusal, reason=refusal)
-    if refusal:
-        return 0
-    for line in requests:
-        identifier = line.strip()
-        if not identifier.isidentifier():
-            _reply(
-                replies, returncode=2, stdout="", stderr=f"not a package identifier: {identifier!r}"
-            )
-            continue
-        sys.stdout.flush()
-        sys.stderr.flush()
-        returncode, stdout, stderr = _probe_in_child(identifier, replies)
-        _reply(replies, returncode=returncode, stdout=stdout, stderr=stderr)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success
-    (``--serve``: see :func:`serve`)."""
+    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args == ["--serve"]:
-        # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt
-        # it.
-        replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-        os.dup2(2, 1)
-        return serve(sys.stdin, replies)
     if len(args) != 1:
-        print("usage: python -m builder.probe.e2e IDENTIFIER | --serve", file=sys.stderr)
+        print("usage: python -m builder.probe.e2e IDENTIFIER", file=sys.stderr)
         return 2
     outcome = probe(args[0])
     print(json.dumps(asdict(outcome), sort_keys=True, ensure_ascii=False))

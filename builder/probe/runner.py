@@ -1,4 +1,5 @@
-"""Running phase 7's end-to-end probe from the builder: one subprocess per probe, or a server.
+"""Running phase 7's end-to-end probe from the builder: a fresh process per probe, or a warm
+worker's fork.
 
 :mod:`builder.probe.e2e` is what runs inside the subprocess; this module starts it with a clean
 environment (no API keys, the package folder and the runtime on the path) and turns its output
@@ -8,21 +9,24 @@ into a :class:`ProbeResult`.
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from builder.pipeline.children import child_options, offline_env, run_captured
+from builder.pipeline.worker import ModuleRunner, WarmWorker, run_module
 
-__all__ = ["E2E_TIMEOUT_SECONDS", "ProbeResult", "ProbeRunner", "ProbeServer", "run_probe"]
+__all__ = [
+    "E2E_TIMEOUT_SECONDS",
+    "PROBE_MODULE",
+    "ProbeResult",
+    "ProbeRunner",
+    "WarmProbes",
+    "run_probe",
+]
 
+#: The module a probe runs as ``__main__``.
+PROBE_MODULE = "builder.probe.e2e"
 #: Upper bound for the end-to-end probe subprocess.
 E2E_TIMEOUT_SECONDS = 120.0
 
@@ -41,11 +45,17 @@ class ProbeResult:
 ProbeRunner = Callable[[Path, str], ProbeResult]
 
 
-def run_probe(out_dir: Path, identifier: str, timeout: float = E2E_TIMEOUT_SECONDS) -> ProbeResult:
-    """``python -m builder.probe.e2e IDENTIFIER`` with ``out_dir`` on the path; its JSON verdict."""
-    command = [sys.executable, "-m", "builder.probe.e2e", identifier]
+def run_probe(
+    out_dir: Path,
+    identifier: str,
+    timeout: float = E2E_TIMEOUT_SECONDS,
+    runner: ModuleRunner = run_module,
+) -> ProbeResult:
+    """``python -m builder.probe.e2e IDENTIFIER`` with ``out_dir`` on the path (through
+    ``runner``: a fresh process, or a :class:`~builder.pipeline.worker.WarmWorker`); its JSON
+    verdict."""
     try:
-        done = run_captured(command, cwd=out_dir, env=offline_env(out_dir), timeout=timeout)
+        done = runner(PROBE_MODULE, (identifier,), out_dir, (out_dir,), timeout)
     except subprocess.TimeoutExpired:
         return _timed_out(timeout)
     return _verdict(done.returncode, done.stdout, done.stderr)
@@ -71,132 +81,52 @@ def _verdict(returncode: int, stdout: str, stderr: str) -> ProbeResult:
     return ProbeResult(False, f"the end-to-end probe exited {returncode} without a verdict: {tail}")
 
 
-class ProbeServer:
-    """A :data:`ProbeRunner` for batches: one ``python -m builder.probe.e2e --serve`` per output
-    folder.
+@dataclass
+class WarmProbes:
+    """A :data:`ProbeRunner` whose probes run in a :class:`~builder.pipeline.worker.WarmWorker`.
 
-    Each probe still runs in a fresh process (a fork of the server, see
-    :mod:`builder.probe.e2e`) and is judged exactly as :func:`run_probe` judges
-    it; only importing the runtime is done once. :meth:`start` may be called
-    early so the server loads while other work runs. A probe that times out
-    fails as with :func:`run_probe` (the server is stopped, the next probe
-    starts another); a server that cannot fork or dies hands its probes to
-    :func:`run_probe`. Close it (or use it as a context manager) to stop it.
+    Each probe is a fork of the worker, judged exactly as :func:`run_probe`
+    judges a fresh process; only importing the runtime is shared. A batch
+    :meth:`plan` s the probes it will ask for, in order: up to ``at_once`` of
+    them run ahead at a time, and asking for one takes its result and starts
+    the next.
     """
 
-    def __init__(self, timeout: float = E2E_TIMEOUT_SECONDS) -> None:
-        self.timeout = timeout
-        """Seconds one probe may take, the server's start included."""
-        self._process: subprocess.Popen[bytes] | None = None
-        self._out_dir: Path | None = None
-        self._ready: bool | None = None
-        self._pending = b""
-        self._usable = True
+    worker: WarmWorker
+    """Runs the probes."""
+    at_once: int = 1
+    """Planned probes running ahead at a time."""
+    timeout: float = E2E_TIMEOUT_SECONDS
+    """Seconds one probe may take."""
+    _planned: list[tuple[Path, str]] = field(default_factory=list)
+    _running: dict[tuple[Path, str], int] = field(default_factory=dict)
 
-    def __enter__(self) -> ProbeServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def start(self, out_dir: Path) -> None:
-        """Start the server for packages under ``out_dir`` unless it already runs there (or cannot
-        serve)."""
-        if not self._usable or (self._process is not None and self._out_dir == out_dir):
-            return
-        self.close()
-        self._out_dir, self._ready, self._pending = out_dir, None, b""
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "builder.probe.e2e", "--serve"],
-                cwd=out_dir,
-                env=offline_env(out_dir),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                # One process group: a timeout stops the server and its forked probe; and
-                # the server dies with the builder.
-                **child_options(),
-            )
-        except OSError:
-            self._usable = False  # run_probe will meet (and report) the same problem
+    def plan(self, probes: Sequence[tuple[Path, str]]) -> None:
+        """Probes (folder, identifier) that will be asked for, in that order; some start now."""
+        self._planned.extend(p for p in probes if p[1].isidentifier())
+        self._top_up()
 
     def __call__(self, out_dir: Path, identifier: str) -> ProbeResult:
         """Probe ``identifier`` under ``out_dir`` (see :func:`run_probe`)."""
-        self.start(out_dir)
-        if not self._usable or not identifier.isidentifier():
-            return run_probe(out_dir, identifier, self.timeout)
-        deadline = time.monotonic() + self.timeout
+        key = (out_dir, identifier)
+        if key in self._planned:
+            self._planned.remove(key)
+        ticket = self._running.pop(key, None)
+        if ticket is None:
+            ticket = self._submit(key)
         try:
-            if self._ready is None:
-                self._ready = bool(self._read(deadline).get("ready"))
-            if not self._ready:
-                raise EOFError
-            self._send(identifier)
-            reply = self._read(deadline)
-            return _verdict(int(reply["returncode"]), str(reply["stdout"]), str(reply["stderr"]))
-        except TimeoutError:
-            self.close(kill=True)
+            done = self.worker.result(ticket)
+        except subprocess.TimeoutExpired:
             return _timed_out(self.timeout)
-        except (OSError, EOFError, ValueError, KeyError, TypeError):
-            # No server to ask: this probe and the later ones run the usual way.
-            self.close()
-            self._usable = False
-            return run_probe(out_dir, identifier, self.timeout)
+        finally:
+            self._top_up()
+        return _verdict(done.returncode, done.stdout, done.stderr)
 
-    def _send(self, identifier: str) -> None:
-        assert self._process is not None and self._process.stdin is not None
-        self._process.stdin.write(identifier.encode("utf-8") + b"\n")
-        self._process.stdin.flush()
+    def _submit(self, key: tuple[Path, str]) -> int:
+        folder, identifier = key
+        return self.worker.submit(PROBE_MODULE, (identifier,), folder, (folder,), self.timeout)
 
-    def _read(self, deadline: float) -> dict[str, Any]:
-        """The server's next reply; TimeoutError past ``deadline``, EOFError when it has gone."""
-        from builder.probe.e2e import REPLY_PREFIX
-
-        assert self._process is not None and self._process.stdout is not None
-        fd = self._process.stdout.fileno()
-        while True:
-            line, newline, rest = self._pending.partition(b"\n")
-            if newline:
-                self._pending = rest
-                text = line.decode("utf-8", errors="replace")
-                if text.startswith(REPLY_PREFIX):
-                    reply = json.loads(text[len(REPLY_PREFIX) :])
-                    if not isinstance(reply, dict):
-                        raise ValueError("a reply must be a JSON object")
-                    return reply
-                continue
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError
-            self._pending += chunk
-
-    def close(self, *, kill: bool = False) -> None:
-        """Stop the server; ``kill`` (or a server that does not stop) ends it and any probe it runs
-        at once."""
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if kill:
-            _kill_group(process)
-        try:
-            if process.stdin is not None:
-                process.stdin.close()  # the server's signal to finish
-            process.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            _kill_group(process)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the server's process group (it was started in a session of its own), else the server
-    alone."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (AttributeError, OSError):
-        process.kill()
-    process.wait()
+    def _top_up(self) -> None:
+        while self._planned and len(self._running) < self.at_once:
+            key = self._planned.pop(0)
+            self._running[key] = self._submit(key)

@@ -355,7 +355,7 @@ class Registry(ABC):
             ExplicitFramework(
                 r["id"], r["name"], tuple(r["triggers"] or ()), tuple(r["problem_types"] or ())
             )
-            for r in run(q.ROUTING_DOCUMENTS, {})
+            for r in run(q.ROUTING_TRIGGERS, {})
         )
         good_for, chains = _stored_relationships(run)
         index = TriggerIndex.build(frameworks, good_for, chains)

@@ -42,6 +42,7 @@ __all__ = [
     "RELATIONSHIP_TYPES",
     "ROUTING_DOCUMENTS",
     "ROUTING_REVISION",
+    "ROUTING_TRIGGERS",
     "ROUTING_USAGE",
     "ROUTING_USAGE_REVISION",
     "ROW_KEYS",
@@ -420,6 +421,17 @@ RETURN f.id AS id, f.name AS name, f.description AS description,
 ORDER BY id""",
 )
 
+# What the explicit-trigger postings (mindrian.graph.triggers) read: no prose, which only
+# the text index needs.
+ROUTING_TRIGGERS = Query(
+    "routing_triggers",
+    """\
+MATCH (f:Framework)
+WHERE f.registered = true
+RETURN f.id AS id, f.name AS name, f.triggers AS triggers, f.problem_types AS problem_types
+ORDER BY id""",
+)
+
 # Recorded usage changes without a registration, so it has its own revision and is reread
 # only when its count or successes changed.
 ROUTING_USAGE_REVISION = Query(
@@ -498,6 +510,7 @@ ALL_QUERIES: dict[str, Query] = {
         SELECT_FRAMEWORKS,
         ROUTING_REVISION,
         ROUTING_DOCUMENTS,
+        ROUTING_TRIGGERS,
         ROUTING_USAGE,
         ROUTING_USAGE_REVISION,
         RECORD_USAGE,

@@ -91,7 +91,7 @@ def test_every_part_of_an_agent_records_under_its_id_in_order(tmp_path: Path) ->
     assert load_script(tmp_path / "rec.yaml").agents == {"phased": ("first", "second")}
     text = (tmp_path / "rec.yaml").read_text(encoding="utf-8")
     assert text == (
-        "# Recorded by mindrian run --record; replay it with --model scripted:FILE\n"
+        "# Recorded by mindrian --record; replay it with --model scripted:FILE\n"
         "agents:\n  phased:\n  - text: first\n  - text: second\n"
     )
 

@@ -12,8 +12,15 @@ a random moment of its run. After each kill:
 - at the end a normal build succeeds, leaves nothing under staging, and gives
   byte-identical output to the reference build.
 
-``MINDRIAN_KILL_TRIALS`` sets the number of trials (default 20, what CI runs)
-and ``MINDRIAN_KILL_REPORT`` names a JSON file that receives the counts.
+A second suite does the same to ``build --all`` of several skills, killed
+while the batch registers them (phase 7: probes running ahead in the warm
+worker, the registry, the packages and ``registry.yaml`` changing skill after
+skill): every skill's package must match its own entry in ``registry.yaml``
+(both of one variant), whatever the others are.
+
+``MINDRIAN_KILL_TRIALS`` sets the number of trials (default 20, what CI runs),
+``MINDRIAN_KILL_BATCH_TRIALS`` those of the batch suite (default 6), and
+``MINDRIAN_KILL_REPORT`` names a JSON file that receives the counts.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from builder.pipeline.transaction import PackageTransaction
 from mindrian.graph import EmbeddedRegistry, load_registry_yaml
@@ -42,6 +51,7 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = int(os.environ.get("MINDRIAN_KILL_TRIALS", "20"))
+BATCH_TRIALS = int(os.environ.get("MINDRIAN_KILL_BATCH_TRIALS", "6"))
 SEED = 20261123
 PACKAGE = "pws_validation"
 SKILL = Path("skills") / "pws" / "SKILL.md"
@@ -58,8 +68,16 @@ class Counts:
     inconsistent_states: int = 0
 
 
-def variant_text(variant: str) -> str:
-    text = (REPO / SKILL).read_text(encoding="utf-8")
+#: The skills of the batch suite (chained to each other, so relationships are written too).
+BATCH_SKILLS = (
+    SKILL,
+    Path("skills") / "jtbd" / "SKILL.md",
+    Path("skills") / "minto-pyramid" / "SKILL.md",
+)
+
+
+def variant_text(variant: str, skill: Path = SKILL) -> str:
+    text = (REPO / skill).read_text(encoding="utf-8")
     if variant == "A":
         return text
     marked = text.replace("\ndescription: ", "\ndescription: Revised. ", 1)
@@ -212,6 +230,152 @@ def test_kills_at_random_points_lose_leak_and_leave_nothing(tmp_path: Path) -> N
     report = os.environ.get("MINDRIAN_KILL_REPORT")
     if report:
         Path(report).write_text(json.dumps(asdict(counts), indent=2) + "\n", encoding="utf-8")
+    assert (counts.crashes, counts.hangs, counts.leaks, counts.inconsistent_states) == (
+        0,
+        0,
+        0,
+        0,
+    ), "\n".join([str(counts), *problems])
+    shutil.rmtree(project, ignore_errors=True)
+
+
+def start_batch(project: Path, variant: str, log: Path) -> subprocess.Popen[bytes]:
+    for skill in BATCH_SKILLS:
+        (project / skill).write_text(variant_text(variant, skill), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with log.open("wb") as err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "builder", "build", "--all", "--jobs", "2"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def batch_state(project: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every package's files by package, and every registry.yaml entry by framework id."""
+    generated = project / "generated"
+    packages = {
+        folder.name: package_tree_at(folder)
+        for folder in sorted(generated.iterdir())
+        if folder.is_dir()
+    }
+    listed = generated / "registry.yaml"
+    records = {r.id: r for r in load_registry_yaml(listed)} if listed.is_file() else {}
+    return packages, records
+
+
+def package_tree_at(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+#: A batch's state: files by package, registry.yaml entries by framework id.
+BatchState = tuple[dict[str, Any], dict[str, Any]]
+
+
+def batch_consistent(
+    project: Path, references: dict[str, BatchState], owners: dict[str, str]
+) -> str:
+    """Why a killed batch left some skill's package and registry entry apart, or ""."""
+    paths = ProjectPaths(project)
+    for package in owners:
+        PackageTransaction(paths, package).recover()  # what the next build does first
+    packages, records = batch_state(project)
+    problems = []
+    for package, framework in sorted(owners.items()):
+        of_package = [v for v, (p, _) in references.items() if packages.get(package) == p[package]]
+        of_entry = [v for v, (_, r) in references.items() if records.get(framework) == r[framework]]
+        new = package not in packages and framework not in records  # never built yet
+        if not new and (of_package[:1] != of_entry[:1] or not of_package):
+            problems.append(f"{package}: package {of_package or '-'}, entry {of_entry or '-'}")
+    journal = [p.name for p in paths.staging.glob("*") if p.suffix in (".previous", ".committed")]
+    if journal:
+        problems.append(f"recovery left {sorted(journal)}")
+    with EmbeddedRegistry(paths.embedded_registry, wait=30) as registry:
+        held = {r.id for r in registry.export()}
+    if not set(records) <= held:
+        problems.append(f"the database lacks {sorted(set(records) - held)}")
+    return "; ".join(problems)
+
+
+def framework_of(project: Path, package: str) -> str:
+    """The framework id of a generated package, from its spec."""
+    spec = (project / "generated" / package / "spec.yaml").read_text(encoding="utf-8")
+    return str(yaml.safe_load(spec)["id"])
+
+
+def kill_while_registering(
+    build: subprocess.Popen[bytes], log: Path, delay: float, counts: Counts
+) -> str:
+    """SIGKILL ``build`` ``delay`` seconds after it reports its first phase 7; what went wrong."""
+    deadline = time.monotonic() + 900
+    while build.poll() is None and time.monotonic() < deadline:
+        if b"registration" in log.read_bytes():
+            break
+        time.sleep(0.05)
+    time.sleep(delay)
+    if build.poll() is None:
+        build.send_signal(signal.SIGKILL)
+    try:
+        build.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        counts.hangs += 1
+        build.kill()
+        build.wait()
+        return " hang"
+    if build.returncode not in (0, -signal.SIGKILL):
+        counts.crashes += 1
+        return f" exit {build.returncode}"
+    return ""
+
+
+def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    for skill in BATCH_SKILLS:
+        (project / skill).parent.mkdir(parents=True, exist_ok=True)
+    log = tmp_path / "build.log"
+    references: dict[str, BatchState] = {}
+    for variant in ("B", "A"):
+        build = start_batch(project, variant, log)
+        assert build.wait(timeout=900) == 0, log.read_text("utf-8", "replace")
+        references[variant] = batch_state(project)
+    owners = {package: framework_of(project, package) for package in references["A"][0]}
+    assert len(owners) == len(BATCH_SKILLS) and len(set(owners.values())) == len(BATCH_SKILLS)
+    for package, framework in owners.items():
+        assert references["A"][0][package] != references["B"][0][package]
+        assert references["A"][1][framework] != references["B"][1][framework]
+
+    rng = random.Random(SEED)
+    counts, problems = Counts(), []
+    for trial in range(BATCH_TRIALS):
+        counts.trials += 1
+        build = start_batch(project, "B" if trial % 2 == 0 else "A", log)
+        problem = kill_while_registering(build, log, rng.uniform(0.0, 3.0), counts)
+        leaked = survivors(project)
+        if leaked:
+            counts.leaks += 1
+            problem += f" processes {leaked} outlived the build"
+            for pid in leaked:
+                os.kill(pid, signal.SIGKILL)
+        if problem:
+            problems.append(f"trial {trial}:{problem}")
+        reason = batch_consistent(project, references, owners)
+        if reason:
+            counts.inconsistent_states += 1
+            problems.append(f"trial {trial}: {reason}")
+
+    final = "B" if BATCH_TRIALS % 2 == 0 else "A"
+    build = start_batch(project, final, log)
+    assert build.wait(timeout=900) == 0, log.read_text("utf-8", "replace")
+    assert batch_state(project) == references[final]
+    assert list(ProjectPaths(project).staging.iterdir()) == []
+    assert survivors(project, grace=5) == []
     assert (counts.crashes, counts.hangs, counts.leaks, counts.inconsistent_states) == (
         0,
         0,

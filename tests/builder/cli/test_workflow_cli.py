@@ -148,6 +148,27 @@ def test_run_with_a_scripted_model_lets_it_choose_edges(capsys, tmp_path, monkey
     )
 
 
+def test_run_records_the_model_and_the_recording_replays_the_run(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINDRIAN_MODEL", raising=False)
+    script = write(tmp_path, "answers: [plan one, rework, plan two, Approve]\n", "script.yaml")
+    flow = write(tmp_path, REVIEWED)
+    recorded = tmp_path / "recorded.yaml"
+    code, out, _ = mindrian(
+        capsys, "run", flow, "--model", f"scripted:{script}", "--record", recorded
+    )
+    assert code == 0
+    assert recorded.read_text(encoding="utf-8").splitlines()[1:] == [
+        "agents:",
+        "  reviewed:",
+        "  - text: plan one",
+        "  - text: rework",
+        "  - text: plan two",
+        "  - text: Approve",
+    ]
+    again = mindrian(capsys, "run", flow, "--model", f"scripted:{recorded}")
+    assert again == (0, out, "")
+
+
 def test_run_with_a_model_that_runs_out_of_answers_exits_1(capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("MINDRIAN_MODEL", raising=False)
     script = write(tmp_path, "answers: [plan one]\n", "script.yaml")

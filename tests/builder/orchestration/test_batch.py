@@ -35,7 +35,7 @@ from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.pipeline.results import BuildReport, PhaseReport
-from builder.probe.runner import ProbeResult, ProbeServer, run_probe
+from builder.probe.runner import ProbeResult, WarmProbes, run_probe
 
 # Slow: whole builds of several skills, phases 1-7.
 pytestmark = pytest.mark.slow
@@ -341,11 +341,11 @@ def _own_probe(out_dir: Path, identifier: str) -> ProbeResult:
     ("skills", "probe", "shared_server"),
     [
         (("alpha", "beta"), run_probe, True),
-        (("alpha",), run_probe, False),
+        (("alpha",), run_probe, True),
         (("alpha", "beta"), _own_probe, False),
     ],
 )
-def test_several_skills_share_one_probe_server_unless_a_probe_was_chosen(
+def test_every_skill_probes_through_one_warm_worker_unless_a_probe_was_chosen(
     tmp_path: Path, skills: tuple[str, ...], probe: object, shared_server: bool
 ) -> None:
     make_project(tmp_path, {name: skill_text(name) for name in skills})
@@ -361,7 +361,7 @@ def test_several_skills_share_one_probe_server_unless_a_probe_was_chosen(
     assert all(r.problem is None for r in reports)
     assert len(registration.probes) == len(skills)
     expected = registration.probes[0] if shared_server else probe
-    assert isinstance(expected, ProbeServer) is shared_server
+    assert isinstance(expected, WarmProbes) is shared_server
     assert all(p is expected for p in registration.probes)
     assert registration.probe is probe  # the caller's phase itself is left as it was
 

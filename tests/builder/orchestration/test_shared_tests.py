@@ -17,6 +17,7 @@ from builder.phases import load_phase
 from builder.phases.code_generation import CodeGenerationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import CHECK_FAILED_CODE, BuildReport
+from builder.pipeline.worker import run_module
 
 # Slow: real builds of three skills through phase 7, with their generated tests.
 pytestmark = pytest.mark.slow
@@ -48,9 +49,11 @@ class Spies:
             self.sessions.append(sorted(p.name for p in folder.iterdir() if p.is_dir()))
             return session(folder, jobs, workers)
 
-        def run_package_tests(folder: Path, identifier: str, timeout: float = 180.0) -> Any:
+        def run_package_tests(
+            folder: Path, identifier: str, timeout: float = 180.0, runner: Any = run_module
+        ) -> Any:
             self.alone.append(identifier)
-            return alone(folder, identifier, timeout)
+            return alone(folder, identifier, timeout, runner)
 
         monkeypatch.setattr(package_tests, "run_session", run_session)
         monkeypatch.setattr(code_generation, "run_package_tests", run_package_tests)

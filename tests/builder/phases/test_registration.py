@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import os
+import signal
 import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,8 +20,8 @@ from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.serial import from_plain, to_plain
-from builder.probe.e2e import REPLY_PREFIX
-from builder.probe.runner import ProbeResult, ProbeServer, run_probe
+from builder.pipeline.worker import WarmWorker
+from builder.probe.runner import ProbeResult, WarmProbes, run_probe
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
@@ -388,41 +387,44 @@ PID_PACKAGE = """
 """
 
 
-def test_the_probe_server_gives_run_probes_verdict_for_every_kind_of_package(
-    tmp_path: Path,
-) -> None:
+def test_warm_probes_give_run_probes_verdict_for_every_kind_of_package(tmp_path: Path) -> None:
     for index, kind in enumerate(PACKAGES):
         make_package(tmp_path, PACKAGES[kind], f"probe_{index}")
-    with ProbeServer() as server:
-        served = [server(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
-    assert served == [run_probe(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
+    asked = [(tmp_path, f"probe_{index}") for index in range(len(PACKAGES))]
+    with WarmWorker() as worker:
+        probes = WarmProbes(worker, at_once=2)
+        probes.plan(asked)  # ahead of time, two at once, as a batch does
+        served = [probes(*probe) for probe in asked]
+    assert served == [run_probe(*probe) for probe in asked]
     assert [r.success for r in served] == [True, True, True, False, False]
 
 
-def test_the_probe_server_runs_each_probe_in_a_process_of_its_own(tmp_path: Path) -> None:
-    with ProbeServer() as server:
-        server.start(tmp_path)  # before the packages exist, as in a batch
+def test_warm_probes_run_each_probe_in_a_process_of_its_own(tmp_path: Path) -> None:
+    with WarmWorker() as worker:
+        worker.start()  # before the packages exist, as in a build
+        probes = WarmProbes(worker)
         for identifier in ("first", "second"):
             make_package(tmp_path, PID_PACKAGE, identifier)
-            assert server(tmp_path, identifier).success
-        assert server(tmp_path, "first").success
+            assert probes(tmp_path, identifier).success
+        assert probes(tmp_path, "first").success
     probed = sorted(path.read_text() for path in (tmp_path / "pids").iterdir())
     assert probed == ["first", "first", "second"]
 
 
-def test_a_probe_that_hangs_times_out_and_the_next_one_gets_a_new_server(tmp_path: Path) -> None:
+def test_a_probe_that_hangs_times_out_and_the_next_one_still_runs(tmp_path: Path) -> None:
     make_package(tmp_path, "import time\ntime.sleep(600)\n", "hangs")
     make_package(tmp_path, PACKAGES["operator"], "answers")
-    with ProbeServer(timeout=5) as server:
-        assert server(tmp_path, "hangs") == ProbeResult(
+    with WarmWorker() as worker:
+        probes = WarmProbes(worker, timeout=5)
+        assert probes(tmp_path, "hangs") == ProbeResult(
             False, "the end-to-end probe timed out after 5 s"
         )
-        assert server(tmp_path, "answers").success
+        assert probes(tmp_path, "answers").success
 
 
 def test_a_name_that_is_not_an_identifier_is_judged_as_run_probe_judges_it(tmp_path: Path) -> None:
-    with ProbeServer() as server:
-        assert server(tmp_path, "not-a-module") == run_probe(tmp_path, "not-a-module")
+    with WarmWorker() as worker:
+        assert WarmProbes(worker)(tmp_path, "not-a-module") == run_probe(tmp_path, "not-a-module")
 
 
 def test_with_probe_keeps_the_registry_and_environment(tmp_path: Path) -> None:
@@ -439,30 +441,12 @@ def test_with_probe_keeps_the_registry_and_environment(tmp_path: Path) -> None:
     assert changed.extra_digest(inputs(tmp_path)) == original.extra_digest(inputs(tmp_path))
 
 
-def test_the_server_says_it_is_ready_and_refuses_a_line_that_names_no_package(
-    tmp_path: Path,
-) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "builder.probe.e2e", "--serve"],
-        input="../escape\n",
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=60,
-        check=True,
-    )
-    replies = [json.loads(line[len(REPLY_PREFIX) :]) for line in done.stdout.splitlines()]
-    assert replies == [
-        {"ready": True, "reason": ""},
-        {"returncode": 2, "stdout": "", "stderr": "not a package identifier: '../escape'"},
-    ]
-
-
-def test_a_server_that_cannot_start_leaves_the_probe_to_run_probe(tmp_path: Path) -> None:
-    later = tmp_path / "created-later"
-    with ProbeServer() as server:
-        server.start(later)  # its folder does not exist yet: no server, and no error either
-        make_package(later, PACKAGES["operator"])
-        result = server(later, "probe_me")
-    assert result == run_probe(later, "probe_me")
+def test_a_worker_that_dies_leaves_the_probe_to_a_fresh_process(tmp_path: Path) -> None:
+    make_package(tmp_path, PACKAGES["operator"])
+    with WarmWorker() as worker:
+        worker.start()
+        assert worker._process is not None
+        os.killpg(worker._process.pid, signal.SIGKILL)
+        result = WarmProbes(worker)(tmp_path, "probe_me")
+    assert result == run_probe(tmp_path, "probe_me")
     assert result.success

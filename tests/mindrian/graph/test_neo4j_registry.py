@@ -210,13 +210,12 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
 
 
 def test_reads_use_read_sessions() -> None:
-    minto = {"id": "minto", "name": "Minto", "description": "Pyramid."}
-    minto |= {"triggers": ["scqa"], "problem_types": ["ill-defined"], "body": None}
+    minto = {"id": "minto", "name": "Minto", "triggers": ["scqa"], "problem_types": ["ill-defined"]}
     answers = {
         q.ROUTING_REVISION.text: [{"n": 1, "latest": "2026-01-01T00:00:00"}],
         q.ROUTING_USAGE_REVISION.text: [{"n": 0, "successes": None}],
         q.SELECT_FRAMEWORKS.text: [{"id": "minto", "name": "Minto", "score": 1.0}],
-        q.ROUTING_DOCUMENTS.text: [minto],
+        q.ROUTING_TRIGGERS.text: [minto],
     }
     driver = FakeDriver(responder=lambda text, params: answers.get(text, []))
     registry = connect(driver)
@@ -234,7 +233,7 @@ def test_reads_use_read_sessions() -> None:
     assert first == [*revisions, q.SELECT_FRAMEWORKS.name]
     assert second == [
         *revisions,
-        q.ROUTING_DOCUMENTS.name,
+        q.ROUTING_TRIGGERS.name,
         q.EXPORT_GOOD_FOR.name,
         q.EXPORT_CHAINS.name,
         q.ROUTING_USAGE.name,

@@ -13,8 +13,10 @@ trigger contexts through each path available offline:
 * for trigger contexts, the Cypher selection query itself (``SELECT_QUERY``) run inside the
   registry, the form a Neo4j deployment runs.
 
-``registry.yaml`` stores no usage, so the MCP server on that file is compared with an
-embedded registry holding the same frameworks and no usage.
+``registry.yaml`` stores neither usage nor the SKILL.md bodies (by design, see
+:class:`mindrian.graph.FrameworkRecord`), so the MCP server on that file is compared with an
+embedded registry holding the same frameworks without them: on the same project, a server
+reading registry.yaml ranks sentences differently from one reading the database.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ EXTRA = (
         problem_types=("testing",),
         chains_to=(("pws-validation", 0.5),),
         good_for=(("testing", 0.9),),
+        body="先列出函数的每个分支，再为每个分支写一个断言。",  # noqa: RUF001 (Chinese punctuation)
     ),
     FrameworkRecord(
         id="load-test-planner",
@@ -66,6 +69,7 @@ EXTRA = (
         triggers=("load-test", "performance"),
         problem_types=("testing", "ill-defined"),
         good_for=(("testing", 0.6), ("ill-defined", 0.3)),
+        body="Steps\nModel the traffic, ramp up virtual users and watch latency percentiles.",
     ),
     FrameworkRecord(
         id="pricing-sprint",
@@ -94,8 +98,11 @@ SENTENCES = (
     "plan the performance tests of our web service, not unit tests",
     "how should we price the product? not market sizing",
     "structure a board update about a wicked problem",
+    "which latency percentiles matter when we ramp up virtual users",
     "一个完全无关的句子 zzz qqq",
 )
+#: Words found only in a stored body.
+BODY_ONLY = SENTENCES[-2]
 #: (triggers, problem types, previous): one context per framework, made from its stored
 #: fields, plus contexts that combine frameworks and chain from one to the next.
 CONTEXTS = (
@@ -150,6 +157,7 @@ def test_the_cases_exercise_every_part_of_the_scores(expected: dict[str, list[Ra
     sentences, contexts = expected["sentences"], expected["contexts"]
     assert sentences[0][0][0] == "pws-validation"
     assert sentences[1][0][0] == "unit-test-coach"
+    assert sentences[SENTENCES.index(BODY_ONLY)][0][0] == "load-test-planner"
     assert sentences[-1] == [] or sentences[-1][0][1] < sentences[1][0][1]
     assert contexts[-1] == []
     scores = {score for ranked in contexts for _, score in ranked}
@@ -186,6 +194,7 @@ def test_neo4j_path_agrees_and_sends_only_registry_queries(
     assert set(reads) == {
         q.ROUTING_REVISION.name,
         q.ROUTING_DOCUMENTS.name,
+        q.ROUTING_TRIGGERS.name,
         q.EXPORT_GOOD_FOR.name,
         q.EXPORT_CHAINS.name,
         q.ROUTING_USAGE_REVISION.name,
@@ -195,7 +204,8 @@ def test_neo4j_path_agrees_and_sends_only_registry_queries(
     # The first trigger context was the query; the stored fields were read once for the
     # text index and once for the postings; every other selection only read the revisions.
     assert reads.count(q.SELECT_FRAMEWORKS.name) == 1
-    assert reads.count(q.ROUTING_DOCUMENTS.name) == 2
+    assert reads.count(q.ROUTING_DOCUMENTS.name) == reads.count(q.ROUTING_TRIGGERS.name) == 1
+    assert reads.count(q.EXPORT_CHAINS.name) == 2
     assert reads.count(q.ROUTING_REVISION.name) == len(SENTENCES) + len(CONTEXTS)
 
 
@@ -261,7 +271,7 @@ def test_mcp_server_on_registry_yaml_agrees_with_the_same_frameworks(tmp_path: P
     write_registry_yaml(RECORDS, path)
     _, _, results = anyio.run(_session_calls, path, _mcp_calls())
     with EmbeddedRegistry(None) as plain:
-        plain.register_many(RECORDS)
+        plain.register_many(replace(record, body="") for record in RECORDS)
         want = {
             "sentences": [_ranked(plain.select_text(s)) for s in SENTENCES],
             "contexts": [_ranked(plain.select(t, p, b)) for t, p, b in CONTEXTS],

@@ -122,7 +122,7 @@ def test_a_recorded_run_replays_byte_for_byte(tmp_path: Path) -> None:
         state=tmp_path / "a",
     )
     replay = _run("deep-research", "EV", "--model", f"scripted:{record}", state=tmp_path / "b")
-    assert record.read_text(encoding="utf-8").startswith("# Recorded by mindrian run --record")
+    assert record.read_text(encoding="utf-8").startswith("# Recorded by mindrian --record")
     assert (replay.returncode, replay.stdout, replay.stderr) == (
         first.returncode,
         first.stdout,
