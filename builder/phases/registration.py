@@ -19,8 +19,10 @@ export); on any failure the framework's previous registration is restored.
 Registering the same record again changes nothing.
 
 The phase is cached like the others: its digest covers the registry target and
-the output folder, not the database's contents. ``mindrian register`` always
-reruns it, which is how a deleted or foreign registry is brought back in sync.
+the output folder, not the database's contents; and a checkpoint holds only while
+the installed package is phase 6's (:meth:`RegistrationPhase.cache_valid`).
+``mindrian register`` always reruns it, which is how a deleted or foreign registry
+is brought back in sync.
 """
 
 from __future__ import annotations
