@@ -109,7 +109,7 @@ class FrameworkNode:
     source_digest: str
     """Digest of SKILL.md and its folder."""
     body: str = ""
-    """The body's prose for ranking (:func:`mindrian.routing.text.prose`); kept out of the
+    """The body's prose for ranking (:func:`mindrian.routing.text.body_prose`); kept out of the
     parameters, so out of registration.cypher, and registered apart."""
 
 

@@ -36,7 +36,7 @@ from builder.pipeline.serial import to_plain
 from builder.skill.spec import AgentSpec
 from mindrian.graph import DEFAULT_SELECT_LIMIT
 from mindrian.graph import queries as q
-from mindrian.routing.text import prose
+from mindrian.routing.text import body_prose
 
 __all__ = [
     "PHASE",
@@ -227,7 +227,7 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
         problem_types=spec.problem_types,
         version=spec.version,
         source_digest=spec.source_digest,
-        body=prose("\n".join(block.text for block in spec.instructions.blocks)),
+        body=body_prose(block.text for block in spec.instructions.blocks),
     )
     chains = _chains(spec)
     good_for = tuple(

@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,9 @@ __all__ = [
 ]
 
 #: Format of the stamp files; a stamp of another format is ignored (rebuilt from checkpoints).
-_FORMAT = 1
+_FORMAT = 2
+#: The stamp's fields that list files, each file written as a row of its :class:`FileStamp` fields.
+_FILE_LISTS = ("sources", "checkpoints", "package")
 #: Folder of the stamps inside the checkpoint folder (no agent id can start with a dot).
 _FOLDER = ".stamps"
 
@@ -164,8 +166,9 @@ def verify_files(
         return None
     now: list[FileStamp] = []
     rewrite = False
+    base = os.fspath(folder)
     for record in recorded:
-        path = folder / record.name
+        path = os.path.join(base, record.name)  # str, not Path: a no-op stats thousands of files
         try:
             stat = os.stat(path)
         except OSError:
@@ -183,9 +186,20 @@ def verify_files(
     return Verified(tuple(now), rewrite)
 
 
-def _sha256(path: Path) -> str | None:
+def _file(row: Any) -> FileStamp:
+    """A :class:`FileStamp` from its row; ``ValueError`` when the row is not one."""
+    name, size, mtime_ns, ctime_ns, sha256 = row
+    if not (isinstance(name, str) and isinstance(sha256, str)):
+        raise ValueError(f"not a file row: {row!r}")
+    if not all(type(n) is int for n in (size, mtime_ns, ctime_ns)):
+        raise ValueError(f"not a file row: {row!r}")
+    return FileStamp(name, size, mtime_ns, ctime_ns, sha256)
+
+
+def _sha256(path: str) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
     except OSError:
         return None
 
@@ -211,7 +225,10 @@ class StampStore:
             plain = json.loads(text)
             if not isinstance(plain, dict) or plain.pop("format", None) != _FORMAT:
                 return None
-            stamp = from_plain(Stamp, plain)
+            # Rows rather than from_plain: a no-op reads a stamp of dozens of files per skill.
+            files = {key: tuple(_file(row) for row in plain.pop(key)) for key in _FILE_LISTS}
+            rest = from_plain(Stamp, {**plain, **{key: [] for key in _FILE_LISTS}})
+            stamp = replace(rest, **files)
         except (OSError, ValueError, TypeError, KeyError):
             return None  # missing, damaged or of another shape: decided from the checkpoints
         return (stamp, stamped_ns) if stamp.display == display else None
@@ -219,6 +236,8 @@ class StampStore:
     def write(self, stamp: Stamp) -> None:
         """Store ``stamp`` atomically (same stamp, same bytes)."""
         plain: dict[str, Any] = {"format": _FORMAT, **to_plain(stamp)}
+        for key in _FILE_LISTS:
+            plain[key] = [list(astuple(f)) for f in getattr(stamp, key)]
         text = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         atomic_write_text(self.path(stamp.display), text + "\n")
 

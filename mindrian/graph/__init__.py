@@ -19,10 +19,12 @@ from mindrian.graph.errors import GraphError
 from mindrian.graph.factory import open_registry
 from mindrian.graph.neo4j_registry import Neo4jRegistry, redact_uri
 from mindrian.graph.registry_yaml import (
+    RoutingBodyWarning,
     dump_registry_yaml,
     load_registry_yaml,
     parse_registry_yaml,
     registry_from_yaml,
+    with_routing_bodies,
     write_registry_yaml,
 )
 
@@ -36,6 +38,7 @@ __all__ = [
     "GraphError",
     "Neo4jRegistry",
     "Registry",
+    "RoutingBodyWarning",
     "Selection",
     "Usage",
     "dump_registry_yaml",
@@ -44,5 +47,6 @@ __all__ = [
     "parse_registry_yaml",
     "redact_uri",
     "registry_from_yaml",
+    "with_routing_bodies",
     "write_registry_yaml",
 ]

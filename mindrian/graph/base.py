@@ -74,8 +74,8 @@ class FrameworkRecord:
     body: str = ""
     """The SKILL.md body's prose, for ranking (:func:`mindrian.routing.text.prose`). Stored
     in the registry database, never in registry.yaml (:meth:`to_plain`; a reviewed file that
-    every body edit would otherwise change): a registry built from registry.yaml ranks by
-    the other fields until the skills are registered again."""
+    every body edit would otherwise change): a registry built from registry.yaml gets it
+    from the packages' spec.yaml (:func:`mindrian.graph.registry_yaml.with_routing_bodies`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:

@@ -1,7 +1,10 @@
 """``generated/registry.yaml``: the committed, deterministic export of the registry.
 
 The embedded database is a build artefact; this file is the reviewed source of truth
-it can be rebuilt from.
+it can be rebuilt from. The one field it leaves out, each framework's routing body, is
+recomputed on loading from the ``spec.yaml`` of the framework's package beside it
+(:func:`with_routing_bodies`), so a registry rebuilt on another machine ranks as the one
+the build registered into.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,13 +23,16 @@ import yaml
 from mindrian.atomic import atomic_write_text
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
+from mindrian.routing.text import body_prose
 
 __all__ = [
     "FORMAT_VERSION",
+    "RoutingBodyWarning",
     "dump_registry_yaml",
     "load_registry_yaml",
     "parse_registry_yaml",
     "registry_from_yaml",
+    "with_routing_bodies",
     "write_registry_yaml",
 ]
 
@@ -133,11 +140,102 @@ def write_registry_yaml(source: Registry | Iterable[FrameworkRecord], path: str 
 def registry_from_yaml(
     yaml_path: str | Path, db_path: str | Path | None = None
 ) -> EmbeddedRegistry:
-    """An embedded registry (in memory unless ``db_path``) holding what registry.yaml lists."""
+    """An embedded registry (in memory unless ``db_path``) holding what registry.yaml lists,
+    with the routing bodies of the packages beside it (:func:`with_routing_bodies`)."""
     registry = EmbeddedRegistry(db_path)
     try:
-        registry.register_many(load_registry_yaml(yaml_path))
+        records = load_registry_yaml(yaml_path)
+        registry.register_many(with_routing_bodies(records, yaml_path))
     except BaseException:
         registry.close()
         raise
     return registry
+
+
+class RoutingBodyWarning(UserWarning):
+    """Frameworks loaded from registry.yaml that rank without their body: no package of
+    theirs beside it, or one whose spec.yaml no longer agrees with the registered record."""
+
+
+#: The spec.yaml keys that registry.yaml also holds: a package whose values differ is not
+#: the build that registry.yaml records, so its body would not be either.
+_SHARED_KEYS = ("name", "type", "description", "version", "triggers", "problem_types")
+
+#: How many frameworks a RoutingBodyWarning names before it only counts the rest.
+_NAMED_IN_WARNING = 5
+
+
+def with_routing_bodies(
+    records: Iterable[FrameworkRecord], yaml_path: str | Path
+) -> tuple[FrameworkRecord, ...]:
+    """``records`` of the registry.yaml at ``yaml_path``, each with its routing body
+    recomputed from its package's ``spec.yaml`` in the same folder.
+
+    The body is :func:`~mindrian.routing.text.body_prose` of the spec's instruction
+    blocks, what phase 5 stores at registration. A framework without a package there, or
+    whose spec.yaml disagrees with its record (:data:`_SHARED_KEYS`), keeps no body, and one
+    :class:`RoutingBodyWarning` names each such framework and why: its selection scores
+    would differ from the registering machine's, which must not pass unnoticed.
+    """
+    packages = Path(yaml_path).parent
+    specs, problems = _specs_by_id(packages)
+    found: list[FrameworkRecord] = []
+    for record in records:
+        spec = specs.get(record.id)
+        problem = _stale(record, spec[1]) if spec is not None else "no package beside it"
+        if spec is not None and problem is None:
+            found.append(replace(record, body=_spec_body(spec[1])))
+            continue
+        where = spec[0].as_posix() if spec is not None else None
+        problems.append(f"{record.id}: {problem}" + (f" ({where})" if where else ""))
+        found.append(replace(record, body=""))
+    if problems:
+        _warn(Path(yaml_path), problems)
+    return tuple(found)
+
+
+def _specs_by_id(packages: Path) -> tuple[dict[str, tuple[Path, Mapping[str, Any]]], list[str]]:
+    """Each package's (spec.yaml path, contents) by framework id, and the unreadable ones."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    specs: dict[str, tuple[Path, Mapping[str, Any]]] = {}
+    unreadable: list[str] = []
+    for path in sorted(packages.glob("*/spec.yaml")):
+        try:
+            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            unreadable.append(f"{path.as_posix()}: unreadable ({' '.join(str(error).split())})")
+            continue
+        if isinstance(spec, Mapping) and isinstance(spec.get("id"), str):
+            specs[spec["id"]] = (path, spec)
+    return specs, unreadable
+
+
+def _stale(record: FrameworkRecord, spec: Mapping[str, Any]) -> str | None:
+    plain = record.to_plain()
+    differ = [key for key in _SHARED_KEYS if spec.get(key) != plain[key]]
+    if differ:
+        return f"its spec.yaml differs from registry.yaml in {', '.join(differ)}"
+    instructions = spec.get("instructions")
+    blocks = instructions.get("blocks") if isinstance(instructions, Mapping) else None
+    if not isinstance(blocks, list) or not all(
+        isinstance(b, Mapping) and isinstance(b.get("text"), str) for b in blocks
+    ):
+        return "its spec.yaml has no instructions.blocks texts"
+    return None
+
+
+def _spec_body(spec: Mapping[str, Any]) -> str:
+    return body_prose(block["text"] for block in spec["instructions"]["blocks"])
+
+
+def _warn(yaml_path: Path, problems: list[str]) -> None:
+    named = "; ".join(problems[:_NAMED_IN_WARNING])
+    more = len(problems) - _NAMED_IN_WARNING
+    rest = f"; and {more} more" if more > 0 else ""
+    warnings.warn(
+        f"{yaml_path.as_posix()}: ranked without the body of their skill "
+        f"(selection may differ from the registering build until it is registered again): "
+        f"{named}{rest}",
+        RoutingBodyWarning,
+        stacklevel=3,
+    )

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from mindrian.routing.terms import STOP_WORDS
 
-__all__ = ["is_unspaced", "prose", "stem", "tokens"]
+__all__ = ["body_prose", "is_unspaced", "prose", "stem", "tokens"]
 
 # Scripts written without spaces between words: Han (with its extensions and
 # compatibility block), Hiragana, Katakana, Hangul, Thai, Lao, Myanmar, Khmer.
@@ -139,3 +140,10 @@ def prose(markdown: str) -> str:
         else:
             kept.append(line)
     return "\n".join(kept)
+
+
+def body_prose(block_texts: Iterable[str]) -> str:
+    """The routing body of a skill from its instruction blocks' texts, in order: their
+    :func:`prose`. Phase 5 computes it from the AgentSpec and a registry rebuilt from
+    registry.yaml from each package's spec.yaml, so both rank by the same text."""
+    return prose("\n".join(block_texts))

@@ -172,7 +172,7 @@ def test_a_damaged_stamp_falls_back_to_the_checkpoints(
 
     assert _statuses(report) == ["cached"] * 7
     assert _checkpoint_reads(opened, project)  # decided from the checkpoint heads
-    assert b'"format":1' in project.stamp.read_bytes()  # and stamped again
+    assert b'"format":2' in project.stamp.read_bytes()  # and stamped again
 
 
 def test_a_missing_checkpoint_makes_the_stamp_stale(project: Project) -> None:
