@@ -34,6 +34,7 @@ import contextlib
 import functools
 import multiprocessing
 import os
+import queue
 import shutil
 import sys
 import threading
@@ -76,6 +77,7 @@ from builder.skill.source import load_source
 
 if TYPE_CHECKING:
     from builder.orchestration.shared_tests import SharedResults
+    from builder.pipeline.worker import ModuleRunner, WarmWorker
 
 __all__ = [
     "COLLISION_CODE",
@@ -627,13 +629,24 @@ class _Chunked:
         """Every chunk through phase 6, each skill's report set in ``out`` as soon as it is known.
 
         A chunk's first pass is queued in the pool as soon as the one before is
-        staged; its session then runs beside up to ``jobs - 1`` others (each is
-        one process), and its second pass is queued as it ends, so sessions,
-        rendering and phase 7 overlap. A failure here fails the skills not yet
+        staged; its session then runs beside up to ``jobs - 1`` others, and its
+        second pass is queued as it ends, so sessions, rendering and phase 7
+        overlap. Each session is forked from one of ``jobs`` warm workers
+        (started now, so they import while the first chunk renders), one
+        session per worker at a time. A failure here fails the skills not yet
         reported.
         """
+        from builder.pipeline.worker import WarmWorker
+
+        jobs = max(1, self.options.jobs)
         try:
-            with ThreadPoolExecutor(self.options.jobs, thread_name_prefix="session") as sessions:
+            with contextlib.ExitStack() as stack:
+                idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
+                for _ in range(jobs):
+                    worker = stack.enter_context(WarmWorker(home=Path(self.config.root).resolve()))
+                    worker.start()
+                    idle.put(worker)
+                sessions = stack.enter_context(ThreadPoolExecutor(jobs, "session"))
                 pending = self._staging(chunks[0])
                 for k, chunk in enumerate(chunks):
                     folder, futures = pending
@@ -646,9 +659,8 @@ class _Chunked:
                     for i in chunk:
                         if i not in held:
                             out[i].set_result(first[i])
-                    sessions.submit(self._tested, folder, held, first, out).add_done_callback(
-                        functools.partial(_fail_unset, out)
-                    )
+                    tested = sessions.submit(self._tested, folder, held, first, out, idle)
+                    tested.add_done_callback(functools.partial(_fail_unset, out))
         except BaseException as error:
             _fail_unset(out, error)
 
@@ -658,9 +670,15 @@ class _Chunked:
         held: Sequence[int],
         first: Mapping[int, BuildReport],
         out: Mapping[int, Future[BuildReport]],
+        idle: queue.SimpleQueue[WarmWorker],
     ) -> None:
-        """One chunk's session (one process), then its second pass queued in the pool."""
-        results = self._session(folder, held, self.options.jobs, workers=0)
+        """One chunk's session, forked from an idle warm worker, then its second pass queued in
+        the pool."""
+        worker = idle.get()
+        try:
+            results = self._session(folder, held, self.options.jobs, workers=0, runner=worker)
+        finally:
+            idle.put(worker)
         for i in held:
             self._finish_later(i, results, first[i], out[i])
 
@@ -681,15 +699,24 @@ class _Chunked:
         }
 
     def _session(
-        self, folder: Path, held: Sequence[int], jobs: int, workers: int | None = None
+        self,
+        folder: Path,
+        held: Sequence[int],
+        jobs: int,
+        workers: int | None = None,
+        runner: ModuleRunner | None = None,
     ) -> SharedResults:
-        """The tests of the packages staged in ``folder`` (none for a single one); the folder
-        is removed."""
+        """The tests of the packages staged in ``folder`` (none for a single one), in a fresh
+        process unless a ``runner`` is given; the folder is removed."""
         from builder.orchestration.shared_tests import SharedResults
         from builder.pipeline.package_tests import run_session
 
         try:
-            return SharedResults(run_session(folder, jobs, workers) if len(held) > 1 else {})
+            if len(held) < 2:
+                return SharedResults({})
+            if runner is None:
+                return SharedResults(run_session(folder, jobs, workers))
+            return SharedResults(run_session(folder, jobs, workers, runner))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

@@ -19,8 +19,10 @@ export); on any failure the framework's previous registration is restored.
 Registering the same record again changes nothing.
 
 The phase is cached like the others: its digest covers the registry target and
-the output folder, not the database's contents. ``mindrian register`` always
-reruns it, which is how a deleted or foreign registry is brought back in sync.
+the output folder, not the database's contents; and a checkpoint holds only while
+the installed package is phase 6's (:meth:`RegistrationPhase.cache_valid`).
+``mindrian register`` always reruns it, which is how a deleted or foreign registry
+is brought back in sync.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,6 +231,17 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
             else f"embedded {self._db_path(inputs.config).as_posix()}"
         )
         return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
+
+    def cache_valid(self, inputs: Inputs, stored: Callable[[], Registration]) -> bool:
+        """A checkpoint counts only while phase 6's package is the installed one.
+
+        Installing the ready package is this phase's job (one transaction with the
+        registry), so a package phase 6 staged again, because the installed one was
+        deleted or edited, must not be left waiting behind a cached registration.
+        """
+        package = inputs.previous.package()
+        txn = PackageTransaction(project_paths(inputs.config), package.identifier)
+        return txn.settled() and txn.installed_matches(dict(package.files))
 
     def _open(self, config: BuildConfig) -> Any:
         from builder.graph.commands import restore_registry_once, uri_credentials_problem

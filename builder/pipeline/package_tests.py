@@ -199,15 +199,16 @@ def run_package_tests(
 
 
 def run_session(
-    folder: Path, jobs: int, workers: int | None = None
+    folder: Path, jobs: int, workers: int | None = None, runner: ModuleRunner = run_module
 ) -> dict[str, tuple[str, TestRun]]:
     """The tests of every package staged in ``folder``, in one pytest session.
 
     ``workers`` xdist workers (default :func:`workers_for` ``jobs``; 0 runs
-    without xdist). The result maps a package to the :func:`tree_digest` of
-    what was tested and its :class:`TestRun`; a package missing from it has
-    to be tested alone (the session timed out or crashed, or
-    :func:`attribute` left it out).
+    without xdist); the session is a child started by ``runner`` (a fresh
+    process, or a :class:`~builder.pipeline.worker.WarmWorker`). The result
+    maps a package to the :func:`tree_digest` of what was tested and its
+    :class:`TestRun`; a package missing from it has to be tested alone (the
+    session timed out or crashed, or :func:`attribute` left it out).
     """
     identifiers = sorted(p.name for p in folder.iterdir() if p.is_dir())
     if not identifiers:
@@ -221,7 +222,7 @@ def run_session(
         extra += ["-n", str(workers), "--dist", "loadfile"]
     # The folder, not each package's tests: a conftest.py that fails to import is then that
     # package's collection error, not a usage error ending the whole session at start-up.
-    _, data = _pytest(folder, (folder,), extra, session_timeout(len(identifiers)))
+    _, data = _pytest(folder, (folder,), extra, session_timeout(len(identifiers)), runner)
     runs = attribute(data, identifiers) if data is not None else {}
     return {identifier: (digests[identifier], run) for identifier, run in runs.items()}
 

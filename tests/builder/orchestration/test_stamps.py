@@ -150,14 +150,16 @@ def test_a_same_size_edit_is_rebuilt(project: Project, restore_mtime: bool) -> N
 def test_a_hand_edited_package_is_no_no_op(project: Project) -> None:
     package = next(p for p in (project.root / "generated").iterdir() if p.is_dir())
     spec = package / "spec.yaml"
-    spec.write_bytes(spec.read_bytes() + b"# edited\n")
+    before, stamp = spec.read_bytes(), project.stamp.read_bytes()
+    spec.write_bytes(before + b"# edited\n")
 
     report = project.build()
 
-    assert _statuses(report)[5] == "ok"  # phase 6 found its package changed and rendered it again
-    # Phase 7 stays cached and leaves that package ready, not installed (as without stamps), so
-    # no stamp may say the skill is current.
-    assert not project.stamp.exists()
+    # Phase 6 found its package changed and staged it again; phase 7 installed it.
+    assert _statuses(report)[5:] == ["ok", "ok"]
+    assert spec.read_bytes() == before
+    assert project.stamp.read_bytes() != stamp  # the new package's times
+    assert _statuses(project.build()) == ["cached"] * 7
 
 
 @pytest.mark.parametrize("damage", [b"{not json", b'{"format": 99}', b""])

@@ -19,6 +19,7 @@ from builder.orchestration.shared_tests import SESSION_PREFIX, clear_sessions
 from builder.phases import load_phase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
+from builder.pipeline.worker import run_module
 from mindrian.project import ProjectPaths
 
 SKILLS = {name: skill_text(f"{name}-skill") for name in ("alpha", "beta", "gamma")}
@@ -81,9 +82,9 @@ def test_streamed_chunks_give_what_one_session_gives(
     sessions: list[list[str]] = []
     session = package_tests.run_session
 
-    def spy(folder: Path, jobs: int, workers: int | None = None) -> Any:
+    def spy(folder: Path, jobs: int, workers: int | None = None, runner: Any = run_module) -> Any:
         sessions.append(sorted(p.name for p in folder.iterdir() if p.is_dir()))
-        return session(folder, jobs, workers)
+        return session(folder, jobs, workers, runner)
 
     monkeypatch.setattr(package_tests, "run_session", spy)
     together = _streamed(root, [[0, 1, 2]], load_phase)
