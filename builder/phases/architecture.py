@@ -4,7 +4,10 @@ Input: the ``SkillDefinition`` of phase 1. Output: an :class:`AgentSpec`
 without handoff or tools. The type is the skill's explicit field or the first
 inference rule that matches; the model is the skill's ``provider:model_id``
 (checked against the providers Agno can build) or the per-type default from
-the configuration. The body is split into verbatim blocks so no text is lost.
+the configuration. The model's settings are its type's whatever the provider:
+a setting the provider's model lacks is a warning, never dropped from the spec,
+so the spec does not depend on which SDKs the building machine has installed.
+The body is split into verbatim blocks so no text is lost.
 
 Inference never picks a type whose structure is absent (a team needs two
 sub-agents, a workflow one step); an explicit type without it is error A007,
@@ -16,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -52,6 +55,7 @@ __all__ = [
     "decide_type",
     "field_line",
     "resolve_model",
+    "settings_warnings",
     "split_body",
     "supported_providers",
 ]
@@ -306,7 +310,8 @@ def _model(
         max_tokens=settings.max_tokens or gen.max_tokens,
         thinking_budget=settings.thinking_budget,
     )
-    return config, tuple(answer["notes"])
+    where = f"{location.path} line {location.line}: " if location.line else f"{location.path}: "
+    return config, tuple(where + note for note in answer["notes"])
 
 
 #: The code an answer of :func:`_model_answer` depends on, besides the installed Agno.
@@ -354,17 +359,17 @@ def _ask_agno(text: str, wanted: ModelSettings) -> tuple[dict[str, Any], bool]:
         provider, model_id = resolve_model(text, location=None)
     except ArchitectureError as refused:
         return {"refusal": refused.message, "code": refused.code}, True
-    settings, notes = applicable_settings(provider, wanted)
+    notes = settings_warnings(provider, wanted)
     answer: dict[str, Any] = {
         "provider": provider,
         "model_id": model_id,
-        "settings": asdict(settings),
+        "settings": asdict(wanted),
         "notes": list(notes),
     }
     if notes and any("not importable" in note for note in notes):
         return answer, False
     if not notes:
-        refusal = _model_refusal(f"{provider}:{model_id}", settings)
+        refusal = _model_refusal(f"{provider}:{model_id}", wanted)
         if refusal is not None:
             return {"refusal": refusal, "code": "A006"}, True
     return answer, True
@@ -382,15 +387,13 @@ def _model_refusal(string: str, settings: ModelSettings) -> str | None:
     return None
 
 
-def applicable_settings(
-    provider: str, settings: ModelSettings
-) -> tuple[ModelSettings, tuple[str, ...]]:
-    """``settings`` less those ``provider``'s Agno model has no field for, with a warning each.
+def settings_warnings(provider: str, settings: ModelSettings) -> tuple[str, ...]:
+    """One warning per setting ``provider``'s Agno model has no field for, or one if it cannot tell.
 
-    The runtime refuses a setting it cannot apply, so one left in the spec would
-    fail every run; leaving it out here, with the warning recorded, is the honest
-    alternative. A provider whose SDK is not installed cannot be inspected: its
-    settings are kept and the warning says so.
+    The settings themselves are kept whatever this finds: whether the provider's
+    SDK happens to be installed where the build runs must not change the spec, and
+    a run drops what its model cannot take, with a warning of its own
+    (:func:`mindrian.providers.run_model`).
     """
     from mindrian.providers import provider_extra, unsupported_settings
 
@@ -399,14 +402,14 @@ def applicable_settings(
     except ImportError as exc:
         extra = provider_extra(provider)
         hint = f"; `pip install 'mindrian[{extra}]'` brings it" if extra else ""
-        note = f"model settings not checked: provider {provider!r} is not importable ({exc}){hint}"
-        return settings, (note,)
-    dropped = {name: None for name in missing}
-    notes = tuple(
-        f"{name}={getattr(settings, name)} is not applied: Agno's {provider} model lacks the field"
+        return (
+            f"model settings not checked: provider {provider!r} is not importable ({exc}){hint}",
+        )
+    return tuple(
+        f"{name}={getattr(settings, name)} will not be applied: Agno's {provider} model lacks "
+        "the field, so a run drops it"
         for name in missing
     )
-    return replace(settings, **dropped), notes
 
 
 def _line_starts(body: str) -> list[int]:

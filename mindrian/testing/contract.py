@@ -45,6 +45,8 @@ from pydantic import BaseModel
 from mindrian.agents import BACK, SKIP, MindrianAgent, RoleAgent
 from mindrian.agents.output import whole_answer
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
+from mindrian.model_settings import ModelSettings
+from mindrian.providers import setting_values
 from mindrian.testing.scripted import ModelCall, ScriptedModel, Step
 
 __all__ = [
@@ -216,25 +218,19 @@ class AgentContract:
         return [m for m in models if m is not None]
 
     def test_built_models_carry_the_spec_settings(self, tmp_path: Path) -> None:
-        expected = dict(self.model_settings)
+        # The spec keeps every setting its type decided; a model takes those it has a field for.
+        settings = ModelSettings.from_spec(self.model_settings)
         models = self.built_models(self.new_agent(tmp_path))
         assert models
         for model in models:
-            assert getattr(model, "temperature", None) == expected["temperature"]
-            cap = next(
-                getattr(model, n)
-                for n in ("max_tokens", "max_output_tokens", "max_completion_tokens")
-                if hasattr(model, n)
-            )
-            assert cap == expected["max_tokens"]
-            budget = expected["thinking_budget"]
-            thinking = getattr(model, "thinking", None)
-            if budget is None:
-                assert not thinking and getattr(model, "thinking_budget", None) is None
-            else:
-                assert (thinking or {}).get(
-                    "budget_tokens", getattr(model, "thinking_budget", None)
-                ) == budget
+            applied, _ = setting_values(type(model), settings)
+            for name, value in applied.items():
+                assert getattr(model, name) == value, f"{type(model).__name__}.{name}"
+            if settings.temperature is None:
+                assert getattr(model, "temperature", None) is None
+            if settings.thinking_budget is None:
+                assert not getattr(model, "thinking", None)
+                assert getattr(model, "thinking_budget", None) is None
 
     # -- the handoff contract ---------------------------------------------------------
 

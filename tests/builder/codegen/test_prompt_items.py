@@ -9,7 +9,7 @@ import pytest
 from phase_factories import run_phases, skill
 
 from builder.codegen.prompt_items import prompt_items
-from builder.phases.architecture import applicable_settings
+from builder.phases.architecture import settings_warnings
 from builder.phases.code_generation import output_examples
 from builder.pipeline.errors import ArchitectureError, CodegenError
 from builder.skill.model import ScoreBand, ScoreDimension, SubAgentSpec
@@ -111,21 +111,22 @@ def test_an_example_the_schema_rejects_is_a_located_error(example: str, problem:
     assert error.value.location.line == 23  # the block starts at 20; the example three lines on
 
 
-def test_settings_the_provider_lacks_are_dropped_with_a_warning(
+def test_settings_the_provider_lacks_are_named_in_a_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
         "mindrian.providers.unsupported_settings", lambda provider, s: ("thinking_budget",)
     )
-    kept, notes = applicable_settings("groq", ModelSettings(None, 1000, 500))
-    assert kept == ModelSettings(None, 1000, None)
-    assert notes == ("thinking_budget=500 is not applied: Agno's groq model lacks the field",)
+    notes = settings_warnings("groq", ModelSettings(None, 1000, 500))
+    assert notes == (
+        "thinking_budget=500 will not be applied: Agno's groq model lacks the field, "
+        "so a run drops it",
+    )
 
 
-def test_an_uninstalled_provider_keeps_its_settings_and_says_so() -> None:
-    kept, notes = applicable_settings("mistral", ModelSettings(0.2, 1000, None))
-    assert kept == ModelSettings(0.2, 1000, None)
-    assert notes and "not checked" in notes[0]
+def test_an_uninstalled_provider_is_said_to_be_unchecked() -> None:
+    notes = settings_warnings("mistral", ModelSettings(0.2, 1000, None))
+    assert len(notes) == 1 and "not checked" in notes[0]
 
 
 def test_a_model_its_provider_refuses_with_the_settings_fails_phase_2() -> None:
