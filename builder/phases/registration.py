@@ -16,7 +16,10 @@ one) and gets a successful handoff from it with a scripted model, and the select
 query with the skill's own triggers ranks the framework in the top five. Only then is
 ``<out_dir>/registry.yaml`` rewritten (atomically, from the registry's sorted
 export); on any failure the framework's previous registration is restored.
-Registering the same record again changes nothing.
+Registering the same record again changes nothing. A build killed between the
+database write and the registry.yaml write leaves a journal file
+(``staging/<package>.registering``) from which the next registration puts the
+framework back as registry.yaml holds it (:class:`_Journal`).
 
 The phase is cached like the others: its digest covers the registry target and
 the output folder, not the database's contents; and a checkpoint holds only while
@@ -28,6 +31,7 @@ is brought back in sync.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import shutil
@@ -275,7 +279,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         identifier = inputs.previous.package().identifier
         out_dir = _out_dir(inputs)
         backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
-        committed = _committed_records(out_dir / REGISTRY_YAML)
+        journal = _Journal(project_paths(inputs.config), locked=backend == "embedded")
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()
         installing = txn.ready.is_dir()
@@ -284,8 +288,12 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         probed = self.probe(txn.ready.parent if installing else out_dir, identifier)
         with self._open(inputs.config) as registry:
             try:
-                _check_against(registry.export(), committed, record.id, "holds")
+                journal.recover(registry)
+                committed = _committed_records(out_dir / REGISTRY_YAML)
+                held = registry.export()
+                _check_against(held, committed, record.id, "holds")
                 before = registry.get(record.id)
+                journal.begin(record.id, identifier)
                 registry.register(record)
                 stored = registry.get(record.id)
                 selection = _selection(registry, record.id, record.triggers)
@@ -298,8 +306,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 e2e = _e2e_check(selection, probed)
                 if not (registered.passed and e2e.passed):
                     raise _Undo
-                exported = registry.export()
-                _check_against(exported, committed, record.id, "would write")
+                exported = _after_registering(registry, held, stored, committed, journal.locked)
                 text = dump_registry_yaml(exported)
                 if installing:
                     txn.commit(text)  # the package and registry.yaml in one step
@@ -311,6 +318,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                     txn.roll_back()
                 if not isinstance(exc, _Undo):
                     raise
+            finally:
+                journal.end(identifier)
         shown = stored or record
         output = Registration(
             framework_id=record.id,
@@ -343,8 +352,13 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         committed = _committed_records(out_dir / REGISTRY_YAML) or {}
         gone = sorted(set(committed) - set(keep))
         if gone:
+            journal = _Journal(project_paths(config), locked=self._neo4j_uri(config) is None)
             with self._open(config) as registry:
                 try:
+                    journal.recover(registry)
+                    # A killed registration's package transaction may have been rolled forward.
+                    committed = _committed_records(out_dir / REGISTRY_YAML) or {}
+                    gone = sorted(set(committed) - set(keep))
                     _check_against(registry.export(), committed, "", "holds")
                     for framework_id in gone:
                         registry.unregister(framework_id)
@@ -394,6 +408,98 @@ def _remove_package(folder: Path, staging: Path) -> None:
     aside = Path(tempfile.mkdtemp(prefix=f"{folder.name}.retired-", dir=staging))
     os.rename(folder, aside / folder.name)
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def _record_id(record: Any) -> str:
+    return str(record.id)
+
+
+def _after_registering(
+    registry: Any,
+    held: tuple[Any, ...],
+    stored: Any,
+    committed: Mapping[str, Any] | None,
+    locked: bool,
+) -> tuple[Any, ...]:
+    """What the registry holds now that ``stored`` is registered, for registry.yaml.
+
+    When ``locked`` (the embedded database, whose writer lock is held from the
+    first export to the last read) only this registration changed it: ``held``
+    with the framework's entry replaced is the export, without reading every
+    framework again (O(registry) per skill). Neo4j takes no such lock, so other
+    clients' writes are looked for in a second export.
+    """
+    if locked:
+        return tuple(sorted((*(r for r in held if r.id != stored.id), stored), key=_record_id))
+    exported = registry.export()
+    _check_against(exported, committed, stored.id, "would write")
+    return tuple(exported)
+
+
+#: Suffix of a registration's journal file in the staging area, beside the package's
+#: own transaction files (``pkg.ready``, ``pkg.previous``, ``pkg.committed``).
+_REGISTERING = ".registering"
+
+
+@dataclass(frozen=True)
+class _Journal:
+    """One file per registration between its database write and its registry.yaml write.
+
+    A build killed in between leaves the database ahead of registry.yaml for that
+    framework, and every later build would refuse the registry (R007). The next
+    registration, under the same writer lock, finds the file, finishes or undoes
+    the package's transaction, and puts the framework back as registry.yaml then
+    holds it (:meth:`recover`).
+    """
+
+    paths: ProjectPaths
+    """The project layout of the build's output folder."""
+    locked: bool
+    """Whether the registry is the embedded one: only its writer lock keeps another
+    build's registration in progress from looking like a killed one."""
+
+    def _file(self, identifier: str) -> Path:
+        return self.paths.staging / f"{identifier}{_REGISTERING}"
+
+    def begin(self, framework_id: str, identifier: str) -> None:
+        """Record that ``framework_id`` (package ``identifier``) is about to be written."""
+        if self.locked:
+            entry = {"framework": framework_id, "identifier": identifier}
+            _write_file(self._file(identifier), json.dumps(entry, sort_keys=True))
+
+    def end(self, identifier: str) -> None:
+        """The registration is committed or undone: nothing is left to recover."""
+        if self.locked:
+            self._file(identifier).unlink(missing_ok=True)
+
+    def recover(self, registry: Any) -> None:
+        """Bring every framework a killed registration left behind back to registry.yaml."""
+        from mindrian.graph import with_routing_bodies
+
+        if not self.locked:
+            return
+        yaml_path = self.paths.generated / REGISTRY_YAML
+        for left in sorted(self.paths.staging.glob(f"*{_REGISTERING}")):
+            entry = json.loads(left.read_text(encoding="utf-8"))
+            framework_id = entry["framework"]
+            PackageTransaction(self.paths, entry["identifier"]).recover()
+            committed = (_committed_records(yaml_path) or {}).get(framework_id)
+            stored = registry.get(framework_id)
+            if _plain(stored) != _plain(committed):
+                bodied = with_routing_bodies([committed], yaml_path) if committed else ()
+                _restore(registry, framework_id, bodied[0] if bodied else None)
+            left.unlink()
+
+
+def _plain(record: Any) -> Any:
+    return None if record is None else record.to_plain()
+
+
+def _write_file(path: Path, text: str) -> None:
+    from mindrian.atomic import atomic_write_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text)
 
 
 class _Undo(Exception):

@@ -17,7 +17,7 @@ from mindrian.project import REGISTRY_DB_NAME, STATE_DIR_NAME
 if TYPE_CHECKING:
     import ladybug
 
-__all__ = ["DEFAULT_EMBEDDED_PATH", "FORMAT_VERSION", "EmbeddedRegistry"]
+__all__ = ["BUFFER_POOL_BYTES", "DEFAULT_EMBEDDED_PATH", "FORMAT_VERSION", "EmbeddedRegistry"]
 
 #: Where the registry lives unless a path is given (relative to the working directory).
 DEFAULT_EMBEDDED_PATH = Path(STATE_DIR_NAME) / REGISTRY_DB_NAME
@@ -32,6 +32,10 @@ FORMAT_SCHEMA: tuple[str, ...] = (
 _MARK_FORMAT = "MERGE (m:MindrianRegistry {key: 'format'}) SET m.version = $version"
 _READ_FORMAT = "MATCH (m:MindrianRegistry {key: 'format'}) RETURN m.version"
 _LOCK_POLL_SECONDS = 0.1
+#: The engine's page cache. Its default, about 80 % of the machine's memory, costs tens of
+#: milliseconds to set up and release on every open, which a build pays once per skill;
+#: a registry of thousands of frameworks is a few tens of megabytes.
+BUFFER_POOL_BYTES = 256 * 1024 * 1024
 
 
 class EmbeddedRegistry(Registry):
@@ -205,7 +209,7 @@ def _refuse_empty_file(path: Path, where: str) -> None:
 def _database(target: str, read_only: bool) -> ladybug.Database:
     from ladybug import Database
 
-    return Database(target, read_only=read_only)
+    return Database(target, read_only=read_only, buffer_pool_size=BUFFER_POOL_BYTES)
 
 
 def _open_waiting(

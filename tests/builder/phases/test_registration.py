@@ -13,7 +13,7 @@ import pytest
 from build_factories import make_source
 from phase_factories import outputs_of
 
-from builder.phases import load_phase
+from builder.phases import load_phase, registration
 from builder.phases.code_generation import GeneratedPackage
 from builder.phases.registration import PHASE, REGISTRY_YAML, Registration, RegistrationPhase
 from builder.pipeline.config import BuildConfig
@@ -25,9 +25,11 @@ from builder.probe.runner import ProbeResult, WarmProbes, run_probe
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
+    RoutingBodyWarning,
     dump_registry_yaml,
     write_registry_yaml,
 )
+from mindrian.project import ProjectPaths
 
 # Slow: phase 7 starts the end-to-end probe in a subprocess.
 pytestmark = pytest.mark.slow
@@ -222,6 +224,70 @@ def test_a_failed_probe_leaves_a_new_framework_unregistered(tmp_path: Path) -> N
     assert not result.checks[1].passed
     assert stored(tmp_path) == ()
     assert not (tmp_path / "generated" / REGISTRY_YAML).exists()
+
+
+OTHER = FrameworkRecord(
+    id="other-skill",
+    name="Other",
+    type="role",
+    triggers=("talk",),
+    chains_to=(("demo-skill", 0.4),),
+)
+
+
+def journal_files(root: Path) -> list[Path]:
+    return list(ProjectPaths(root).staging.glob("*.registering"))
+
+
+def kill_after_the_database_write(root: Path, record: FrameworkRecord) -> None:
+    """Register ``record`` in a child SIGKILLed once the database holds it, before registry.yaml
+    is written (where a killed batch leaves the database ahead of the file)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            registration._e2e_check = lambda *_: os.kill(os.getpid(), signal.SIGKILL)  # type: ignore[assignment,return-value]
+            phase(root).run(inputs(root, record))
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
+    assert journal_files(root)
+
+
+def test_a_registration_killed_after_the_database_write_is_undone_by_the_next(
+    tmp_path: Path,
+) -> None:
+    phase(tmp_path).run(inputs(tmp_path))
+    committed = yaml_text(tmp_path)
+    changed = replace(RECORD, description="Changed before the kill.")
+    kill_after_the_database_write(tmp_path, changed)
+    assert changed in stored(tmp_path) and yaml_text(tmp_path) == committed
+    # Without the journal the next build of any other skill would refuse the registry (R007).
+    with pytest.warns(RoutingBodyWarning, match="demo-skill: no package beside it"):
+        result = phase(tmp_path).run(inputs(tmp_path, OTHER))
+    assert all(c.passed for c in result.checks), result.checks
+    assert stored(tmp_path) == (RECORD, OTHER)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, OTHER])
+    assert journal_files(tmp_path) == []
+
+
+def test_a_killed_first_registration_leaves_the_framework_unregistered(tmp_path: Path) -> None:
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    kill_after_the_database_write(tmp_path, RECORD)
+    result = phase(tmp_path).run(inputs(tmp_path, OTHER))
+    assert all(c.passed for c in result.checks), result.checks
+    assert stored(tmp_path) == (OTHER,)
+    assert yaml_text(tmp_path) == dump_registry_yaml([OTHER])
+    assert journal_files(tmp_path) == []
+
+
+def test_a_database_changed_behind_registry_yaml_is_still_refused(tmp_path: Path) -> None:
+    phase(tmp_path).run(inputs(tmp_path))
+    with EmbeddedRegistry(tmp_path / "registry.lbug") as registry:
+        registry.register(replace(RECORD, description="Written by something else."))
+    with pytest.raises(RegistrationError) as raised:
+        phase(tmp_path).run(inputs(tmp_path, OTHER))
+    assert raised.value.code == "R007"
 
 
 def test_a_missing_database_is_rebuilt_from_registry_yaml_first(tmp_path: Path) -> None:
