@@ -138,12 +138,20 @@ def embedded_label() -> str:
 
 
 def _validators_extra(inputs: Inputs) -> dict[str, str]:
+    return dict(_validators())
+
+
+@functools.cache
+def _validators() -> tuple[tuple[str, str], ...]:
+    # Asked once a process: what is installed does not change under a running build, and
+    # reading package metadata for each of many skills would cost more than the rest of
+    # their no-op.
     from builder.graph import cypher_lint
 
-    return {
-        "linter": linter_identity(cypher_lint.unavailable_reason()),
-        "fallback": embedded_label(),
-    }
+    return (
+        ("linter", linter_identity(cypher_lint.unavailable_reason())),
+        ("fallback", embedded_label()),
+    )
 
 
 @functools.cache
