@@ -764,11 +764,12 @@ def select(
 ) -> int:
     """Rank the registered frameworks for a context.
 
-    A sentence: 1.0 x text relevance (BM25F over name, description, triggers and problem
-    types, 0..1; clauses such as "not for ..." count against) + 0.4 x the GOOD_FOR
-    confidence of a problem type given or wholly named + 0.3 x CHAINS_TO weight from the
-    --previous frameworks + 0.2 x (observed success rate - 0.5); a framework sharing no
-    term with the sentence and matching no problem type is no match. --trigger: 0.6 for
+    A sentence: 1.0 x text relevance (BM25F over name, description, triggers, problem
+    types and the SKILL.md body's prose, 0..1; clauses such as "not for ..." count
+    against) + 0.4 x the GOOD_FOR confidence of a problem type given or wholly named + 0.3
+    x CHAINS_TO weight from the --previous frameworks + 0.2 x (observed success rate -
+    0.5); a framework with relevance at most 0.02 and no matching problem type is no
+    match (README, Selection, gives the weights). --trigger: 0.6 for
     a trigger match (+0.1 per further one, up to three) instead of the text part. Ties
     go to the higher relevance, then the id.
     """
@@ -840,7 +841,7 @@ def _select_eval(
     if text or triggers or explain:
         raise UsageError("--eval takes no sentence, --trigger or --explain", code="U026")
     root = project_root(Path.cwd())
-    cases = read_evals(path if path.is_absolute() else Path.cwd() / path)
+    cases = read_evals(path if path.is_absolute() else Path.cwd() / path, _folder_id(root))
     opened = open_project_registry(root, registry, neo4j_uri, display=lambda p: _display(p, root))
     if opened.note:
         _err(opened.note)
@@ -851,6 +852,29 @@ def _select_eval(
     else:
         typer.echo(report.table(), nl=False)
     return 0
+
+
+def _folder_id(root: Path) -> Callable[[Path], str | None]:
+    """The agent id phase 1 gives the skill in a folder (None when none builds there), so
+    ``skills/pws/evals/*.json`` is scored against ``pws-validation``, the id pws builds to."""
+    from builder.orchestration.project import load_config
+    from builder.orchestration.runner import identity
+    from builder.phases import load_phase
+    from builder.pipeline.errors import SkillError
+    from builder.skill.source import load_source
+
+    config = load_config(root)
+
+    def agent_id(folder: Path) -> str | None:
+        if not any((folder / name).is_file() for name in ("SKILL.md", "CHAIN.md")):
+            return None
+        try:
+            known = identity(load_source(folder), config, store=None, phases=load_phase)
+        except SkillError:
+            return None
+        return known[0] if known is not None else None
+
+    return agent_id
 
 
 graph_app = typer.Typer(

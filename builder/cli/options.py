@@ -33,6 +33,7 @@ __all__ = [
     "OutOpt",
     "PathsArg",
     "QuietOpt",
+    "RecordOpt",
     "RegistryReadOpt",
     "RegistryWriteOpt",
     "ShardOpt",
@@ -208,5 +209,16 @@ NoThinkingOpt = Annotated[
         "--no-thinking",
         help="Drop the specs' thinking budgets (a provider without one drops it anyway, "
         "with a warning).",
+    ),
+]
+#: Writes what the models answered, for replay without a provider.
+RecordOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--record",
+        metavar="FILE",
+        help="Write every model answer (tool calls included) of the run to FILE, a script "
+        "that --model scripted:FILE replays with no provider (also a failed run's).",
+        dir_okay=False,
     ),
 ]

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from builder.cli.options import BaseUrlOpt, MaxTokensOpt, ModelOpt, NoThinkingOpt, TemperatureOpt
+from builder.cli.options import (
+    BaseUrlOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    NoThinkingOpt,
+    RecordOpt,
+    TemperatureOpt,
+)
 from builder.pipeline.errors import AgentCommandError
 
 if TYPE_CHECKING:
@@ -101,16 +108,7 @@ def run(
             "HANDOFF/ERROR/READY for each handoff it makes.",
         ),
     ] = False,
-    record: Annotated[
-        Path | None,
-        typer.Option(
-            "--record",
-            metavar="FILE",
-            help="Write every model answer and tool call of the run to FILE, a script that "
-            "--model scripted:FILE replays with no provider (also a failed run's).",
-            dir_okay=False,
-        ),
-    ] = None,
+    record: RecordOpt = None,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 

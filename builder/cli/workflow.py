@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from builder.cli.options import QuietOpt
+from builder.cli.options import QuietOpt, RecordOpt
 from builder.pipeline.terminal import terminal_line, terminal_text
 
 if TYPE_CHECKING:
@@ -122,16 +122,7 @@ def run_command(
             "without either they succeed without a model).",
         ),
     ] = None,
-    record: Annotated[
-        Path | None,
-        typer.Option(
-            "--record",
-            metavar="FILE",
-            help="Write every model answer of the run to FILE, a script that --model "
-            "scripted:FILE replays with no provider (also a failed run's).",
-            dir_okay=False,
-        ),
-    ] = None,
+    record: RecordOpt = None,
 ) -> int:
     """Walk a graph; exit 0 when it reaches an exit, 1 when it fails.
 

@@ -4,7 +4,9 @@ A trigger-eval file holds queries that should select one skill and near-misses t
 not. In the wild it is a JSON array of ``{"query" (or "prompt"), "should_trigger"}``, or an
 object wrapping that array under ``evals``, ``queries`` or ``cases``; the object may name
 its skill (``skill_name``, or ``skill``). A file that does not name it belongs to the skill
-of the folder holding its ``evals/`` folder (``<skill>/evals/trigger-eval.json``).
+of the folder holding its ``evals/`` folder (``<skill>/evals/trigger-eval.json``): the id
+that folder's skill builds to when the caller can tell (``metadata.mindrian.id`` may differ
+from the folder's name), else the folder's name.
 
 Scoring (as ``../shared/routing/README.md`` defines it): a positive query is a top-1 hit
 when its own framework ranks first, a top-3 hit when it is among the first three; a
@@ -27,6 +29,7 @@ from mindrian.graph import Selection
 __all__ = [
     "EvalCase",
     "EvalReport",
+    "FolderId",
     "Miss",
     "Rates",
     "read_evals",
@@ -159,15 +162,23 @@ def _score(score: float | None) -> str:
     return "unranked" if score is None else f"{score:.3f}"
 
 
-def read_evals(path: Path) -> tuple[EvalCase, ...]:
-    """Every case of a trigger-eval file, or of each ``*.json`` under a folder (sorted)."""
+#: The agent id a skill folder builds to, or None when it holds no buildable skill.
+FolderId = Callable[[Path], "str | None"]
+
+
+def read_evals(path: Path, folder_id: FolderId | None = None) -> tuple[EvalCase, ...]:
+    """Every case of a trigger-eval file, or of each ``*.json`` under a folder (sorted).
+
+    ``folder_id`` names the skill of a file that does not name its own and sits in a
+    skill's ``evals/`` folder; without it (or when it answers None) the folder's name.
+    """
     files = sorted(path.rglob("*.json")) if path.is_dir() else [path]
     if not files:
         raise UsageError(f"{path}: no trigger-eval files (*.json) found", code="U025")
-    return tuple(case for file in files for case in _read_file(file))
+    return tuple(case for file in files for case in _read_file(file, folder_id))
 
 
-def _read_file(path: Path) -> list[EvalCase]:
+def _read_file(path: Path, folder_id: FolderId | None) -> list[EvalCase]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -182,15 +193,16 @@ def _read_file(path: Path) -> list[EvalCase]:
             f"{path}: expected a list of cases, or an object with one under {', '.join(_WRAPPERS)}",
             code="U025",
         )
-    skill = _skill_of(path, named)
+    skill = _skill_of(path, named, folder_id)
     return [_case(path, number, item, skill) for number, item in enumerate(items, 1)]
 
 
-def _skill_of(path: Path, named: Any) -> str:
+def _skill_of(path: Path, named: Any, folder_id: FolderId | None) -> str:
     if isinstance(named, str) and named.strip():
         return skill_id(named)
     if path.parent.name == "evals":
-        return skill_id(path.parent.parent.name)
+        folder = path.parent.parent
+        return (folder_id(folder) if folder_id is not None else None) or skill_id(folder.name)
     raise UsageError(
         f"{path}: the file names no skill (skill_name) and is not in a skill's evals/ folder",
         code="U025",

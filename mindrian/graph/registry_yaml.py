@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from mindrian.atomic import atomic_write_text
+from mindrian.errors import MindrianError
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.routing.text import body_prose
@@ -152,7 +153,7 @@ def registry_from_yaml(
     return registry
 
 
-class RoutingBodyWarning(UserWarning):
+class RoutingBodyWarning(MindrianError, UserWarning):
     """Frameworks loaded from registry.yaml that rank without their body: no package of
     theirs beside it, or one whose spec.yaml no longer agrees with the registered record."""
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from mindrian.errors import MindrianError
 from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, check_params
 from mindrian.graph.dialect import embedded_text
@@ -28,7 +29,7 @@ _SCHEMA = frozenset(statement.name for statement in q.SCHEMA)
 _READ = "READ"
 
 
-class UnknownStatement(ValueError):
+class UnknownStatement(MindrianError, ValueError):
     """A statement the registry's query set does not hold, or a write the double cannot replay."""
 
 

@@ -40,3 +40,19 @@ def test_cli_eval_and_explain(cli, project: Path, tmp_path: Path) -> None:
     assert "1. jtbd" in explained.out and "lost to jtbd" in explained.out
     wrong = cli(["select", "--eval", str(path), "--explain"], project)
     assert wrong.code == 2 and "U026" in wrong.err
+
+
+def test_an_evals_folder_scores_the_id_its_skill_builds_to(cli, project: Path) -> None:
+    """skills/pws/evals/*.json belongs to pws-validation (metadata.mindrian.id), not to 'pws'."""
+    folder = project / "skills" / "pws"
+    folder.mkdir(parents=True)
+    own = Path(__file__).parents[3] / "skills" / "pws" / "SKILL.md"
+    shutil.copyfile(own, folder / "SKILL.md")
+    (folder / "evals").mkdir()
+    cases = [{"query": "is my startup idea worth building", "should_trigger": True}]
+    (folder / "evals" / "trigger-eval.json").write_text(json.dumps(cases), encoding="utf-8")
+    result = cli(["select", "--eval", str(project / "skills"), "--format", "json"], project)
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert list(report["skills"]) == ["pws-validation"]
+    assert report["skills"]["pws-validation"]["positives"] == 1
