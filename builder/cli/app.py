@@ -418,13 +418,16 @@ def _progress_bar(count: int, *, quiet: bool, machine: bool) -> ProgressBar | No
 
 def _refuse_unusable(config: BuildConfig, options: BatchOptions) -> None:
     """Refuse before building: credentials in a Neo4j URI, an output folder that is a file."""
-    from builder.graph.commands import uri_credentials_problem
     from builder.pipeline.errors import UsageError
 
     uri = config.neo4j_uri or os.environ.get("NEO4J_URI")
-    problem = uri_credentials_problem(uri) if uri else None
-    if problem:
-        raise UsageError(problem, code="U009")
+    if uri:
+        # Only with a URI: the graph commands import the registries' drivers.
+        from builder.graph.commands import uri_credentials_problem
+
+        problem = uri_credentials_problem(uri)
+        if problem:
+            raise UsageError(problem, code="U009")
     if options.out_dir.exists() and not options.out_dir.is_dir():
         raise UsageError(f"--out {options.out_dir} exists and is not a folder", code="U016")
 

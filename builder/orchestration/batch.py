@@ -52,10 +52,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.orchestration import runner
-from builder.orchestration.runner import Hold, PhaseLoader, Progress, phase_range
+from builder.orchestration.runner import Hold, KeyLoader, PhaseLoader, Progress, phase_range
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
 from builder.orchestration.warm import warm_children
 from builder.phases import PHASE_NAMES, load_phase, phase_number
+from builder.phases.keys import load_key
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
@@ -265,7 +266,7 @@ def build_many(
         base = _render_only(base)
     store = CheckpointStore(options.checkpoints_dir)
     stamping = _stamping(options, stop)
-    hits = _hits(targets, config, options, _loader(base, registration)) if stamping else {}
+    hits = _hits(targets, config, options, _keys(base, registration)) if stamping else {}
     sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
     paths = {t.display: t.path for t in targets}
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
@@ -319,13 +320,22 @@ def _stamping(options: BatchOptions, stop: int) -> bool:
     return stop == _REGISTRATION and options.run_tests and not rerun
 
 
+def _keys(base: PhaseLoader, registration: AnyPhase | None) -> KeyLoader:
+    """What the stamps are checked with: the phases' keys, unless a caller chose other phases
+    (a phase object is its own key; an explicit phase 7 is already imported)."""
+    keys: KeyLoader = load_key if base is load_phase else base
+    if registration is None:
+        return keys
+    return lambda name: registration if name == "registration" else keys(name)
+
+
 def _hits(
-    targets: Sequence[Target], config: BuildConfig, options: BatchOptions, phases: PhaseLoader
+    targets: Sequence[Target], config: BuildConfig, options: BatchOptions, keys: KeyLoader
 ) -> dict[str, Hit]:
     """The skills whose stamps say they are current, by display path."""
     found = {}
     for target in targets:
-        hit = check_stamp(target.path, target.display, config, options.checkpoints_dir, phases)
+        hit = check_stamp(target.path, target.display, config, options.checkpoints_dir, keys)
         if hit is not None:
             found[target.display] = hit
     return found

@@ -28,6 +28,7 @@ from typing import Any
 
 from builder import __version__
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
+from builder.phases.keys import DigestKey
 from builder.phases.outputs import AnyPhase, Inputs, Outputs
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
@@ -50,6 +51,7 @@ from builder.pipeline.stamps import Stamp
 __all__ = [
     "BuildReport",
     "Hold",
+    "KeyLoader",
     "PhaseLoader",
     "PhaseReport",
     "Progress",
@@ -80,6 +82,11 @@ Hold = Callable[[AnyPhase, Inputs], bool]
 #: test) passes another.
 PhaseLoader = Callable[[str], AnyPhase]
 
+#: Returns what the input digest takes of a phase, by name: :func:`builder.phases.keys.load_key`
+#: stands for :func:`builder.phases.load_phase` without importing the phases; any phase loader
+#: is one too.
+KeyLoader = Callable[[str], DigestKey]
+
 
 class _Done:
     """A phase that has produced its output in this build (run, cached or loaded)."""
@@ -106,7 +113,7 @@ def chain_digest(before: str | None, output: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def input_digest(phase: AnyPhase, inputs: Inputs, chain: str | None) -> str:
+def input_digest(phase: DigestKey, inputs: Inputs, chain: str | None) -> str:
     """The ``sha256:`` digest of everything that can change ``phase``'s output.
 
     ``chain`` is :func:`chain_digest` of the earlier phases' outputs (None for phase 1).
@@ -239,7 +246,7 @@ def stamped_report(
     stamp: Stamp,
     *,
     checkpoints_dir: Path,
-    phases: PhaseLoader | None = None,
+    keys: KeyLoader,
 ) -> BuildReport | None:
     """The report of a build of every phase with nothing to do, decided from ``stamp`` (see
     :mod:`builder.pipeline.stamps`) rather than from checkpoint heads; None when it cannot say.
@@ -252,17 +259,18 @@ def stamped_report(
     ``source.files`` may be left empty: no phase runs here and the input digest
     takes ``source.digest``, so an ``extra_digest`` that read the files could
     only differ from the recorded one (a fallback), never match wrongly.
+
+    ``keys`` gives each phase's identity (:mod:`builder.phases.keys`): no phase is run, so
+    none need be imported.
     """
     if len(stamp.phases) != len(PHASE_NAMES):
         return None
-    run = _Build(
-        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or load_phase
-    )
+    run = _Build(source, config, CheckpointStore(checkpoints_dir), 1, False, None, load_phase)
     run.agent_id = stamp.agent_id
     chain: str | None = None
     for name, recorded in zip(PHASE_NAMES, stamp.phases, strict=True):
         began = time.perf_counter()
-        phase = run.phases(name)
+        phase = keys(name)
         if (recorded.number, recorded.phase) != (phase.number, phase.name):
             return None
         try:
@@ -460,7 +468,7 @@ class _Build:
             )
         return stored
 
-    def _load(self, phase: AnyPhase) -> Callable[[], Any]:
+    def _load(self, phase: DigestKey) -> Callable[[], Any]:
         """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
         agent_id = self.agent_id
         where = f"phase {phase.name} ({phase.number})"
@@ -577,7 +585,7 @@ class _Build:
             phase, _Done(digest, chain_digest(chain, stored.output_digest), self._load(phase))
         )
 
-    def _done(self, phase: AnyPhase, done: _Done) -> None:
+    def _done(self, phase: DigestKey, done: _Done) -> None:
         self.done[phase.name] = done
         self.outputs = self.outputs.after(phase.name, done.output)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from builder.orchestration import runner
-from builder.orchestration.runner import PhaseLoader
+from builder.orchestration.runner import KeyLoader
 from builder.phases import PHASE_NAMES
 from builder.pipeline.checkpoints import CheckpointStore, parse_checkpoint
 from builder.pipeline.config import BuildConfig
@@ -85,7 +85,7 @@ def observe_source(path: Path, display: str) -> Seen | None:
 
 
 def check_stamp(
-    path: Path, display: str, config: BuildConfig, checkpoints: Path, phases: PhaseLoader
+    path: Path, display: str, config: BuildConfig, checkpoints: Path, keys: KeyLoader
 ) -> Hit | None:
     """The skill's report from its stamp when the stamp still holds, else None (a full check)."""
     found = StampStore(checkpoints).read(display)
@@ -105,9 +105,7 @@ def check_stamp(
     if checked is None:
         return None
     source = SkillSource(path=shown, data=data, digest=stamp.source_digest)
-    report = runner.stamped_report(
-        source, config, stamp, checkpoints_dir=checkpoints, phases=phases
-    )
+    report = runner.stamped_report(source, config, stamp, checkpoints_dir=checkpoints, keys=keys)
     if report is None:
         return None
     stored, package = checked

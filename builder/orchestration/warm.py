@@ -48,10 +48,10 @@ class Warm:
     def plan(self, early: Sequence[BuildReport | Future[BuildReport] | None]) -> None:
         """Start the probes of skills whose phases 1-6 are done, in order, from the first not yet
         planned up to the first still building."""
-        from builder.phases.registration import project_paths
-
         if self.probes is None or self.config is None:
             return
+        from builder.phases.registration import project_paths
+
         start = self._planned
         while self._planned < len(early) and _available(early[self._planned]):
             self._planned += 1
@@ -120,6 +120,10 @@ def warm_children(
     Only the real phases with their default test runner and probe are changed; a test's phase
     or probe is kept.
     """
+    if not tests_here and registering == 0:
+        # Nothing to test or register (a no-op): the phase modules need not even be imported.
+        yield Warm(_with(base, registration))
+        return
     from builder.orchestration.shared_tests import tests_alone
     from builder.phases.code_generation import CodeGenerationPhase, run_generated_tests
     from builder.phases.registration import RegistrationPhase

@@ -35,6 +35,7 @@ from builder.codegen.render import (
     workflow_dot,
     write_tree,
 )
+from builder.phases.keys import codegen_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import CodegenError, SourceLocation
@@ -258,8 +259,9 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
 
     def extra_digest(self, inputs: Inputs) -> str:
         """The templates, the output folder and whether tests run: a change reruns the phase."""
-        tests = " tests=skipped" if self.run_tests is skip_generated_tests else ""
-        return f"{self._template_digest} out_dir={_out_dir(inputs).as_posix()}{tests}"
+        return codegen_extra(
+            inputs, self._template_digest, tests=self.run_tests is not skip_generated_tests
+        )
 
     @functools.cached_property
     def _template_digest(self) -> str:

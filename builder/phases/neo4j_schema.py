@@ -30,6 +30,7 @@ from builder.graph.config import (
     PropertySpec,
     RelationshipSchema,
 )
+from builder.phases.keys import embedded_label, linter_identity, linter_label
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.serial import to_plain
@@ -290,15 +291,10 @@ class Validator(Protocol):
         ...
 
 
-def _linter_label() -> str:
-    package, _, version = cypher_lint.PACKAGE.rpartition("@")
-    return f"{package} {version}"
-
-
 class Neo4jLinter:
     """Neo4j's own semantic analysis (``lintCypherQuery``), run by Node."""
 
-    label = _linter_label()
+    label = linter_label()
 
     def __init__(
         self,
@@ -309,8 +305,7 @@ class Neo4jLinter:
         self._unavailable_reason = unavailable_reason
 
     def identity(self) -> str:
-        reason = self._unavailable_reason()
-        return self.label if reason is None else f"{self.label} unavailable: {reason}"
+        return linter_identity(self._unavailable_reason())
 
     def validate(self, graph: GraphConfig) -> tuple[Finding, ...]:
         labels, types, keys = graph.vocabulary()
@@ -329,12 +324,6 @@ class Neo4jLinter:
         )
 
 
-def _ladybug_version() -> str:
-    import ladybug
-
-    return str(getattr(ladybug, "__version__", "unknown"))
-
-
 class EmbeddedParser:
     """LadybugDB's parser and binder, against a scratch in-memory database with the registry schema.
 
@@ -344,7 +333,7 @@ class EmbeddedParser:
     """
 
     def __init__(self) -> None:
-        self.label = f"LadybugDB {_ladybug_version()}"
+        self.label = embedded_label()
 
     def identity(self) -> str:
         return self.label

@@ -44,6 +44,7 @@ from typing import Any
 
 import yaml
 
+from builder.phases.keys import registration_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
@@ -226,15 +227,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
 
     def extra_digest(self, inputs: Inputs) -> dict[str, str]:
         """Where the framework goes: registering elsewhere must run the phase again."""
-        from mindrian.graph import redact_uri
-
-        uri = self._neo4j_uri(inputs.config)
-        target = (
-            f"neo4j {redact_uri(uri)}"
-            if uri
-            else f"embedded {self._db_path(inputs.config).as_posix()}"
-        )
-        return {"registry": target, "out_dir": _out_dir(inputs).as_posix()}
+        return registration_extra(inputs, self.registry_path, self.env)
 
     def cache_valid(self, inputs: Inputs, stored: Callable[[], Registration]) -> bool:
         """A checkpoint counts only while phase 6's package is the installed one.

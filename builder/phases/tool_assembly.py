@@ -22,11 +22,11 @@ from builder.mcp.describe import (
     DescribeFailed,
     ToolRequest,
     describe_tools,
-    tool_sources_digest,
 )
 from builder.mcp.probe import HandshakeProbe, Probe, ProbeResult, check_configuration
 from builder.mcp.tooldefs import definition_errors, definition_to_plain
 from builder.phases.architecture import field_line
+from builder.phases.keys import custom_tools_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import SourceLocation, ToolAssemblyError
@@ -315,12 +315,7 @@ class ToolAssemblyPhase(PhaseHooks[Outputs, AgentSpec]):
 
     def extra_digest(self, inputs: Inputs) -> str:
         """The source files of the custom tools' modules: editing one describes its tools again."""
-        if b"custom_tools" not in inputs.source.data:
-            return ""  # most skills: no need to load phase 1's output to know there are none
-        d = inputs.previous.skill()
-        if not d.custom_tools:
-            return ""
-        return tool_sources_digest([r.function for r in d.custom_tools])
+        return custom_tools_extra(inputs)
 
     def run(self, inputs: Inputs) -> PhaseResult[AgentSpec]:
         """A new AgentSpec with ``tools`` set; raises ToolAssemblyError for unusable requests."""

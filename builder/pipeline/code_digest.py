@@ -141,4 +141,6 @@ def _digest(module: str, packages: tuple[str, ...]) -> str:
 def phase_code_digest(phase: Any) -> str:
     """The digest of the code that can change ``phase``'s output (cached per process)."""
     packages = tuple(getattr(phase, "code_packages", ()))
-    return _digest(type(phase).__module__, packages)
+    # A phase key (builder.phases.keys) names the module of the phase it stands for.
+    module = getattr(phase, "code_module", None) or type(phase).__module__
+    return _digest(module, packages)
