@@ -31,6 +31,7 @@ is brought back in sync.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import re
@@ -38,7 +39,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -273,18 +274,19 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         out_dir = _out_dir(inputs)
         backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
         journal = _Journal(project_paths(inputs.config), locked=backend == "embedded")
+        db = self._db_path(inputs.config)
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()
         installing = txn.ready.is_dir()
         # The package as it will be installed (the ready one is byte-identical to the install),
         # probed before the registry's writer lock is taken: a batch may probe it ahead.
         probed = self.probe(txn.ready.parent if installing else out_dir, identifier)
+        written: _Written | None = None
         with self._open(inputs.config) as registry:
             try:
-                journal.recover(registry)
+                recovered = journal.recover(registry)
                 committed = _committed_records(out_dir / REGISTRY_YAML)
-                held = registry.export()
-                _check_against(held, committed, record.id, "holds")
+                held = _held(registry, db, out_dir / REGISTRY_YAML, committed, record.id)
                 before = registry.get(record.id)
                 journal.begin(record.id, identifier)
                 registry.register(record)
@@ -305,6 +307,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                     txn.commit(text)  # the package and registry.yaml in one step
                 else:
                     atomic_write_text(out_dir / REGISTRY_YAML, text)
+                if journal.locked and not recovered:
+                    written = _Written((), _sha256(text.encode("utf-8")), exported)
             except BaseException as exc:
                 _restore(registry, record.id, before)
                 if installing:
@@ -313,6 +317,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                     raise
             finally:
                 journal.end(identifier)
+        if written is not None:  # the files as this registration's close left them
+            _WRITTEN[db] = replace(written, files=_files(db))
         shown = stored or record
         output = Registration(
             framework_id=record.id,
@@ -429,6 +435,69 @@ def _after_registering(
     return tuple(exported)
 
 
+@dataclass(frozen=True)
+class _Written:
+    """What this process's last registration into a database wrote, kept for the next one."""
+
+    files: tuple[tuple[int, ...] | None, ...]
+    """(inode, size, mtime, ctime) of the database file and of its write-ahead log (None when
+    absent), as that registration's close left them."""
+    registry_yaml: str
+    """The sha256 of the registry.yaml it wrote."""
+    records: tuple[Any, ...]
+    """The frameworks it wrote registry.yaml from: the database's whole export."""
+
+
+#: By database path: a batch registers its skills one after another into the same files.
+_WRITTEN: dict[Path, _Written] = {}
+
+
+def _held(
+    registry: Any, db: Path, yaml_path: Path, committed: Mapping[str, Any] | None, own: str
+) -> tuple[Any, ...]:
+    """Every framework the registry holds, each other than ``own`` checked against registry.yaml.
+
+    Reading and comparing the whole registry costs O(registry) per skill, which a
+    batch pays once per skill. When this process's previous registration wrote
+    both files and neither changed since (the database's files as its close left
+    them, registry.yaml with the digest it wrote), its export is the database's
+    content and agreed with registry.yaml, so it is reused without either.
+    """
+    written = _WRITTEN.pop(db, None)
+    if (
+        written is not None
+        and written.files == _files(db)
+        and written.registry_yaml == _file_sha256(yaml_path)
+    ):
+        return written.records
+    held = tuple(registry.export())
+    _check_against(held, committed, own, "holds")
+    return held
+
+
+def _files(db: Path) -> tuple[tuple[int, ...] | None, ...]:
+    found: list[tuple[int, ...] | None] = []
+    for path in (db, Path(f"{db}.wal")):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            found.append(None)
+            continue
+        found.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(found)
+
+
+def _file_sha256(path: Path) -> str:
+    try:
+        return _sha256(path.read_bytes())
+    except FileNotFoundError:
+        return ""
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 #: Suffix of a registration's journal file in the staging area, beside the package's
 #: own transaction files (``pkg.ready``, ``pkg.previous``, ``pkg.committed``).
 _REGISTERING = ".registering"
@@ -465,14 +534,16 @@ class _Journal:
         if self.locked:
             self._file(identifier).unlink(missing_ok=True)
 
-    def recover(self, registry: Any) -> None:
-        """Bring every framework a killed registration left behind back to registry.yaml."""
+    def recover(self, registry: Any) -> bool:
+        """Bring every framework a killed registration left behind back to registry.yaml;
+        whether there was any."""
         from mindrian.graph import with_routing_bodies
 
         if not self.locked:
-            return
+            return False
         yaml_path = self.paths.generated / REGISTRY_YAML
-        for left in sorted(self.paths.staging.glob(f"*{_REGISTERING}")):
+        found = sorted(self.paths.staging.glob(f"*{_REGISTERING}"))
+        for left in found:
             entry = json.loads(left.read_text(encoding="utf-8"))
             framework_id = entry["framework"]
             PackageTransaction(self.paths, entry["identifier"]).recover()
@@ -482,6 +553,7 @@ class _Journal:
                 bodied = with_routing_bodies([committed], yaml_path) if committed else ()
                 _restore(registry, framework_id, bodied[0] if bodied else None)
             left.unlink()
+        return bool(found)
 
 
 def _plain(record: Any) -> Any:

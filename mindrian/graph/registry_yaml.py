@@ -53,9 +53,9 @@ def dump_registry_yaml(source: Registry | Iterable[FrameworkRecord]) -> str:
     if not records:
         return _dump({"format": FORMAT_VERSION, "frameworks": []})
     head = _dump({"format": FORMAT_VERSION}) + "frameworks:\n"
-    text = head + "".join(_entry_text(_key(r)) for r in records)
+    text = head + "".join(_record_text(r) for r in records)
     # Remembered as the text holds them: the body's prose is never written to it.
-    _remember(text, tuple(replace(r, body="") for r in records))
+    _remember(text, tuple(_without_body(r) for r in records))
     return text
 
 
@@ -74,6 +74,18 @@ def _id(record: FrameworkRecord) -> str:
 
 def _key(record: FrameworkRecord) -> str:
     return json.dumps(record.to_plain(), sort_keys=False, ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=65536)
+def _without_body(record: FrameworkRecord) -> FrameworkRecord:
+    return replace(record, body="")
+
+
+@functools.lru_cache(maxsize=65536)
+def _record_text(record: FrameworkRecord) -> str:
+    """:func:`_entry_text` of a record: a batch passes the same record objects again (the
+    previous export with one entry replaced), which this finds without serialising them."""
+    return _entry_text(_key(record))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -310,15 +310,28 @@ def framework_of(project: Path, package: str) -> str:
     return str(yaml.safe_load(spec)["id"])
 
 
-def kill_while_registering(
-    build: subprocess.Popen[bytes], log: Path, delay: float, counts: Counts
-) -> str:
-    """SIGKILL ``build`` ``delay`` seconds after it reports its first phase 7; what went wrong."""
+def wait_for_registration(build: subprocess.Popen[bytes], log: Path) -> None:
+    """Return once ``build`` reports its first phase 7 (or has ended)."""
     deadline = time.monotonic() + 900
     while build.poll() is None and time.monotonic() < deadline:
         if b"registration" in log.read_bytes():
             break
         time.sleep(0.05)
+
+
+def registration_seconds(build: subprocess.Popen[bytes], log: Path) -> float:
+    """How long ``build`` ran after its first phase 7 report: the window the trials kill in."""
+    wait_for_registration(build, log)
+    started = time.monotonic()
+    assert build.wait(timeout=900) == 0, log.read_text("utf-8", "replace")
+    return time.monotonic() - started
+
+
+def kill_while_registering(
+    build: subprocess.Popen[bytes], log: Path, delay: float, counts: Counts
+) -> str:
+    """SIGKILL ``build`` ``delay`` seconds after it reports its first phase 7; what went wrong."""
+    wait_for_registration(build, log)
     time.sleep(delay)
     if build.poll() is None:
         build.send_signal(signal.SIGKILL)
@@ -341,9 +354,10 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
         (project / skill).parent.mkdir(parents=True, exist_ok=True)
     log = tmp_path / "build.log"
     references: dict[str, BatchState] = {}
+    window = 0.0
     for variant in ("B", "A"):
         build = start_batch(project, variant, log)
-        assert build.wait(timeout=900) == 0, log.read_text("utf-8", "replace")
+        window = max(window, registration_seconds(build, log))
         references[variant] = batch_state(project)
     owners = {package: framework_of(project, package) for package in references["A"][0]}
     assert len(owners) == len(BATCH_SKILLS) and len(set(owners.values())) == len(BATCH_SKILLS)
@@ -356,7 +370,9 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
     for trial in range(BATCH_TRIALS):
         counts.trials += 1
         build = start_batch(project, "B" if trial % 2 == 0 else "A", log)
-        problem = kill_while_registering(build, log, rng.uniform(0.0, 3.0), counts)
+        # Delays drawn over the registration as the reference builds timed it, so the kills
+        # land inside it however fast phase 7 becomes.
+        problem = kill_while_registering(build, log, rng.uniform(0.0, window), counts)
         killed += build.returncode == -signal.SIGKILL
         leaked = survivors(project)
         if leaked:

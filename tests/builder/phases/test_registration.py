@@ -282,12 +282,24 @@ def test_a_killed_first_registration_leaves_the_framework_unregistered(tmp_path:
 
 
 def test_a_database_changed_behind_registry_yaml_is_still_refused(tmp_path: Path) -> None:
-    phase(tmp_path).run(inputs(tmp_path))
+    # One phase object, as a batch uses: what its last registration wrote is not trusted
+    # once the database's files changed.
+    registering = phase(tmp_path)
+    registering.run(inputs(tmp_path))
     with EmbeddedRegistry(tmp_path / "registry.lbug") as registry:
         registry.register(replace(RECORD, description="Written by something else."))
     with pytest.raises(RegistrationError) as raised:
-        phase(tmp_path).run(inputs(tmp_path, OTHER))
+        registering.run(inputs(tmp_path, OTHER))
     assert raised.value.code == "R007"
+
+
+def test_a_registry_yaml_changed_behind_the_database_is_still_refused(tmp_path: Path) -> None:
+    registering = phase(tmp_path)
+    registering.run(inputs(tmp_path))
+    write_registry_yaml([RECORD, OTHER], tmp_path / "generated" / REGISTRY_YAML)
+    with pytest.raises(RegistrationError) as raised:
+        registering.run(inputs(tmp_path, replace(RECORD, description="Changed.")))
+    assert raised.value.code == "R007" and "lacks other-skill" in raised.value.message
 
 
 def test_a_missing_database_is_rebuilt_from_registry_yaml_first(tmp_path: Path) -> None:
