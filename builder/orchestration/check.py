@@ -17,6 +17,13 @@ leave in the committed folder (``__pycache__``, ``.pytest_cache``, ``*.pyc``) ar
 not part of the builder's output and are ignored, and so is what ``pip install
 generated/<package>`` leaves in a package folder (setuptools builds in place: ``build/`` and
 ``*.egg-info/`` directly inside it).
+
+Nothing is reused from a previous build: every byte compared comes from this
+run, so a hand-edited file and any drift between a fresh build and the
+committed folder are caught. What is cut is cost that does not decide bytes:
+the scratch folder lives in memory when it can (:func:`_scratch_parent`: no
+disk syncs or deletes), and phase 5's records are read while the workers still
+build later skills (:class:`_RecordCollector`), not one by one afterwards.
 """
 
 from __future__ import annotations
@@ -36,11 +43,12 @@ from builder.orchestration.shard import Shard, owned_tree, spec_sources
 from builder.phases import phase_number
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
+from builder.pipeline.results import BuildReport, PhaseReport
 from builder.pipeline.serial import from_plain
 from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
+    from builder.graph.config import GraphConfig
     from mindrian.graph import FrameworkRecord
 
 __all__ = [
@@ -58,6 +66,11 @@ IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 #: File suffixes that are caches, not builder output.
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 _SCHEMA = phase_number("neo4j_schema")
+#: A memory-backed folder most Linux systems mount.
+_MEMORY = "/dev/shm"
+#: Scratch bytes to expect per skill, with room to spare (about 190 kB measured: package and
+#: checkpoints).
+_BYTES_PER_SKILL = 1 << 20
 #: The unsplit run.
 WHOLE = Shard(1, 1)
 
@@ -166,7 +179,10 @@ def check(
     from builder.phases.registration import REGISTRY_YAML, RegistrationPhase
     from mindrian.graph.registry_yaml import write_registry_yaml
 
-    with tempfile.TemporaryDirectory(prefix="mindrian-check-") as scratch:
+    selected = shard.select(skills, "display")
+    with tempfile.TemporaryDirectory(
+        prefix="mindrian-check-", dir=_scratch_parent(len(selected))
+    ) as scratch:
         work = Path(scratch)
         out_dir = work / "generated"
         # the scratch output folder phases 6 and 7 write to
@@ -182,18 +198,19 @@ def check(
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.
         registration = RegistrationPhase(work / "registry.lbug", env={}) if full else None
+        collector = None if full else _RecordCollector(options.checkpoints_dir, listener)
         builds = build_many(
-            shard.select(skills, "display"),
+            selected,
             fresh_config,
             options,
-            listener=listener,
+            listener=collector or listener,
             registration=registration,
             phases=phases,
         )
         paths = ProjectPaths(root, out_dir)
-        if not full:
+        if collector is not None:
             _install_ready(paths)
-            records = _framework_records(builds, options.checkpoints_dir)
+            records = tuple(collector.records)
             if records:
                 write_registry_yaml(records, out_dir / REGISTRY_YAML)
         # The output's own state (staging, its registry index) is not generated output.
@@ -209,6 +226,22 @@ def check(
     )
 
 
+def _scratch_parent(count: int) -> str | None:
+    """Where the scratch folder goes: in memory (``/dev/shm``) when it has room for ``count``
+    skills, else the system's temporary folder (None).
+
+    Nothing in the scratch folder outlives the check, so the disk's durability buys
+    nothing: every checkpoint and package file is written through
+    :func:`mindrian.atomic.atomic_write_bytes` (an fsync each) and all of it is deleted
+    at the end, which on a disk costs more than rendering. The bytes compared are the
+    same wherever they were written; a folder that fills up fails the check, never
+    passes it.
+    """
+    if not os.path.isdir(_MEMORY) or not os.access(_MEMORY, os.W_OK | os.X_OK):
+        return None
+    return _MEMORY if shutil.disk_usage(_MEMORY).free >= count * _BYTES_PER_SKILL else None
+
+
 def _install_ready(paths: ProjectPaths) -> None:
     """Move every package phase 6 left ready into place, as phase 7 would after its checks.
 
@@ -222,22 +255,41 @@ def _install_ready(paths: ProjectPaths) -> None:
         os.rename(ready / identifier, paths.generated / identifier)
 
 
-def _framework_records(
-    builds: Sequence[BuildReport], checkpoints: Path
-) -> tuple[FrameworkRecord, ...]:
-    """Phase 5's framework record of every skill that built, as phase 7 would register it."""
+class _RecordCollector(Listener):
+    """Passes a batch's news on, and reads phase 5's framework record of every skill that built
+    as its report arrives, as phase 7 would register it.
+
+    The batch tells this process about each skill while the workers still build the
+    later ones, so the checkpoint parsing overlaps the build instead of following it.
+    """
+
+    def __init__(self, checkpoints: Path, listener: Listener | None) -> None:
+        self._store = CheckpointStore(checkpoints)
+        self._listener = listener or Listener()
+        self.records: list[FrameworkRecord] = []
+        """The records read so far, in build order."""
+
+    def started(self, target: Target) -> None:
+        self._listener.started(target)
+
+    def phase(self, report: PhaseReport) -> None:
+        self._listener.phase(report)
+
+    def finished(self, report: BuildReport) -> None:
+        self._listener.finished(report)
+        if report.problem is not None or report.agent_id is None:
+            return
+        stored = self._store.read(report.agent_id, _SCHEMA, "neo4j_schema")
+        if stored is not None:
+            self.records.append(_graph_config(stored.output).to_framework_record())
+
+
+def _graph_config(output: object) -> GraphConfig:
+    """Phase 5's output as read back from its checkpoint."""
     from builder.graph.config import GraphConfig
 
-    store = CheckpointStore(checkpoints)
-    records = []
-    for report in builds:
-        if report.problem is not None or report.agent_id is None:
-            continue
-        stored = store.read(report.agent_id, _SCHEMA, "neo4j_schema")
-        if stored is None:
-            continue
-        records.append(from_plain(GraphConfig, stored.output).to_framework_record())
-    return tuple(records)
+    config: GraphConfig = from_plain(GraphConfig, output)
+    return config
 
 
 def _relative(folder: Path, root: Path) -> str:
