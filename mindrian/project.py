@@ -9,6 +9,7 @@ session databases.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +88,7 @@ class ProjectPaths:
         """Folder of the generated packages (``generated/``, or the other output folder)."""
         return self.root / (DEFAULT_OUT_DIR if self.out is None else self.out)
 
-    @property
+    @functools.cached_property
     def isolated(self) -> bool:
         """True when the output folder is not the project's own ``generated/``."""
         return self.generated.resolve() != (self.root / DEFAULT_OUT_DIR).resolve()

@@ -164,9 +164,9 @@ def _shipped_templates() -> str:
 def codegen_extra(inputs: Inputs, templates: str, tests: bool) -> str:
     """Phase 6: the templates (their :func:`template_digest`), the output folder and whether
     tests run."""
-    out_dir = (Path(inputs.config.root) / inputs.config.out_dir).resolve()
+    out_dir = _resolved(Path(inputs.config.root) / inputs.config.out_dir)
     skipped = "" if tests else " tests=skipped"
-    return f"{templates} out_dir={out_dir.as_posix()}{skipped}"
+    return f"{templates} out_dir={out_dir}{skipped}"
 
 
 def _codegen_with_tests(inputs: Inputs) -> str:
@@ -186,8 +186,20 @@ def registration_extra(
 
         target = f"neo4j {redact_uri(uri)}"
     else:
-        target = f"embedded {(registry_path or paths.embedded_registry).resolve().as_posix()}"
-    return {"registry": target, "out_dir": paths.generated.resolve().as_posix()}
+        target = f"embedded {_resolved(registry_path or paths.embedded_registry)}"
+    return {"registry": target, "out_dir": _resolved(paths.generated)}
+
+
+@functools.lru_cache(maxsize=64)
+def _absolute_resolved(path: str) -> str:
+    # Resolved once a process per folder: a batch asks for the same few folders once per skill,
+    # each resolve stats every component, and a build's folders do not move under it.
+    return Path(path).resolve().as_posix()
+
+
+def _resolved(path: Path) -> str:
+    # Keyed by the absolute path, so a change of working directory is never served stale.
+    return _absolute_resolved(os.path.abspath(path))
 
 
 _KEYS = {

@@ -196,6 +196,31 @@ def _file(row: Any) -> FileStamp:
     return FileStamp(name, size, mtime_ns, ctime_ns, sha256)
 
 
+def _phase(plain: Any) -> PhaseStamp:
+    """A :class:`PhaseStamp` from its plain form; ``ValueError``/``TypeError``/``KeyError`` when
+    it is not one. By hand rather than from_plain: seven a skill, and a no-op reads every stamp."""
+    number, name = plain["number"], plain["phase"]
+    digests = (plain["input_digest"], plain["output_digest"])
+    warnings = tuple(plain["warnings"])
+    if type(number) is not int or not all(isinstance(t, str) for t in (name, *digests)):
+        raise ValueError(f"not a phase: {plain!r}")
+    if not all(isinstance(w, str) for w in warnings):
+        raise ValueError(f"not a phase: {plain!r}")
+    checks = tuple(_check(c) for c in plain["checks"])
+    return PhaseStamp(number, name, *digests, checks, warnings)
+
+
+def _check(plain: Any) -> CheckResult:
+    """A :class:`CheckResult` from its plain form (from_plain only for one with a location)."""
+    if plain.get("location") is not None:
+        located: CheckResult = from_plain(CheckResult, plain)
+        return located
+    name, passed, reason = plain["name"], plain["passed"], plain["reason"]
+    if not (isinstance(name, str) and type(passed) is bool and isinstance(reason, str)):
+        raise ValueError(f"not a check: {plain!r}")
+    return CheckResult(name, passed, reason)
+
+
 def _sha256(path: str) -> str | None:
     try:
         with open(path, "rb") as handle:
@@ -227,8 +252,9 @@ class StampStore:
                 return None
             # Rows rather than from_plain: a no-op reads a stamp of dozens of files per skill.
             files = {key: tuple(_file(row) for row in plain.pop(key)) for key in _FILE_LISTS}
-            rest = from_plain(Stamp, {**plain, **{key: [] for key in _FILE_LISTS}})
-            stamp = replace(rest, **files)
+            phases = tuple(_phase(p) for p in plain.pop("phases"))
+            rest = from_plain(Stamp, {**plain, "phases": [], **{key: [] for key in _FILE_LISTS}})
+            stamp = replace(rest, phases=phases, **files)
         except (OSError, ValueError, TypeError, KeyError):
             return None  # missing, damaged or of another shape: decided from the checkpoints
         return (stamp, stamped_ns) if stamp.display == display else None
