@@ -281,15 +281,20 @@ class _RecordCollector(Listener):
             return
         stored = self._store.read(report.agent_id, _SCHEMA, "neo4j_schema")
         if stored is not None:
-            self.records.append(_graph_config(stored.output).to_framework_record())
+            self.records.append(_framework_record(stored.output))
 
 
-def _graph_config(output: object) -> GraphConfig:
-    """Phase 5's output as read back from its checkpoint."""
+def _framework_record(output: object) -> FrameworkRecord:
+    """The framework record of phase 5's output as read back from its checkpoint, its
+    registry.yaml entry rendered: :func:`dump_registry_yaml` keeps every entry's text, so
+    rendering it now, while the workers build, leaves only joining for after the build."""
     from builder.graph.config import GraphConfig
+    from mindrian.graph.registry_yaml import dump_registry_yaml
 
     config: GraphConfig = from_plain(GraphConfig, output)
-    return config
+    record = config.to_framework_record()
+    dump_registry_yaml((record,))
+    return record
 
 
 def _relative(folder: Path, root: Path) -> str:
