@@ -89,10 +89,9 @@ def folder_names(file: Path, shown: str) -> tuple[str, ...]:
     """Folder-relative POSIX names, sorted, of the files a build of ``file`` reads beside it
     (nothing is read: a build stamp compares them with the names it recorded)."""
     folder = file.parent
-    root = folder.resolve()
-    names = [name for part in FOLDER_PARTS for name in _walk(folder / part, root, shown)]
+    names = [name for part in FOLDER_PARTS for name in _walk(folder / part, folder, shown)]
     if is_chain(shown):
-        names += [stage.path for stage in stage_files(_top_files(folder, root, shown))]
+        names += [stage.path for stage in stage_files(_top_files(folder, folder, shown))]
     return tuple(sorted(names))
 
 
@@ -134,18 +133,24 @@ def _folder_files(
     return tuple(files)
 
 
-def _top_files(folder: Path, root: Path, shown: str) -> Iterable[str]:
+def _top_files(folder: Path, skill: Path, shown: str) -> Iterable[str]:
     """Names of the regular files directly in ``folder`` (a chain's stage files are there)."""
     for file in sorted(folder.iterdir()):
         if file.name.startswith("."):
             continue
-        if file.is_symlink() and not file.resolve().is_relative_to(root):
+        if file.is_symlink() and not _inside(file, skill):
             raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
         if file.is_file():
             yield file.name
 
 
-def _walk(top: Path, root: Path, shown: str) -> Iterable[str]:
+def _inside(link: Path, skill: Path) -> bool:
+    # The skill folder is resolved only here, for a link: a no-op lists every skill's folder,
+    # and resolving stats each component of its path.
+    return link.resolve().is_relative_to(skill.resolve())
+
+
+def _walk(top: Path, skill: Path, shown: str) -> Iterable[str]:
     """Folder-relative POSIX names of the regular files under ``top``.
 
     Hidden entries are skipped; links to folders are not followed; a link to a
@@ -159,7 +164,7 @@ def _walk(top: Path, root: Path, shown: str) -> Iterable[str]:
             if filename.startswith("."):
                 continue
             file = Path(directory, filename)
-            if file.is_symlink() and not file.resolve().is_relative_to(root):
+            if file.is_symlink() and not _inside(file, skill):
                 raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
             if file.is_file():
                 yield file.relative_to(top.parent).as_posix()
