@@ -214,6 +214,26 @@ def test_check_full_builds_in_scratch_folders_with_its_own_registry(
     assert not (project / ".mindrian").exists()
 
 
+@pytest.mark.parametrize(("per_skill", "in_memory"), [(1, True), (1 << 62, False)])
+def test_the_scratch_folder_is_in_memory_only_when_that_has_room(
+    cli,
+    project: Path,
+    regeneration: FakeRegeneration,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    per_skill: int,
+    in_memory: bool,
+) -> None:
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    monkeypatch.setattr("builder.orchestration.check._MEMORY", str(memory))
+    monkeypatch.setattr("builder.orchestration.check._BYTES_PER_SKILL", per_skill)
+    assert cli(["check"], project).code == 0
+    ((_, options, _),) = regeneration.seen
+    assert (options.out_dir.parent.parent == memory) is in_memory
+    assert list(memory.iterdir()) == []  # removed afterwards
+
+
 @pytest.mark.slow  # all seven real phases, twice
 def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> None:
     """All seven real phases: build into generated/, then check regenerates it byte for byte."""
