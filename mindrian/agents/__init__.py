@@ -18,8 +18,9 @@ and ``create_handoff_context(challenge, ...)``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from mindrian.lazy import lazy_attributes
 
 # Submodules load on first use: the builder names output schemas without paying for Agno's
 # Agent, Team and Workflow (over a second of imports), and an agent loads only its own base.
@@ -90,10 +91,8 @@ _HOME = {
 }
 
 
+_lazy = lazy_attributes(__name__, _HOME, globals())
+
+
 def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy(name)

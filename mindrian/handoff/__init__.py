@@ -7,8 +7,9 @@ registered agent, and the agent's answer comes back as a :class:`HandoffResult`.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from mindrian.lazy import lazy_attributes
 
 # Submodules load on first use: the builder reads the context types (phase 3) without the
 # manager's asyncio, and an agent loads only what it uses.
@@ -112,10 +113,8 @@ _HOME = {
 }
 
 
+_lazy = lazy_attributes(__name__, _HOME, globals())
+
+
 def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy(name)
