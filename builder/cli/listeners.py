@@ -18,6 +18,7 @@ from builder.pipeline.report import (
     phase_frame,
     progress_line,
     ready_frame,
+    warning_lines,
 )
 from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame
@@ -50,18 +51,23 @@ class ProgressPrinter(Listener):
     ) -> None:
         self._say, self._quiet, self._timings = say, quiet, timings
         self._options, self._prefix = options, prefix
+        self._skill = ""
+        # Two phases may report one warning (the same fact seen twice): it is printed once a skill.
+        self._warned: set[str] = set()
 
     def started(self, target: Target) -> None:
+        self._skill, self._warned = target.display, set()
         if not self._quiet:
             self._say(f"{self._prefix} {target.display}")
 
     def phase(self, report: PhaseReport) -> None:
-        if not self._quiet:
-            self._say(progress_line(report, len(PHASE_NAMES), timings=self._timings))
-            # Coded warnings are located like errors and name a fix: worth a line each, once.
-            for warning in report.warnings:
-                if ": warning[" in warning and report.status != "cached":
-                    self._say(warning)
+        if self._quiet:
+            return
+        self._say(progress_line(report, len(PHASE_NAMES), timings=self._timings))
+        for line in warning_lines(report.warnings, self._skill):
+            if line not in self._warned:
+                self._warned.add(line)
+                self._say(line)
 
     def finished(self, report: BuildReport) -> None:
         print_outcome(report, self._say, quiet=self._quiet, options=self._options)

@@ -5,7 +5,7 @@ One line on stderr, redrawn in place as skills and phases finish::
     [#########---------------]  38/100  skills/pws/SKILL.md  code_generation  0:41  ETA 1:07
 
 The estimate is the mean time per finished skill times the skills left.
-Problems are printed as ordinary lines above the bar, so they stay on screen
+Warnings and problems are printed as ordinary lines above the bar, so they stay on screen
 once the bar is gone; the bar is erased at the end, leaving only those lines
 and the closing summary. The command line uses it only when stderr is a
 terminal and neither ``--json``, ``--frames`` nor ``--quiet`` is given;
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from builder.orchestration.batch import Listener, Target
+from builder.pipeline.report import warning_lines
 from builder.pipeline.results import BuildReport, PhaseReport
 from builder.pipeline.terminal import terminal_line, terminal_safe
 
@@ -71,6 +72,9 @@ class ProgressBar(Listener):
 
     def finished(self, report: BuildReport) -> None:
         self.done += 1
+        warnings = (w for phase in report.phases for w in phase.warnings)
+        for line in warning_lines(warnings, report.path):
+            self.stream.write(_ERASE + terminal_line(line) + "\n")
         if report.problem is not None:
             self.stream.write(_ERASE + terminal_line(report.problem.render()) + "\n")
         self._draw()

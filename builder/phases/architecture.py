@@ -310,9 +310,14 @@ def _model(
         max_tokens=settings.max_tokens or gen.max_tokens,
         thinking_budget=settings.thinking_budget,
     )
-    where = f"{location.path} line {location.line}: " if location.line else f"{location.path}: "
-    return config, tuple(where + note for note in answer["notes"])
+    return config, tuple(
+        f"{location}: warning[{_UNAPPLIED_SETTING}]: {note}" for note in answer["notes"]
+    )
 
+
+#: Warning: a model setting may not reach the model (its provider lacks the field, or the
+#: provider's SDK is missing where the build runs, so nothing could be checked).
+_UNAPPLIED_SETTING = "W201"
 
 #: The code an answer of :func:`_model_answer` depends on, besides the installed Agno.
 _CHECK_SOURCES = (

@@ -253,6 +253,12 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(
+        "W201",
+        "architecture",
+        "a model setting may not reach the model: the provider's Agno model lacks its field, or "
+        "the provider's SDK is not installed where the build runs",
+    ),
+    ErrorCode(
         "W301",
         "handoff_protocol",
         "an output template's JSON example cannot be read; the output schema leaves it out",

@@ -45,6 +45,7 @@ __all__ = [
     "terminal_safe",
     "validation_line",
     "warning_line",
+    "warning_lines",
 ]
 
 #: Namespace of every control frame the commands print.
@@ -204,6 +205,15 @@ def done_frame(
 def warning_line(warning: str, path: str) -> str:
     """A warning as printed: a located, coded one as it is; another prefixed with its file."""
     return warning if ": warning[" in warning else f"{path}: warning: {warning}"
+
+
+def warning_lines(warnings: Iterable[str], path: str) -> tuple[str, ...]:
+    """Each distinct warning of the skill at ``path`` once, as printed (:func:`warning_line`).
+
+    Human output prints what ``--json`` reports, cached phases included: a warning stays true
+    of the skill until the skill changes, so a no-op build says it again rather than hide it.
+    """
+    return tuple(dict.fromkeys(warning_line(w, path) for w in warnings))
 
 
 def validation_line(report: ValidationReport) -> str:

@@ -134,3 +134,19 @@ def test_the_line_fits_the_terminal() -> None:
 )
 def test_clock_text(seconds: float, text: str) -> None:
     assert clock_text(seconds) == text
+
+
+def test_every_phase_warning_is_printed_above_the_bar_once() -> None:
+    stream = io.StringIO()
+    bar = ProgressBar(2, stream, clock=lambda: 0.0, columns=200)
+    coded = "skills/a/SKILL.md:9: warning[W401]: optional MCP server 'x' is unavailable"
+    phases = (
+        PhaseReport(1, "skill_analysis", "cached"),
+        PhaseReport(2, "architecture", "cached", warnings=("no examples section",)),
+        PhaseReport(4, "tool_assembly", "ok", warnings=(coded,)),
+        PhaseReport(5, "neo4j_schema", "ok", warnings=(coded,)),
+    )
+    bar.started(Target(Path("a"), "skills/a/SKILL.md"))
+    bar.finished(BuildReport("skills/a/SKILL.md", "a", phases, None))
+    printed = [line.rsplit("\x1b[2K", 1)[-1] for line in stream.getvalue().split("\n")[:-1]]
+    assert printed == ["skills/a/SKILL.md: warning: no examples section", coded]
