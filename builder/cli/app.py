@@ -15,14 +15,16 @@ no text quoted from a SKILL.md can pose as a frame.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tomllib
 import traceback
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -1161,7 +1163,8 @@ def _dispatch(args: list[str], state: _State) -> int:
     command = typer.main.get_command(app)
     state.json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
-        result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
+        with _runtime_warnings_as_lines(state):
+            result = command.main(args=args, prog_name="mindrian", standalone_mode=False, obj=state)
     except typer.TyperException as error:  # usage errors found while parsing arguments
         from builder.pipeline.results import Problem
 
@@ -1197,6 +1200,37 @@ def _dispatch(args: list[str], state: _State) -> int:
             traceback.print_exc()
         return _fail(state, problem, None if state.debug else line)
     return result if isinstance(result, int) else 0
+
+
+@contextlib.contextmanager
+def _runtime_warnings_as_lines(state: _State) -> Iterator[None]:
+    """While a command runs, a warning of the runtime (:class:`mindrian.errors.MindrianWarning`,
+    such as ``RoutingBodyWarning``) prints as a located, coded line like the builder's own
+    warnings; any other warning keeps Python's form. Outside the command line it stays an
+    ordinary Python warning."""
+    with warnings.catch_warnings():
+        python_form = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            from mindrian.errors import MindrianWarning
+
+            if isinstance(message, MindrianWarning):
+                where = _display(Path(message.path), Path.cwd().absolute())
+                _say(state.frames is not None)(
+                    f"{where}: warning[{message.code}]: {message.message}"
+                )
+            else:
+                python_form(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 def _command_name(group: Any, args: Sequence[str]) -> str:

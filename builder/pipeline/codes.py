@@ -268,6 +268,12 @@ CODES: Mapping[str, ErrorCode] = registry(
         "tool_assembly",
         "an optional MCP server cannot be started or reached from the build machine",
     ),
+    ErrorCode(
+        "W701",
+        "registry",
+        "a registry loaded from registry.yaml ranks frameworks without their body: no package "
+        "beside it, or one whose spec.yaml disagrees (mindrian.graph.RoutingBodyWarning)",
+    ),
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from mindrian.atomic import atomic_write_text
-from mindrian.errors import MindrianError
+from mindrian.errors import MindrianWarning
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.routing.text import body_prose
@@ -165,9 +165,11 @@ def registry_from_yaml(
     return registry
 
 
-class RoutingBodyWarning(MindrianError, UserWarning):
+class RoutingBodyWarning(MindrianWarning):
     """Frameworks loaded from registry.yaml that rank without their body: no package of
     theirs beside it, or one whose spec.yaml no longer agrees with the registered record."""
+
+    code = "W701"
 
 
 #: The spec.yaml keys that registry.yaml also holds: a package whose values differ is not
@@ -245,10 +247,8 @@ def _warn(yaml_path: Path, problems: list[str]) -> None:
     named = "; ".join(problems[:_NAMED_IN_WARNING])
     more = len(problems) - _NAMED_IN_WARNING
     rest = f"; and {more} more" if more > 0 else ""
-    warnings.warn(
-        f"{yaml_path.as_posix()}: ranked without the body of their skill "
-        f"(selection may differ from the registering build until it is registered again): "
-        f"{named}{rest}",
-        RoutingBodyWarning,
-        stacklevel=3,
+    message = (
+        "ranked without the body of their skill (selection may differ from the registering "
+        f"build until it is registered again): {named}{rest}"
     )
+    warnings.warn(RoutingBodyWarning(yaml_path.as_posix(), message), stacklevel=3)

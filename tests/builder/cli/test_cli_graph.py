@@ -13,7 +13,12 @@ import pytest
 from build_factories import make_project
 
 from builder.graph.export import cypher_statements
-from mindrian.graph import EmbeddedRegistry, load_registry_yaml
+from mindrian.graph import (
+    EmbeddedRegistry,
+    RoutingBodyWarning,
+    load_registry_yaml,
+    registry_from_yaml,
+)
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "registry.yaml"
 INJECTION = "1.0', f.pwned = true, f.note = '"
@@ -94,8 +99,14 @@ def test_select_table(cli, project: Path, case: str) -> None:
 def test_select_builds_the_embedded_registry_from_yaml_once(cli, project: Path) -> None:
     database = project / ".mindrian" / "registry.lbug"
     first = cli(["select", "--trigger", "validate"], project)
-    assert (
-        first.err == "built .mindrian/registry.lbug from generated/registry.yaml (6 framework(s))\n"
+    # The fixture has no packages beside it, so the frameworks rank without their bodies.
+    assert first.err == (
+        "generated/registry.yaml: warning[W701]: ranked without the body of their skill "
+        "(selection may differ from the registering build until it is registered again): "
+        "devil-advocate: no package beside it; jtbd: no package beside it; lean-canvas: no "
+        "package beside it; minto-pyramid: no package beside it; odd-quotes: no package beside "
+        "it; and 1 more\n"
+        "built .mindrian/registry.lbug from generated/registry.yaml (6 framework(s))\n"
     )
     assert database.is_file()
     assert sorted(p.name for p in database.parent.iterdir()) == ["registry.lbug"], (
@@ -354,3 +365,19 @@ def test_chain_boost_goes_to_the_successor_of_the_previous_framework(cli, tmp_pa
         ("devil-advocate", "0.840"),
         ("minto-pyramid", "0.600"),
     ]
+
+
+def test_a_framework_ranked_without_its_body_is_a_coded_warning_line(cli, tmp_path: Path) -> None:
+    generated = tmp_path / "generated"
+    shutil.copytree(GENERATED_REGISTRY.parent, generated)
+    shutil.rmtree(generated / "jtbd")
+    result = cli(["select", "a sentence", "--registry", str(generated / "registry.yaml")], tmp_path)
+    assert result.code == 0, result.err
+    assert result.err == (
+        "generated/registry.yaml: warning[W701]: ranked without the body of their skill "
+        "(selection may differ from the registering build until it is registered again): "
+        "jtbd: no package beside it\n"
+    )
+    # Library callers still get the Python warning, with the file's path first.
+    with pytest.warns(RoutingBodyWarning, match=r"^/.*/generated/registry.yaml: ranked without"):
+        registry_from_yaml(generated / "registry.yaml").close()

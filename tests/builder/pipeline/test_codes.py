@@ -13,14 +13,18 @@ import pytest
 from builder.pipeline.codes import CODES, ErrorCode, registry
 
 BUILDER = Path(__file__).resolve().parents[3] / "builder"
+#: The runtime's coded exceptions and warnings (GraphError, RoutingBodyWarning) use registered
+#: codes too, which the command line prints.
+RUNTIME = BUILDER.parent / "mindrian"
 REGISTRY_FILE = BUILDER / "pipeline" / "codes.py"
 #: A string literal that is exactly an error code: ``"S204"``.
 _CODE_LITERAL = re.compile(r"""[rbuRBU]?(["'])([A-Z]\d{3})\1""")
 
 
-def _codes_used() -> Iterator[tuple[str, str]]:
-    """(code, file:line) of every code literal in builder/ outside the registry itself."""
-    for path in sorted(BUILDER.rglob("*.py")):
+def _codes_used(*folders: Path) -> Iterator[tuple[str, str]]:
+    """(code, file:line) of every code literal in ``folders`` (default builder/) outside the
+    registry itself."""
+    for path in sorted(p for folder in folders or (BUILDER,) for p in folder.rglob("*.py")):
         if path == REGISTRY_FILE:
             continue
         text = path.read_text(encoding="utf-8")
@@ -36,7 +40,7 @@ def test_every_code_used_is_registered() -> None:
 
 
 def test_every_registered_code_is_used() -> None:
-    used = {code for code, _ in _codes_used()}
+    used = {code for code, _ in _codes_used(BUILDER, RUNTIME)}
     assert sorted(set(CODES) - used) == []
 
 
