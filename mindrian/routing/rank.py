@@ -7,10 +7,16 @@ when and how to use the skill, in more words than the description). For a query
 term ``t`` and a framework ``d``::
 
     tf~(t, d)  = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
-    idf(t)     = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    idf(t)     = ln(1 + (N_s - df(t) + 0.5) / (df(t) + 0.5))
     positive   = sum over query terms t of  idf(t) * tf~(t, d) / (K1 + tf~(t, d))
     negative   = sum over query terms t of  idf(t) * tn(t, d) / (K1 + tn(t, d))
     relevance  = max(0, positive - NEGATIVE_WEIGHT * negative) / sum over query terms of idf(t)
+
+``N_s`` is the number of frameworks holding a token of ``t``'s script
+(:func:`mindrian.routing.text.script`: Han, kana, Hangul, Thai... or any other; all
+frameworks when none does). A registry of mostly English frameworks would otherwise make
+every Chinese bigram rare, so a common one (``帮我``, "help me") would outweigh an English
+word that names the task; weighed among the frameworks written in Chinese it is common.
 
 ``tn`` counts the term in the description's *negative clauses* (a sentence from "not for",
 "do not use", "do not trigger", "instead", "不用于", "不触发"… to its end): they say what the
@@ -33,7 +39,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mindrian.routing.text import tokens
+from mindrian.routing.text import script, tokens
 
 __all__ = [
     "FIELD_WEIGHTS",
@@ -163,8 +169,12 @@ class RankedIndex:
                     bucket[i] = bucket.get(i, 0.0) + weight * n / norm
             for term, n in counts["negative"].items():
                 self._negative.setdefault(term, {})[i] = float(n)
-        self._idf = {term: _idf(count, len(postings)) for term, postings in self._positive.items()}
-        self._unseen_idf = _idf(count, 0)
+        self._count = count
+        self._written = _written(self._positive, self._negative)
+        self._idf = {
+            term: _idf(self._written[script(term)], len(postings))
+            for term, postings in self._positive.items()
+        }
         # What each (term, framework) adds, computed once: a query only sums these.
         self._gain = {
             term: {i: self._idf[term] * tf / (K1 + tf) for i, tf in postings.items()}
@@ -176,8 +186,12 @@ class RankedIndex:
         }
 
     def idf(self, term: str) -> float:
-        """Inverse document frequency of ``term`` (the highest possible when it is unseen)."""
-        return self._idf.get(term, self._unseen_idf)
+        """Inverse document frequency of ``term`` among the frameworks written in its script
+        (the highest possible there when it is unseen)."""
+        found = self._idf.get(term)
+        if found is None:
+            return _idf(self._written.get(script(term), self._count), 0)
+        return found
 
     def raw_scores(self, text: str) -> tuple[dict[int, float], float]:
         """Position to raw score (above zero) of the frameworks sharing a term with ``text``,
@@ -213,6 +227,16 @@ class RankedIndex:
             value = idf * tf / (K1 + tf) - NEGATIVE_WEIGHT * idf * tn / (K1 + tn)
             found.append(FieldMatch(term, idf, held, value))
         return tuple(sorted(found, key=lambda m: (-abs(m.contribution), m.term)))
+
+
+def _written(*postings: Mapping[str, Mapping[int, float]]) -> dict[str, int]:
+    """Script to the number of documents holding a token of it: the N its tokens are weighed
+    in. Each distinct term is classified once, not each occurrence."""
+    holders: dict[str, set[int]] = {}
+    for index in postings:
+        for term, at in index.items():
+            holders.setdefault(script(term), set()).update(at)
+    return {name: len(docs) for name, docs in holders.items()}
 
 
 def _idf(count: int, frequency: int) -> float:

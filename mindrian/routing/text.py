@@ -24,24 +24,26 @@ from collections.abc import Iterable
 
 from mindrian.routing.terms import STOP_WORDS
 
-__all__ = ["body_prose", "is_unspaced", "prose", "stem", "tokens"]
+__all__ = ["body_prose", "is_unspaced", "prose", "script", "stem", "tokens"]
 
-# Scripts written without spaces between words: Han (with its extensions and
-# compatibility block), Hiragana, Katakana, Hangul, Thai, Lao, Myanmar, Khmer.
+# Scripts written without spaces between words, each with the name :func:`script` gives
+# it: Thai, Lao, Myanmar, Khmer, Hangul (jamo, compatibility jamo, syllables), kana
+# (Hiragana and Katakana) and Han (with its extensions and compatibility block).
 _UNSPACED_RANGES = (
-    (0x0E00, 0x0EFF),
-    (0x1000, 0x109F),
-    (0x1780, 0x17FF),
-    (0x1100, 0x11FF),
-    (0x3040, 0x30FF),
-    (0x3130, 0x318F),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xAC00, 0xD7AF),
-    (0xF900, 0xFAFF),
-    (0x20000, 0x2FA1F),
+    (0x0E00, 0x0E7F, "thai"),
+    (0x0E80, 0x0EFF, "lao"),
+    (0x1000, 0x109F, "myanmar"),
+    (0x1780, 0x17FF, "khmer"),
+    (0x1100, 0x11FF, "hangul"),
+    (0x3040, 0x30FF, "kana"),
+    (0x3130, 0x318F, "hangul"),
+    (0x3400, 0x4DBF, "han"),
+    (0x4E00, 0x9FFF, "han"),
+    (0xAC00, 0xD7AF, "hangul"),
+    (0xF900, 0xFAFF, "han"),
+    (0x20000, 0x2FA1F, "han"),
 )
-_UNSPACED_CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _UNSPACED_RANGES)
+_UNSPACED_CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi, _ in _UNSPACED_RANGES)
 _RUN = re.compile(f"([{_UNSPACED_CLASS}]+)|([^\\W_{_UNSPACED_CLASS}]+)")
 _APOSTROPHES = re.compile("['\u2018\u2019\u02bc\uff07]")
 _LATIN = re.compile(r"[a-z]+")
@@ -77,8 +79,16 @@ _VOWELS = frozenset("aeiouy")
 
 def is_unspaced(char: str) -> bool:
     """Whether ``char`` belongs to a script written without spaces between words."""
-    point = ord(char)
-    return any(lo <= point <= hi for lo, hi in _UNSPACED_RANGES)
+    return bool(script(char))
+
+
+def script(token: str) -> str:
+    """The unspaced script ``token`` is written in (``han``, ``kana``, ``hangul``, ``thai``,
+    ``lao``, ``myanmar``, ``khmer``: that of its first character), or ``""`` for a word
+    of any other script. The ranked model weighs a token among the documents holding
+    tokens of the same script (:class:`mindrian.routing.rank.RankedIndex`)."""
+    point = ord(token[0])
+    return next((name for lo, hi, name in _UNSPACED_RANGES if lo <= point <= hi), "")
 
 
 def stem(word: str) -> str:

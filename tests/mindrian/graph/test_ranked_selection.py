@@ -4,6 +4,7 @@ the cached index, ``select --eval`` and ``select --explain``."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import ladybug
@@ -25,6 +26,28 @@ def test_cjk_runs_become_bigrams_and_latin_words_are_stemmed() -> None:
     assert tokens("\uff34\uff25\uff33\uff34") == ["test"]  # NFKC folds fullwidth letters
     assert tokens("property-based_testing") == ["property", "bas", "test"]
     assert tokens("한국어") == ["한국", "국어"]
+
+
+def test_a_term_is_weighed_among_the_frameworks_written_in_its_script() -> None:
+    index = RankedIndex(
+        [
+            RoutingDocument("review", "review", "Review pull requests."),
+            RoutingDocument("sql", "sql", "Review SQL migrations."),
+            RoutingDocument("notes", "notes", "Write release notes."),
+            RoutingDocument("sprint", "sprint", "Plan a sprint."),
+            RoutingDocument("tidy", "tidy", "帮我整理文档"),
+            RoutingDocument("unit", "unit", "帮我写单元测试"),
+        ]
+    )
+    # Two of the six frameworks hold Han tokens: a bigram both hold is common there,
+    # however rare it is among all six.
+    assert index.idf("帮我") == pytest.approx(math.log(1 + 0.5 / 2.5))
+    assert index.idf("单元") == pytest.approx(math.log(1 + 1.5 / 1.5))
+    assert index.idf("从未") == pytest.approx(math.log(1 + 2.5 / 0.5))  # unseen Han
+    assert index.idf("sprint") == pytest.approx(math.log(1 + 5.5 / 1.5))
+    assert index.idf("never") == pytest.approx(math.log(1 + 6.5 / 0.5))
+    # No framework is written in Thai: its tokens are weighed among all six.
+    assert index.idf("ทดสอบ") == pytest.approx(math.log(1 + 6.5 / 0.5))
 
 
 def test_stem_leaves_short_and_non_latin_words_alone() -> None:
