@@ -8,12 +8,13 @@ For a sentence and a registered framework ``f``::
              + USAGE_WEIGHT x ((successes + 1) / (uses + 2) - 0.5)
 
 rounded to six decimals. A problem type matches when it is given explicitly or when every
-one of its tokens is in the sentence (1.0 when no GOOD_FOR edge rates it). A framework is
-a candidate when its relevance exceeds :data:`MIN_RELEVANCE` or a problem type matches;
-chaining and usage only reorder candidates. Explicit triggers (``select --trigger``) keep
-the structured query's 0.6 + 0.1 per further trigger; in a sentence the triggers are one
-of the text fields, so the words an author chose count through relevance. Order: score,
-then relevance, then id only for frameworks equal in both (so the output is deterministic).
+one of its tokens is in the sentence, a Latin-script word by its stem (1.0 when no GOOD_FOR
+edge rates it). A framework is a candidate when its relevance exceeds
+:data:`MIN_RELEVANCE` or a problem type matches; chaining and usage only reorder
+candidates. Explicit triggers (``select --trigger``) keep the structured query's 0.6 + 0.1
+per further trigger; in a sentence the triggers are one of the text fields, so the words
+an author chose count through relevance. Order: score, then relevance, then id only for
+frameworks equal in both (so the output is deterministic).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mindrian.routing.rank import FieldMatch, RankedIndex, RoutingDocument
-from mindrian.routing.text import tokens
+from mindrian.routing.text import stemmed
 
 __all__ = [
     "CHAIN_WEIGHT",
@@ -67,7 +68,7 @@ class RoutingSnapshot:
     def fits(self, text: str, named: Iterable[str]) -> dict[int, float]:
         """Position to the best GOOD_FOR confidence among the problem types ``named`` or
         wholly present in ``text``."""
-        sentence = frozenset(tokens(text))
+        sentence = stemmed(text)
         wanted = set(named) | {
             p for p, (words, _) in self.problem_types.items() if words and words <= sentence
         }
@@ -99,7 +100,7 @@ class RoutingSnapshot:
             rated = good_for.get(doc.id, {})
             for problem in doc.problem_types:
                 listed.setdefault(problem, {})[i] = rated.get(problem, 1.0)
-        problems = {p: (frozenset(tokens(p)), at) for p, at in sorted(listed.items())}
+        problems = {p: (stemmed(p), at) for p, at in sorted(listed.items())}
         positions = {doc.id: i for i, doc in enumerate(documents)}
         return cls(revision, RankedIndex(documents), problems, positions, chains)
 

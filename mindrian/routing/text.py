@@ -11,9 +11,13 @@ through it, so they always agree. The rules, in order:
    segmenter-free indexing of CJK text and need no word list.
 3. Everything else is split into runs of letters and digits; hyphens and underscores
    separate words (``property-based`` is ``property`` and ``based``).
-4. A word in :data:`mindrian.routing.terms.STOP_WORDS` or one character long is dropped;
-   the rest go through :func:`stem`, a light English suffix stripper applied to Latin-script
-   words only.
+4. A word in :data:`mindrian.routing.terms.STOP_WORDS` or one character long is dropped.
+   A word written in lowercase Latin letters gives two tokens: its singular
+   (:func:`mindrian.routing.terms.normalise_term`) and its :func:`stem` (a light English
+   suffix stripper) marked with :data:`STEM_MARK`: ``tests`` gives ``test`` and ``~test``,
+   ``testing`` gives ``testing`` and ``~test``. A query word found in the same form scores
+   on both, one sharing only the stem on one: stemming widens recall without making
+   ``testing`` and ``tests`` the same word. Other words stay one token.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from mindrian.routing.terms import STOP_WORDS
+from mindrian.routing.terms import STOP_WORDS, normalise_term
 
-__all__ = ["body_prose", "is_unspaced", "prose", "script", "stem", "tokens"]
+__all__ = ["STEM_MARK", "body_prose", "is_unspaced", "prose", "script", "stem", "stemmed", "tokens"]
 
 # Scripts written without spaces between words, each with the name :func:`script` gives
 # it: Thai, Lao, Myanmar, Khmer, Hangul (jamo, compatibility jamo, syllables), kana
@@ -73,6 +77,9 @@ _SUFFIXES = (
     ("s", ""),
 )
 _KEEP_FINAL_S = ("ss", "us", "is")
+#: Marks the stem token a Latin-script word gives besides its singular (``~test``): a stem
+#: is never mistaken for a word written that way.
+STEM_MARK = "~"
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _VOWELS = frozenset("aeiouy")
 
@@ -126,8 +133,18 @@ def tokens(text: str) -> list[str]:
             else:
                 found.extend(unspaced[i : i + 2] for i in range(len(unspaced) - 1))
         elif len(word) > 1 and word not in STOP_WORDS:
-            found.append(stem(word))
+            if _LATIN.fullmatch(word):
+                found += (normalise_term(word), STEM_MARK + stem(word))
+            else:
+                found.append(word)
     return found
+
+
+def stemmed(text: str) -> frozenset[str]:
+    """The distinct :func:`tokens` of ``text`` with each Latin-script word kept by its stem
+    only: what a sentence must hold for a problem type to be named in it (``tests``
+    names ``testing``)."""
+    return frozenset(t for t in tokens(text) if not _LATIN.fullmatch(t))
 
 
 def prose(markdown: str) -> str:

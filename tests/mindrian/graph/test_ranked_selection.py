@@ -17,15 +17,30 @@ from mindrian.graph.dialect import EMBEDDED_SCHEMA
 from mindrian.graph.embedded import FORMAT_SCHEMA, FORMAT_VERSION
 from mindrian.graph.errors import GraphError
 from mindrian.routing.rank import RankedIndex, RoutingDocument, negative_clauses
-from mindrian.routing.text import prose, stem, tokens
+from mindrian.routing.text import prose, stem, stemmed, tokens
 
 
 def test_cjk_runs_become_bigrams_and_latin_words_are_stemmed() -> None:
     assert tokens("帮我写单元测试") == ["帮我", "我写", "写单", "单元", "元测", "测试"]
-    assert tokens("Testing the tests, TESTED!") == ["test", "test", "test"]
-    assert tokens("\uff34\uff25\uff33\uff34") == ["test"]  # NFKC folds fullwidth letters
-    assert tokens("property-based_testing") == ["property", "bas", "test"]
-    assert tokens("한국어") == ["한국", "국어"]
+    # A Latin word gives its singular and its marked stem: exact forms match on both.
+    assert tokens("Testing the tests, TESTED!") == [
+        *("testing", "~test"),
+        *("test", "~test"),
+        *("tested", "~test"),
+    ]
+    assert tokens("\uff34\uff25\uff33\uff34") == ["test", "~test"]  # NFKC folds fullwidth
+    assert tokens("property-based_testing") == [
+        *("property", "~property"),
+        *("based", "~bas"),
+        *("testing", "~test"),
+    ]
+    assert tokens("한국어 café") == ["한국", "국어", "café"]
+
+
+def test_a_problem_type_is_named_by_the_stems_of_its_words() -> None:
+    assert stemmed("testing") == {"~test"}
+    assert stemmed("unit testing") <= stemmed("my unit tests keep failing")
+    assert stemmed("单元测试") == {"单元", "元测", "测试"}
 
 
 def test_a_term_is_weighed_among_the_frameworks_written_in_its_script() -> None:
@@ -87,7 +102,10 @@ def test_the_body_is_a_low_weight_field_that_explain_names() -> None:
     )
     scores = index.relevance("my tests are flaky")
     assert 0 < scores[0] < scores[1]  # the body finds it; the description counts more
-    assert [m.fields for m in index.explain(0, "flaky")] == [(("body", 1),)]
+    assert [(m.term, m.fields) for m in index.explain(0, "flaky")] == [
+        ("flaky", (("body", 1),)),
+        ("~flaky", (("body", 1),)),
+    ]
 
 
 def test_the_registry_stores_the_body_and_registry_yaml_does_not() -> None:
