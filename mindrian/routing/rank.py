@@ -45,6 +45,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mindrian.routing.glosses import chinese_words, gloss
 from mindrian.routing.text import script, tokens
@@ -161,12 +162,20 @@ class FieldMatch:
 
 
 class RankedIndex:
-    """An inverted index of :class:`RoutingDocument` s; immutable once built."""
+    """An inverted index of :class:`RoutingDocument` s; immutable once built.
+
+    What ranking reads round-trips through plain containers (:meth:`to_plain`,
+    :meth:`from_plain`) bit for bit; the per-document term counts that only :meth:`explain`
+    reads do not, so a restored index is not :attr:`explainable`.
+    """
 
     def __init__(self, documents: Sequence[RoutingDocument]) -> None:
         """Tokenise every document and precompute each (term, document) weight."""
-        self.documents: tuple[RoutingDocument, ...] = tuple(documents)
-        fields = [d.fields() for d in self.documents]
+        self.ids: tuple[str, ...] = tuple(d.id for d in documents)
+        """Each document's id, by position."""
+        self.names: tuple[str, ...] = tuple(d.name for d in documents)
+        """Each document's display name, by position."""
+        fields = [d.fields() for d in documents]
         count = len(fields)
         average = {
             f: (sum(len(doc[f]) for doc in fields) / count if count else 0.0) or 1.0
@@ -174,10 +183,10 @@ class RankedIndex:
         }
         self._positive: dict[str, dict[int, float]] = {}
         self._negative: dict[str, dict[int, float]] = {}
-        self._counts: list[dict[str, Counter[str]]] = []
+        every_count: list[dict[str, Counter[str]]] = []
         for i, doc in enumerate(fields):
             counts = {f: Counter(terms) for f, terms in doc.items()}
-            self._counts.append(counts)
+            every_count.append(counts)
             for f, (weight, b) in FIELD_WEIGHTS.items():
                 norm = 1.0 - b + b * len(doc[f]) / average[f]
                 for term, n in counts[f].items():
@@ -185,6 +194,7 @@ class RankedIndex:
                     bucket[i] = bucket.get(i, 0.0) + weight * n / norm
             for term, n in counts["negative"].items():
                 self._negative.setdefault(term, {})[i] = float(n)
+        self._counts: list[dict[str, Counter[str]]] | None = every_count
         self._count = count
         self._written = _written(self._positive, self._negative)
         self._idf = {
@@ -200,6 +210,37 @@ class RankedIndex:
             term: {i: NEGATIVE_WEIGHT * self.idf(term) * tn / (K1 + tn) for i, tn in at.items()}
             for term, at in self._negative.items()
         }
+
+    @property
+    def explainable(self) -> bool:
+        """Whether :meth:`explain` can answer: built from documents, not restored."""
+        return self._counts is not None
+
+    def to_plain(self) -> dict[str, Any]:
+        """What ranking reads, as dicts, lists, strings and floats (:meth:`from_plain`)."""
+        return {
+            "ids": list(self.ids),
+            "names": list(self.names),
+            "gain": self._gain,
+            "loss": self._loss,
+            "idf": self._idf,
+            "count": self._count,
+            "written": self._written,
+        }
+
+    @classmethod
+    def from_plain(cls, data: Mapping[str, Any]) -> RankedIndex:
+        """The index :meth:`to_plain` described: it ranks exactly as the one built, and
+        cannot :meth:`explain`. Raises KeyError or TypeError for data of another shape."""
+        index = cls.__new__(cls)
+        index.ids, index.names = tuple(data["ids"]), tuple(data["names"])
+        index._gain, index._loss = dict(data["gain"]), dict(data["loss"])
+        index._idf, index._count = dict(data["idf"]), int(data["count"])
+        index._written = dict(data["written"])
+        if len(index.ids) != len(index.names):
+            raise TypeError("ids and names differ in length")
+        index._positive, index._negative, index._counts = {}, {}, None
+        return index
 
     def idf(self, term: str) -> float:
         """Inverse document frequency of ``term`` among the frameworks written in its script
@@ -248,7 +289,10 @@ class RankedIndex:
         return {i: value / total for i, value in raw.items() if value > 0}
 
     def explain(self, i: int, text: str) -> tuple[FieldMatch, ...]:
-        """The terms of ``text`` found in framework ``i``, strongest first."""
+        """The terms of ``text`` found in framework ``i``, strongest first (an index restored
+        by :meth:`from_plain` raises ValueError: it has no term counts)."""
+        if self._counts is None:
+            raise ValueError("a restored index cannot explain; build one from the documents")
         found = []
         for term, weight in self.query(text).items():
             held = tuple((f, c[term]) for f, c in self._counts[i].items() if c[term])
