@@ -256,7 +256,7 @@ class RankedIndex:
         framework holds (:mod:`mindrian.routing.glosses`; none of its bigrams indexed)."""
         terms = dict.fromkeys(tokens(text), 1.0)
         for word in chinese_words(text):
-            if not any(word[k : k + 2] in self._positive for k in range(len(word) - 1)):
+            if not any(word[k : k + 2] in self._gain for k in range(len(word) - 1)):
                 for term in gloss(word):
                     terms.setdefault(term, GLOSS_WEIGHT)
         return terms

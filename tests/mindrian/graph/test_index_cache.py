@@ -24,6 +24,9 @@ QUERIES = (
     ("what job does the customer hire us for", (), ("larry",)),
     ("critique this plan and its risks", ("decision",), ("deep-research", "jtbd")),
     ("find sources on EV charging", (), ()),
+    # A Chinese word some framework holds is not glossed, one none holds is: both indexes
+    # must tell them apart the same way.
+    ("帮我写单元测试 再做个面试准备", (), ()),
 )
 Ranking = tuple[tuple[RankedCandidate, ...], ...]
 #: How a kept file begins; the SHA-256 of the rest follows.
@@ -47,7 +50,14 @@ def records() -> tuple[FrameworkRecord, ...]:
         )
         for i in range(1, 8)
     )
-    return (*real, *extra)
+    chinese = FrameworkRecord(
+        id="unit-test-coach",
+        name="单元测试教练",
+        type="operator",
+        description="帮助开发者为函数编写单元测试。",
+        triggers=("单元测试",),
+    )
+    return (*real, *extra, chinese)
 
 
 @pytest.fixture

@@ -25,14 +25,15 @@ def test_a_gloss_is_the_tokens_of_the_first_senses_without_notes() -> None:
     assert gloss("不是一个词") == []
 
 
+DOCUMENTS = (
+    RoutingDocument("interview-coach", "interview coach", "Prepare for a job interview."),
+    RoutingDocument("release-notes", "release notes", "Write release notes."),
+    RoutingDocument("unit-tests", "单元测试", "帮我写单元测试 for a function."),
+)
+
+
 def _index() -> RankedIndex:
-    return RankedIndex(
-        [
-            RoutingDocument("interview-coach", "interview coach", "Prepare for a job interview."),
-            RoutingDocument("release-notes", "release notes", "Write release notes."),
-            RoutingDocument("unit-tests", "单元测试", "帮我写单元测试 for a function."),
-        ]
-    )
+    return RankedIndex(DOCUMENTS)
 
 
 def test_a_chinese_sentence_reaches_an_english_only_framework_through_glosses() -> None:
@@ -55,6 +56,6 @@ def test_a_chinese_word_some_framework_holds_is_not_glossed() -> None:
 
 
 def test_explain_marks_a_gloss() -> None:
-    snapshot = RoutingSnapshot.build((3, ""), _index().documents, {}, {})
+    snapshot = RoutingSnapshot.build((3, ""), DOCUMENTS, {}, {})
     ranked = rank_sentence(snapshot, "明天面试", (), (), {}, 3, explain=True)
     assert "'interview' (gloss of a Chinese word, x0.1): idf" in explain_text(ranked)
