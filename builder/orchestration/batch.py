@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 from builder.orchestration import runner
 from builder.orchestration.runner import Hold, KeyLoader, PhaseLoader, Progress, phase_range
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
-from builder.orchestration.warm import warm_children
+from builder.orchestration.warm import default_providers, warm_children
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.keys import load_key
 from builder.phases.outputs import AnyPhase
@@ -663,8 +663,9 @@ class _Chunked:
         try:
             with contextlib.ExitStack() as stack:
                 idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
+                home, providers = Path(self.config.root).resolve(), default_providers(self.config)
                 for _ in range(jobs):
-                    worker = stack.enter_context(WarmWorker(home=Path(self.config.root).resolve()))
+                    worker = stack.enter_context(WarmWorker(home=home, providers=providers))
                     worker.start()
                     idle.put(worker)
                 sessions = stack.enter_context(ThreadPoolExecutor(jobs, "session"))
