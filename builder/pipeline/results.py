@@ -74,7 +74,7 @@ class Problem:
     """Why a command did not succeed, ready to print."""
 
     code: str
-    """Machine-readable code (``S003``, ``P003``…)."""
+    """Machine-readable code (``S201``, ``P003``…)."""
     message: str
     """One sentence for the user."""
     location: SourceLocation | None = None
