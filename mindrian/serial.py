@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+from mindrian.yaml_emit import SafeDumper
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -125,7 +127,7 @@ def _expect(kind: type, data: Any, cls: Any) -> Any:
     return data
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(SafeDumper):
     """SafeDumper that writes multi-line strings as literal blocks for readable diffs."""
 
 

@@ -25,6 +25,7 @@ from mindrian.errors import MindrianWarning
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.routing.text import body_prose
+from mindrian.yaml_emit import SafeDumper
 
 __all__ = [
     "FORMAT_VERSION",
@@ -98,7 +99,7 @@ def _dump(data: object) -> str:
     return str(yaml.dump(data, Dumper=_Dumper, **_STYLE))
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(SafeDumper):
     """PyYAML's safe dumper, except that strings holding a line break other than LF are
     double-quoted: the other styles fold a NEL, CR, U+2028 or U+2029 into a space or a LF, and
     registry.yaml must read back as exactly what the registry holds."""
