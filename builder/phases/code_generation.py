@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -47,6 +48,9 @@ from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
 from builder.skill.spec import AgentSpec
 from mindrian.project import ProjectPaths
+
+if TYPE_CHECKING:
+    from mindrian.agents.output import HandoffOutput
 
 __all__ = [
     "PHASE",
@@ -198,15 +202,11 @@ def output_examples(spec: AgentSpec) -> tuple[dict[str, Any], ...]:
         return ()
     from pydantic import ValidationError
 
-    from mindrian.agents.output import scored_output, whole_answer
+    from mindrian.agents.output import whole_answer
 
     data = spec.handoff.returns.data_schema if spec.handoff else {}
-    model = scored_output(
-        "Skill",
-        [to_plain(s) for s in spec.scores],
-        total=bool(spec.score_bands),
-        data=data or None,
-    )
+    shape = [[to_plain(s) for s in spec.scores], bool(spec.score_bands), data or None]
+    model = _output_model(json.dumps(shape, ensure_ascii=False))
     part = model.model_fields["data" if data else "scores"].annotation
     found: list[dict[str, Any]] = []
     for block in spec.instructions.blocks:
@@ -227,6 +227,17 @@ def output_examples(spec: AgentSpec) -> tuple[dict[str, Any], ...]:
                 ) from None
             found.append(dict(example.value))
     return tuple(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _output_model(shape: str) -> type[HandoffOutput]:
+    """The output model of a spec's scores, score bands and data schema (``shape``: their JSON,
+    keys in written order). Skills of one shape, e.g. every one without scores, share one
+    model: pydantic takes a millisecond or two to build each, and validating reads it only."""
+    from mindrian.agents.output import scored_output
+
+    dimensions, total, data = json.loads(shape)
+    return scored_output("Skill", dimensions, total=total, data=data)
 
 
 def _first_problem(exc: Any) -> str:

@@ -76,9 +76,9 @@ def test_front_matter_rules_reach_the_instructions_beside_the_body_s_own() -> No
     assert text.index("Front rule.") < text.index("## Rules")
 
 
-def scored_spec(example: str):
+def scored_spec(example: str, deepest: int = 5):
     definition = skill(
-        scores=(ScoreDimension("depth", 0, 5, "How deep?"), ScoreDimension("width", 0, 5)),
+        scores=(ScoreDimension("depth", 0, deepest, "How deep?"), ScoreDimension("width", 0, 5)),
         score_bands=(ScoreBand("OK", 0, 10),),
     )
     spec = run_phases(definition, until=2)["architecture"].output
@@ -89,6 +89,16 @@ def scored_spec(example: str):
 def test_an_example_that_fits_the_schema_is_kept() -> None:
     spec = scored_spec('```json\n{"depth": 2, "width": 3, "total": 5}\n```')
     assert output_examples(spec) == ({"depth": 2, "width": 3, "total": 5},)
+
+
+def test_each_spec_is_held_to_its_own_scores_whichever_came_first() -> None:
+    example = '```json\n{"depth": 7, "width": 3, "total": 10}\n```'
+    for deepest in (9, 5, 9):  # a model of one shape is shared, never lent to another
+        if deepest == 9:
+            assert output_examples(scored_spec(example, deepest))[0]["depth"] == 7
+        else:
+            with pytest.raises(CodegenError, match="depth: Input should be less than or equal"):
+                output_examples(scored_spec(example, deepest))
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,18 @@ def test_read_tree_leaves_out_caches(tmp_path: Path) -> None:
     assert read_tree(tmp_path / "missing") == {}
 
 
+def test_read_tree_reads_linked_files_enters_no_linked_folder_and_sorts(tmp_path: Path) -> None:
+    write_tree(tmp_path / "outside", {"note.md": b"n", "deep/x.py": b"x"})
+    root = tmp_path / "root"
+    write_tree(root, {"b/z.py": b"z", "b/a/y.py": b"y", "a.txt": b"a", ".hidden": b"h"})
+    (root / "b" / "linked.md").symlink_to(tmp_path / "outside" / "note.md")
+    (root / "b" / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (root / "dangling.py").symlink_to(tmp_path / "gone.py")
+    tree = read_tree(root)
+    assert list(tree) == [".hidden", "a.txt", "b/a/y.py", "b/linked.md", "b/z.py"]
+    assert tree["b/linked.md"] == b"n"
+
+
 @pytest.mark.parametrize(
     ("committed", "expected_drift", "expected_lines"),
     [
