@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import Row
+from bench.common import Row, median_seconds, mindrian_command
 from mindrian.graph import DEFAULT_BATCH_SIZE, EmbeddedRegistry, FrameworkRecord
 
 __all__ = ["rows"]
@@ -19,6 +19,8 @@ REGISTER_TARGET_S = 5.0
 #: sentence alike.
 SELECT_P50_TARGET_MS = 10.0
 SELECT_TEXT_P50_TARGET_MS = 10.0
+#: Runs of each one-shot `select` (a new process each).
+ONE_SHOT_RUNS = 5
 _TRIGGERS = 50
 _PROBLEM_TYPES = 5
 
@@ -87,6 +89,7 @@ def rows() -> list[Row]:
                 )
                 samples.append((time.perf_counter() - began) * 1000)
             text_samples = _sentence_samples(registry)
+        one_shot = _one_shot_rows(Path(folder))
     context = f"{FRAMEWORKS} frameworks, {2 * FRAMEWORKS} CHAINS_TO"
     return [
         Row(
@@ -130,6 +133,39 @@ def rows() -> list[Row]:
             "ms",
             None,
             f"{SELECTIONS} sentences, after one index build",
+        ),
+        *one_shot,
+    ]
+
+
+def _one_shot_rows(folder: Path) -> list[Row]:
+    """``mindrian select "a sentence"`` in a new process each time, over the registry file in
+    ``folder``: without the index cache (every run builds the index), and with it (the
+    untimed first run builds and keeps it, the timed ones read it)."""
+    argv = [
+        *mindrian_command(),
+        "select",
+        "which framework handles trigger-7 for problem-2?",
+        "--registry",
+        str(folder / "registry.lbug"),
+    ]
+    cold = median_seconds(argv, ONE_SHOT_RUNS, env={"MINDRIAN_CACHE_DIR": ""})
+    kept = median_seconds(argv, ONE_SHOT_RUNS, env={"MINDRIAN_CACHE_DIR": str(folder / "cache")})
+    return [
+        Row(
+            "one-shot select a sentence (new process)",
+            kept * 1000,
+            "ms",
+            None,
+            f"median of {ONE_SHOT_RUNS}; text index read from the cache "
+            f"({cold / kept:.1f}x faster than building it)",
+        ),
+        Row(
+            "one-shot select a sentence, no index cache",
+            cold * 1000,
+            "ms",
+            None,
+            f"median of {ONE_SHOT_RUNS}; MINDRIAN_CACHE_DIR= (each run builds the text index)",
         ),
     ]
 

@@ -11,7 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +42,15 @@ class Row:
     """Context, e.g. the ratio to a baseline."""
 
 
-def median_seconds(argv: Sequence[str], runs: int = 7, warmup: int = 1, cwd: Path = ROOT) -> float:
-    """Median wall-clock seconds of ``argv`` over ``runs`` runs, after ``warmup`` untimed ones.
+def median_seconds(
+    argv: Sequence[str],
+    runs: int = 7,
+    warmup: int = 1,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+) -> float:
+    """Median wall-clock seconds of ``argv`` over ``runs`` runs, after ``warmup`` untimed ones;
+    ``env`` adds to (or replaces) variables of this environment.
 
     Output is discarded; a failing command raises so a broken benchmark is not
     mistaken for a fast one. The exit status may be 1 for commands that report
@@ -53,7 +60,11 @@ def median_seconds(argv: Sequence[str], runs: int = 7, warmup: int = 1, cwd: Pat
     for index in range(warmup + runs):
         began = time.perf_counter()
         done = subprocess.run(
-            argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env()
+            argv,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**_env(), **(env or {})},
         )
         elapsed = time.perf_counter() - began
         if done.returncode >= 2:

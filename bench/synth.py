@@ -8,7 +8,10 @@ written only into the temporary project, never into this repository. Explicit
 Mindrian fields (``type``, ``triggers``, ``problem_types``) are set so each
 skill builds whether or not phase 1 can infer them; the body and the skill
 folder's other text files are kept as they are. Everything is a function of
-``n`` and the corpus, so two runs synthesize byte-identical projects.
+``n``, the corpus and an optional salt, so two runs with the same salt (none by
+default) synthesize byte-identical projects; a salt of its own gives a run
+skills no earlier run had, so no cache keyed on a skill's text (Black's, the
+linter's) has seen them.
 """
 
 from __future__ import annotations
@@ -71,17 +74,19 @@ def _slug(text: object) -> str:
     return _NAME.sub("-", str(text).lower()).strip("-")[:40] or "skill"
 
 
-def _variant(skill: CorpusSkill, k: int) -> str:
-    """SKILL.md text of variant ``k``: a unique name, triggers and problem type."""
+def _variant(skill: CorpusSkill, k: int, salt: str = "") -> str:
+    """SKILL.md text of variant ``k``: a unique name, triggers and problem type (with ``salt``
+    in the name and triggers)."""
     base = _slug(skill.front.get("name") or skill.folder.name)
     front = {key: value for key, value in skill.front.items() if key not in _DROPPED}
     metadata = front.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("mindrian"), dict):
         mindrian = {k2: v for k2, v in metadata["mindrian"].items() if k2 not in _DROPPED}
         front["metadata"] = {**metadata, "mindrian": mindrian}
-    front["name"] = f"{base}-{k:04d}"
+    tag = f"{k:04d}-{_slug(salt)}" if salt else f"{k:04d}"
+    front["name"] = f"{base}-{tag}"
     front.setdefault("type", "operator")
-    front["triggers"] = [f"{base} {k:04d}", f"scale-{k:04d}"]
+    front["triggers"] = [f"{base} {tag}", f"scale-{tag}"]
     front["problem_types"] = [f"scale-problem-{k % 97:02d}"]
     head = yaml.safe_dump(front, sort_keys=True, allow_unicode=True, width=100)
     return f"---\n{head}---\n{skill.body}"
@@ -94,8 +99,11 @@ def _extra_files(folder: Path) -> Iterator[Path]:
             yield path
 
 
-def synthesize(project: Path, count: int, corpus: Path = CORPUS) -> tuple[Path, ...]:
-    """Write a project with ``count`` skills under ``project``; their SKILL.md paths, sorted."""
+def synthesize(
+    project: Path, count: int, corpus: Path = CORPUS, salt: str = ""
+) -> tuple[Path, ...]:
+    """Write a project with ``count`` skills under ``project``; their SKILL.md paths, sorted.
+    ``salt`` (letters, digits, ``-``) goes into every skill's name and triggers."""
     skills = corpus_skills(corpus)
     if not skills:
         raise FileNotFoundError(f"no SKILL.md under {corpus}")
@@ -111,7 +119,7 @@ def synthesize(project: Path, count: int, corpus: Path = CORPUS) -> tuple[Path, 
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(extra, target)
         path = folder / "SKILL.md"
-        path.write_text(_variant(skill, k), encoding="utf-8")
+        path.write_text(_variant(skill, k, salt), encoding="utf-8")
         written.append(path)
     return tuple(written)
 

@@ -1,6 +1,6 @@
 """``mindrian workflow validate|render|run FILE.dot``: thin wrappers over :mod:`mindrian.workflow`.
 
-Findings print in compiler style on stderr (``PATH:LINE:COL: error[W002]: ...``);
+Findings print in compiler style on stderr (``PATH:LINE:COL: error[L002]: ...``);
 exit 1 when a file cannot be read or parsed or breaks an error-severity rule,
 warnings alone keep exit 0. ``run`` walks the graph with dry-run handlers (no
 model call, no shell command), answering from ``--outcome NODE=OUTCOME``; with
@@ -72,7 +72,11 @@ def validate_command(
     files: Annotated[list[Path], typer.Argument(metavar="FILE.dot...", help="Graphs to check.")],
     quiet: QuietOpt = False,
 ) -> int:
-    """Parse and lint each file; exit 1 if any has an error (warnings are reported only)."""
+    """Parse and lint each file; exit 1 if any has an error (warnings are reported only).
+
+    Each finding is coded: L001 the file cannot be read, L002 it is not a thought graph,
+    L1nn a lint rule, whose name follows the code (error[L105]: reachable: ...).
+    """
     status = 0
     for file in files:
         _, failed = _load(file, show_warnings=not quiet)
@@ -128,12 +132,13 @@ def run_command(
 
     Nodes that need a handler succeed without doing anything unless --outcome
     scripts them; with --model (or $MINDRIAN_MODEL) a model answers the LLM steps.
+    A run that cannot go on (step limit, timeout, unusable model) is error[L003].
     """
     from mindrian.agents.base import AgentRunError
     from mindrian.model_choice import ModelScriptError
     from mindrian.providers import ModelUnavailableError
     from mindrian.recording import Recording
-    from mindrian.workflow.command import dry_run_handlers, parse_outcome_script
+    from mindrian.workflow.command import RUN_CODE, dry_run_handlers, parse_outcome_script
     from mindrian.workflow.engine import run
     from mindrian.workflow.model import WorkflowError
 
@@ -146,7 +151,7 @@ def run_command(
         handlers.update(_model_handlers(graph, model, recording))
         result = run(graph, handlers, state, max_steps=max_steps, base_dir=file.parent)
     except (WorkflowError, ModelScriptError, ModelUnavailableError, AgentRunError) as exc:
-        _err(f"{file.as_posix()}: error[W003]: {getattr(exc, 'message', exc)}")
+        _err(f"{file.as_posix()}: error[{RUN_CODE}]: {getattr(exc, 'message', exc)}")
         return 1
     finally:
         if recording is not None and record is not None:

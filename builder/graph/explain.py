@@ -31,8 +31,11 @@ def _candidate(rank: int, c: RankedCandidate) -> list[str]:
     lines.append(f"   relevance {c.relevance:.3f} (share of the sentence's idf covered)")
     for m in c.matches:
         fields = ", ".join(f"{field} x{count}" for field, count in m.fields)
+        # A gloss is the dictionary's guess at a Chinese word, weighed less than the words typed.
+        gloss = "" if m.weight == 1.0 else f" (gloss of a Chinese word, x{m.weight:g})"
         lines.append(
-            f"   {terminal_safe(m.term)!r}: idf {m.idf:.2f}, in {fields}, {m.contribution:+.3f}"
+            f"   {terminal_safe(m.term)!r}{gloss}: idf {m.idf:.2f}, in {fields}, "
+            f"{m.contribution:+.3f}"
         )
     return lines
 

@@ -27,7 +27,7 @@ from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
 from builder.probe.runner import WarmProbes
 
-__all__ = ["Warm", "warm_children"]
+__all__ = ["Warm", "default_providers", "warm_children"]
 
 _SPEC_ID = re.compile(rb"^id: *['\"]?([^'\"\n]+?)['\"]? *$", re.MULTILINE)
 
@@ -124,21 +124,28 @@ def warm_children(
         # Nothing to test or register (a no-op): the phase modules need not even be imported.
         yield Warm(_with(base, registration))
         return
-    from builder.orchestration.shared_tests import tests_alone
-    from builder.phases.code_generation import CodeGenerationPhase, run_generated_tests
-    from builder.phases.registration import RegistrationPhase
     from builder.pipeline.worker import WarmWorker
-    from builder.probe.runner import run_probe
 
-    phase6 = base("code_generation") if tests_here else None
-    phase7 = registration if registration is not None else base("registration")
-    warm6 = tests_alone(phase6) if phase6 is not None else False
-    warm7 = registering > 0 and isinstance(phase7, RegistrationPhase) and phase7.probe is run_probe
-    if not (warm6 or warm7):
-        yield Warm(_with(base, registration))
-        return
-    with WarmWorker(home=Path(config.root).resolve()) as worker:
+    providers = default_providers(config) if tests_here else ()
+    with WarmWorker(home=Path(config.root).resolve(), providers=providers) as worker:
+        # Started before the phase modules are imported: the worker's imports are the longest
+        # step of a small build. Only a test's own phases can leave it unused (closed below).
         worker.start()
+        from builder.orchestration.shared_tests import tests_alone
+        from builder.phases.code_generation import CodeGenerationPhase, run_generated_tests
+        from builder.phases.registration import RegistrationPhase
+        from builder.probe.runner import run_probe
+
+        phase6 = base("code_generation") if tests_here else None
+        phase7 = registration if registration is not None else base("registration")
+        warm6 = tests_alone(phase6) if phase6 is not None else False
+        warm7 = (
+            registering > 0 and isinstance(phase7, RegistrationPhase) and phase7.probe is run_probe
+        )
+        if not (warm6 or warm7):
+            worker.close()
+            yield Warm(_with(base, registration))
+            return
         probes = WarmProbes(worker, at_once=max(1, jobs)) if warm7 else None
         if isinstance(phase7, RegistrationPhase) and probes is not None:
             registration = phase7.with_probe(probes)
@@ -146,6 +153,13 @@ def warm_children(
             tests = functools.partial(run_generated_tests, runner=worker)
             phase6 = CodeGenerationPhase(run_tests=tests, templates=phase6.templates)
         yield Warm(_with(base, registration, phase6 if warm6 else None), probes, config)
+
+
+def default_providers(config: BuildConfig) -> tuple[str, ...]:
+    """The model providers a worker running generated tests imports ahead: those of the build's
+    default models, which most skills use (a skill naming another provider's model imports it in
+    its own test run)."""
+    return tuple(sorted({ref.partition(":")[0].strip().lower() for ref in config.models.values()}))
 
 
 def _with(

@@ -6,32 +6,21 @@ the provider's SDK (two seconds for Anthropic's). Both are pure functions of
 their inputs and of installed code, so the key hashes all of it and a stale
 entry is never read: it simply stops being asked for.
 
-The folder is ``$MINDRIAN_CACHE_DIR/<namespace>``, else the user's cache folder;
-``MINDRIAN_CACHE_DIR=`` (empty) turns caching off. Nothing in a build's output
-depends on whether an answer came from the cache.
+Where the files live and how they are named is :mod:`mindrian.cache`, which the runtime's own
+caches use too. Nothing in a build's output depends on whether an answer came from the cache.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from mindrian.atomic import atomic_write_text
+from mindrian.cache import cache_dir, cache_path
 
 __all__ = ["cache_dir", "cache_path", "installed_version", "read_json", "write_json"]
-
-
-def cache_dir(namespace: str) -> Path | None:
-    """The folder of one kind of answer, or None when caching is off."""
-    configured = os.environ.get("MINDRIAN_CACHE_DIR")
-    if configured is not None:
-        return Path(configured) / namespace if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mindrian" / namespace
 
 
 @functools.cache
@@ -44,16 +33,6 @@ def installed_version(distribution: str) -> str:
         return version(distribution)
     except PackageNotFoundError:
         return "absent"
-
-
-def cache_path(folder: Path | None, *parts: bytes) -> Path | None:
-    """The file of the answer keyed on ``parts`` (each length-prefixed, so no two keys blur)."""
-    if folder is None:
-        return None
-    key = hashlib.sha256()
-    for part in parts:
-        key.update(b"%d:" % len(part) + part)
-    return folder / f"{key.hexdigest()}.json"
 
 
 def read_json(path: Path | None) -> dict[str, Any] | None:

@@ -92,7 +92,8 @@ def runtime_root() -> Path:
 
 def offline_env(folder: Path) -> dict[str, str]:
     """The environment of a child that runs generated code (tests, probes): no API keys, no
-    bytecode or cache files, no telemetry; ``folder`` and the runtime on the path."""
+    bytecode or cache files, no telemetry, no pytest plugin but those its command names;
+    ``folder`` and the runtime on the path."""
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(
@@ -103,5 +104,9 @@ def offline_env(folder: Path) -> dict[str, str]:
         AGNO_TELEMETRY="false",
         MINDRIAN_OFFLINE="1",
         NO_COLOR="1",
+        # Entry-point plugins (hypothesis, anyio …) cost every test run their loading and
+        # assert-rewrite marking, and one a warm worker imported already (anyio comes with a
+        # provider's SDK) would make pytest warn; generated tests need none of them.
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
     )
     return env

@@ -1,13 +1,15 @@
-"""Every error code the builder reports: the stage that reports it and what it means.
+"""Every error code the builder and the runtime report: the stage that reports it and what it means.
 
 A code is a letter and three digits; the letter names the stage (``S`` skill analysis, ``A``
 architecture, ``H`` handoff protocol, ``T`` tool assembly, ``G`` graph schema and registry,
 ``C`` code generation, ``R`` registration, ``P`` pipeline, ``U`` usage, ``B`` batch, ``D``
 drift, ``I`` internal, ``N`` scaffold, ``V`` review (``mindrian diff``), ``X`` run and serve,
-``E`` no stage). Codes are part of
+``L`` workflow lint (``mindrian workflow``), ``E`` no stage; ``W`` is a warning, its first
+digit the phase it concerns, ``0`` none). Codes are part of
 the command-line interface (error lines, ERROR frames, ``--json``): a code keeps its meaning,
 and a retired code is not reused. ``tests/builder/pipeline/test_codes.py`` fails when
-``builder/`` uses a code missing here, or when a code here is no longer used.
+``builder/`` or the runtime (``mindrian/``, which cannot import this module) uses a code missing
+here, when a code here is no longer used, and when a code is computed rather than written out.
 """
 
 from __future__ import annotations
@@ -110,6 +112,61 @@ CODES: Mapping[str, ErrorCode] = registry(
         "H004", "handoff_protocol", "the runtime's HandoffType lacks a type the agent supports"
     ),
     ErrorCode("I001", "internal", "an internal error (a bug), in an ERROR frame"),
+    ErrorCode("L001", "workflow", "mindrian workflow: the DOT file cannot be read"),
+    ErrorCode(
+        "L002",
+        "workflow",
+        "mindrian workflow: the file is not a thought graph (DOT syntax or an attribute value)",
+    ),
+    ErrorCode(
+        "L003",
+        "workflow",
+        "mindrian workflow run: the run stopped (a bad --outcome or saved state, the step "
+        "limit, a timeout, an unusable model or a failed model call)",
+    ),
+    ErrorCode(
+        "L101", "workflow", "single_start: no start node (shape=Mdiamond), or a second one (error)"
+    ),
+    ErrorCode("L102", "workflow", "has_exit: no exit node (shape=Msquare) (error)"),
+    ErrorCode("L103", "workflow", "start_has_no_incoming: an edge enters the start node (error)"),
+    ErrorCode("L104", "workflow", "exit_has_no_outgoing: an edge leaves an exit node (error)"),
+    ErrorCode("L105", "workflow", "reachable: a node the start cannot reach (error)"),
+    ErrorCode(
+        "L106", "workflow", "reaches_exit: a node from which no exit can be reached (warning)"
+    ),
+    ErrorCode(
+        "L107", "workflow", "prompt_required: an LLM step with neither prompt nor label (warning)"
+    ),
+    ErrorCode("L108", "workflow", "valid_condition: an edge's condition does not parse (error)"),
+    ErrorCode(
+        "L109",
+        "workflow",
+        "decision_paths: a decision with fewer than two outgoing paths (warning)",
+    ),
+    ErrorCode(
+        "L110",
+        "workflow",
+        "clear_routes: a decision point's edge shadowed by another, or none keyed (warning)",
+    ),
+    ErrorCode(
+        "L111",
+        "workflow",
+        "parallel_join: a fan-out with one branch, or branches that never meet (warning)",
+    ),
+    ErrorCode(
+        "L112", "workflow", "fidelity_valid: a node's fidelity is not a known mode (warning)"
+    ),
+    ErrorCode(
+        "L113", "workflow", "type_known: a node's type is no built-in handler type (warning)"
+    ),
+    ErrorCode(
+        "L114",
+        "workflow",
+        "retry_target_exists: a retry_target or fallback_retry_target names no node (warning)",
+    ),
+    ErrorCode(
+        "L115", "workflow", "goal_gate_has_retry: a goal gate with no retry target (warning)"
+    ),
     ErrorCode("M001", "fmt", "mindrian fmt cannot move a field without guessing"),
     ErrorCode("M002", "fmt", "mindrian fmt --check: the file would be reformatted"),
     ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
@@ -226,6 +283,13 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
+    ErrorCode(
+        "W000",
+        "mindrian",
+        "a runtime warning without a more specific code (MindrianWarning's default)",
+    ),
+    # W001-W003 and W108-W115 were mindrian workflow's codes before they moved to L001-L115
+    # (W101-W107 meant both); they stay unused so that old output is not misread.
     ErrorCode("W101", "skill_analysis", "a foreign type is kept as metadata; the type is inferred"),
     ErrorCode(
         "W102",

@@ -24,6 +24,7 @@ import hashlib
 import importlib.util
 import json
 import re
+import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,8 @@ GUARD_PLUGIN = "mindrian.testing.pytest_plugin"
 PACKAGES_PER_WORKER = 16
 _OUTCOMES_PLUGIN = "builder.pipeline.pytest_outcomes"
 _OUTCOMES_FILE = "outcomes.json"
+#: The run's ``--basetemp`` inside its folder (a dot folder: pytest does not collect it).
+_BASETEMP = ".pytest-tmp"
 
 _TIMING = re.compile(r"\s+in\s+[0-9.]+s(?:\s+\([0-9:]+\))?\s*$")
 _FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(\S+)")
@@ -130,13 +133,14 @@ def _arguments(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> lis
         _OUTCOMES_PLUGIN,
         "-p",
         "no:cacheprovider",
-        # Generated tests never use hypothesis; its auto-loaded plugin costs ~0.6 s per run.
-        "-p",
-        "no:hypothesispytest",
         "-c",
         str(folder / "pytest.ini"),
         "--rootdir",
         str(folder),
+        # The run's own temporary folder, removed with it: pytest's default one is shared by the
+        # user's every run, and pytest prunes its old runs first.
+        "--basetemp",
+        str(folder / _BASETEMP),
         "--color=no",
         OPTION,
         str(folder / _OUTCOMES_FILE),
@@ -165,6 +169,7 @@ def _pytest(
     finally:
         ini.unlink(missing_ok=True)
         outcomes.unlink(missing_ok=True)
+        shutil.rmtree(folder / _BASETEMP, ignore_errors=True)
 
 
 def _outcomes(path: Path) -> dict[str, Any] | None:
@@ -218,8 +223,9 @@ def run_session(
     if workers is None:
         workers = workers_for(jobs, len(identifiers))
     if workers:
-        # A test file's tests stay in one worker, in order, as in a run of their own.
-        extra += ["-n", str(workers), "--dist", "loadfile"]
+        # A test file's tests stay in one worker, in order, as in a run of their own; xdist is
+        # named because no plugin is loaded through entry points (offline_env).
+        extra += ["-p", "xdist.plugin", "-n", str(workers), "--dist", "loadfile"]
     # The folder, not each package's tests: a conftest.py that fails to import is then that
     # package's collection error, not a usage error ending the whole session at start-up.
     _, data = _pytest(folder, (folder,), extra, session_timeout(len(identifiers)), runner)

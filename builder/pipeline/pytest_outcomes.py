@@ -26,6 +26,9 @@ __all__ = ["OPTION"]
 #: The command-line option naming the JSON file to write.
 OPTION = "--mindrian-outcomes"
 _CONTROLLER = "mindrian_controller_pid"
+#: Names xdist's plugin is registered under: its entry point's, or its module's (``-p
+#: xdist.plugin``, as the builder loads it with no plugin found through entry points).
+_XDIST = ("xdist", "xdist.plugin")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -101,7 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     target = config.getoption(OPTION)
     if target is None:
         return
-    xdist = _Xdist() if config.pluginmanager.hasplugin("xdist") else None
+    xdist = _Xdist() if any(map(config.pluginmanager.hasplugin, _XDIST)) else None
     if xdist is not None:
         config.pluginmanager.register(xdist, "mindrian-outcomes-xdist")
     config.pluginmanager.register(_Recorder(Path(target), xdist), "mindrian-outcomes")

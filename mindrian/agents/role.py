@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agno.agent import Agent
-from agno.db.sqlite import SqliteDb
 from agno.models.message import Message
 
 from mindrian.agents.base import (
@@ -76,6 +75,10 @@ class RoleAgent(MindrianAgent):
         return self.state_dir / "roles" / f"{self.agent_id}.db"
 
     def _build(self) -> Agent:
+        # Imported here: SQLAlchemy, under it, is a quarter of a second that only a role agent's
+        # history needs, and every process importing the runtime would pay it.
+        from agno.db.sqlite import SqliteDb
+
         self.db_file.parent.mkdir(parents=True, exist_ok=True)
         return self._new_agno_agent(
             name=self.name or self.agent_id,

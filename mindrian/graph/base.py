@@ -14,10 +14,12 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from mindrian.graph import queries as q
+from mindrian.graph.index_cache import load_snapshot, store_snapshot
 from mindrian.graph.triggers import ExplicitFramework, TriggerIndex
 from mindrian.routing.rank import RoutingDocument
 from mindrian.routing.score import RankedCandidate, RoutingSnapshot, rank_sentence
@@ -303,7 +305,7 @@ class Registry(ABC):
 
         def work(run: Run) -> tuple[RankedCandidate, ...]:
             framework_revision, usage_revision = self._revisions(run)
-            snapshot = self._routing_snapshot(run, framework_revision)
+            snapshot = self._routing_snapshot(run, framework_revision, explain)
             usage = self._routing_usage(run, usage_revision)
             return tuple(rank_sentence(snapshot, text, types, before, usage, limit, explain))
 
@@ -316,18 +318,31 @@ class Registry(ABC):
         Read from the graph, since other clients of a server write to it too; a backend
         that only ever sees its own writes overrides this without a query.
         """
-        frameworks = run(q.ROUTING_REVISION, {})[0]
+        frameworks = _stored_revision(run)
         usage = run(q.ROUTING_USAGE_REVISION, {})[0]
-        return (
-            (int(frameworks["n"]), str(frameworks["latest"])),
-            (int(usage["n"]), int(usage["successes"] or 0)),
-        )
+        return frameworks, (int(usage["n"]), int(usage["successes"] or 0))
 
-    def _routing_snapshot(self, run: Run, revision: tuple[int, str]) -> RoutingSnapshot:
-        """The cached text index, rebuilt when the registry changed since it was read."""
+    def _index_cache_file(self) -> Path | None:
+        """Where the text index is kept between processes (:mod:`mindrian.graph.index_cache`);
+        None, the default, keeps it in this object only."""
+        return None
+
+    def _routing_snapshot(
+        self, run: Run, revision: tuple[int, str], explain: bool = False
+    ) -> RoutingSnapshot:
+        """The text index at ``revision``: this object's while the registry is unchanged, else
+        the one kept on disk for the registry's stored revision, else built (and kept).
+        ``explain`` needs one built from the documents, which a kept one is not."""
         cached = self._routing
         if cached is not None and cached.revision == revision:
-            return cached
+            if cached.index.explainable or not explain:
+                return cached
+        kept = self._index_cache_file()
+        stored = _stored_revision(run) if kept is not None else revision
+        loaded = None if explain else load_snapshot(kept, stored, revision)
+        if loaded is not None:
+            self._routing = loaded
+            return loaded
         documents = [
             RoutingDocument(
                 id=r["id"],
@@ -341,6 +356,7 @@ class Registry(ABC):
         ]
         good_for, chains = _stored_relationships(run)
         self._routing = RoutingSnapshot.build(revision, documents, good_for, chains)
+        store_snapshot(kept, stored, self._routing)
         return self._routing
 
     def _trigger_index(self, run: Run, revision: tuple[int, str]) -> TriggerIndex | None:
@@ -427,6 +443,12 @@ class Registry(ABC):
     def counts(self) -> GraphCounts:
         """Node and relationship counts of the whole registry graph."""
         return self._read(_counts)
+
+
+def _stored_revision(run: Run) -> tuple[int, str]:
+    """(registered frameworks, latest registration time) as the graph stores them."""
+    frameworks = run(q.ROUTING_REVISION, {})[0]
+    return int(frameworks["n"]), str(frameworks["latest"])
 
 
 def _stored_relationships(

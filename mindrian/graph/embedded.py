@@ -12,6 +12,7 @@ from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
+from mindrian.graph.index_cache import index_cache_file
 from mindrian.project import REGISTRY_DB_NAME, STATE_DIR_NAME
 
 if TYPE_CHECKING:
@@ -60,6 +61,10 @@ class EmbeddedRegistry(Registry):
         opening as an empty registry.
         """
         self._where = "in-memory database" if path is None else str(path)
+        # Readers (select, the MCP server, agents) start over in every process: they keep the
+        # text index on disk. A writer's index changes with its own writes, and one in memory
+        # has no identity to key it on (its revision is new on every load).
+        self._kept_index = None if path is None or not read_only else Path(path)
         # One connection serves one transaction at a time; MCP handlers may run in threads.
         self._lock = threading.Lock()
         existed = path is not None and Path(path).exists()
@@ -149,6 +154,9 @@ class EmbeddedRegistry(Registry):
                 f"embedded registry {self._where} predates {what}; "
                 "open it once for writing (mindrian register --all) to upgrade it"
             )
+
+    def _index_cache_file(self) -> Path | None:
+        return None if self._kept_index is None else index_cache_file(self._kept_index)
 
     def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:
         # An open database keeps the state it opened with: another process's commits stay

@@ -8,9 +8,10 @@ term ``t`` and a framework ``d``::
 
     tf~(t, d)  = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
     idf(t)     = ln(1 + (N_s - df(t) + 0.5) / (df(t) + 0.5))
-    positive   = sum over query terms t of  idf(t) * tf~(t, d) / (K1 + tf~(t, d))
-    negative   = sum over query terms t of  idf(t) * tn(t, d) / (K1 + tn(t, d))
-    relevance  = max(0, positive - NEGATIVE_WEIGHT * negative) / sum over query terms of idf(t)
+    positive   = sum over query terms t of  q(t) * idf(t) * tf~(t, d) / (K1 + tf~(t, d))
+    negative   = sum over query terms t of  q(t) * idf(t) * tn(t, d) / (K1 + tn(t, d))
+    relevance  = max(0, positive - NEGATIVE_WEIGHT * negative) / sum over query terms of
+                 q(t) * idf(t)
 
 ``N_s`` is the number of frameworks holding a token of ``t``'s script
 (:func:`mindrian.routing.text.script`: Han, kana, Hangul, Thai... or any other; all
@@ -24,7 +25,13 @@ framework is not for, so a query matching them counts against it, and they are l
 the positive description field. ``relevance`` is calibrated to [0, 1]: the share of the
 query's information (its summed idf, a term unseen in every framework weighing as much as
 the rarest) that the framework covers, so one threshold means the same thing for a short
-and a long query. Terms come from :func:`mindrian.routing.text.tokens`.
+and a long query.
+
+The query terms are the sentence's :func:`mindrian.routing.text.tokens`, ``q(t) = 1``,
+then the English gloss of each Chinese word of it that no framework holds (none of its
+bigrams indexed; :mod:`mindrian.routing.glosses`, CC-CEDICT), ``q(t) = GLOSS_WEIGHT``:
+bigrams cannot match ``面试`` with a framework written only in English, its gloss
+``interview`` can, weighed as the guess it is.
 
 Everything is computed from the stored fields, so any backend holding them (LadybugDB,
 Neo4j, ``registry.yaml``) ranks identically; the index is plain data built once per
@@ -38,11 +45,14 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from mindrian.routing.glosses import chinese_words, gloss
 from mindrian.routing.text import script, tokens
 
 __all__ = [
     "FIELD_WEIGHTS",
+    "GLOSS_WEIGHT",
     "K1",
     "NEGATIVE_WEIGHT",
     "FieldMatch",
@@ -62,6 +72,10 @@ FIELD_WEIGHTS: Mapping[str, tuple[float, float]] = {
     "description": (1.0, 0.75),
     "body": (0.2, 0.9),
 }
+#: Weight of an English gloss term against a token of the sentence: a dictionary sense is
+#: a guess at what the user meant (chosen on one half of the skills of ../shared/routing,
+#: checked on the other; bench/routing.py).
+GLOSS_WEIGHT = 0.1
 #: Term-frequency saturation of BM25.
 K1 = 1.2
 #: How much a match in a negative clause takes away, relative to a positive match: half,
@@ -142,15 +156,26 @@ class FieldMatch:
     """(field, occurrences) for each field holding it, ``negative`` included."""
     contribution: float
     """What it added to (or, negative, took from) the raw score."""
+    weight: float = 1.0
+    """1 for a token of the sentence, :data:`GLOSS_WEIGHT` for a gloss of one of its
+    Chinese words."""
 
 
 class RankedIndex:
-    """An inverted index of :class:`RoutingDocument` s; immutable once built."""
+    """An inverted index of :class:`RoutingDocument` s; immutable once built.
+
+    What ranking reads round-trips through plain containers (:meth:`to_plain`,
+    :meth:`from_plain`) bit for bit; the per-document term counts that only :meth:`explain`
+    reads do not, so a restored index is not :attr:`explainable`.
+    """
 
     def __init__(self, documents: Sequence[RoutingDocument]) -> None:
         """Tokenise every document and precompute each (term, document) weight."""
-        self.documents: tuple[RoutingDocument, ...] = tuple(documents)
-        fields = [d.fields() for d in self.documents]
+        self.ids: tuple[str, ...] = tuple(d.id for d in documents)
+        """Each document's id, by position."""
+        self.names: tuple[str, ...] = tuple(d.name for d in documents)
+        """Each document's display name, by position."""
+        fields = [d.fields() for d in documents]
         count = len(fields)
         average = {
             f: (sum(len(doc[f]) for doc in fields) / count if count else 0.0) or 1.0
@@ -158,10 +183,10 @@ class RankedIndex:
         }
         self._positive: dict[str, dict[int, float]] = {}
         self._negative: dict[str, dict[int, float]] = {}
-        self._counts: list[dict[str, Counter[str]]] = []
+        every_count: list[dict[str, Counter[str]]] = []
         for i, doc in enumerate(fields):
             counts = {f: Counter(terms) for f, terms in doc.items()}
-            self._counts.append(counts)
+            every_count.append(counts)
             for f, (weight, b) in FIELD_WEIGHTS.items():
                 norm = 1.0 - b + b * len(doc[f]) / average[f]
                 for term, n in counts[f].items():
@@ -169,6 +194,7 @@ class RankedIndex:
                     bucket[i] = bucket.get(i, 0.0) + weight * n / norm
             for term, n in counts["negative"].items():
                 self._negative.setdefault(term, {})[i] = float(n)
+        self._counts: list[dict[str, Counter[str]]] | None = every_count
         self._count = count
         self._written = _written(self._positive, self._negative)
         self._idf = {
@@ -185,6 +211,37 @@ class RankedIndex:
             for term, at in self._negative.items()
         }
 
+    @property
+    def explainable(self) -> bool:
+        """Whether :meth:`explain` can answer: built from documents, not restored."""
+        return self._counts is not None
+
+    def to_plain(self) -> dict[str, Any]:
+        """What ranking reads, as dicts, lists, strings and floats (:meth:`from_plain`)."""
+        return {
+            "ids": list(self.ids),
+            "names": list(self.names),
+            "gain": self._gain,
+            "loss": self._loss,
+            "idf": self._idf,
+            "count": self._count,
+            "written": self._written,
+        }
+
+    @classmethod
+    def from_plain(cls, data: Mapping[str, Any]) -> RankedIndex:
+        """The index :meth:`to_plain` described: it ranks exactly as the one built, and
+        cannot :meth:`explain`. Raises KeyError or TypeError for data of another shape."""
+        index = cls.__new__(cls)
+        index.ids, index.names = tuple(data["ids"]), tuple(data["names"])
+        index._gain, index._loss = dict(data["gain"]), dict(data["loss"])
+        index._idf, index._count = dict(data["idf"]), int(data["count"])
+        index._written = dict(data["written"])
+        if len(index.ids) != len(index.names):
+            raise TypeError("ids and names differ in length")
+        index._positive, index._negative, index._counts = {}, {}, None
+        return index
+
     def idf(self, term: str) -> float:
         """Inverse document frequency of ``term`` among the frameworks written in its script
         (the highest possible there when it is unseen)."""
@@ -193,21 +250,38 @@ class RankedIndex:
             return _idf(self._written.get(script(term), self._count), 0)
         return found
 
+    def query(self, text: str) -> dict[str, float]:
+        """The terms of ``text`` with their weights: 1 for its own tokens, then
+        :data:`GLOSS_WEIGHT` for the English gloss of each Chinese word of it that no
+        framework holds (:mod:`mindrian.routing.glosses`; none of its bigrams indexed)."""
+        terms = dict.fromkeys(tokens(text), 1.0)
+        for word in chinese_words(text):
+            if not any(word[k : k + 2] in self._gain for k in range(len(word) - 1)):
+                for term in gloss(word):
+                    terms.setdefault(term, GLOSS_WEIGHT)
+        return terms
+
     def raw_scores(self, text: str) -> tuple[dict[int, float], float]:
         """Position to raw score (above zero) of the frameworks sharing a term with ``text``,
-        and the divisor that calibrates them (the query's summed idf)."""
-        query = list(dict.fromkeys(tokens(text)))
-        postings = sorted((self._gain[t] for t in query if t in self._gain), key=len)
+        and the divisor that calibrates them (the query's weighted summed idf)."""
+        query = self.query(text)
+        whole = sorted(
+            (self._gain[t] for t, w in query.items() if w == 1.0 and t in self._gain), key=len
+        )
         # The longest posting list is copied (at C speed), the shorter ones added to it.
-        raw = dict(postings.pop()) if postings else {}
-        for gains in postings:
+        raw = dict(whole.pop()) if whole else {}
+        for gains in whole:
             for i, gain in gains.items():
                 raw[i] = raw.get(i, 0.0) + gain
-        for term in query:
+        for term, weight in query.items():
+            if weight != 1.0:
+                for i, gain in self._gain.get(term, {}).items():
+                    raw[i] = raw.get(i, 0.0) + weight * gain
+        for term, weight in query.items():
             for i, loss in self._loss.get(term, {}).items():
                 if i in raw:
-                    raw[i] -= loss
-        return raw, sum(self.idf(t) for t in query)
+                    raw[i] -= weight * loss
+        return raw, sum(weight * self.idf(t) for t, weight in query.items())
 
     def relevance(self, text: str) -> dict[int, float]:
         """Position to calibrated relevance of every framework scoring above zero for ``text``."""
@@ -215,17 +289,20 @@ class RankedIndex:
         return {i: value / total for i, value in raw.items() if value > 0}
 
     def explain(self, i: int, text: str) -> tuple[FieldMatch, ...]:
-        """The terms of ``text`` found in framework ``i``, strongest first."""
+        """The terms of ``text`` found in framework ``i``, strongest first (an index restored
+        by :meth:`from_plain` raises ValueError: it has no term counts)."""
+        if self._counts is None:
+            raise ValueError("a restored index cannot explain; build one from the documents")
         found = []
-        for term in dict.fromkeys(tokens(text)):
+        for term, weight in self.query(text).items():
             held = tuple((f, c[term]) for f, c in self._counts[i].items() if c[term])
             if not held:
                 continue
             idf = self.idf(term)
             tf = self._positive.get(term, {}).get(i, 0.0)
             tn = self._negative.get(term, {}).get(i, 0.0)
-            value = idf * tf / (K1 + tf) - NEGATIVE_WEIGHT * idf * tn / (K1 + tn)
-            found.append(FieldMatch(term, idf, held, value))
+            value = weight * (idf * tf / (K1 + tf) - NEGATIVE_WEIGHT * idf * tn / (K1 + tn))
+            found.append(FieldMatch(term, idf, held, value, weight))
         return tuple(sorted(found, key=lambda m: (-abs(m.contribution), m.term)))
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mindrian.routing.rank import FieldMatch, RankedIndex, RoutingDocument
 from mindrian.routing.text import stemmed
@@ -104,6 +105,30 @@ class RoutingSnapshot:
         positions = {doc.id: i for i, doc in enumerate(documents)}
         return cls(revision, RankedIndex(documents), problems, positions, chains)
 
+    def to_plain(self) -> dict[str, Any]:
+        """What ranking reads, as plain containers (:meth:`from_plain`); not the revision,
+        which whoever keeps it knows better (a cache keys on the registry's own)."""
+        return {
+            "index": self.index.to_plain(),
+            "problem_types": {
+                p: (sorted(words), at) for p, (words, at) in self.problem_types.items()
+            },
+            "chains": dict(self.chains),
+        }
+
+    @classmethod
+    def from_plain(cls, revision: tuple[int, str], data: Mapping[str, Any]) -> RoutingSnapshot:
+        """The snapshot :meth:`to_plain` described, at ``revision``: it ranks as the one built,
+        bit for bit (not :meth:`RankedIndex.explain`). Raises KeyError or TypeError for data
+        of another shape."""
+        index = RankedIndex.from_plain(data["index"])
+        problems = {
+            p: (frozenset(words), dict(at)) for p, (words, at) in data["problem_types"].items()
+        }
+        chains = {source: tuple(targets) for source, targets in data["chains"].items()}
+        positions = {framework: i for i, framework in enumerate(index.ids)}
+        return cls(revision, index, problems, positions, chains)
+
 
 @dataclass(frozen=True)
 class RankedCandidate:
@@ -142,7 +167,7 @@ def rank_sentence(
     one pass over the frameworks it concerns, and only the totals that can still be among
     the first ``limit`` are rounded and sorted.
     """
-    docs = snapshot.index.documents
+    ids = snapshot.index.ids
     raw, total = snapshot.index.raw_scores(text)
     floor = max(MIN_RELEVANCE * total, 0.0)
     relevance = {i: value / total for i, value in raw.items() if value > floor}
@@ -165,7 +190,7 @@ def rank_sentence(
     # Only totals near the `limit`-th best can rank once rounded; the rest are never sorted.
     kth = heapq.nlargest(limit, totals.values())[-1] - _ROUNDING
     scored = sorted(
-        (-round(value, 6), -relevance.get(i, 0.0), docs[i].id, i)
+        (-round(value, 6), -relevance.get(i, 0.0), ids[i], i)
         for i, value in totals.items()
         if value >= kth
     )
@@ -186,15 +211,15 @@ def _candidate(
     text: str,
     explain: bool,
 ) -> RankedCandidate:
-    doc = snapshot.index.documents[i]
-    uses, successes = usage.get(doc.id, (0, 0))
+    framework = snapshot.index.ids[i]
+    uses, successes = usage.get(framework, (0, 0))
     return RankedCandidate(
-        id=doc.id,
-        name=doc.name,
+        id=framework,
+        name=snapshot.index.names[i],
         score=score,
         relevance=relevance,
         fit=fits.get(i, 0.0),
-        chained=chained.get(doc.id, 0.0),
+        chained=chained.get(framework, 0.0),
         usage=(successes + 1.0) / (uses + 2.0) - 0.5,
         matches=snapshot.index.explain(i, text) if explain else (),
     )

@@ -39,7 +39,8 @@ __all__ = [
 DEFAULT_TERM_LIMIT: int = 16
 
 #: Function words that never route anything: articles, pronouns, auxiliaries,
-#: prepositions, conjunctions, question words and the commonest filler verbs.
+#: prepositions, conjunctions, question words, the commonest filler verbs, and the
+#: contractions as they read once their apostrophe is gone (``cant``, ``im``, ``youre``).
 STOP_WORDS: frozenset[str] = frozenset(
     """
     a about above after again against all also am an and any are as at be because been
@@ -53,6 +54,9 @@ STOP_WORDS: frozenset[str] = frozenset(
     to too under until up upon us use very via want wants was we were what whatever when
     where whether which while who whom whose why will with within without would yes yet
     you your yours yourself yourselves
+    aint arent cant couldnt didnt doesnt hadnt hasnt havent im isnt ive
+    shouldnt thats theres theyd theyll theyre theyve wasnt weve werent whats wont
+    wouldnt youd youll youre youve
     """.split()
 )
 

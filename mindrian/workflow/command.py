@@ -1,7 +1,7 @@
 """What ``mindrian workflow validate|render|run FILE.dot`` does, as library functions.
 
 :func:`check_file` reads and validates a file into located findings
-(``PATH:LINE:COL: error[W001]: ...``), :func:`dry_run_handlers` gives every node
+(``PATH:LINE:COL: error[L002]: ...``), :func:`dry_run_handlers` gives every node
 that needs one a handler that does no work (no model call, no shell command)
 and answers from a script of outcomes, so any pipeline can be walked end to end.
 :func:`model_handlers` puts a model behind the LLM steps instead (``--model``,
@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from mindrian.workflow.dot import parse
 from mindrian.workflow.engine import Handler, Outcome, StepContext
 from mindrian.workflow.model import NodeKind, ThoughtGraph, WorkflowError, normalise_label
-from mindrian.workflow.validate import CHECKS, ERROR, validate
+from mindrian.workflow.validate import ERROR, validate
 
 if TYPE_CHECKING:
     from agno.models.base import Model
@@ -27,6 +28,7 @@ __all__ = [
     "PARSE_CODE",
     "READ_CODE",
     "RULE_CODES",
+    "RUN_CODE",
     "Finding",
     "check_file",
     "dry_run_handlers",
@@ -34,11 +36,35 @@ __all__ = [
     "parse_outcome_script",
 ]
 
-#: Code of a file that cannot be read, and of text that is not a thought graph.
-READ_CODE = "W001"
-PARSE_CODE = "W002"
-#: Code of each validation rule, in the order of :data:`~mindrian.workflow.validate.CHECKS`.
-RULE_CODES: dict[str, str] = {name: f"W{101 + i}" for i, (name, _) in enumerate(CHECKS)}
+#: Code of a file that cannot be read, and of text that is not a thought graph. Workflow codes
+#: have the letter L to themselves and are registered in builder/pipeline/codes.py, which
+#: tests/builder/pipeline/test_codes.py checks against the literals here.
+READ_CODE = "L001"
+PARSE_CODE = "L002"
+#: Code of a ``workflow run`` that cannot go on (step limit, timeout, unusable model); a graph
+#: that runs to a failed outcome is reported without a code, as the run's own result.
+RUN_CODE = "L003"
+#: Code of each validation rule, in the order of :data:`~mindrian.workflow.validate.CHECKS`;
+#: written out so that a code keeps its meaning when a check is added, moved or removed.
+RULE_CODES: Mapping[str, str] = MappingProxyType(
+    {
+        "single_start": "L101",
+        "has_exit": "L102",
+        "start_has_no_incoming": "L103",
+        "exit_has_no_outgoing": "L104",
+        "reachable": "L105",
+        "reaches_exit": "L106",
+        "prompt_required": "L107",
+        "valid_condition": "L108",
+        "decision_paths": "L109",
+        "clear_routes": "L110",
+        "parallel_join": "L111",
+        "fidelity_valid": "L112",
+        "type_known": "L113",
+        "retry_target_exists": "L114",
+        "goal_gate_has_retry": "L115",
+    }
+)
 
 _NEEDS_HANDLER = (NodeKind.COGNITION, NodeKind.HUMAN_GATE, NodeKind.ACTION, NodeKind.MANAGER)
 
@@ -56,7 +82,7 @@ class Finding:
     severity: str
     """``error`` or ``warning``."""
     code: str
-    """``W001`` (unreadable), ``W002`` (not a thought graph), ``W1nn`` (a validation rule)."""
+    """``L001`` (unreadable), ``L002`` (not a thought graph), ``L1nn`` (a validation rule)."""
     message: str
     """What is wrong."""
 

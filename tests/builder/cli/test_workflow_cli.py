@@ -1,11 +1,13 @@
 """``mindrian workflow validate|render|run``, in-process, and the generated graphs' every edge."""
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
 
 from builder.cli import main
+from builder.pipeline.codes import CODES
 from mindrian.workflow import (
     NodeKind,
     linear_workflow,
@@ -13,6 +15,7 @@ from mindrian.workflow import (
     render,
     run,
 )
+from mindrian.workflow.command import PARSE_CODE, READ_CODE, RULE_CODES
 
 ROOT = Path(__file__).resolve().parents[3]
 VOCABULARY = (
@@ -50,7 +53,7 @@ GATED = """digraph gated {
 def test_validate_reports_warnings_with_their_line_and_passes(capsys):
     code, _, err = mindrian(capsys, "validate", VOCABULARY)
     assert code == 0
-    assert f"{VOCABULARY.as_posix()}:31: warning[W113]: type_known: node custom" in err
+    assert f"{VOCABULARY.as_posix()}:31: warning[L113]: type_known: node custom" in err
     assert err.rstrip().endswith(f"{VOCABULARY.as_posix()}: ok")
     code, _, err = mindrian(capsys, "validate", "--quiet", VOCABULARY)
     assert (code, err) == (0, "")
@@ -59,13 +62,13 @@ def test_validate_reports_warnings_with_their_line_and_passes(capsys):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("digraph g {\n  a -> b\n  b -- c\n}\n", ":3:5: error[W002]: undirected edges"),
+        ("digraph g {\n  a -> b\n  b -- c\n}\n", ":3:5: error[L002]: undirected edges"),
         (
             "digraph g {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n"
             "  start -> exit\n  lost [prompt=p]\n}\n",
-            ":5: error[W105]: reachable: node lost cannot be reached from the start",
+            ":5: error[L105]: reachable: node lost cannot be reached from the start",
         ),
-        ("digraph g {\n  a [timeout=\n 5x]\n}\n", ":3:2: error[W002]: node a: timeout: '5x'"),
+        ("digraph g {\n  a [timeout=\n 5x]\n}\n", ":3:2: error[L002]: node a: timeout: '5x'"),
     ],
 )
 def test_validate_locates_errors_and_exits_1(capsys, tmp_path, text, expected):
@@ -77,7 +80,15 @@ def test_validate_locates_errors_and_exits_1(capsys, tmp_path, text, expected):
 
 def test_validate_an_unreadable_file(capsys, tmp_path):
     code, _, err = mindrian(capsys, "validate", tmp_path / "missing.dot")
-    assert code == 1 and "error[W001]: cannot read the file" in err
+    assert code == 1 and "error[L001]: cannot read the file" in err
+
+
+def test_validate_help_explains_the_registered_workflow_codes(capsys):
+    code, out, _ = mindrian(capsys, "validate", "--help")
+    named = set(re.findall(r"\bL\d{3}\b", out))
+    assert code == 0 and {READ_CODE, PARSE_CODE, RULE_CODES["reachable"]} <= named
+    assert {CODES[c].stage for c in named} == {"workflow"}
+    assert f"error[{RULE_CODES['reachable']}]: reachable:" in " ".join(out.split())
 
 
 def test_render_prints_canonical_dot(capsys):
@@ -114,7 +125,7 @@ def test_run_keeps_its_state_file(capsys, tmp_path):
     [
         (("--outcome", "ghost=fail"), "--outcome names no node of gated: ghost"),
         (("--outcome", "review"), "write NODE=OUTCOME"),
-        (("--max-steps", "2"), "error[W003]: workflow gated stopped after 2 steps"),
+        (("--max-steps", "2"), "error[L003]: workflow gated stopped after 2 steps"),
     ],
 )
 def test_run_problems_exit_1(capsys, tmp_path, args, message):
@@ -176,7 +187,7 @@ def test_run_with_a_model_that_runs_out_of_answers_exits_1(capsys, tmp_path, mon
         capsys, "run", write(tmp_path, REVIEWED), "--model", f"scripted:{script}"
     )
     assert code == 1
-    assert "error[W003]: workflow reviewed step review run ended with status" in err
+    assert "error[L003]: workflow reviewed step review run ended with status" in err
 
 
 # --- every edge of a generated graph is executable ----------------------------

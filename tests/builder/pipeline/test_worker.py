@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 #: A module that reports how it was started, then exits with the status its first argument names.
 SHOW = """
+    import gc
     import json
     import os
     import sys
@@ -31,6 +32,9 @@ SHOW = """
         "pythonpath": os.environ.get("PYTHONPATH"),
         "offline": os.environ.get("MINDRIAN_OFFLINE"),
         "hashseed": os.environ.get("PYTHONHASHSEED"),
+        "bytecode": [sys.dont_write_bytecode, os.environ.get("PYTHONDONTWRITEBYTECODE")],
+        "plugins": os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"),
+        "collecting": gc.isenabled(),
     }))
     print("to stderr", file=sys.stderr)
     code = sys.argv[1]
@@ -113,12 +117,25 @@ def test_generated_tests_have_the_outcome_of_a_fresh_pytest(tmp_path: Path, name
     assert _kept(warm) == _kept(run_package_tests(folder, name))
 
 
-def test_a_real_package_s_tests_have_the_outcome_of_a_fresh_pytest(tmp_path: Path) -> None:
-    """The worker has Agno and the runtime imported: pytest must still count the same outcomes
-    and warnings (no plugin it loads was imported before it)."""
+@pytest.mark.parametrize("providers", [(), ("anthropic",)])
+def test_a_real_package_s_tests_have_the_outcome_of_a_fresh_pytest(
+    tmp_path: Path, providers: tuple[str, ...]
+) -> None:
+    """The worker has Agno and the runtime imported, and the provider's SDK when asked (which
+    brings anyio, a pytest plugin): pytest must still count the same outcomes and warnings (no
+    plugin it loads was imported before it)."""
     shutil.copytree(ROOT / "generated" / "pws_validation", tmp_path / "pws_validation")
-    with WarmWorker() as worker:
+    with WarmWorker(providers=providers) as worker:
         warm = run_package_tests(tmp_path, "pws_validation", runner=worker)
     cold = run_package_tests(tmp_path, "pws_validation")
     assert _kept(warm) == _kept(cold)
     assert warm.passed and "warning" not in warm.summary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pws_validation"]  # nothing left
+
+
+def test_a_provider_the_worker_cannot_import_leaves_it_serving(tmp_path: Path) -> None:
+    folder = module(tmp_path / "pkgs", "show", SHOW)
+    with WarmWorker(providers=("no-such-provider", "anthropic")) as worker:
+        warm = worker("show", ("0",), tmp_path, (folder,), 60)
+        assert worker._serving()
+    assert warm.returncode == 0 and '"name": "__main__"' in warm.stdout

@@ -64,6 +64,16 @@ def test_possessives_and_apostrophes() -> None:
     assert extract_terms("the founder\u2019s market; don't guess") == ("founder", "market", "guess")
 
 
+def test_contractions_are_stop_words_once_their_apostrophe_is_gone() -> None:
+    # Chat-style queries say "I'm", "can't", "we're": none of them names a framework.
+    assert extract_terms("I'm sure we can't ship; it isn't ready and they\u2019re late") == (
+        "sure",
+        "ship",
+        "ready",
+        "late",
+    )
+
+
 def test_stop_words_single_letters_and_numbers_are_dropped() -> None:
     assert extract_terms("a 2024 plan for the q3 x launch") == ("plan", "q3", "launch")
     assert {"is", "my", "should", "this", "what"} <= STOP_WORDS
