@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -144,12 +145,14 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+#: What a literal block cannot carry: a space or tab ending a line, or a control character
+#: other than tab and LF. One regex scan: the builder writes every skill's instructions
+#: through here several times, and a loop over their characters cost more than the emitter.
+_NOT_LITERAL = re.compile(r"[ \t](?:\n|\Z)|[\x00-\x08\x0b-\x1f]")
+
+
 def _literal_safe(value: str) -> bool:
-    return (
-        not any(line != line.rstrip(" \t") for line in value.split("\n"))
-        and all(ch == "\n" or ch == "\t" or ch >= " " for ch in value)
-        and not value.startswith((" ", "\n"))
-    )
+    return not value.startswith((" ", "\n")) and _NOT_LITERAL.search(value) is None
 
 
 _Dumper.add_representer(str, _represent_str)

@@ -95,6 +95,7 @@ __all__ = [
 #: Error code of two skills that map to the same agent id or package.
 COLLISION_CODE = "B001"
 _CODEGEN = phase_number("code_generation")
+_SCHEMA = phase_number("neo4j_schema")
 _REGISTRATION = phase_number("registration")
 _UNTIL_CODEGEN = PHASE_NAMES[_CODEGEN - 1]
 
@@ -137,6 +138,10 @@ class BatchOptions:
     """Checkpoint folder whose phase-1 index gives skills' agent ids and packages when looking
     for collisions (``check``: the project's, as phase 1's digest is the same in a fresh build);
     None: ``checkpoints_dir``. A skill it does not know runs phase 1 for that, as always."""
+    scratch: bool = False
+    """Phases 1-6 run in memory and keep no checkpoint (:func:`runner.scratch_build`), and each
+    report carries phase 5's framework record (``check``: its scratch folder is thrown away
+    unread). Only with ``until_phase`` at most phase 6, no tests and nothing forced or resumed."""
 
 
 def default_jobs() -> int:
@@ -260,6 +265,8 @@ def build_many(
     ``--from``/``--until``.
     """
     start, stop = phase_range(options.from_phase, options.until_phase)
+    if options.scratch and (stop > _CODEGEN or options.run_tests or _reruns(options)):
+        raise ValueError("a scratch build renders phases 1-6 only, without tests")
     hear = listener or Listener()
     base = phases or _runner_loader()
     if not options.run_tests:
@@ -316,8 +323,12 @@ def build_many(
 def _stamping(options: BatchOptions, stop: int) -> bool:
     """Whether this build decides and records no-ops with stamps (see
     :mod:`builder.orchestration.stamping`)."""
-    rerun = options.force or options.reregister or options.from_phase is not None
-    return stop == _REGISTRATION and options.run_tests and not rerun
+    return stop == _REGISTRATION and options.run_tests and not _reruns(options)
+
+
+def _reruns(options: BatchOptions) -> bool:
+    """Whether phases run again even when their checkpoints are current."""
+    return options.force or options.reregister or options.from_phase is not None
 
 
 def _keys(base: PhaseLoader, registration: AnyPhase | None) -> KeyLoader:
@@ -398,7 +409,7 @@ def _current(
     They are told from this process, so a batch starts workers and a probe
     server only for the skills that need them (none at all for a no-op).
     """
-    if options.force or options.from_phase is not None or options.reregister:
+    if _reruns(options) or options.scratch:
         return {}
     found = {}
     for display, source in sources.items():
@@ -881,6 +892,8 @@ def _early(
     hold: Hold | None = None,
 ) -> BuildReport:
     """Phases up to ``until`` of one skill (in a worker process, or here)."""
+    if options.scratch:
+        return _scratch(source, config, until, progress, phases)
     return runner.build_source(
         source,
         config,
@@ -892,6 +905,23 @@ def _early(
         phases=phases,
         hold=hold,
     )
+
+
+def _scratch(
+    source: SkillSource,
+    config: BuildConfig,
+    until: str,
+    progress: Progress | None,
+    phases: PhaseLoader,
+) -> BuildReport:
+    """A scratch build of one skill; a successful one's report carries phase 5's framework record,
+    taken from the output in memory (the worker's report is all that comes back)."""
+    report, outputs = runner.scratch_build(
+        source, config, until_phase=until, progress=progress, phases=phases
+    )
+    if report.problem is not None or all(p.number != _SCHEMA for p in report.phases):
+        return report
+    return replace(report, framework=outputs.graph().to_framework_record())
 
 
 def _register(
@@ -913,12 +943,11 @@ def _register(
         if report.number not in seen:
             hear.phase(report)
 
-    rerun = options.force or options.reregister or options.from_phase is not None
     late = runner.build_source(
         source,
         config,
         checkpoints_dir=options.checkpoints_dir,
-        from_phase="registration" if rerun else None,
+        from_phase="registration" if _reruns(options) else None,
         progress=progress,
         phases=loader,
     )

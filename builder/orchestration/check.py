@@ -22,8 +22,12 @@ Nothing is reused from a previous build: every byte compared comes from this
 run, so a hand-edited file and any drift between a fresh build and the
 committed folder are caught. What is cut is cost that does not decide bytes:
 the scratch folder lives in memory when it can (:func:`_scratch_parent`: no
-disk syncs or deletes), and phase 5's records are read while the workers still
-build later skills (:class:`_RecordCollector`), not one by one afterwards.
+disk syncs or deletes); phases 1-6 keep no checkpoints, which nothing would
+read (:func:`builder.orchestration.runner.scratch_build`: the same phases
+write the same packages, without rendering every output as checkpoint YAML);
+and each worker returns phase 5's framework record with its report, which
+this process renders while the workers still build later skills
+(:class:`_RecordCollector`).
 """
 
 from __future__ import annotations
@@ -40,15 +44,11 @@ from typing import TYPE_CHECKING
 from builder.orchestration.batch import BatchOptions, Listener, Target, build_many
 from builder.orchestration.runner import PhaseLoader
 from builder.orchestration.shard import Shard, owned_tree, spec_sources
-from builder.phases import phase_number
-from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport, PhaseReport
-from builder.pipeline.serial import from_plain
 from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
-    from builder.graph.config import GraphConfig
     from mindrian.graph import FrameworkRecord
 
 __all__ = [
@@ -65,7 +65,6 @@ __all__ = [
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 #: File suffixes that are caches, not builder output.
 IGNORED_SUFFIXES = (".pyc", ".pyo")
-_SCHEMA = phase_number("neo4j_schema")
 #: A memory-backed folder most Linux systems mount.
 _MEMORY = "/dev/shm"
 #: Scratch bytes to expect per skill, with room to spare (about 190 kB measured: package and
@@ -194,11 +193,12 @@ def check(
             until_phase=None if full else "code_generation",
             run_tests=full,
             identities=ProjectPaths(root).checkpoints,
+            scratch=not full,
         )
         fresh_config = config.with_switches(out_dir=str(out_dir), neo4j_uri=None)
         # An empty environment: a NEO4J_URI of the caller must not send the check to a server.
         registration = RegistrationPhase(work / "registry.lbug", env={}) if full else None
-        collector = None if full else _RecordCollector(options.checkpoints_dir, listener)
+        collector = None if full else _RecordCollector(listener)
         builds = build_many(
             selected,
             fresh_config,
@@ -256,15 +256,15 @@ def _install_ready(paths: ProjectPaths) -> None:
 
 
 class _RecordCollector(Listener):
-    """Passes a batch's news on, and reads phase 5's framework record of every skill that built
-    as its report arrives, as phase 7 would register it.
+    """Passes a batch's news on, and keeps the framework record of every skill that built, as
+    phase 7 would register it, from its report.
 
     The batch tells this process about each skill while the workers still build the
-    later ones, so the checkpoint parsing overlaps the build instead of following it.
+    later ones, so rendering each record's registry.yaml entry overlaps the build
+    instead of following it.
     """
 
-    def __init__(self, checkpoints: Path, listener: Listener | None) -> None:
-        self._store = CheckpointStore(checkpoints)
+    def __init__(self, listener: Listener | None) -> None:
         self._listener = listener or Listener()
         self.records: list[FrameworkRecord] = []
         """The records read so far, in build order."""
@@ -277,24 +277,13 @@ class _RecordCollector(Listener):
 
     def finished(self, report: BuildReport) -> None:
         self._listener.finished(report)
-        if report.problem is not None or report.agent_id is None:
-            return
-        stored = self._store.read(report.agent_id, _SCHEMA, "neo4j_schema")
-        if stored is not None:
-            self.records.append(_framework_record(stored.output))
+        if report.problem is None and report.framework is not None:
+            from mindrian.graph.registry_yaml import dump_registry_yaml
 
-
-def _framework_record(output: object) -> FrameworkRecord:
-    """The framework record of phase 5's output as read back from its checkpoint, its
-    registry.yaml entry rendered: :func:`dump_registry_yaml` keeps every entry's text, so
-    rendering it now, while the workers build, leaves only joining for after the build."""
-    from builder.graph.config import GraphConfig
-    from mindrian.graph.registry_yaml import dump_registry_yaml
-
-    config: GraphConfig = from_plain(GraphConfig, output)
-    record = config.to_framework_record()
-    dump_registry_yaml((record,))
-    return record
+            # dump_registry_yaml keeps every entry's text: rendered now, while the workers
+            # build, it leaves only joining for after the build.
+            dump_registry_yaml((report.framework,))
+            self.records.append(report.framework)
 
 
 def _relative(folder: Path, root: Path) -> str:

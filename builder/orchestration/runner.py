@@ -66,6 +66,7 @@ __all__ = [
     "located",
     "name_line",
     "phase_range",
+    "scratch_build",
     "stamped_report",
     "validate",
 ]
@@ -207,6 +208,27 @@ def build_source(
     return run.through(stop)
 
 
+def scratch_build(
+    source: SkillSource,
+    config: BuildConfig,
+    *,
+    until_phase: str | None = None,
+    progress: Progress | None = None,
+    phases: PhaseLoader | None = None,
+) -> tuple[BuildReport, Outputs]:
+    """Phases 1..``until_phase`` of ``source`` in memory: every phase runs, nothing is
+    cached, loaded or written, and no digest is taken (digests only name and check
+    checkpoints); the report, and the outputs of the phases that passed.
+
+    For a build whose checkpoints would be thrown away unread (``mindrian check``):
+    the phases, and so every byte they write, are the same as in :func:`build_source`;
+    what is skipped is rendering each output as checkpoint YAML.
+    """
+    _, stop = phase_range(None, until_phase)
+    run = _Build(source, config, None, 1, True, progress, phases or load_phase)
+    return run.through(stop), run.outputs
+
+
 class _NotCurrent(Exception):
     """A phase would have to run; raised only when the build may not run any."""
 
@@ -342,7 +364,7 @@ class _Build:
         self,
         source: SkillSource,
         config: BuildConfig,
-        store: CheckpointStore,
+        store: CheckpointStore | None,
         start: int,
         rerun: bool,
         progress: Progress | None,
@@ -351,6 +373,7 @@ class _Build:
         self.source = source
         self.config = config
         self.store = store
+        """Where checkpoints are read and written; None: a scratch build (:func:`scratch_build`)."""
         self.start = start
         """Phases before this one are loaded from their checkpoints (``--from``)."""
         self.rerun = rerun
@@ -391,6 +414,8 @@ class _Build:
         try:
             phase = self.phases(name)
             inputs = PhaseInput(source=self.source, config=self.config, previous=self.outputs)
+            if self.store is None:
+                return self._run_unless_held(phase, inputs, "", None, began)
             chain = self.done[PHASE_NAMES[number - 2]].chain if number > 1 else None
             digest = input_digest(phase, inputs, chain)
             if number < self.start:
@@ -424,12 +449,13 @@ class _Build:
         A phase with side effects may say its checkpoint no longer holds
         (``cache_valid(inputs, output)``, e.g. phase 6 when its package is gone).
         """
+        store = self._store()
         try:
             if phase.number == 1:
-                self.agent_id = self.store.find_agent(1, phase.name, digest)
+                self.agent_id = store.find_agent(1, phase.name, digest)
             if self.agent_id is None:
                 return None
-            stored = self.store.read_head(self.agent_id, phase.number, phase.name)
+            stored = store.read_head(self.agent_id, phase.number, phase.name)
         except PipelineError:
             return None  # a damaged or outdated checkpoint is simply rebuilt
         if stored is None or not stored.passed or stored.input_digest != digest:
@@ -441,11 +467,10 @@ class _Build:
 
     def _required(self, phase: AnyPhase, digest: str) -> Checkpoint:
         """The checkpoint head ``--from`` relies on for an earlier phase; an error when unusable."""
+        store = self._store()
         if phase.number == 1:
-            self.agent_id = self.store.find_agent(1, phase.name, digest)
-        stored = (
-            self.store.read_head(self.agent_id, phase.number, phase.name) if self.agent_id else None
-        )
+            self.agent_id = store.find_agent(1, phase.name, digest)
+        stored = store.read_head(self.agent_id, phase.number, phase.name) if self.agent_id else None
         where = f"phase {phase.name} ({phase.number})"
         if stored is None or stored.input_digest != digest:
             # Phase 1 is found by its digest, so "missing" may also mean the skill changed.
@@ -470,12 +495,12 @@ class _Build:
 
     def _load(self, phase: DigestKey) -> Callable[[], Any]:
         """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
-        agent_id = self.agent_id
+        agent_id, store = self.agent_id, self._store()
         where = f"phase {phase.name} ({phase.number})"
 
         def load() -> Any:
             assert agent_id is not None
-            stored = self.store.read(agent_id, phase.number, phase.name)
+            stored = store.read(agent_id, phase.number, phase.name)
             if stored is None:
                 raise PipelineError(
                     f"the checkpoint of {where} disappeared during the build", code="P005"
@@ -503,7 +528,7 @@ class _Build:
             result: PhaseResult[Any] = phase.run(inputs)
             _check_names(phase, result)
         except (MindrianError, OSError) as error:
-            if self.agent_id is not None:
+            if self.agent_id is not None and self.store is not None:
                 # On a disk that refused the phase, cleaning may fail too; the digests still
                 # keep a stale checkpoint from being used.
                 with contextlib.suppress(OSError):
@@ -517,10 +542,7 @@ class _Build:
         failed = next((c for c in result.checks if not c.passed), None)
         if phase.number == 1 and failed is None:
             self.agent_id = result.output.id
-        plain = to_plain(result.output)
-        stored = output_digest(plain)
-        if self.agent_id is not None:
-            self._save(phase, digest, result, plain, stored, passed=failed is None)
+        chained = self._keep(phase, digest, chain, result, passed=failed is None)
         if failed is not None:
             self._note(
                 PhaseReport(
@@ -534,7 +556,7 @@ class _Build:
             )
             return check_failure(phase.number, phase.name, failed)
         output = result.output
-        self._done(phase, _Done(digest, chain_digest(chain, stored), lambda: output))
+        self._done(phase, _Done(digest, chained, lambda: output))
         self._note(
             PhaseReport(
                 phase.number,
@@ -547,6 +569,25 @@ class _Build:
         )
         return None
 
+    def _keep(
+        self,
+        phase: AnyPhase,
+        digest: str,
+        chain: str | None,
+        result: PhaseResult[Any],
+        *,
+        passed: bool,
+    ) -> str:
+        """Save the output's checkpoint (once the agent id is known); the chain digest up to this
+        output, empty in a scratch build, which saves and digests nothing."""
+        if self.store is None:
+            return ""
+        plain = to_plain(result.output)
+        stored = output_digest(plain)
+        if self.agent_id is not None:
+            self._save(phase, digest, result, plain, stored, passed=passed)
+        return chain_digest(chain, stored)
+
     def _save(
         self,
         phase: AnyPhase,
@@ -558,6 +599,7 @@ class _Build:
         passed: bool,
     ) -> None:
         assert self.agent_id is not None
+        store = self._store()
         checkpoint = Checkpoint(
             phase=phase.name,
             number=phase.number,
@@ -570,13 +612,13 @@ class _Build:
             output_digest=stored,
         )
         try:
-            old = self.store.read_head(self.agent_id, phase.number, phase.name)
+            old = store.read_head(self.agent_id, phase.number, phase.name)
         except PipelineError:
             old = None
         changed = old is None or old.output_digest != stored or not old.passed
-        if self.store.write(self.agent_id, checkpoint) and (changed or not passed):
+        if store.write(self.agent_id, checkpoint) and (changed or not passed):
             # Later checkpoints were derived from an output this one replaced.
-            self.store.remove_from(self.agent_id, phase.number + 1)
+            store.remove_from(self.agent_id, phase.number + 1)
 
     def _accept_stored(
         self, phase: AnyPhase, digest: str, chain: str | None, stored: Checkpoint
@@ -588,6 +630,11 @@ class _Build:
     def _done(self, phase: DigestKey, done: _Done) -> None:
         self.done[phase.name] = done
         self.outputs = self.outputs.after(phase.name, done.output)
+
+    def _store(self) -> CheckpointStore:
+        # Only a build that keeps checkpoints gets past ``_step``'s scratch branch to here.
+        assert self.store is not None, "a scratch build reads and writes no checkpoint"
+        return self.store
 
     def _note(self, report: PhaseReport) -> None:
         report = replace(report, cpu_seconds=time.thread_time() - self._cpu_began)

@@ -22,10 +22,13 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
+
+if TYPE_CHECKING:
+    from mindrian.graph.base import FrameworkRecord
 
 __all__ = [
     "CHECK_FAILED_CODE",
@@ -121,6 +124,9 @@ class BuildReport:
     """Phases reached, in order."""
     problem: Problem | None = None
     """Why the build stopped early, None on success."""
+    framework: FrameworkRecord | None = None
+    """The framework record of phase 5's output, as phase 7 would register it, when a scratch
+    build made it (``mindrian check`` writes registry.yaml from these); None otherwise."""
 
     @property
     def exit_code(self) -> int:

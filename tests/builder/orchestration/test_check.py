@@ -261,3 +261,51 @@ def test_a_real_regeneration_of_a_built_skill_is_clean(cli, tmp_path: Path) -> N
     assert edited.code == 1
     assert "--- a/generated/demo_skill/agent.py" in edited.out.splitlines()
     assert "-# tuned by hand" in edited.out.splitlines()
+
+
+@pytest.mark.slow  # a real build, then real scratch builds
+def test_a_scratch_regeneration_catches_a_stale_registry_and_an_unbuilt_skill_edit(
+    cli, tmp_path: Path
+) -> None:
+    """Phases 1-6 keep no checkpoints in a check: the record each worker returns must be what
+    phase 7 registered from the checkpoint, and every drift must still show, located."""
+    from builder.graph.config import GraphConfig
+    from builder.orchestration.batch import build_many
+    from builder.pipeline.checkpoints import CheckpointStore
+    from builder.pipeline.serial import from_plain
+
+    project = make_project(tmp_path, {"demo": skill_text("demo-skill", triggers="[plan gaps]")})
+    assert cli(["build", "--all", "--quiet"], project).code == 0
+    skill = project / "skills" / "demo" / "SKILL.md"
+    (report,) = build_many(
+        [Target(skill, "skills/demo/SKILL.md")],
+        BuildConfig(root=str(project), out_dir=str(tmp_path / "out")),
+        BatchOptions(
+            checkpoints_dir=tmp_path / "scratch",
+            out_dir=tmp_path / "out",
+            until_phase="code_generation",
+            run_tests=False,
+            scratch=True,
+        ),
+    )
+    checkpoints = CheckpointStore(project / ".mindrian" / "checkpoints")
+    stored = checkpoints.read("demo-skill", 5, "neo4j_schema")
+    assert stored is not None
+    assert report.framework == from_plain(GraphConfig, stored.output).to_framework_record()
+    assert not (tmp_path / "scratch").exists()
+
+    registry = project / "generated" / "registry.yaml"
+    registry.write_text(registry.read_text(encoding="utf-8").replace("plan gaps", "gaps"))
+    stale = cli(["check", "--quiet"], project)
+    assert stale.code == 1
+    lines = stale.out.splitlines()
+    assert "--- a/generated/registry.yaml" in lines
+    assert "-  - gaps" in lines and "+  - plan gaps" in lines
+
+    assert cli(["build", "--all", "--quiet"], project).code == 0
+    skill.write_text(skill_text("demo-skill", description="Edited, not rebuilt."), encoding="utf-8")
+    edited = cli(["check", "--quiet"], project)
+    assert edited.code == 1
+    drifted = {line for line in edited.out.splitlines() if line.startswith("--- a/")}
+    assert {"--- a/generated/registry.yaml", "--- a/generated/demo_skill/spec.yaml"} <= drifted
+    assert "+  description: Edited, not rebuilt." in edited.out.splitlines()

@@ -473,3 +473,43 @@ def test_current_report_tells_a_build_with_nothing_to_do_without_running_anythin
     edited = load_source(skill, display="skills/demo/SKILL.md")
     assert current_report(edited, config, phases=pipeline.load, **options) is None
     assert pipeline.calls() == ALL_RAN
+
+
+def test_a_scratch_build_runs_every_phase_and_hands_outputs_over_in_memory(tmp_path: Path):
+    from builder.orchestration.runner import scratch_build
+
+    pipeline = make_pipeline()
+    run_build(tmp_path, pipeline)  # current checkpoints elsewhere change nothing: none is read
+    before = tree(tmp_path)
+    heard: list[PhaseReport] = []
+    report, outputs = scratch_build(
+        make_source(),
+        BuildConfig(root=str(tmp_path)),
+        until_phase="code_generation",
+        progress=heard.append,
+        phases=pipeline.load,
+    )
+    assert report.problem is None and report.agent_id == "demo"
+    assert statuses(report) == ["ok"] * 6 and list(report.phases) == heard
+    assert pipeline.calls() == {**{name: 2 for name in PHASE_NAMES[:6]}, "registration": 1}
+    assert outputs.package() == Trail(id="demo", steps=PHASE_NAMES[:6])
+    assert tree(tmp_path) == before  # nothing written, not even a phase-1 index entry
+
+
+def test_a_scratch_build_stops_at_a_failed_check_or_an_error_as_a_build_does(tmp_path: Path):
+    from builder.orchestration.runner import scratch_build
+
+    config = BuildConfig(root=str(tmp_path))
+    for broken in ("check", "error"):
+        pipeline = make_pipeline()
+        if broken == "check":
+            pipeline["handoff_protocol"].failing = "consistent"
+        else:
+            pipeline["handoff_protocol"].error = ArchitectureError("no hand-over", code="A002")
+        scratch, _ = scratch_build(make_source(), config, phases=pipeline.load)
+        kept = run_build(tmp_path / broken, pipeline)
+        assert (
+            statuses(scratch) == statuses(kept) == ["ok", "ok", broken.replace("check", "failed")]
+        )
+        assert scratch.problem == kept.problem and scratch.problem is not None
+        assert pipeline["tool_assembly"].calls == 0

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from builder.pipeline.serial import dump_yaml, load_yaml
+from mindrian.serial import _literal_safe
 
 
 @pytest.mark.parametrize(
@@ -22,3 +25,38 @@ def test_every_line_break_survives_a_round_trip(text: str, fast: bool) -> None:
 def test_text_without_other_breaks_keeps_its_readable_style() -> None:
     assert dump_yaml({"k": "two\nlines"}) == "k: |-\n  two\n  lines\n"
     assert dump_yaml({"k": "plain"}) == "k: plain\n"
+
+
+def _literal_safe_by_lines(value: str) -> bool:
+    """What a literal block can carry, spelled out line by line and character by character."""
+    return (
+        all(line == line.rstrip(" \t") for line in value.split("\n"))
+        and all(ch in "\n\t" or ch >= " " for ch in value)
+        and not value.startswith((" ", "\n"))
+    )
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\n\r\x00\x0b\x1f\x7f\x85ab:-#é😀"), max_size=12))
+def test_the_literal_style_test_agrees_with_its_definition(value: str) -> None:
+    assert _literal_safe(value) is _literal_safe_by_lines(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "style"),
+    [
+        ("two\nlines", "|"),
+        ("colon: inside\n- dash", "|"),
+        ("trailing space \nno", None),
+        ("trailing tab\t\nno", None),
+        ("ends with space\n ", None),
+        ("bell\x07\nno", None),
+        (" leading\nspace", None),
+        ("\nleading break", None),
+    ],
+)
+def test_multiline_text_is_a_literal_block_only_when_it_reads_back_as_is(
+    text: str, style: str | None
+) -> None:
+    dumped = dump_yaml({"k": text})
+    assert dumped.startswith("k: |") is (style == "|")
+    assert load_yaml(dumped) == {"k": text}

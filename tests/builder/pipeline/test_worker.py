@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 #: A module that reports how it was started, then exits with the status its first argument names.
 SHOW = """
+    import gc
     import json
     import os
     import sys
@@ -31,6 +32,9 @@ SHOW = """
         "pythonpath": os.environ.get("PYTHONPATH"),
         "offline": os.environ.get("MINDRIAN_OFFLINE"),
         "hashseed": os.environ.get("PYTHONHASHSEED"),
+        "bytecode": [sys.dont_write_bytecode, os.environ.get("PYTHONDONTWRITEBYTECODE")],
+        "plugins": os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"),
+        "collecting": gc.isenabled(),
     }))
     print("to stderr", file=sys.stderr)
     code = sys.argv[1]
