@@ -31,9 +31,14 @@ __all__ = ["dump_yaml", "from_plain", "load_yaml", "to_plain"]
 
 T = TypeVar("T", bound="DataclassInstance")
 
+#: The exact types that are plain data as they are (not their subclasses: an enum may be one).
+_SCALARS = frozenset({str, int, float, bool})
+
 
 def to_plain(value: Any) -> Any:
     """Convert a value to plain data (dataclass field order kept, mapping keys sorted)."""
+    if value is None or type(value) in _SCALARS:
+        return value  # first: most values are, and the checks below cost more
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):

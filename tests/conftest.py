@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -36,3 +37,29 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 def golden() -> Golden:
     """The one golden-file helper every golden test uses."""
     return Golden(update=os.environ.get("MINDRIAN_UPDATE_GOLDEN") == "1")
+
+
+#: The checkout's own project state (its registry, checkpoints): no test may write it.
+_CHECKOUT_STATE = Path(__file__).resolve().parents[1] / ".mindrian"
+
+
+def _state_files() -> dict[str, tuple[int, int]]:
+    if not _CHECKOUT_STATE.is_dir():
+        return {}
+    return {
+        path.relative_to(_CHECKOUT_STATE).as_posix(): (stat.st_size, stat.st_mtime_ns)
+        for path in sorted(_CHECKOUT_STATE.rglob("*"))
+        if path.is_file()
+        for stat in (path.stat(),)
+    }
+
+
+@pytest.fixture(autouse=True)
+def _checkout_state_untouched() -> Iterator[None]:
+    # A registry opened at its default path (relative to the working directory) lands in the
+    # checkout and changes what the developer's own `mindrian select` answers afterwards.
+    before = _state_files()
+    yield
+    after = _state_files()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"the test wrote the checkout's .mindrian/: {changed[:5]}"

@@ -175,7 +175,7 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _skill_file(path: Path) -> Path:
-    from builder.skill.chain import skill_file
+    from builder.skill.chain_layout import skill_file
 
     return skill_file(path)
 
@@ -449,9 +449,9 @@ def _targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Pat
     if all_skills and paths:
         raise UsageError("give SKILL.md paths or --all, not both", code="U004")
     if all_skills:
-        found = sorted(
-            (root / "skills").glob("**/SKILL.md"), key=lambda p: p.relative_to(root).as_posix()
-        )
+        from builder.orchestration.batch import discover
+
+        found = list(discover(root))
         if not found:
             raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
         return found

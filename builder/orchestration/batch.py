@@ -39,7 +39,7 @@ import shutil
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import (
     Executor,
     Future,
@@ -56,12 +56,13 @@ from builder.orchestration.runner import Hold, KeyLoader, PhaseLoader, Progress,
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
 from builder.orchestration.warm import default_providers, warm_children
 from builder.phases import PHASE_NAMES, load_phase, phase_number
-from builder.phases.keys import load_key
+from builder.phases.keys import load_key, output_paths
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
+from builder.pipeline.output_folder import committed_ids, generated_packages, unfinished_removals
 from builder.pipeline.report import internal_problem
 from builder.pipeline.results import (
     EXIT_INTERNAL,
@@ -150,9 +151,39 @@ def default_jobs() -> int:
 
 
 def discover(root: Path) -> tuple[Path, ...]:
-    """Every ``skills/**/SKILL.md`` under ``root``, sorted by relative POSIX path."""
-    found = (root / "skills").glob("**/SKILL.md")
-    return tuple(sorted(found, key=lambda p: p.relative_to(root).as_posix()))
+    """Every ``skills/**/SKILL.md`` under ``root``, sorted by relative POSIX path.
+
+    What ``(root / "skills").glob("**/SKILL.md")`` finds (every folder, hidden
+    ones too, links to folders not followed), from one listing of each folder:
+    a no-op build of many skills starts here, and the glob stats every entry.
+    """
+    top = root / "skills"
+    if not top.is_dir():
+        return ()
+    return tuple(root / name for name in sorted(_skill_files(os.fspath(top), "skills")))
+
+
+def _skill_files(folder: str, relative: str) -> Iterator[str]:
+    """Root-relative names of the ``SKILL.md`` in ``folder`` (``relative`` to the root) and in
+    every folder below it."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except (PermissionError, FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        # Path.exists: a link counts when it leads somewhere.
+        if entry.name == "SKILL.md" and (not entry.is_symlink() or os.path.exists(entry.path)):
+            yield f"{relative}/SKILL.md"
+        if _is_folder(entry):
+            yield from _skill_files(entry.path, f"{relative}/{entry.name}")
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def read_sources(targets: Sequence[Target]) -> tuple[dict[str, SkillSource], dict[str, Problem]]:
@@ -390,12 +421,23 @@ def retire_removed(
     phase 1 failed might be the owner of any of them.
     """
     keep = {r.agent_id for r in reports}
-    if None in keep:
+    if None in keep or not _anything_to_retire(config, {k for k in keep if k is not None}):
         return ()
     from builder.phases.registration import PHASE, RegistrationPhase
 
     phase = registration if isinstance(registration, RegistrationPhase) else PHASE
     return tuple(phase.retire(config, {k for k in keep if k is not None}))
+
+
+def _anything_to_retire(config: BuildConfig, keep: set[str]) -> bool:
+    """Whether the output folder holds anything of a skill not in ``keep`` (or a removal a
+    killed run left), found without opening the registry: after most builds there is nothing,
+    and phase 7's module and the registry's would cost more than the rest of a no-op."""
+    paths = output_paths(config.root, config.out_dir)
+    ids = committed_ids(paths)
+    if ids is None or not ids <= keep or unfinished_removals(paths):
+        return True
+    return not generated_packages(paths.generated).keys() <= keep
 
 
 def _current(

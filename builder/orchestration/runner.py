@@ -118,21 +118,90 @@ def input_digest(phase: DigestKey, inputs: Inputs, chain: str | None) -> str:
     """The ``sha256:`` digest of everything that can change ``phase``'s output.
 
     ``chain`` is :func:`chain_digest` of the earlier phases' outputs (None for phase 1).
+    The digest is of the canonical JSON of ``{"phase", "number", "builder_version", "code",
+    "config", "source", "previous", "extra"}``; what no skill changes is serialised
+    once per configuration (:func:`_template`).
     """
-    payload = {
-        "phase": phase.name,
-        "number": phase.number,
-        "builder_version": __version__,
-        "code": phase_code_digest(phase),
-        "source": {"path": inputs.source.path, "digest": inputs.source.digest},
-        "config": to_plain(inputs.config.digest_data()),
-        "previous": chain,
+    source = {"path": inputs.source.path, "digest": inputs.source.digest}
+    varying = {
         "extra": to_plain(phase.extra_digest(inputs)),
+        "previous": chain,
+        "source": source,
     }
-    text = json.dumps(
-        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    pieces = _template(phase, inputs.config)
+    text = pieces[0] + "".join(
+        _encode(varying[key]) + piece for key, piece in zip(_VARYING, pieces[1:], strict=True)
     )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Canonical JSON (sorted keys, no spaces): a dict's text is then its members' texts joined.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+#: How :data:`_CANONICAL` writes one string (it does not escape non-ASCII characters).
+_CANONICAL_STRING = json.encoder.encode_basestring
+
+
+def _encode(value: Any) -> str:
+    """:data:`_CANONICAL`'s text of ``value``; a mapping of strings (the source, most extras)
+    spelled out, as the encoder sets itself up anew for every mapping it is given."""
+    strings = type(value) is dict and all(type(k) is str for k in value)
+    if strings and all(type(v) is str for v in value.values()):
+        string = _CANONICAL_STRING
+        return "{" + ",".join(f"{string(k)}:{string(value[k])}" for k in sorted(value)) + "}"
+    return _CANONICAL.encode(value)
+
+
+#: The members of an input digest's payload that differ between skills, in key order.
+_VARYING = ("extra", "previous", "source")
+#: The configuration whose templates :func:`_template` holds, and those templates by phase.
+_TEMPLATES: list[tuple[BuildConfig, dict[tuple[str, int, str], tuple[str, ...]]]] = []
+
+
+def _template(phase: DigestKey, config: BuildConfig) -> tuple[str, ...]:
+    """The canonical JSON text of ``phase``'s payload cut around the :data:`_VARYING` values:
+    the value of ``_VARYING[i]`` goes between pieces ``i`` and ``i + 1``.
+
+    Kept for the last configuration asked about, by identity: a batch asks seven
+    times a skill with one configuration, and serialising it each time cost more
+    than the rest of a no-op's digests. A :class:`BuildConfig` is frozen and its
+    mappings are never changed once it is made (:meth:`~BuildConfig.with_switches`
+    copies), so the same object always serialises the same.
+    """
+    slot = _TEMPLATES[0] if _TEMPLATES else None
+    if slot is None or slot[0] is not config:
+        slot = (config, {})
+        _TEMPLATES[:] = [slot]  # one step: a thread never pairs a config with another's texts
+    code = phase_code_digest(phase)
+    key = (phase.name, phase.number, code)
+    found = slot[1].get(key)
+    if found is None:
+        found = slot[1][key] = _cut(
+            {
+                "phase": phase.name,
+                "number": phase.number,
+                "builder_version": __version__,
+                "code": code,
+                "config": to_plain(config.digest_data()),
+            }
+        )
+    return found
+
+
+def _cut(shared: dict[str, Any]) -> tuple[str, ...]:
+    """The text of ``shared`` and the :data:`_VARYING` members, in key order, cut where each
+    varying value goes."""
+    pieces, current = [], "{"
+    for index, key in enumerate(sorted([*shared, *_VARYING])):
+        # Every key is a plain identifier: quoted as it is, as JSON would.
+        current += f'{"," if index else ""}"{key}":'
+        if key in shared:
+            current += _CANONICAL.encode(shared[key])
+        else:
+            pieces.append(current)
+            current = ""
+    return (*pieces, current + "}")
 
 
 def build(
@@ -287,33 +356,54 @@ def stamped_report(
     """
     if len(stamp.phases) != len(PHASE_NAMES):
         return None
-    run = _Build(source, config, CheckpointStore(checkpoints_dir), 1, False, None, load_phase)
-    run.agent_id = stamp.agent_id
+    store = CheckpointStore(checkpoints_dir)
+    outputs = Outputs()
+    reports = []
     chain: str | None = None
     for name, recorded in zip(PHASE_NAMES, stamp.phases, strict=True):
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), time.thread_time()
         phase = keys(name)
         if (recorded.number, recorded.phase) != (phase.number, phase.name):
             return None
         try:
-            digest = input_digest(phase, PhaseInput(source, config, run.outputs), chain)
+            digest = input_digest(phase, PhaseInput(source, config, outputs), chain)
         except (MindrianError, OSError):  # the build reports it
             return None
         if digest != recorded.input_digest:
             return None
         chain = chain_digest(chain, recorded.output_digest)
-        run._done(phase, _Done(digest, chain, run._load(phase)))
-        run._note(
+        done = _Done(digest, chain, _stored_output(store, stamp.agent_id, phase))
+        outputs = outputs.after(phase.name, done.output)
+        seconds, cpu = time.perf_counter() - began, time.thread_time() - cpu_began
+        reports.append(
             PhaseReport(
-                phase.number,
-                phase.name,
-                "cached",
-                recorded.checks,
-                recorded.warnings,
-                time.perf_counter() - began,
+                phase.number, phase.name, "cached", recorded.checks, recorded.warnings, seconds, cpu
             )
         )
-    return BuildReport(source.path, stamp.agent_id, tuple(run.reports), None)
+    return BuildReport(source.path, stamp.agent_id, tuple(reports), None)
+
+
+def _stored_output(
+    store: CheckpointStore, agent_id: str | None, phase: DigestKey
+) -> Callable[[], Any]:
+    """Reads a phase's stored output when called; P005 when it no longer fits."""
+    where = f"phase {phase.name} ({phase.number})"
+
+    def load() -> Any:
+        assert agent_id is not None
+        stored = store.read(agent_id, phase.number, phase.name)
+        if stored is None:
+            raise PipelineError(
+                f"the checkpoint of {where} disappeared during the build", code="P005"
+            )
+        try:
+            return from_plain(phase.output_type, stored.output)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise PipelineError(
+                f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
+            ) from None
+
+    return load
 
 
 def identity(
@@ -495,24 +585,7 @@ class _Build:
 
     def _load(self, phase: DigestKey) -> Callable[[], Any]:
         """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
-        agent_id, store = self.agent_id, self._store()
-        where = f"phase {phase.name} ({phase.number})"
-
-        def load() -> Any:
-            assert agent_id is not None
-            stored = store.read(agent_id, phase.number, phase.name)
-            if stored is None:
-                raise PipelineError(
-                    f"the checkpoint of {where} disappeared during the build", code="P005"
-                )
-            try:
-                return from_plain(phase.output_type, stored.output)
-            except (TypeError, ValueError, KeyError) as exc:
-                raise PipelineError(
-                    f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
-                ) from None
-
-        return load
+        return _stored_output(self._store(), self.agent_id, phase)
 
     def _run_unless_held(
         self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float

@@ -15,7 +15,6 @@ Only a build of all seven phases without ``--force``, ``--from`` or
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from pathlib import Path
 from builder.orchestration import runner
 from builder.orchestration.runner import KeyLoader
 from builder.phases import PHASE_NAMES
+from builder.phases.keys import output_paths
 from builder.pipeline.checkpoints import CheckpointStore, parse_checkpoint
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
@@ -41,7 +41,6 @@ from builder.pipeline.stamps import (
 )
 from builder.pipeline.transaction import PackageTransaction
 from builder.skill.source import folder_names, located_file
-from mindrian.project import ProjectPaths
 
 __all__ = ["Hit", "Seen", "check_stamp", "make_stamp", "observe_source"]
 
@@ -123,23 +122,11 @@ def _checked(
     stored = verify_files(folder, sorted(names), stamp.checkpoints, stamped_ns)
     if stored is None or stamp.identifier is None:
         return None
-    txn = PackageTransaction(_paths(config.root, config.out_dir), stamp.identifier)
+    txn = PackageTransaction(output_paths(config.root, config.out_dir), stamp.identifier)
     if not txn.settled():
         return None
     package = verify_files(txn.final, txn.installed_files(), stamp.package, stamped_ns)
     return None if package is None else (stored, package)
-
-
-def _paths(root: str, out_dir: str) -> ProjectPaths:
-    # Keyed by the absolute root, so a change of working directory is never served stale.
-    return _project_paths(os.path.abspath(root), out_dir)
-
-
-@functools.lru_cache(maxsize=8)
-def _project_paths(root: str, out_dir: str) -> ProjectPaths:
-    # One a process per project: a batch checks every skill's package, and working out where the
-    # output's state lives resolves the output folder (it does not move under a build).
-    return ProjectPaths(Path(root), Path(out_dir))
 
 
 def _digest(data: bytes) -> str:
@@ -215,7 +202,7 @@ def _package(
     config: BuildConfig, identifier: str, expected: dict[str, str]
 ) -> tuple[FileStamp, ...] | None:
     """The installed package's file stamps when it holds what phase 6 recorded, else None."""
-    txn = PackageTransaction(_paths(config.root, config.out_dir), identifier)
+    txn = PackageTransaction(output_paths(config.root, config.out_dir), identifier)
     if not txn.settled():
         return None
     try:

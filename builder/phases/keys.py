@@ -38,6 +38,7 @@ __all__ = [
     "linter_identity",
     "linter_label",
     "load_key",
+    "output_paths",
     "registration_extra",
 ]
 
@@ -164,7 +165,7 @@ def _shipped_templates() -> str:
 def codegen_extra(inputs: Inputs, templates: str, tests: bool) -> str:
     """Phase 6: the templates (their :func:`template_digest`), the output folder and whether
     tests run."""
-    out_dir = _resolved(Path(inputs.config.root) / inputs.config.out_dir)
+    out_dir = _folders(inputs.config).generated
     skipped = "" if tests else " tests=skipped"
     return f"{templates} out_dir={out_dir}{skipped}"
 
@@ -179,15 +180,52 @@ def registration_extra(
     """Phase 7: where the framework goes (``registry_path`` None: the project's default
     embedded registry; ``env`` None: ``os.environ``)."""
     config: BuildConfig = inputs.config
-    paths = ProjectPaths(Path(config.root), Path(config.out_dir))
     uri = config.neo4j_uri or (os.environ if env is None else env).get("NEO4J_URI") or None
     if uri:
         from mindrian.graph import redact_uri
 
         target = f"neo4j {redact_uri(uri)}"
     else:
-        target = f"embedded {_resolved(registry_path or paths.embedded_registry)}"
-    return {"registry": target, "out_dir": _resolved(paths.generated)}
+        registry = _resolved(registry_path) if registry_path else _folders(config).registry
+        target = f"embedded {registry}"
+    return {"registry": target, "out_dir": _folders(config).generated}
+
+
+def output_paths(root: str, out_dir: str) -> ProjectPaths:
+    """The layout of the project at ``root`` for the output folder ``out_dir`` (a build's
+    ``config.root`` and ``config.out_dir``), made once a process for each.
+
+    A batch asks once per skill, and working out where the output's state lives
+    resolves the output folder, which does not move under a build. Keyed by the
+    absolute root, so a change of working directory is never served stale.
+    """
+    return _output_paths(os.path.abspath(root), out_dir)
+
+
+@functools.lru_cache(maxsize=8)
+def _output_paths(root: str, out_dir: str) -> ProjectPaths:
+    return ProjectPaths(Path(root), Path(out_dir))
+
+
+@dataclass(frozen=True)
+class _Folders:
+    """A build's output folders as its digests name them (resolved, POSIX)."""
+
+    generated: str
+    """The output folder."""
+    registry: str
+    """The embedded registry database indexing it."""
+
+
+def _folders(config: BuildConfig) -> _Folders:
+    return _resolved_folders(os.path.abspath(config.root), config.out_dir)
+
+
+@functools.lru_cache(maxsize=8)
+def _resolved_folders(root: str, out_dir: str) -> _Folders:
+    # Once a process per project: phases 6 and 7 name them in every skill's digest.
+    paths = _output_paths(root, out_dir)
+    return _Folders(_resolved(paths.generated), _resolved(paths.embedded_registry))
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,6 +16,10 @@ one) and gets a successful handoff from it with a scripted model, and the select
 query with the skill's own triggers ranks the framework in the top five. Only then is
 ``<out_dir>/registry.yaml`` rewritten (atomically, from the registry's sorted
 export); on any failure the framework's previous registration is restored.
+Reading the whole registry and registry.yaml to check that they agree, and rendering
+every entry, cost O(registry) per skill; a seal beside the embedded database
+(:class:`_Leaving`) lets the next registration skip both while neither file changed
+since the last one wrote them, and splice its one entry into the text instead.
 Registering the same record again changes nothing. A build killed between the
 database write and the registry.yaml write leaves a journal file
 (``staging/<package>.registering``) from which the next registration puts the
@@ -34,14 +38,13 @@ import copy
 import hashlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -50,9 +53,13 @@ from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import RegistrationError
+from builder.pipeline.output_folder import generated_packages, unfinished_removals
 from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
 from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
+
+if TYPE_CHECKING:
+    from mindrian.graph import RegistryLayout
 
 __all__ = [
     "PHASE",
@@ -267,11 +274,12 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
 
     def run(self, inputs: Inputs) -> PhaseResult[Registration]:
         from mindrian.atomic import atomic_write_text
-        from mindrian.graph import GraphError, dump_registry_yaml
+        from mindrian.graph import GraphError
 
         record = inputs.previous.graph().to_framework_record()
         identifier = inputs.previous.package().identifier
         out_dir = _out_dir(inputs)
+        yaml_path = out_dir / REGISTRY_YAML
         backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
         journal = _Journal(project_paths(inputs.config), locked=backend == "embedded")
         db = self._db_path(inputs.config)
@@ -281,12 +289,13 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         # The package as it will be installed (the ready one is byte-identical to the install),
         # probed before the registry's writer lock is taken: a batch may probe it ahead.
         probed = self.probe(txn.ready.parent if installing else out_dir, identifier)
-        written: _Written | None = None
+        leaving: _Leaving | None = None
+        written: tuple[str, RegistryLayout] | None = None
         with self._open(inputs.config) as registry:
             try:
-                recovered = journal.recover(registry)
-                committed = _committed_records(out_dir / REGISTRY_YAML)
-                held = _held(registry, db, out_dir / REGISTRY_YAML, committed, record.id)
+                journal.recover(registry)
+                listed = _vouched(db, yaml_path) if journal.locked else None
+                held, committed = _held(registry, yaml_path, record.id, listed)
                 before = registry.get(record.id)
                 journal.begin(record.id, identifier)
                 registry.register(record)
@@ -301,24 +310,28 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 e2e = _e2e_check(selection, probed)
                 if not (registered.passed and e2e.passed):
                     raise _Undo
-                exported = _after_registering(registry, held, stored, committed, journal.locked)
-                text = dump_registry_yaml(exported)
+                text, layout = _registry_text(
+                    registry, listed, held, stored, committed, journal.locked
+                )
                 if installing:
                     txn.commit(text)  # the package and registry.yaml in one step
                 else:
-                    atomic_write_text(out_dir / REGISTRY_YAML, text)
-                if journal.locked and not recovered:
-                    written = _Written((), _sha256(text.encode("utf-8")), exported)
+                    atomic_write_text(yaml_path, text)
+                written = (text, layout)
             except BaseException as exc:
                 _restore(registry, record.id, before)
                 if installing:
                     txn.roll_back()
                 if not isinstance(exc, _Undo):
                     raise
+                # registry.yaml is as it was and the database holds what it did again.
+                leaving = listed.leaving if listed is not None else None
             finally:
                 journal.end(identifier)
-        if written is not None:  # the files as this registration's close left them
-            _WRITTEN[db] = replace(written, files=_files(db))
+            if written is not None and journal.locked:
+                leaving = _Leaving.of(yaml_path, *written)
+        if leaving is not None:  # sealed with the database's files as the close left them
+            leaving.seal(db)
         shown = stored or record
         output = Registration(
             framework_id=record.id,
@@ -344,61 +357,57 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         both are found again from what is on disk, so a run stopped anywhere
         is finished by the next.
         """
-        from mindrian.atomic import atomic_write_text
-        from mindrian.graph import GraphError, dump_registry_yaml
-
         out_dir = output_dir(config)
-        committed = _committed_records(out_dir / REGISTRY_YAML) or {}
-        gone = sorted(set(committed) - set(keep))
-        if gone:
-            journal = _Journal(project_paths(config), locked=self._neo4j_uri(config) is None)
-            with self._open(config) as registry:
-                try:
-                    journal.recover(registry)
-                    # A killed registration's package transaction may have been rolled forward.
-                    committed = _committed_records(out_dir / REGISTRY_YAML) or {}
-                    gone = sorted(set(committed) - set(keep))
-                    _check_against(registry.export(), committed, "", "holds")
-                    for framework_id in gone:
-                        registry.unregister(framework_id)
-                    exported = registry.export()
-                except GraphError as exc:
-                    raise RegistrationError(str(exc), code="R006") from None
-                kept = {k: v for k, v in committed.items() if k not in gone}
-                _check_against(exported, kept, "", "would write")
-                atomic_write_text(out_dir / REGISTRY_YAML, dump_registry_yaml(exported))
-        staging = project_paths(config).staging
-        for left in staging.glob("*.retired-*"):  # a removal a killed run did not finish
+        gone = self._unregister(config, keep) if set(self._listed(config)) - set(keep) else []
+        paths = project_paths(config)
+        for left in unfinished_removals(paths):
             shutil.rmtree(left, ignore_errors=True)
-        orphans = _orphan_packages(out_dir, keep)
+        orphans = {k: v for k, v in generated_packages(out_dir).items() if k not in keep}
         for folder in orphans.values():
-            _remove_package(folder, staging)
+            _remove_package(folder, paths.staging)
         return tuple(sorted({*gone, *orphans}))
 
+    def _listed(self, config: BuildConfig) -> Collection[str]:
+        """The framework ids registry.yaml lists; read from the seal while registry.yaml is the
+        file sealed, as only ids are asked for (the database's state does not matter here)."""
+        yaml_path = output_dir(config) / REGISTRY_YAML
+        if self._neo4j_uri(config) is None:
+            listed = _vouched(self._db_path(config), yaml_path, database=False)
+            if listed is not None:
+                return listed.leaving.layout.ids
+        return _committed_records(yaml_path) or {}
 
-_GENERATED_HEADER = b"# generated by mindrian"
-_SPEC_ID = re.compile(rb"^id: *['\"]?([^'\"\n]+?)['\"]? *$", re.MULTILINE)
+    def _unregister(self, config: BuildConfig, keep: Collection[str]) -> list[str]:
+        """Unregister the frameworks registry.yaml lists that are not in ``keep`` and write it
+        again; their ids, sorted."""
+        from mindrian.atomic import atomic_write_text
+        from mindrian.graph import GraphError, laid_out_registry_yaml
 
-
-def _orphan_packages(out_dir: Path, keep: Collection[str]) -> dict[str, Path]:
-    """Generated package folders of ``out_dir`` by agent id, for ids not in ``keep``.
-
-    A folder counts only when its ``spec.yaml`` starts with the generated notice,
-    so nothing a person put there is touched. Only the head of each file is read.
-    """
-    found: dict[str, Path] = {}
-    for spec in sorted(out_dir.glob("*/spec.yaml")):
-        try:
-            with spec.open("rb") as handle:
-                head = handle.read(2048)
-        except OSError:
-            continue
-        match = _SPEC_ID.search(head)
-        if head.startswith(_GENERATED_HEADER) and match:
-            agent_id = match.group(1).decode("utf-8", "replace")
-            if agent_id not in keep:
-                found[agent_id] = spec.parent
-    return found
+        yaml_path = output_dir(config) / REGISTRY_YAML
+        db = self._db_path(config)
+        leaving: _Leaving | None = None
+        journal = _Journal(project_paths(config), locked=self._neo4j_uri(config) is None)
+        with self._open(config) as registry:
+            try:
+                journal.recover(registry)
+                # A killed registration's package transaction may have been rolled forward.
+                committed = _committed_records(yaml_path) or {}
+                gone = sorted(set(committed) - set(keep))
+                _check_against(registry.export(), committed, "", "holds")
+                for framework_id in gone:
+                    registry.unregister(framework_id)
+                exported = registry.export()
+            except GraphError as exc:
+                raise RegistrationError(str(exc), code="R006") from None
+            kept = {k: v for k, v in committed.items() if k not in gone}
+            _check_against(exported, kept, "", "would write")
+            text, layout = laid_out_registry_yaml(exported)
+            atomic_write_text(yaml_path, text)
+            if journal.locked:
+                leaving = _Leaving.of(yaml_path, text, layout)
+        if leaving is not None:
+            leaving.seal(db)
+        return gone
 
 
 def _remove_package(folder: Path, staging: Path) -> None:
@@ -413,85 +422,135 @@ def _record_id(record: Any) -> str:
     return str(record.id)
 
 
-def _after_registering(
+def _held(
+    registry: Any, yaml_path: Path, own: str, listed: _Listed | None
+) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
+    """Every framework the registry holds, each other than ``own`` checked against registry.yaml,
+    and registry.yaml's frameworks by id.
+
+    Reading and comparing both whole costs O(registry) per skill. Nothing is read
+    when ``listed``: the seal vouches that the database holds what registry.yaml lists.
+    """
+    if listed is not None:
+        return (), None
+    committed = _committed_records(yaml_path)
+    held = tuple(registry.export())
+    _check_against(held, committed, own, "holds")
+    return held, committed
+
+
+def _registry_text(
     registry: Any,
+    listed: _Listed | None,
     held: tuple[Any, ...],
     stored: Any,
     committed: Mapping[str, Any] | None,
     locked: bool,
-) -> tuple[Any, ...]:
-    """What the registry holds now that ``stored`` is registered, for registry.yaml.
+) -> tuple[str, RegistryLayout]:
+    """registry.yaml's text now that ``stored`` is registered, and its layout.
 
-    When ``locked`` (the embedded database, whose writer lock is held from the
-    first export to the last read) only this registration changed it: ``held``
-    with the framework's entry replaced is the export, without reading every
-    framework again (O(registry) per skill). Neo4j takes no such lock, so other
-    clients' writes are looked for in a second export.
+    With ``listed`` only the framework's entry is rendered, into the sealed text. When
+    ``locked`` (the embedded database, whose writer lock is held from the first
+    read to the write) only this registration changed it: the text is ``held`` with
+    the framework's entry replaced. Neo4j takes no such lock, so other clients' writes
+    are looked for in a second export.
     """
+    from mindrian.graph import laid_out_registry_yaml, splice_registry_yaml
+
+    if listed is not None:
+        return splice_registry_yaml(listed.text, listed.leaving.layout, put=(stored,))
     if locked:
-        return tuple(sorted((*(r for r in held if r.id != stored.id), stored), key=_record_id))
+        return laid_out_registry_yaml((*(r for r in held if r.id != stored.id), stored))
     exported = registry.export()
     _check_against(exported, committed, stored.id, "would write")
-    return tuple(exported)
+    return laid_out_registry_yaml(exported)
+
+
+#: Suffix of the seal beside the embedded database's file (see :class:`_Leaving`).
+_SEAL = ".written"
 
 
 @dataclass(frozen=True)
-class _Written:
-    """What this process's last registration into a database wrote, kept for the next one."""
+class _Leaving:
+    """registry.yaml as a registration into the embedded database leaves it.
 
-    files: tuple[tuple[int, ...] | None, ...]
-    """(inode, size, mtime, ctime) of the database file and of its write-ahead log (None when
-    absent), as that registration's close left them."""
-    registry_yaml: str
-    """The sha256 of the registry.yaml it wrote."""
-    records: tuple[Any, ...]
-    """The frameworks it wrote registry.yaml from: the database's whole export."""
-
-
-#: By database path: a batch registers its skills one after another into the same files.
-_WRITTEN: dict[Path, _Written] = {}
-
-
-def _held(
-    registry: Any, db: Path, yaml_path: Path, committed: Mapping[str, Any] | None, own: str
-) -> tuple[Any, ...]:
-    """Every framework the registry holds, each other than ``own`` checked against registry.yaml.
-
-    Reading and comparing the whole registry costs O(registry) per skill, which a
-    batch pays once per skill. When this process's previous registration wrote
-    both files and neither changed since (the database's files as its close left
-    them, registry.yaml with the digest it wrote), its export is the database's
-    content and agreed with registry.yaml, so it is reused without either.
+    Once the database is closed this is sealed beside it (:meth:`seal`) with the
+    database's files as the close left them. While registry.yaml is still that very
+    file (same inode, times and digest) and the database's files are unchanged, the
+    database holds exactly what registry.yaml lists, as every writer checks that
+    before writing either: the next registration, in this process or another, then
+    reads neither whole and splices its one entry into the text (:func:`_vouched`).
     """
-    written = _WRITTEN.pop(db, None)
-    if (
-        written is not None
-        and written.files == _files(db)
-        and written.registry_yaml == _file_sha256(yaml_path)
-    ):
-        return written.records
-    held = tuple(registry.export())
-    _check_against(held, committed, own, "holds")
-    return held
+
+    yaml_sha256: str
+    """The sha256 of its bytes."""
+    yaml_file: tuple[int, ...]
+    """Its (inode, size, mtime, ctime) just after it was written."""
+    layout: RegistryLayout
+    """Where each framework's entry lies in its text."""
+
+    @classmethod
+    def of(cls, yaml_path: Path, text: str, layout: RegistryLayout) -> _Leaving:
+        """registry.yaml just written at ``yaml_path`` with ``text`` laid out as ``layout``."""
+        return cls(_sha256(text.encode("utf-8")), _stat(yaml_path) or (), layout)
+
+    def seal(self, db: Path) -> None:
+        """Keep this beside the closed database ``db``, with its files as they are now."""
+        plain = {
+            "database": _files(db),
+            "ids": self.layout.ids,
+            "sizes": self.layout.sizes,
+            "yaml_file": self.yaml_file,
+            "yaml_sha256": self.yaml_sha256,
+        }
+        _write_file(Path(f"{db}{_SEAL}"), json.dumps(plain, sort_keys=True))
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """registry.yaml's text while the seal beside the database vouches for it."""
+
+    text: str
+    """The file's text."""
+    leaving: _Leaving
+    """The seal's account of it, its layout among the rest."""
+
+
+def _vouched(db: Path, yaml_path: Path, *, database: bool = True) -> _Listed | None:
+    """registry.yaml's text when it is the file the seal beside ``db`` describes (and, with
+    ``database``, the database's files are as they were sealed); else None."""
+    from mindrian.graph import RegistryLayout
+
+    try:
+        plain = json.loads(Path(f"{db}{_SEAL}").read_text(encoding="utf-8"))
+        layout = RegistryLayout(tuple(plain["ids"]), tuple(plain["sizes"]))
+        leaving = _Leaving(plain["yaml_sha256"], tuple(plain["yaml_file"]), layout)
+        files = tuple(None if f is None else tuple(f) for f in plain["database"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if (database and files != _files(db)) or leaving.yaml_file != _stat(yaml_path):
+        return None
+    try:
+        data = yaml_path.read_bytes()
+    except OSError:
+        return None
+    if _sha256(data) != leaving.yaml_sha256:
+        return None
+    return _Listed(data.decode("utf-8"), leaving)
 
 
 def _files(db: Path) -> tuple[tuple[int, ...] | None, ...]:
-    found: list[tuple[int, ...] | None] = []
-    for path in (db, Path(f"{db}.wal")):
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            found.append(None)
-            continue
-        found.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple(found)
+    """:func:`_stat` of the database file and of its write-ahead log."""
+    return (_stat(db), _stat(Path(f"{db}.wal")))
 
 
-def _file_sha256(path: Path) -> str:
+def _stat(path: Path) -> tuple[int, ...] | None:
+    """(inode, size, mtime, ctime) of ``path``; None when it is absent."""
     try:
-        return _sha256(path.read_bytes())
+        st = path.stat()
     except FileNotFoundError:
-        return ""
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _sha256(data: bytes) -> str:

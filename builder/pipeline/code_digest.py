@@ -11,6 +11,10 @@ So an edit of the Cypher linter reruns phase 5 and later, not phases 1-4, and
 an edit of the runtime reruns phases 6 and 7 only (phase 3, which reads
 ``mindrian.handoff``, imports it and is covered too).
 
+The digests are kept across processes in the user's cache folder
+(:func:`builder.pipeline.cache.cache_dir`), trusted while no file of the two
+packages was added, removed or changed in size or times (:func:`_known`).
+
 Imports are found with a regular expression over the source rather than by
 parsing it: this runs on every command, and a false match (an import quoted in
 a docstring) only adds a file to the digest, which costs a rebuild, never a
@@ -19,12 +23,17 @@ stale checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from builder.pipeline.cache import cache_dir, read_json, write_json
 
 __all__ = ["ROOT", "code_files", "files_digest", "phase_code_digest"]
 
@@ -95,7 +104,9 @@ def code_files(
         pending.extend(imported)
         pending.extend(_parents(name))
     for package in packages:
-        seen.update(p for p in (root / package).rglob("*.py") if "__pycache__" not in p.parts)
+        top = root / package
+        files = top.rglob("*.py")
+        seen.update(p for p in files if _SKIPPED.isdisjoint(p.relative_to(top).parts))
     return tuple(sorted(seen))
 
 
@@ -135,7 +146,95 @@ def _read_once(path: Path) -> bytes:
 
 @functools.cache
 def _digest(module: str, packages: tuple[str, ...]) -> str:
-    return files_digest(ROOT, code_files(ROOT, (module,), packages), _read_once)
+    known = _known(ROOT)
+    key = f"{module} {' '.join(packages)}"
+    digest = known.digests.get(key)
+    if digest is None:
+        digest = files_digest(ROOT, code_files(ROOT, (module,), packages), _read_once)
+        known.keep(key, digest)
+    return digest
+
+
+#: Folders never looked in: bytecode caches, and the Node packages of the Cypher linter (no
+#: module of ours is ever in one).
+_SKIPPED = frozenset({"__pycache__", "node_modules"})
+
+
+@dataclass
+class _Known:
+    """The code digests kept across processes for one code folder (see :func:`_known`)."""
+
+    path: Path | None
+    """The cache file; None when caching is off."""
+    files: list[list[Any]]
+    """Every file of the own packages as [name, size, mtime_ns, ctime_ns], taken before any was
+    read for a digest."""
+    digests: dict[str, str]
+    """Digests still valid, by module and packages."""
+
+    def keep(self, key: str, digest: str) -> None:
+        """Remember a digest computed in this process, for the next ones."""
+        self.digests[key] = digest
+        write_json(self.path, {"files": self.files, "digests": self.digests})
+
+
+@functools.cache
+def _known(root: Path) -> _Known:
+    """The digests an earlier process computed for ``root``'s code, when none of its files
+    changed since (once a process).
+
+    Every command computes the seven phases' digests, and reading and scanning
+    every module costs more than the rest of a no-op; listing the files and
+    comparing their sizes and times does not. A file is trusted when its size,
+    ``mtime_ns`` and ``ctime_ns`` are those recorded and it is older than the
+    cache file (a file written in the same clock tick is always read again, as
+    :mod:`builder.pipeline.stamps` does); a file added or removed anywhere in
+    the packages also discards the cache.
+    """
+    folder = cache_dir("code-digests")
+    key = hashlib.sha256(os.fsencode(root)).hexdigest()
+    path = None if folder is None else folder / f"{key}.json"
+    files = _listing(root)
+    if files is None:  # a linked folder: its files' times say nothing of where they live
+        return _Known(None, [], {})
+    known = _Known(path, files, {})
+    try:
+        cached_ns = path.stat().st_mtime_ns if path is not None else -1
+    except OSError:
+        return known
+    data = read_json(path)
+    if data is None or data.get("files") != files or not isinstance(data.get("digests"), dict):
+        return known
+    if any(mtime_ns >= cached_ns for _, _, mtime_ns, _ in files):
+        return known
+    known.digests.update((str(k), str(v)) for k, v in data["digests"].items())
+    return known
+
+
+def _listing(root: Path) -> list[list[Any]] | None:
+    """[name, size, mtime_ns, ctime_ns] of every file of the own packages, sorted by name; None
+    when a folder in them is a link."""
+    found: list[list[Any]] = []
+    pending = [os.path.join(root, package) for package in _OWN]
+    base = len(os.fspath(root)) + 1
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir():
+                if entry.is_symlink():
+                    return None
+                if entry.name not in _SKIPPED:
+                    pending.append(entry.path)
+                continue
+            with contextlib.suppress(OSError):
+                stat = entry.stat()
+                name = entry.path[base:].replace(os.sep, "/")
+                found.append([name, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns])
+    return sorted(found)
 
 
 def phase_code_digest(phase: Any) -> str:

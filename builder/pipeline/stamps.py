@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,10 @@ class Stamp:
     """The installed package's files, relative to the package folder."""
 
 
+#: The members of a stamp file beside ``format``: the fields of a :class:`Stamp`.
+_FIELDS = frozenset(f.name for f in fields(Stamp))
+
+
 @dataclass(frozen=True)
 class Verified:
     """The outcome of :func:`verify_files` when nothing changed."""
@@ -168,7 +172,7 @@ def verify_files(
     rewrite = False
     base = os.fspath(folder)
     for record in recorded:
-        path = os.path.join(base, record.name)  # str, not Path: a no-op stats thousands of files
+        path = f"{base}/{record.name}"  # str, not Path: a no-op stats thousands of files
         try:
             stat = os.stat(path)
         except OSError:
@@ -189,9 +193,10 @@ def verify_files(
 def _file(row: Any) -> FileStamp:
     """A :class:`FileStamp` from its row; ``ValueError`` when the row is not one."""
     name, size, mtime_ns, ctime_ns, sha256 = row
-    if not (isinstance(name, str) and isinstance(sha256, str)):
+    # Exact types, spelled out: a no-op reads some twenty rows a skill.
+    if type(name) is not str or type(sha256) is not str:
         raise ValueError(f"not a file row: {row!r}")
-    if not all(type(n) is int for n in (size, mtime_ns, ctime_ns)):
+    if type(size) is not int or type(mtime_ns) is not int or type(ctime_ns) is not int:
         raise ValueError(f"not a file row: {row!r}")
     return FileStamp(name, size, mtime_ns, ctime_ns, sha256)
 
@@ -202,9 +207,7 @@ def _phase(plain: Any) -> PhaseStamp:
     number, name = plain["number"], plain["phase"]
     digests = (plain["input_digest"], plain["output_digest"])
     warnings = tuple(plain["warnings"])
-    if type(number) is not int or not all(isinstance(t, str) for t in (name, *digests)):
-        raise ValueError(f"not a phase: {plain!r}")
-    if not all(isinstance(w, str) for w in warnings):
+    if type(number) is not int or not _strings((name, *digests, *warnings)):
         raise ValueError(f"not a phase: {plain!r}")
     checks = tuple(_check(c) for c in plain["checks"])
     return PhaseStamp(number, name, *digests, checks, warnings)
@@ -216,9 +219,19 @@ def _check(plain: Any) -> CheckResult:
         located: CheckResult = from_plain(CheckResult, plain)
         return located
     name, passed, reason = plain["name"], plain["passed"], plain["reason"]
-    if not (isinstance(name, str) and type(passed) is bool and isinstance(reason, str)):
+    if type(name) is not str or type(passed) is not bool or type(reason) is not str:
         raise ValueError(f"not a check: {plain!r}")
     return CheckResult(name, passed, reason)
+
+
+def _strings(values: tuple[Any, ...]) -> bool:
+    return all(type(v) is str for v in values)
+
+
+def _optional_string(value: Any) -> str | None:
+    if value is not None and type(value) is not str:
+        raise ValueError(f"not a string: {value!r}")
+    return value
 
 
 def _sha256(path: str) -> str | None:
@@ -250,11 +263,20 @@ class StampStore:
             plain = json.loads(text)
             if not isinstance(plain, dict) or plain.pop("format", None) != _FORMAT:
                 return None
-            # Rows rather than from_plain: a no-op reads a stamp of dozens of files per skill.
-            files = {key: tuple(_file(row) for row in plain.pop(key)) for key in _FILE_LISTS}
-            phases = tuple(_phase(p) for p in plain.pop("phases"))
-            rest = from_plain(Stamp, {**plain, "phases": [], **{key: [] for key in _FILE_LISTS}})
-            stamp = replace(rest, phases=phases, **files)
+            # By hand rather than from_plain: a no-op reads a stamp of dozens of files per skill.
+            shown, agent_id, digest = plain["display"], plain["agent_id"], plain["source_digest"]
+            if plain.keys() != _FIELDS or not _strings((shown, agent_id, digest)):
+                return None
+            stamp = Stamp(
+                display=shown,
+                agent_id=agent_id,
+                identifier=_optional_string(plain["identifier"]),
+                source_digest=digest,
+                phases=tuple(_phase(p) for p in plain["phases"]),
+                sources=tuple(_file(row) for row in plain["sources"]),
+                checkpoints=tuple(_file(row) for row in plain["checkpoints"]),
+                package=tuple(_file(row) for row in plain["package"]),
+            )
         except (OSError, ValueError, TypeError, KeyError):
             return None  # missing, damaged or of another shape: decided from the checkpoints
         return (stamp, stamped_ns) if stamp.display == display else None

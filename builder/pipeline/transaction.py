@@ -141,17 +141,20 @@ class PackageTransaction:
 
     def settled(self) -> bool:
         """No ready package waits and no install is in progress: the installed one is current."""
-        return not any(self._staging(s).exists() for s in (".ready", ".previous", ".committed"))
+        # Strings rather than Paths: a no-op asks for every installed package.
+        staging = os.path.join(os.fspath(self.paths.staging), self.identifier)
+        return not any(os.path.exists(staging + s) for s in (".ready", ".previous", ".committed"))
 
     def installed_files(self) -> tuple[str, ...]:
         """Package-relative POSIX paths of the installed package's files (caches left out),
         sorted; empty when it is not installed."""
-        # os.walk, not rglob: a no-op lists every installed package, and rglob stats far more.
+        # os.walk and strings, not rglob and Paths: a no-op lists every installed package.
+        top = os.fspath(self.final)
         names = []
-        for folder, subdirs, files in os.walk(self.final):
+        for folder, subdirs, files in os.walk(top):
             subdirs[:] = [d for d in subdirs if d not in _CACHE_PARTS]
-            relative = Path(folder).relative_to(self.final)
-            names += [(relative / f).as_posix() for f in files if not f.endswith(".pyc")]
+            prefix = folder[len(top) + 1 :].replace(os.sep, "/") + "/" if folder != top else ""
+            names += [prefix + f for f in files if not f.endswith(".pyc")]
         return tuple(sorted(names))
 
     def ready_matches(self, files: dict[str, str]) -> bool:

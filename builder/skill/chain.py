@@ -26,14 +26,14 @@ W121    CHAIN.md's stage list (its "Stage Sequence") names a stage no file has,
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.chain_layout import CHAIN_FILE, StageFile, is_chain, skill_file, stage_files
 from builder.skill.frontmatter import FrontMatter, decode_skill, parse_front_matter
 from builder.skill.model import StepSpec
 from builder.skill.stages import listed_stages, same_stage
@@ -50,47 +50,8 @@ __all__ = [
     "stage_list_findings",
 ]
 
-#: The file that makes a folder a chain, in place of SKILL.md.
-CHAIN_FILE = "CHAIN.md"
 #: CHAIN.md keys phase 1 reads beyond a skill's own: the stage count and the title.
 CHAIN_KEYS: tuple[str, ...] = ("display_name", "stages")
-#: A stage file's name: its number, a dash, the stage's name (``01-decompose.md``).
-_STAGE_NAME = re.compile(r"(?P<number>[0-9]+)-(?P<name>[^/]+)\.md")
-
-
-@dataclass(frozen=True)
-class StageFile:
-    """A numbered file beside CHAIN.md."""
-
-    number: int
-    """The number its name starts with (``1`` for ``01-decompose.md``)."""
-    name: str
-    """The stage's name, the rest of the file name (``decompose``)."""
-    path: str
-    """Its name relative to the chain folder (``01-decompose.md``)."""
-
-
-def skill_file(path: Path) -> Path:
-    """The file to build for ``path``: itself, else its folder's SKILL.md, else its CHAIN.md."""
-    if not path.is_dir():
-        return path
-    chain = path / CHAIN_FILE
-    return chain if not (path / "SKILL.md").is_file() and chain.is_file() else path / "SKILL.md"
-
-
-def is_chain(source_path: str) -> bool:
-    """Whether the file being built is a chain's CHAIN.md."""
-    return PurePosixPath(source_path).name == CHAIN_FILE
-
-
-def stage_files(names: Iterable[str]) -> tuple[StageFile, ...]:
-    """The numbered stage files among folder-relative ``names``, by number then name."""
-    found = []
-    for name in names:
-        match = _STAGE_NAME.fullmatch(name)
-        if match:
-            found.append(StageFile(int(match["number"]), match["name"], name))
-    return tuple(sorted(found, key=lambda s: (s.number, s.path)))
 
 
 def chain_stage_bytes(source: SkillSource) -> tuple[tuple[str, bytes], ...]:

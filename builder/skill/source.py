@@ -21,7 +21,7 @@ from pathlib import Path
 
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.skill.chain import is_chain, skill_file, stage_files
+from builder.skill.chain_layout import is_chain, skill_file, stage_files
 
 __all__ = [
     "FOLDER_PARTS",
@@ -75,11 +75,12 @@ def load_source(path: Path, display: str | None = None) -> SkillSource:
 def located_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     """The file :func:`load_source` reads for ``path`` and how it is shown; S100 for a folder
     without one."""
-    file = skill_file(path)
+    folder = path.is_dir()  # once: a no-op locates every skill's file
+    file = skill_file(path) if folder else path
     shown = (display if display is not None else path.as_posix()).replace("\\", "/")
-    if path.is_dir() and not shown.endswith(file.name):
+    if folder and not shown.endswith(file.name):
         shown = f"{shown.rstrip('/')}/{file.name}"
-    if path.is_dir() and not file.is_file():
+    if folder and not file.is_file():
         where = f"the folder {path.as_posix()!r}"
         raise _error("S100", f"{where} has no SKILL.md (nor a chain's CHAIN.md)", shown)
     return file, shown
@@ -151,20 +152,40 @@ def _inside(link: Path, skill: Path) -> bool:
 
 
 def _walk(top: Path, skill: Path, shown: str) -> Iterable[str]:
-    """Folder-relative POSIX names of the regular files under ``top``.
+    """Folder-relative POSIX names of the regular files under ``top``, as :func:`os.walk` finds
+    them (a folder that cannot be listed is left out).
 
     Hidden entries are skipped; links to folders are not followed; a link to a
-    file is read only when it stays inside the skill folder.
+    file is read only when it stays inside the skill folder. Directory entries
+    rather than paths: a no-op lists every skill's folder, and an entry knows
+    whether it is a link or a folder without asking the file system again.
     """
-    if not top.is_dir():
+    yield from _scan(os.fspath(top), top.name, skill, shown)
+
+
+def _scan(directory: str, prefix: str, skill: Path, shown: str) -> Iterable[str]:
+    try:
+        with os.scandir(directory) as listing:
+            entries = [e for e in listing if not e.name.startswith(".")]
+    except OSError:
         return
-    for directory, subdirs, filenames in os.walk(top, followlinks=False):
-        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d != "__pycache__"]
-        for filename in filenames:
-            if filename.startswith("."):
-                continue
-            file = Path(directory, filename)
-            if file.is_symlink() and not _inside(file, skill):
-                raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
-            if file.is_file():
-                yield file.relative_to(top.parent).as_posix()
+    folders = []
+    for entry in entries:  # this folder's files first, then its sub-folders, as os.walk
+        if _is_dir(entry):
+            if entry.name != "__pycache__" and not entry.is_symlink():
+                folders.append(entry)
+            continue
+        file = Path(entry.path)
+        if entry.is_symlink() and not _inside(file, skill):
+            raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
+        if entry.is_file():
+            yield f"{prefix}/{entry.name}"
+    for entry in folders:
+        yield from _scan(entry.path, f"{prefix}/{entry.name}", skill, shown)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False

@@ -19,11 +19,14 @@ from mindrian.graph.errors import GraphError
 from mindrian.graph.factory import open_registry
 from mindrian.graph.neo4j_registry import Neo4jRegistry, redact_uri
 from mindrian.graph.registry_yaml import (
+    RegistryLayout,
     RoutingBodyWarning,
     dump_registry_yaml,
+    laid_out_registry_yaml,
     load_registry_yaml,
     parse_registry_yaml,
     registry_from_yaml,
+    splice_registry_yaml,
     with_routing_bodies,
     write_registry_yaml,
 )
@@ -38,15 +41,18 @@ __all__ = [
     "GraphError",
     "Neo4jRegistry",
     "Registry",
+    "RegistryLayout",
     "RoutingBodyWarning",
     "Selection",
     "Usage",
     "dump_registry_yaml",
+    "laid_out_registry_yaml",
     "load_registry_yaml",
     "open_registry",
     "parse_registry_yaml",
     "redact_uri",
     "registry_from_yaml",
+    "splice_registry_yaml",
     "with_routing_bodies",
     "write_registry_yaml",
 ]

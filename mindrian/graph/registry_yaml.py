@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import warnings
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,14 @@ from mindrian.yaml_emit import SafeDumper
 
 __all__ = [
     "FORMAT_VERSION",
+    "RegistryLayout",
     "RoutingBodyWarning",
     "dump_registry_yaml",
+    "laid_out_registry_yaml",
     "load_registry_yaml",
     "parse_registry_yaml",
     "registry_from_yaml",
+    "splice_registry_yaml",
     "with_routing_bodies",
     "write_registry_yaml",
 ]
@@ -50,14 +54,72 @@ def dump_registry_yaml(source: Registry | Iterable[FrameworkRecord]) -> str:
     only the changed entry, and the records are remembered under the text
     (:func:`parse_registry_yaml` of it then reads nothing).
     """
+    return laid_out_registry_yaml(source)[0]
+
+
+@dataclass(frozen=True)
+class RegistryLayout:
+    """Where each framework's entry lies in a registry.yaml text this module wrote: what
+    :func:`splice_registry_yaml` needs to change entries without reading the others."""
+
+    ids: tuple[str, ...]
+    """The frameworks' ids in the order of their entries (sorted)."""
+    sizes: tuple[int, ...]
+    """The length in characters of each one's entry, in the same order."""
+
+
+def laid_out_registry_yaml(
+    source: Registry | Iterable[FrameworkRecord],
+) -> tuple[str, RegistryLayout]:
+    """:func:`dump_registry_yaml` and the layout of the text it gives."""
     records = tuple(sorted(source.export() if isinstance(source, Registry) else source, key=_id))
-    if not records:
-        return _dump({"format": FORMAT_VERSION, "frameworks": []})
-    head = _dump({"format": FORMAT_VERSION}) + "frameworks:\n"
-    text = head + "".join(_record_text(r) for r in records)
+    entries = tuple(_record_text(r) for r in records)
+    text = _join(entries)
     # Remembered as the text holds them: the body's prose is never written to it.
     _remember(text, tuple(_without_body(r) for r in records))
-    return text
+    return text, RegistryLayout(tuple(r.id for r in records), tuple(map(len, entries)))
+
+
+def splice_registry_yaml(
+    text: str,
+    layout: RegistryLayout,
+    put: Iterable[FrameworkRecord] = (),
+    drop: Collection[str] = (),
+) -> tuple[str, RegistryLayout]:
+    """What :func:`laid_out_registry_yaml` gives for the frameworks of ``text`` with ``put``
+    added (or replacing the entry of the same id), then ``drop`` removed, byte for byte, without
+    reading or rendering any other entry: a one-skill change costs one entry, not the registry.
+
+    ``text`` must be the very text ``layout`` was made for (callers compare digests); a
+    layout that does not fit the text's length and head raises ValueError.
+    """
+    entries = dict(zip(layout.ids, _cut(text, layout), strict=True))
+    for record in put:
+        entries[record.id] = _record_text(record)
+    for framework_id in drop:
+        entries.pop(framework_id, None)
+    ids = tuple(sorted(entries))
+    kept = tuple(entries[i] for i in ids)
+    return _join(kept), RegistryLayout(ids, tuple(map(len, kept)))
+
+
+def _cut(text: str, layout: RegistryLayout) -> list[str]:
+    """The entries' texts of ``text``, cut where ``layout`` says they lie."""
+    if not layout.ids:
+        if text != _join(()):
+            raise ValueError("the layout lists no framework but the text is not an empty registry")
+        return []
+    ends = list(itertools.accumulate(layout.sizes, initial=len(_HEAD)))
+    if len(layout.sizes) != len(layout.ids) or ends[-1] != len(text) or not text.startswith(_HEAD):
+        raise ValueError("the layout does not describe this registry.yaml text")
+    return [text[start:end] for start, end in itertools.pairwise(ends)]
+
+
+def _join(entries: tuple[str, ...]) -> str:
+    """The whole document from its entries' texts (sorted by id)."""
+    if not entries:
+        return _dump({"format": FORMAT_VERSION, "frameworks": []})
+    return _HEAD + "".join(entries)
 
 
 #: How registry.yaml is written; an entry alone, as a one-item list, gets the same lines.
@@ -114,6 +176,9 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _represent_str)
+
+#: The lines before the first entry of a registry that lists any framework.
+_HEAD = _dump({"format": FORMAT_VERSION}) + "frameworks:\n"
 
 
 #: Records by the sha256 of a text this process wrote or read, newest last (a few kept).

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mindrian.routing.glosses import chinese_words, gloss
-from mindrian.routing.text import script, tokens
+from mindrian.routing.text import STEM_MARK, script, stem, tokens
 
 __all__ = [
     "FIELD_WEIGHTS",
@@ -162,7 +162,8 @@ class FieldMatch:
 
 
 class RankedIndex:
-    """An inverted index of :class:`RoutingDocument` s; immutable once built.
+    """An inverted index of :class:`RoutingDocument` s; its ranking never changes once built
+    (it only keeps the summed lists of the words sentences have asked for, :meth:`_summed`).
 
     What ranking reads round-trips through plain containers (:meth:`to_plain`,
     :meth:`from_plain`) bit for bit; the per-document term counts that only :meth:`explain`
@@ -210,6 +211,7 @@ class RankedIndex:
             term: {i: NEGATIVE_WEIGHT * self.idf(term) * tn / (K1 + tn) for i, tn in at.items()}
             for term, at in self._negative.items()
         }
+        self._both: dict[str, dict[int, float]] = {}
 
     @property
     def explainable(self) -> bool:
@@ -240,6 +242,7 @@ class RankedIndex:
         if len(index.ids) != len(index.names):
             raise TypeError("ids and names differ in length")
         index._positive, index._negative, index._counts = {}, {}, None
+        index._both = {}
         return index
 
     def idf(self, term: str) -> float:
@@ -265,9 +268,7 @@ class RankedIndex:
         """Position to raw score (above zero) of the frameworks sharing a term with ``text``,
         and the divisor that calibrates them (the query's weighted summed idf)."""
         query = self.query(text)
-        whole = sorted(
-            (self._gain[t] for t, w in query.items() if w == 1.0 and t in self._gain), key=len
-        )
+        whole = sorted(self._lists(query), key=len)
         # The longest posting list is copied (at C speed), the shorter ones added to it.
         raw = dict(whole.pop()) if whole else {}
         for gains in whole:
@@ -282,6 +283,35 @@ class RankedIndex:
                 if i in raw:
                     raw[i] -= weight * loss
         return raw, sum(weight * self.idf(t) for t, weight in query.items())
+
+    def _lists(self, query: Mapping[str, float]) -> list[Mapping[int, float]]:
+        """The gains the sentence's own tokens (weight 1) add, each token's once: a word's
+        singular and its stem read as one list when both are in ``query`` (:meth:`_summed`)."""
+        lists: list[Mapping[int, float]] = []
+        read: set[str] = set()
+        for term, weight in query.items():
+            if weight != 1.0 or term in read or term not in self._gain:
+                continue
+            read.add(term)
+            partner = STEM_MARK + stem(term)
+            if query.get(partner) == 1.0 and partner not in read and partner in self._gain:
+                read.add(partner)
+                lists.append(self._summed(term, partner))
+            else:
+                lists.append(self._gain[term])
+        return lists
+
+    def _summed(self, word: str, partner: str) -> dict[int, float]:
+        """``word``'s gains plus those of its stem token ``partner``, per framework holding
+        either; summed the first time a sentence needs them and kept, so a Latin word costs
+        one list's additions from then on, not two (the kept index stays plain data)."""
+        found = self._both.get(word)
+        if found is None:
+            found = dict(self._gain[partner])
+            for i, gain in self._gain[word].items():
+                found[i] = gain + found.get(i, 0.0)
+            self._both[word] = found
+        return found
 
     def relevance(self, text: str) -> dict[int, float]:
         """Position to calibrated relevance of every framework scoring above zero for ``text``."""

@@ -85,7 +85,7 @@ def built(registered: tuple[FrameworkRecord, ...], project: ProjectPaths) -> lis
 
 def test_the_sentences_rank_by_body_terms(registered: tuple[FrameworkRecord, ...]) -> None:
     """Otherwise the comparisons below would pass with bodies left out."""
-    with EmbeddedRegistry() as bodied, EmbeddedRegistry() as bare:
+    with EmbeddedRegistry(None) as bodied, EmbeddedRegistry(None) as bare:
         bodied.register_many(registered)
         bare.register_many(tuple(replace(r, body="") for r in registered))
         differ = [a != b for a, b in zip(rankings(bodied), rankings(bare), strict=True)]

@@ -4,17 +4,21 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from build_factories import Trail, make_pipeline, make_source, run_build, statuses, tree
 
+from builder import __version__
 from builder.orchestration.runner import chain_digest, input_digest
 from builder.phases import PHASE_NAMES, load_phase, resolve_phase
 from builder.phases.outputs import Outputs
-from builder.pipeline.code_digest import code_files, files_digest
+from builder.pipeline.code_digest import code_files, files_digest, phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import (
@@ -25,7 +29,7 @@ from builder.pipeline.errors import (
 )
 from builder.pipeline.report import progress_line
 from builder.pipeline.results import PhaseReport
-from builder.pipeline.serial import load_yaml
+from builder.pipeline.serial import load_yaml, to_plain
 
 ALL_RAN = {name: 1 for name in PHASE_NAMES}
 
@@ -188,6 +192,59 @@ def test_the_digest_covers_the_earlier_outputs(tmp_path: Path):
     }
     assert len(digests) == 5
     assert input_digest(phase, inputs, first) == input_digest(phase, inputs, str(first))
+
+
+def _payload_digest(phase: Any, inputs: PhaseInput[Outputs], chain: str | None) -> str:
+    """The input digest as the runner documents it: SHA-256 of the payload's canonical JSON."""
+    payload = {
+        "phase": phase.name,
+        "number": phase.number,
+        "builder_version": __version__,
+        "code": phase_code_digest(phase),
+        "source": {"path": inputs.source.path, "digest": inputs.source.digest},
+        "config": to_plain(inputs.config.digest_data()),
+        "previous": chain,
+        "extra": to_plain(phase.extra_digest(inputs)),
+    }
+    text = json.dumps(
+        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [None, "", "plain", {"b": "é\u2028", "a": '"quoted"'}, {"n": 1, "list": [1.5, None]}],
+)
+def test_the_digest_is_of_the_payloads_canonical_json(extra: object) -> None:
+    """Serialised in parts (the configuration once) and still the documented digest, so a
+    checkpoint or stamp written before matches."""
+    pipeline = make_pipeline()
+    phase = pipeline["neo4j_schema"]
+    phase.extra_digest = lambda inputs: extra
+    inputs = PhaseInput(source=make_source(), config=BuildConfig(), previous=Outputs())
+    for chain in (None, chain_digest(None, "sha256:out")):
+        assert input_digest(phase, inputs, chain) == _payload_digest(phase, inputs, chain)
+
+
+def test_each_configuration_gives_its_own_digest_whatever_came_before() -> None:
+    """The configuration's text is kept for the last one asked about, by identity: switching
+    back and forth, or an equal one made anew, never serves another's."""
+    phase = make_pipeline()["architecture"]
+    configs = [
+        BuildConfig(),
+        BuildConfig(models={"operator": "openai:gpt-5"}),
+        BuildConfig(connect=True),
+        BuildConfig(),
+    ]
+    digests = []
+    for config in [*configs, *reversed(configs)]:
+        inputs = PhaseInput(source=make_source(), config=config, previous=Outputs())
+        digest = input_digest(phase, inputs, None)
+        assert digest == _payload_digest(phase, inputs, None)
+        digests.append(digest)
+    assert len(set(digests)) == 3  # the first and last configurations are equal
+    assert digests[0] == digests[3] != digests[1]
 
 
 def test_a_rerun_phase_with_a_new_output_drops_the_later_checkpoints(tmp_path: Path):

@@ -190,3 +190,15 @@ def test_stamps_are_deterministic(project: Project, tmp_path: Path) -> None:
     project.build()
 
     assert project.stamp.read_bytes() == first
+
+
+def test_a_configuration_change_after_a_no_op_rebuilds(project: Project) -> None:
+    """The configuration's part of every digest is serialised once a build: a new one is seen,
+    and an equal one made anew is still a no-op."""
+    assert _statuses(project.build()) == ["cached"] * 7
+    project.config = BuildConfig(root=project.config.root, models={"operator": "openai:gpt-5"})
+
+    assert project.build().phases[0].status == "ok"  # every digest covers the configuration
+
+    project.config = BuildConfig(root=project.config.root, models={"operator": "openai:gpt-5"})
+    assert _statuses(project.build()) == ["cached"] * 7

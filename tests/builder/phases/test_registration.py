@@ -302,6 +302,100 @@ def test_a_registry_yaml_changed_behind_the_database_is_still_refused(tmp_path: 
     assert raised.value.code == "R007" and "lacks other-skill" in raised.value.message
 
 
+class Reads:
+    """Counts the whole-registry reads phase 7 makes: the database's export, registry.yaml's
+    parse."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.exports = 0
+        self.parses = 0
+        real_export = EmbeddedRegistry.export
+        real_parse = registration._committed_records
+
+        def export(registry: EmbeddedRegistry) -> tuple[FrameworkRecord, ...]:
+            self.exports += 1
+            return real_export(registry)
+
+        def parse(path: Path) -> dict[str, Any] | None:
+            self.parses += 1
+            return real_parse(path)
+
+        monkeypatch.setattr(EmbeddedRegistry, "export", export)
+        monkeypatch.setattr(registration, "_committed_records", parse)
+
+    def counted(self) -> tuple[int, int]:
+        found = (self.exports, self.parses)
+        self.exports = self.parses = 0
+        return found
+
+
+def test_after_a_registration_the_next_reads_neither_file_and_writes_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = Reads(monkeypatch)
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    assert reads.counted() == (1, 1)  # the first one has no seal to go by
+    changed = replace(RECORD, description="Changed.", triggers=("gap",))
+    for record in (RECORD, changed, OTHER):  # added, changed, unchanged
+        result = phase(tmp_path).run(inputs(tmp_path, record))
+        assert all(c.passed for c in result.checks), result.checks
+        assert reads.counted() == (0, 0)
+    assert yaml_text(tmp_path) == dump_registry_yaml([changed, OTHER])
+    assert stored(tmp_path) == (changed, OTHER)
+
+
+def test_a_failed_registration_leaves_the_seal_good_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = Reads(monkeypatch)
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    phase(tmp_path, Probe(False, "no")).run(inputs(tmp_path, RECORD))
+    reads.counted()
+    phase(tmp_path).run(inputs(tmp_path, RECORD))
+    assert reads.counted() == (0, 0)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, OTHER])
+
+
+@pytest.mark.parametrize(
+    "touch",
+    [
+        # The same bytes in a new file: only the file that was sealed is vouched for.
+        lambda root: write_registry_yaml([OTHER], root / "generated" / REGISTRY_YAML),
+        # A database opened for writing and closed (its close writes) is read again.
+        lambda root: stored(root),
+        lambda root: Path(f"{root / 'registry.lbug'}.written").write_text("{", encoding="utf-8"),
+        lambda root: Path(f"{root / 'registry.lbug'}.written").unlink(),
+    ],
+)
+def test_a_seal_that_no_longer_describes_both_files_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, touch: Any
+) -> None:
+    reads = Reads(monkeypatch)
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    touch(tmp_path)
+    reads.counted()
+    phase(tmp_path).run(inputs(tmp_path, RECORD))
+    assert reads.counted() == (1, 1)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, OTHER])
+
+
+def test_retiring_lists_ids_from_the_seal_and_seals_what_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = inputs(tmp_path).config
+    for record in (RECORD, OTHER):
+        phase(tmp_path).run(inputs(tmp_path, record))
+    reads = Reads(monkeypatch)
+    assert phase(tmp_path).retire(config, {RECORD.id, OTHER.id}) == ()
+    assert reads.counted() == (0, 0)
+    assert phase(tmp_path).retire(config, {RECORD.id}) == (OTHER.id,)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD])
+    reads.counted()
+    phase(tmp_path).run(inputs(tmp_path, replace(RECORD, name="Renamed")))
+    assert reads.counted() == (0, 0)
+    assert yaml_text(tmp_path) == dump_registry_yaml([replace(RECORD, name="Renamed")])
+
+
 def test_a_missing_database_is_rebuilt_from_registry_yaml_first(tmp_path: Path) -> None:
     other = FrameworkRecord(
         id="kept", name="Kept", type="role", triggers=("talk",), chains_to=(("demo-skill", 0.4),)

@@ -144,6 +144,37 @@ def test_a_file_from_before_the_body_is_upgraded_by_a_writable_open(tmp_path: Pa
         assert [s.id for s in upgraded.select_text("flaky tests")] == ["flaky"]
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "my tests are flaky",
+        "testing the tests I tested",  # three words, one stem: it counts once
+        "test testing",  # the second word's stem is read with the first word
+        "review the SQL migrations I tested",  # a negative clause takes away
+        "帮我写单元测试 flaky tests",
+    ],
+)
+def test_a_word_reads_its_singular_and_stem_as_one_list_with_the_same_score(
+    sentence: str,
+) -> None:
+    index = RankedIndex(
+        [
+            RoutingDocument("tidy", "tidy", "Tidy a repository.", body="When tests are flaky."),
+            RoutingDocument("flaky", "flaky", "Find and fix flaky tests; testing made calm."),
+            RoutingDocument("unit", "unit", "写单元测试 for a function once it is tested."),
+            RoutingDocument("code", "code", "Review code. Not for SQL migrations or tests."),
+        ]
+    )
+    raw, total = index.raw_scores(sentence)
+    assert raw
+    for i, value in raw.items():
+        # What each distinct term adds, term by term, as --explain lists them.
+        assert value == pytest.approx(sum(m.contribution for m in index.explain(i, sentence)))
+    # Bit for bit again once the words' lists are kept, and from a restored index.
+    assert index.raw_scores(sentence) == (raw, total)
+    assert RankedIndex.from_plain(index.to_plain()).raw_scores(sentence) == (raw, total)
+
+
 def _index() -> RankedIndex:
     return RankedIndex(
         [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,11 +14,14 @@ from graph_factories import INJECTION, SIX, framework
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
+    RegistryLayout,
     dump_registry_yaml,
+    laid_out_registry_yaml,
     load_registry_yaml,
     parse_registry_yaml,
     registry_from_yaml,
     registry_yaml,
+    splice_registry_yaml,
     write_registry_yaml,
 )
 
@@ -118,3 +122,53 @@ def test_line_breaks_other_than_lf_read_back_as_written(text: str) -> None:
     written = dump_registry_yaml([record])
     registry_yaml._KNOWN.clear()  # read the text, not what this process remembers of it
     assert parse_registry_yaml(written) == (record,)
+
+
+def _numbered(count: int, start: int = 0) -> tuple[FrameworkRecord, ...]:
+    return tuple(
+        replace(
+            SIX[i % len(SIX)],
+            id=f"{SIX[i % len(SIX)].id}-{i}",
+            description=AWKWARD[i % len(AWKWARD)],
+        )
+        for i in range(start, start + count)
+    )
+
+
+@pytest.mark.parametrize("count", [0, 1, len(SIX), 60])
+def test_a_splice_writes_what_a_full_rewrite_writes_for_adds_changes_and_removals(
+    count: int,
+) -> None:
+    before = _numbered(count)
+    text, layout = laid_out_registry_yaml(before)
+    assert (text, layout) == laid_out_registry_yaml(reversed(before))
+    changed = tuple(replace(r, name=f"{r.name} (edited)", triggers=("new",)) for r in before[::7])
+    added = _numbered(3, start=count)
+    removed = {r.id for r in before[1::5]} | {"never-registered"}
+    after = {r.id: r for r in before if r.id not in removed}
+    after.update({r.id: r for r in (*changed, *added) if r.id not in removed})
+    spliced = splice_registry_yaml(text, layout, put=(*changed, *added), drop=removed)
+    assert spliced == laid_out_registry_yaml(after.values())
+    assert spliced[0] == _whole_document(tuple(after.values()))
+    assert parse_registry_yaml(spliced[0]) == tuple(sorted(after.values(), key=_by_id))
+
+
+def test_removing_every_entry_by_splicing_gives_the_empty_registry() -> None:
+    text, layout = laid_out_registry_yaml(SIX)
+    emptied = splice_registry_yaml(text, layout, drop={r.id for r in SIX})
+    assert emptied == laid_out_registry_yaml(()) == (_whole_document(()), RegistryLayout((), ()))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text + "# appended\n",
+        lambda text: text[:-1],
+        lambda text: "#" + text[1:],
+        lambda text: _whole_document(()),
+    ],
+)
+def test_a_layout_that_does_not_fit_the_text_is_refused(edit: Any) -> None:
+    text, layout = laid_out_registry_yaml(SIX)
+    with pytest.raises(ValueError, match="layout"):
+        splice_registry_yaml(edit(text), layout, put=SIX[:1])
