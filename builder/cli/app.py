@@ -162,7 +162,8 @@ def project_root(start: Path) -> Path:
                 table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
-            if "mindrian" in table.get("tool", {}):
+            tool = table.get("tool")
+            if isinstance(tool, dict) and "mindrian" in tool:
                 return folder
     return start
 

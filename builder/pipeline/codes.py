@@ -280,6 +280,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U026", "usage", "select: --eval or --explain combined with what they exclude"),
     ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
     ErrorCode("U041", "usage", "--format names a format the command does not print"),
+    ErrorCode(
+        "U042",
+        "usage",
+        "[tool.mindrian] in pyproject.toml cannot be used: not TOML, an unknown key or a wrong type",
+    ),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
