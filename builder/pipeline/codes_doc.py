@@ -5,7 +5,9 @@ README.md carries the workflow codes (letter L) between two markers, rendered he
 A workflow code's meaning ends with its severity, ``(error)`` or ``(warning)``, which becomes
 the table's severity column. ``python -m builder.pipeline.codes_doc`` rewrites the table
 (``--check`` only lists README.md when it is stale, and exits 1), and
-``tests/builder/pipeline/test_codes_doc.py`` fails while the committed table differs.
+``tests/builder/pipeline/test_codes_doc.py`` fails while the committed table differs, or
+while a lint rule's stated severity is not the one :mod:`mindrian.workflow.validate` reports it
+with.
 """
 
 from __future__ import annotations
