@@ -286,7 +286,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode(
         "U042",
         "usage",
-        "[tool.mindrian] in pyproject.toml cannot be used: not TOML, an unknown key or a wrong type",
+        "[tool.mindrian] cannot be used: not TOML, an unknown key or a value of the wrong type",
     ),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
