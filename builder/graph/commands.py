@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
-
-from builder.pipeline.errors import MindrianError, UsageError
+from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
 from builder.pipeline.report import terminal_safe
 from mindrian.graph import (
     EmbeddedRegistry,
     Registry,
+    RegistryYamlError,
     Selection,
     open_registry,
     redact_uri,
@@ -43,6 +42,7 @@ __all__ = [
     "restore_registry_once",
     "select_json",
     "select_table",
+    "shown_path",
     "uri_credentials_problem",
 ]
 
@@ -126,7 +126,7 @@ def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegist
             "build and register skills first, or pass --registry PATH",
             code="G011",
         )
-    count = build_registry_from_yaml(exported, database)
+    count = build_registry_from_yaml(exported, database, display)
     note = f"built {display(database)} from {display(exported)} ({count} framework(s))"
     return OpenedRegistry(_read_only(database), display(database), note)
 
@@ -136,21 +136,30 @@ def _read_only(database: Path) -> EmbeddedRegistry:
     return EmbeddedRegistry(database, read_only=True)
 
 
-def build_registry_from_yaml(exported: Path, database: Path) -> int:
+def build_registry_from_yaml(
+    exported: Path, database: Path, display: Callable[[Path], str] | None = None
+) -> int:
     """Build the embedded database ``database`` from a registry.yaml; the number of frameworks in
     it.
 
     The database is built in a scratch folder beside it and moved into place
     whole, so no reader ever sees a half-built one; the old database's
     write-ahead log goes with it (replayed onto the new file it would damage
-    it). An unreadable registry.yaml raises :class:`MindrianError` ``G014``.
+    it). An unreadable registry.yaml raises :class:`MindrianError` ``G014``, placed in it and
+    naming it by ``display`` (default :func:`shown_path`).
     """
     database.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=database.parent, prefix=".registry-build-"))
     try:
         try:
             built = registry_from_yaml(exported, scratch / database.name)
-        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
+        except RegistryYamlError as exc:
+            raise MindrianError(
+                f"cannot be read as a registry: {exc.message}; restore it from version control",
+                location=SourceLocation((display or shown_path)(exported), exc.line, exc.column),
+                code="G014",
+            ) from None
+        except (OSError, ValueError) as exc:
             raise MindrianError(
                 f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
                 code="G014",
@@ -166,7 +175,9 @@ def build_registry_from_yaml(exported: Path, database: Path) -> int:
     return count
 
 
-def restore_registry_once(exported: Path, database: Path) -> None:
+def restore_registry_once(
+    exported: Path, database: Path, display: Callable[[Path], str] | None = None
+) -> None:
     """Build ``database`` from registry.yaml unless it exists, one process at a time.
 
     Two builds that both found the database missing each built one and moved it into place,
@@ -177,7 +188,7 @@ def restore_registry_once(exported: Path, database: Path) -> None:
     database.parent.mkdir(parents=True, exist_ok=True)
     with _folder_lock(database.parent):
         if not database.exists():
-            build_registry_from_yaml(exported, database)
+            build_registry_from_yaml(exported, database, display)
 
 
 @contextlib.contextmanager
@@ -200,11 +211,19 @@ def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) 
             f"cannot rebuild the registry: {display(paths.registry_yaml)} does not exist",
             code="G011",
         )
-    count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry)
+    count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry, display)
     return (
         f"rebuilt {display(paths.embedded_registry)} from {display(paths.registry_yaml)} "
         f"({count} framework(s))"
     )
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as a message names a file: relative to the working folder when inside it."""
+    try:
+        return path.absolute().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _one_line(error: BaseException) -> str:

@@ -62,7 +62,12 @@ from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import MindrianError, SourceLocation
-from builder.pipeline.output_folder import committed_ids, generated_packages, unfinished_removals
+from builder.pipeline.output_folder import (
+    committed_ids,
+    generated_packages,
+    unfinished_removals,
+    unfinished_retire,
+)
 from builder.pipeline.report import internal_problem
 from builder.pipeline.results import (
     EXIT_INTERNAL,
@@ -430,12 +435,12 @@ def retire_removed(
 
 
 def _anything_to_retire(config: BuildConfig, keep: set[str]) -> bool:
-    """Whether the output folder holds anything of a skill not in ``keep`` (or a removal a
-    killed run left), found without opening the registry: after most builds there is nothing,
-    and phase 7's module and the registry's would cost more than the rest of a no-op."""
+    """Whether the output folder holds anything of a skill not in ``keep`` (or a removal or a
+    retire a killed run left), found without opening the registry: after most builds there is
+    nothing, and phase 7's module and the registry's would cost more than the rest of a no-op."""
     paths = output_paths(config.root, config.out_dir)
     ids = committed_ids(paths)
-    if ids is None or not ids <= keep or unfinished_removals(paths):
+    if ids is None or not ids <= keep or unfinished_removals(paths) or unfinished_retire(paths):
         return True
     return not generated_packages(paths.generated).keys() <= keep
 

@@ -23,7 +23,10 @@ since the last one wrote them, and splice its one entry into the text instead.
 Registering the same record again changes nothing. A build killed between the
 database write and the registry.yaml write leaves a journal file
 (``staging/<package>.registering``) from which the next registration puts the
-framework back as registry.yaml holds it (:class:`_Journal`).
+framework back as registry.yaml holds it (:class:`_Journal`). Retiring the frameworks of
+skills that are gone (``build --all``) is one transaction too: the database, registry.yaml and
+their packages change together, and a retire killed anywhere is undone or finished by the
+next phase 7 (:class:`_Retiring`).
 
 The phase is cached like the others: its digest covers the registry target and
 the output folder, not the database's contents; and a checkpoint holds only while
@@ -46,17 +49,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from builder.phases.keys import registration_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
-from builder.pipeline.errors import RegistrationError
+from builder.pipeline.errors import RegistrationError, SourceLocation
 from builder.pipeline.output_folder import (
+    RETIRE_COMMITTED,
+    RETIRE_PENDING,
     committed_ids,
     generated_packages,
     unfinished_removals,
+    unfinished_retire,
 )
 from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
@@ -274,7 +278,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         except RegistrationError:
             raise
         except MindrianError as exc:
-            raise RegistrationError(exc.message, code="R005") from None
+            raise RegistrationError(exc.message, location=exc.location, code="R005") from None
 
     def run(self, inputs: Inputs) -> PhaseResult[Registration]:
         from mindrian.atomic import atomic_write_text
@@ -297,6 +301,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         written: tuple[str, RegistryLayout] | None = None
         with self._open(inputs.config) as registry:
             try:
+                _Retiring(journal.paths, locked=journal.locked).recover(registry)
                 journal.recover(registry)
                 listed = _vouched(db, yaml_path) if journal.locked else None
                 held, committed = _held(registry, yaml_path, record.id, listed)
@@ -357,13 +362,15 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         ``keep`` is every agent id of the project (``build --all``): a deleted or
         renamed skill must not stay registered and installed, or the output
         never equals a fresh build. Returns the ids removed, sorted. The
-        registry and ``registry.yaml`` change first and the packages go last;
-        both are found again from what is on disk, so a run stopped anywhere
-        is finished by the next.
+        registry, ``registry.yaml`` and the packages of registered frameworks
+        change as one transaction (:class:`_Retiring`); packages nothing
+        registered go last. A run stopped anywhere is finished or undone by the
+        next phase 7, and what is left to remove is found again from what is on disk.
         """
         out_dir = output_dir(config)
         paths = project_paths(config)
-        gone = self._unregister(config, keep) if set(_listed_ids(paths)) - set(keep) else []
+        listed = set(_listed_ids(paths)) - set(keep)
+        gone = self._unregister(config, keep) if listed or unfinished_retire(paths) else []
         for left in unfinished_removals(paths):
             shutil.rmtree(left, ignore_errors=True)
         orphans = {k: v for k, v in generated_packages(out_dir).items() if k not in keep}
@@ -372,33 +379,46 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         return tuple(sorted({*gone, *orphans}))
 
     def _unregister(self, config: BuildConfig, keep: Collection[str]) -> list[str]:
-        """Unregister the frameworks registry.yaml lists that are not in ``keep`` and write it
-        again; their ids, sorted."""
-        from mindrian.atomic import atomic_write_text
+        """Unregister the frameworks registry.yaml lists that are not in ``keep``, write it again
+        and delete their packages, in one transaction; their ids, sorted."""
         from mindrian.graph import GraphError, laid_out_registry_yaml
 
-        yaml_path = output_dir(config) / REGISTRY_YAML
+        paths = project_paths(config)
         db = self._db_path(config)
+        locked = self._neo4j_uri(config) is None
+        retiring = _Retiring(paths, locked=locked)
         leaving: _Leaving | None = None
-        journal = _Journal(project_paths(config), locked=self._neo4j_uri(config) is None)
         with self._open(config) as registry:
             try:
-                journal.recover(registry)
+                retiring.recover(registry)
+                _Journal(paths, locked=locked).recover(registry)
                 # A killed registration's package transaction may have been rolled forward.
-                committed = _committed_records(yaml_path) or {}
+                committed = _committed_records(paths.registry_yaml) or {}
                 gone = sorted(set(committed) - set(keep))
+                if not gone:
+                    return []
                 _check_against(registry.export(), committed, "", "holds")
+                installed = generated_packages(paths.generated)
+                packages = sorted(installed[i].name for i in gone if i in installed)
+                retiring.begin(gone, packages)
+            except GraphError as exc:
+                raise RegistrationError(str(exc), code="R006") from None
+            try:
                 for framework_id in gone:
                     registry.unregister(framework_id)
                 exported = registry.export()
-            except GraphError as exc:
-                raise RegistrationError(str(exc), code="R006") from None
-            kept = {k: v for k, v in committed.items() if k not in gone}
-            _check_against(exported, kept, "", "would write")
-            text, layout = laid_out_registry_yaml(exported)
-            atomic_write_text(yaml_path, text)
-            if journal.locked:
-                leaving = _Leaving.of(yaml_path, text, layout)
+                kept = {k: v for k, v in committed.items() if k not in gone}
+                _check_against(exported, kept, "", "would write")
+                text, layout = laid_out_registry_yaml(exported)
+                retiring.commit(text, packages)
+            except BaseException as exc:
+                # Finished when past its commit point, else undone: the three agree again.
+                retiring.recover(registry)
+                if isinstance(exc, GraphError):
+                    raise RegistrationError(str(exc), code="R006") from None
+                raise
+            if locked:
+                leaving = _Leaving.of(paths.registry_yaml, text, layout)
         if leaving is not None:
             leaving.seal(db)
         return gone
@@ -417,10 +437,6 @@ def _listed_ids(paths: ProjectPaths) -> Collection[str]:
     ``build --all`` has just asked); a registry.yaml that is no registry is refused, with why."""
     ids = committed_ids(paths)
     return (_committed_records(paths.registry_yaml) or {}) if ids is None else ids
-
-
-def _record_id(record: Any) -> str:
-    return str(record.id)
 
 
 def _held(
@@ -597,23 +613,117 @@ class _Journal:
     def recover(self, registry: Any) -> bool:
         """Bring every framework a killed registration left behind back to registry.yaml;
         whether there was any."""
-        from mindrian.graph import with_routing_bodies
-
         if not self.locked:
             return False
-        yaml_path = self.paths.generated / REGISTRY_YAML
         found = sorted(self.paths.staging.glob(f"*{_REGISTERING}"))
         for left in found:
             entry = json.loads(left.read_text(encoding="utf-8"))
-            framework_id = entry["framework"]
             PackageTransaction(self.paths, entry["identifier"]).recover()
-            committed = (_committed_records(yaml_path) or {}).get(framework_id)
-            stored = registry.get(framework_id)
-            if _plain(stored) != _plain(committed):
-                bodied = with_routing_bodies([committed], yaml_path) if committed else ()
-                _restore(registry, framework_id, bodied[0] if bodied else None)
+            _put_back(registry, self.paths.registry_yaml, (entry["framework"],))
             left.unlink()
         return bool(found)
+
+
+#: The new registry.yaml's name inside a retire's journal folder until it is moved into place.
+_NEW_YAML = "registry.yaml.new"
+#: The file in a retire's journal folder naming what it removes.
+_RETIRE_ENTRY = "retiring.json"
+
+
+@dataclass(frozen=True)
+class _Retiring:
+    """The journal of one retire: its frameworks leave the database, registry.yaml and the
+    output folder together or not at all.
+
+    Before the first database write :meth:`begin` writes the frameworks and their
+    packages into ``staging/`` (:data:`RETIRE_PENDING`). :meth:`commit` puts the new
+    registry.yaml beside them and renames the folder (:data:`RETIRE_COMMITTED`), the one
+    step that commits the retire; the file is then moved into place and the packages
+    deleted. A run killed before that rename is undone by the next phase 7 (each framework
+    put back as registry.yaml still holds it, its package untouched), one killed after it
+    is finished (:meth:`recover`), under the same writer lock as :class:`_Journal`.
+    """
+
+    paths: ProjectPaths
+    """The project layout of the build's output folder."""
+    locked: bool
+    """Whether the registry is the embedded one (see :attr:`_Journal.locked`); without its
+    lock the retire writes registry.yaml and deletes the packages directly."""
+
+    def begin(self, framework_ids: Collection[str], packages: Collection[str]) -> None:
+        """Record that ``framework_ids``, installed as ``packages``, are about to be removed."""
+        if self.locked:
+            entry = {"frameworks": sorted(framework_ids), "packages": sorted(packages)}
+            self._pending.mkdir(parents=True)
+            _write_file(self._pending / _RETIRE_ENTRY, json.dumps(entry, sort_keys=True))
+
+    def commit(self, registry_yaml: str, packages: Collection[str]) -> None:
+        """Write ``registry_yaml`` (the database has lost the frameworks) and delete
+        ``packages``, those :meth:`begin` was given."""
+        if not self.locked:
+            _write_file(self.paths.registry_yaml, registry_yaml)
+            for name in packages:
+                _remove_package(self.paths.generated / name, self.paths.staging)
+            return
+        _write_file(self._pending / _NEW_YAML, registry_yaml)
+        os.rename(self._pending, self._committed)
+        self._roll_forward(packages)
+
+    def recover(self, registry: Any) -> bool:
+        """Finish or undo the retire a killed run left; whether there was one."""
+        done = self._committed.is_dir()
+        folder = self._committed if done else self._pending
+        if not self.locked or not folder.is_dir():
+            return False
+        entry = self._entry(folder)
+        if done:
+            self._roll_forward(entry["packages"])
+        else:
+            shutil.rmtree(folder)
+        # Committed: registry.yaml lists none of them; undone: every one, as before.
+        _put_back(registry, self.paths.registry_yaml, entry["frameworks"])
+        return True
+
+    @property
+    def _pending(self) -> Path:
+        return self.paths.staging / RETIRE_PENDING
+
+    @property
+    def _committed(self) -> Path:
+        return self.paths.staging / RETIRE_COMMITTED
+
+    def _entry(self, folder: Path) -> dict[str, list[str]]:
+        """What the journal in ``folder`` removes; nothing when its file is not whole (killed
+        while it was written, before any database write, or while the folder was deleted)."""
+        try:
+            plain = json.loads((folder / _RETIRE_ENTRY).read_text(encoding="utf-8"))
+            return {"frameworks": list(plain["frameworks"]), "packages": list(plain["packages"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            return {"frameworks": [], "packages": []}
+
+    def _roll_forward(self, packages: Collection[str]) -> None:
+        """registry.yaml moved into place, then the packages out of the output folder in one
+        rename each, into the journal folder, which goes last."""
+        done = self._committed
+        if (done / _NEW_YAML).exists():
+            os.replace(done / _NEW_YAML, self.paths.registry_yaml)
+        for name in packages:
+            if (self.paths.generated / name).exists():
+                os.rename(self.paths.generated / name, done / name)
+        shutil.rmtree(done)
+
+
+def _put_back(registry: Any, yaml_path: Path, framework_ids: Collection[str]) -> None:
+    """Make the database hold each of ``framework_ids`` as registry.yaml holds it (or not at
+    all), with its routing body from its package."""
+    from mindrian.graph import with_routing_bodies
+
+    committed = _committed_records(yaml_path) or {}
+    wrong = [i for i in framework_ids if _plain(registry.get(i)) != _plain(committed.get(i))]
+    listed = [committed[i] for i in wrong if i in committed]
+    bodied = {r.id: r for r in with_routing_bodies(listed, yaml_path)} if listed else {}
+    for framework_id in wrong:
+        _restore(registry, framework_id, bodied.get(framework_id))
 
 
 def _plain(record: Any) -> Any:
@@ -637,14 +747,25 @@ def _tell_waiting(line: str) -> None:
 
 
 def _committed_records(path: Path) -> dict[str, Any] | None:
-    """The frameworks ``registry.yaml`` lists, by id; None when there is no file yet."""
-    from mindrian.graph import load_registry_yaml
+    """The frameworks ``registry.yaml`` lists, by id; None when there is no file yet.
+
+    A file that is no registry (not UTF-8, not YAML, or not its shape: a list, a scalar,
+    an entry of the wrong types) is refused with R005, placed at the fault.
+    """
+    from builder.graph.commands import shown_path
+    from mindrian.graph import RegistryYamlError, load_registry_yaml
 
     if not path.is_file():
         return None
     try:
         return {r.id: r for r in load_registry_yaml(path)}
-    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
+    except RegistryYamlError as exc:
+        raise RegistrationError(
+            f"cannot be read as a registry: {exc.message}; restore it from version control",
+            location=SourceLocation(shown_path(path), exc.line, exc.column),
+            code="R005",
+        ) from None
+    except OSError as exc:
         raise RegistrationError(
             f"{path.as_posix()} cannot be read as a registry: {' '.join(str(exc).split())}; "
             "restore it from version control",

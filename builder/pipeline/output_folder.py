@@ -27,7 +27,19 @@ from pathlib import Path
 from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
-__all__ = ["committed_ids", "generated_packages", "unfinished_removals"]
+__all__ = [
+    "RETIRE_COMMITTED",
+    "RETIRE_PENDING",
+    "committed_ids",
+    "generated_packages",
+    "unfinished_removals",
+    "unfinished_retire",
+]
+
+#: A retire's journal folder under staging before and after its commit point (phase 7's
+#: ``_Retiring``); the ``-`` keeps them apart from every package's staging names.
+RETIRE_PENDING = "registry-retire.pending"
+RETIRE_COMMITTED = "registry-retire.committed"
 
 #: The file, in the output's state folder, naming the frameworks of one registry.yaml text.
 _IDS_FILE = "registry-ids.json"
@@ -61,14 +73,12 @@ def committed_ids(paths: ProjectPaths) -> frozenset[str] | None:
 
 
 def _parsed_ids(data: bytes) -> frozenset[str] | None:
-    import yaml
-
     from mindrian.graph import parse_registry_yaml
 
     try:
         # A registry.yaml this process wrote is remembered: parsing its text reads nothing.
         return frozenset(r.id for r in parse_registry_yaml(data.decode("utf-8")))
-    except (ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
+    except ValueError:  # not UTF-8 (UnicodeDecodeError) or no registry (RegistryYamlError)
         return None
 
 
@@ -100,3 +110,8 @@ def generated_packages(out_dir: Path) -> dict[str, Path]:
 def unfinished_removals(paths: ProjectPaths) -> list[Path]:
     """Package folders set aside for deletion by a removal a killed run did not finish."""
     return sorted(paths.staging.glob("*.retired-*"))
+
+
+def unfinished_retire(paths: ProjectPaths) -> bool:
+    """Whether a killed retire left its journal, for phase 7 to finish or undo."""
+    return any((paths.staging / name).exists() for name in (RETIRE_PENDING, RETIRE_COMMITTED))

@@ -20,6 +20,7 @@ from mindrian.graph.factory import open_registry
 from mindrian.graph.neo4j_registry import Neo4jRegistry, redact_uri
 from mindrian.graph.registry_yaml import (
     RegistryLayout,
+    RegistryYamlError,
     RoutingBodyWarning,
     dump_registry_yaml,
     laid_out_registry_yaml,
@@ -41,6 +42,7 @@ __all__ = [
     "Neo4jRegistry",
     "Registry",
     "RegistryLayout",
+    "RegistryYamlError",
     "RoutingBodyWarning",
     "Selection",
     "Usage",

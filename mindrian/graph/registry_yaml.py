@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from mindrian.atomic import atomic_write_text
-from mindrian.errors import MindrianWarning
+from mindrian.errors import MindrianError, MindrianWarning
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.routing.text import body_prose
@@ -31,6 +31,7 @@ from mindrian.yaml_emit import SafeDumper
 __all__ = [
     "FORMAT_VERSION",
     "RegistryLayout",
+    "RegistryYamlError",
     "RoutingBodyWarning",
     "dump_registry_yaml",
     "laid_out_registry_yaml",
@@ -191,24 +192,238 @@ def _remember(text: str, records: tuple[FrameworkRecord, ...]) -> None:
         del _KNOWN[next(iter(_KNOWN))]
 
 
+class RegistryYamlError(MindrianError, ValueError):
+    """registry.yaml that is not a registry: not UTF-8, not YAML, or not of its shape.
+
+    ``line`` and ``column`` (1-based, 0 when unknown) place the problem in the file, so the
+    command line can print it as ``PATH:LINE:COL: error[CODE]: message``.
+    """
+
+    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(f"line {line}, column {column}: {message}" if line else message)
+        self.message = message
+        """What is wrong, without the place."""
+        self.line = line
+        """1-based line of the problem, 0 when unknown."""
+        self.column = column
+        """1-based column of the problem, 0 when unknown."""
+
+
 def parse_registry_yaml(text: str) -> tuple[FrameworkRecord, ...]:
-    """Framework records from registry.yaml text."""
+    """Framework records from registry.yaml text; :class:`RegistryYamlError`, placed in the
+    text, when it is not a registry."""
     known = _KNOWN.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
     if known is not None:
         return known
-    # libyaml's parser when installed: the same data as PyYAML's, ten times faster.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    document = yaml.load(text, Loader=loader) or {}
-    if document.get("format") != FORMAT_VERSION:
-        raise ValueError(f"registry.yaml format {document.get('format')!r} is not {FORMAT_VERSION}")
-    records = tuple(FrameworkRecord.from_plain(item) for item in document.get("frameworks") or ())
+    try:
+        # libyaml's parser when installed: the same data as PyYAML's, ten times faster.
+        document = yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError as error:
+        raise _not_yaml(error, text) from None
+    records, wrong = _records(document)
+    if wrong is not None:
+        where, problem = wrong
+        raise RegistryYamlError(problem, *_place(text, where))
     _remember(text, records)
     return records
 
 
 def load_registry_yaml(path: str | Path) -> tuple[FrameworkRecord, ...]:
-    """Framework records from a registry.yaml file."""
-    return parse_registry_yaml(Path(path).read_text(encoding="utf-8"))
+    """Framework records from a registry.yaml file (:func:`parse_registry_yaml`)."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - data.rfind(b"\n", 0, error.start)
+        raise RegistryYamlError(
+            f"not UTF-8 text: byte 0x{data[error.start]:02x} cannot be decoded", line, column
+        ) from None
+    return parse_registry_yaml(text)
+
+
+#: libyaml's safe loader when installed, else PyYAML's.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: A step into the parsed document: a mapping's key or a list's index.
+_Step = str | int
+#: Where in the document something is wrong, and what.
+_Wrong = tuple[tuple[_Step, ...], str]
+
+#: The keys of an entry whose value is a string, required then optional.
+_NAMES = ("id", "name", "type")
+_OPTIONAL_TEXTS = ("description", "version", "source_digest")
+#: The keys whose value is a list of strings.
+_TEXT_LISTS = ("triggers", "problem_types")
+#: The keys whose value is a list of {name: string, value: number} mappings.
+_PAIRS = {"chains_to": ("target", "weight"), "good_for": ("problem_type", "confidence")}
+
+
+def _not_yaml(error: yaml.YAMLError, text: str) -> RegistryYamlError:
+    """A YAML syntax error (or a character YAML refuses) as a placed RegistryYamlError."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        context = f"{error.context}: " if error.context else ""
+        mark = error.problem_mark
+        return RegistryYamlError(
+            f"not YAML: {context}{error.problem}", mark.line + 1, mark.column + 1
+        )
+    if isinstance(error, yaml.reader.ReaderError):
+        before = text[: error.position]
+        line, column = before.count("\n") + 1, error.position - before.rfind("\n")
+        character = error.character
+        shown = f"U+{ord(character):04X}" if isinstance(character, str) else repr(character)
+        return RegistryYamlError(f"not YAML: character {shown} is not allowed", line, column)
+    return RegistryYamlError(f"not YAML: {' '.join(str(error).split())}")
+
+
+def _records(document: Any) -> tuple[tuple[FrameworkRecord, ...], _Wrong | None]:
+    """The records of a parsed registry.yaml, or what is wrong with it and where."""
+    wrong = _misshapen(document)
+    if wrong is not None:
+        return (), wrong
+    records: list[FrameworkRecord] = []
+    first: dict[str, int] = {}
+    for index, entry in enumerate(document.get("frameworks") or ()):
+        where: tuple[_Step, ...] = ("frameworks", index)
+        try:
+            record = FrameworkRecord.from_plain(entry)
+        except (ValueError, TypeError) as error:  # the record's own checks (targets, weights)
+            return (), (where, f"{_dotted(where)}: {' '.join(str(error).split())}")
+        if record.id in first:
+            listed = _dotted(("frameworks", first[record.id]))
+            return (), ((*where, "id"), f"framework {record.id!r} is listed twice (first {listed})")
+        first[record.id] = index
+        records.append(record)
+    return tuple(records), None
+
+
+def _misshapen(document: Any) -> _Wrong | None:
+    """Where and how a parsed registry.yaml is not a mapping of ``format`` and a list of
+    ``frameworks`` entries each of the types :meth:`FrameworkRecord.to_plain` writes."""
+    if not isinstance(document, dict):
+        what = "empty (null)" if document is None else _kind(document)
+        return (), f"the file is {what}, not a mapping of format: {FORMAT_VERSION} and frameworks"
+    if "format" not in document:
+        return (), f"the file has no format: {FORMAT_VERSION}"
+    version = document["format"]
+    if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
+        return ("format",), f"format is {_kind(version)}, not {FORMAT_VERSION}"
+    entries = document.get("frameworks")
+    if entries is None:
+        return None
+    if not isinstance(entries, list):
+        return ("frameworks",), f"frameworks is {_kind(entries)}, not a list"
+    for index, entry in enumerate(entries):
+        wrong = _misshapen_entry(entry, ("frameworks", index))
+        if wrong is not None:
+            return wrong
+    return None
+
+
+def _misshapen_entry(entry: Any, where: tuple[_Step, ...]) -> _Wrong | None:
+    if not isinstance(entry, dict):
+        return _expected(where, entry, "a mapping")
+    for key in _NAMES:
+        if key not in entry:
+            return where, f"{_dotted(where)} has no {key}"
+    checks: list[tuple[tuple[_Step, ...], Any, str]] = [
+        ((*where, key), entry[key], "a string") for key in _NAMES
+    ]
+    checks += [
+        ((*where, key), entry[key], "a string")
+        for key in _OPTIONAL_TEXTS
+        if entry.get(key) is not None
+    ]
+    for wrong in (_expected(at, value, want) for at, value, want in checks):
+        if wrong is not None:
+            return wrong
+    for key in (*_TEXT_LISTS, *_PAIRS):
+        if entry.get(key) is None:
+            continue
+        wrong = _misshapen_list((*where, key), entry[key], _PAIRS.get(key))
+        if wrong is not None:
+            return wrong
+    return None
+
+
+def _misshapen_list(
+    where: tuple[_Step, ...], items: Any, pair: tuple[str, str] | None
+) -> _Wrong | None:
+    """A list of strings (``pair`` None) or of ``{pair[0]: string, pair[1]: number}``."""
+    if not isinstance(items, list):
+        return _expected(where, items, "a list")
+    for index, item in enumerate(items):
+        at = (*where, index)
+        if pair is None:
+            wrong = _expected(at, item, "a string")
+        elif not isinstance(item, dict):
+            wrong = at, f"{_dotted(at)} is {_kind(item)}, not a mapping of {pair[0]} and {pair[1]}"
+        elif not {*pair} <= item.keys():
+            wrong = at, f"{_dotted(at)} has no {' and no '.join(k for k in pair if k not in item)}"
+        else:
+            wrong = _expected((*at, pair[0]), item[pair[0]], "a string") or _expected(
+                (*at, pair[1]), item[pair[1]], "a number"
+            )
+        if wrong is not None:
+            return wrong
+    return None
+
+
+def _expected(where: tuple[_Step, ...], value: Any, want: str) -> _Wrong | None:
+    """None when ``value`` is what ``want`` names, else where and what it is instead."""
+    fits = {
+        "a string": isinstance(value, str),
+        "a number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "a mapping": isinstance(value, dict),
+        "a list": isinstance(value, list),
+    }[want]
+    return None if fits else (where, f"{_dotted(where)} is {_kind(value)}, not {want}")
+
+
+def _kind(value: Any) -> str:
+    """What a parsed YAML value is, in words, with a short scalar shown."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, (list, dict)):
+        return "a list" if isinstance(value, list) else "a mapping"
+    return f"a {type(value).__name__}"  # a date, a set or bytes from a YAML tag
+
+
+def _dotted(where: tuple[_Step, ...]) -> str:
+    """``frameworks[2].triggers[0]`` for the steps ``("frameworks", 2, "triggers", 0)``."""
+    return "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in where).lstrip(".")
+
+
+def _place(text: str, where: tuple[_Step, ...]) -> tuple[int, int]:
+    """1-based line and column of the deepest node of ``where`` in ``text`` (only on an error:
+    composing the text again costs a second parse)."""
+    try:
+        node = yaml.compose(text, Loader=_LOADER)
+    except yaml.YAMLError:
+        return 0, 0
+    if node is None:
+        return 0, 0
+    for step in where:
+        found = _child(node, step)
+        if found is None:
+            break
+        node = found
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _child(node: yaml.Node, step: _Step) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode) and isinstance(step, str):
+        return next((v for k, v in node.value if k.value == step), None)
+    if isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+        child: yaml.Node = node.value[step]
+        return child
+    return None
 
 
 def write_registry_yaml(source: Registry | Iterable[FrameworkRecord], path: str | Path) -> None:

@@ -285,3 +285,76 @@ def test_a_line_break_escape_in_a_description_does_not_block_the_next_build(
         if r.id == "pws-validation"
     ]
     assert pws.description == "Problem Worth Solving validation, and\x85more"
+
+
+#: registry.yaml texts of every wrong shape, with where and what the error must name.
+MISSHAPEN_REGISTRIES = {
+    "a list": (b"- a\n- b\n", "1:1", "the file is a list, not a mapping"),
+    "a scalar": (b"hello\n", "1:1", "the file is a string ('hello')"),
+    "null": (b"null\n", "1:1", "the file is empty (null)"),
+    "empty": (b"", "", "the file is empty (null)"),
+    "frameworks a mapping": (b"format: 1\nframeworks: {a: b}\n", "2:13", "frameworks is a mapping"),
+    "an entry a number": (b"format: 1\nframeworks: [1]\n", "2:14", "frameworks[0] is a number"),
+    "an entry without a name": (
+        b"format: 1\nframeworks:\n- id: x\n  type: role\n",
+        "3:3",
+        "frameworks[0] has no name",
+    ),
+    "triggers a string": (
+        b"format: 1\nframeworks:\n- id: x\n  name: X\n  type: role\n  triggers: abc\n",
+        "6:13",
+        "frameworks[0].triggers is a string ('abc'), not a list",
+    ),
+    "a weight a string": (
+        b"format: 1\nframeworks:\n- id: x\n  name: X\n  type: role\n"
+        b"  chains_to:\n  - target: y\n    weight: heavy\n",
+        "8:13",
+        "frameworks[0].chains_to[0].weight is a string ('heavy'), not a number",
+    ),
+    "binary": (b"format: 1\n\xff\xfe\x00garbage\n", "2:1", "not UTF-8 text: byte 0xff"),
+    "not YAML": (b"format: 1\nframeworks: [\n", "3:1", "not YAML"),
+}
+
+
+def tree_of(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def database_files(paths: ProjectPaths) -> dict[str, bytes]:
+    """The embedded database's files (its write-ahead log and seal too)."""
+    found = sorted(paths.output_state.glob(f"{paths.embedded_registry.name}*"))
+    return {p.name: p.read_bytes() for p in found if p.is_file()}
+
+
+@pytest.mark.parametrize("built", [False, True], ids=["fresh", "built"])
+def test_a_registry_yaml_of_any_wrong_shape_is_a_placed_r005_and_nothing_is_written(
+    project: Path, built: bool
+) -> None:
+    """Repro: a registry.yaml that was a YAML list or a scalar crashed phase 7 and the retire
+    of ``build --all`` (``'list' object has no attribute 'get'``, I001, exit 3)."""
+    paths = ProjectPaths(project)
+    if built:  # the database and the packages exist: phase 7 compares them with the file
+        done = mindrian(project, "build", "--all")
+        assert done.returncode == 0, done.stderr
+    else:
+        paths.registry_yaml.unlink()
+    for name, (data, place, problem) in MISSHAPEN_REGISTRIES.items():
+        paths.registry_yaml.write_bytes(data)
+        generated, database = tree_of(paths.generated), database_files(paths)
+        run = mindrian(project, "build", "--all")
+        where = f"generated/registry.yaml:{place}:" if place else "generated/registry.yaml:"
+        lines = [line for line in run.stderr.splitlines() if "error[" in line]
+        assert run.returncode == 1, (name, run.stderr)
+        assert lines and all(
+            line.startswith(f"{where} error[R005]: cannot be read as a registry: {problem}")
+            for line in lines
+        ), (name, run.stderr)
+        assert "Traceback" not in run.stderr and "I001" not in run.stderr, (name, run.stderr)
+        assert tree_of(paths.generated) == generated, (
+            name
+        )  # registry.yaml and packages as they were
+        assert database_files(paths) == database, name  # no database built or changed

@@ -12,6 +12,10 @@ a random moment of its run. After each kill:
 - at the end a normal build succeeds, leaves nothing under staging, and gives
   byte-identical output to the reference build.
 
+A third kills the retire of ``build --all`` (the skills that are gone unregistered, registry.yaml
+rewritten, their packages deleted) just before each of its file or database changes in turn:
+the next ``build --all`` must succeed and leave what an uninterrupted retire leaves.
+
 A second suite does the same to ``build --all`` of several skills, killed
 while the batch registers them (phase 7: probes running ahead in the warm
 worker, the registry, the packages and ``registry.yaml`` changing skill after
@@ -401,3 +405,122 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
         0,
     ), "\n".join([str(counts), *problems])
     shutil.rmtree(project, ignore_errors=True)
+
+
+#: The skills of the retire suite: the first is kept, the others are deleted and retired.
+RETIRE_SKILLS = ("minto-pyramid", "jtbd", "lean-canvas")
+
+#: ``mindrian build --all``, SIGKILLed just before the retire's ``MINDRIAN_KILL_AT``-th change
+#: (a rename, replace, unlink, rmdir or rmtree, a database register or unregister), counted
+#: from the moment it starts retiring. What it changes is found where the changes happen,
+#: so the trials cover every point of the retire whatever its code looks like.
+KILL_RETIRE_AT = """
+import os, runpy, shutil, signal, sys
+import builder.orchestration.batch as batch
+from mindrian.graph import EmbeddedRegistry
+
+kill_at = int(os.environ["MINDRIAN_KILL_AT"])
+state = {"armed": False, "inside": False, "steps": 0}
+
+def counted(change):
+    def step(*args, **kwargs):
+        if state["armed"] and not state["inside"]:
+            state["steps"] += 1
+            if state["steps"] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+        state["inside"], outer = True, state["inside"]  # rmtree's own unlinks are one change
+        try:
+            return change(*args, **kwargs)
+        finally:
+            state["inside"] = outer
+    return step
+
+for owner, name in ((os, "rename"), (os, "replace"), (os, "unlink"), (os, "rmdir")):
+    setattr(owner, name, counted(getattr(owner, name)))
+shutil.rmtree = counted(shutil.rmtree)
+EmbeddedRegistry.register = counted(EmbeddedRegistry.register)
+EmbeddedRegistry.unregister = counted(EmbeddedRegistry.unregister)
+retire = batch.retire_removed
+
+def retiring(*args, **kwargs):
+    state["armed"] = True
+    return retire(*args, **kwargs)
+
+batch.retire_removed = retiring
+sys.argv = ["mindrian", "build", "--all"]
+runpy.run_module("builder", run_name="__main__", alter_sys=True)
+"""
+
+
+def build_all(project: Path, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
+    """``build --all`` of ``project``; with ``kill_at``, killed at that change of its retire."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MINDRIAN_KILL_AT": str(kill_at)}
+    command = ["-c", KILL_RETIRE_AT] if kill_at else ["-m", "builder", "build", "--all"]
+    return subprocess.run(
+        [sys.executable, *command],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def retired_state(project: Path) -> tuple[dict[str, Any], str, list[Any], list[str]]:
+    """The packages' files, registry.yaml's text, the database's frameworks as registry.yaml
+    would hold them, and what is left under staging."""
+    paths = ProjectPaths(project)
+    packages = {
+        folder.name: package_tree_at(folder)
+        for folder in sorted(paths.generated.iterdir())
+        if folder.is_dir()
+    }
+    with EmbeddedRegistry(paths.embedded_registry, wait=30) as registry:
+        held = [r.to_plain() for r in registry.export()]
+    left = sorted(p.name for p in paths.staging.iterdir()) if paths.staging.is_dir() else []
+    return packages, paths.registry_yaml.read_text(encoding="utf-8"), held, left
+
+
+def test_a_retire_killed_before_any_of_its_changes_is_finished_by_the_next_build(
+    tmp_path: Path,
+) -> None:
+    template = tmp_path / "template"
+    (template / "skills").mkdir(parents=True)
+    (template / "pyproject.toml").write_text('[project]\nname = "k"\n\n[tool.mindrian]\n')
+    for name in RETIRE_SKILLS:
+        shutil.copytree(REPO / "skills" / name, template / "skills" / name)
+    done = build_all(template)
+    assert done.returncode == 0, done.stderr
+    for name in RETIRE_SKILLS[1:]:
+        shutil.rmtree(template / "skills" / name)
+    reference = tmp_path / "reference"
+    shutil.copytree(template, reference, symlinks=True)
+    done = build_all(reference)
+    assert done.returncode == 0 and done.stderr.count("its skill is gone") == 2, done.stderr
+    expected = retired_state(reference)
+    assert len(expected[0]) == 1 and expected[3] == []
+    assert expected[2] == [
+        r.to_plain() for r in load_registry_yaml(ProjectPaths(reference).registry_yaml)
+    ]
+
+    problems, step = [], 0
+    while True:
+        step += 1
+        project = tmp_path / f"killed-{step}"
+        shutil.copytree(template, project, symlinks=True)
+        killed = build_all(project, kill_at=step)
+        if killed.returncode == 0:  # the retire made fewer changes: every one was a kill point
+            break
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        assert survivors(project) == []
+        after = build_all(project)
+        if after.returncode != 0:
+            problems.append(f"killed before change {step}: the next build failed: {after.stderr}")
+        elif retired_state(project) != expected:
+            problems.append(
+                f"killed before change {step}: the next build left {retired_state(project)}"
+            )
+        shutil.rmtree(project, ignore_errors=True)
+    assert step > 3, f"the retire made only {step - 1} change(s): the kill points are not counted"
+    assert not problems, "\n".join(problems)

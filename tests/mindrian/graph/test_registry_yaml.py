@@ -15,6 +15,7 @@ from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
     RegistryLayout,
+    RegistryYamlError,
     dump_registry_yaml,
     laid_out_registry_yaml,
     load_registry_yaml,
@@ -54,6 +55,48 @@ def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
     write_registry_yaml(SIX, path)
     assert path.read_bytes() == dump_registry_yaml(SIX).encode("utf-8")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "column", "problem"),
+    [
+        (b"- a\n", 1, 1, "the file is a list, not a mapping of format: 1 and frameworks"),
+        (b"42\n", 1, 1, "the file is a number (42)"),
+        (b"format: 1\nframeworks: a\n", 2, 13, "frameworks is a string ('a'), not a list"),
+        (b"format: 1\nframeworks:\n- id: x\n", 3, 3, "frameworks[0] has no name"),
+        (
+            b"format: 1\nframeworks:\n- {id: x, name: X, type: role, problem_types: [1]}\n",
+            3,
+            48,
+            "frameworks[0].problem_types[0] is a number (1), not a string",
+        ),
+        (
+            b"format: 1\nframeworks:\n"
+            b"- {id: x, name: X, type: role, good_for: [{problem_type: p}]}\n",
+            3,
+            43,
+            "frameworks[0].good_for[0] has no confidence",
+        ),
+        (
+            b"format: 1\nframeworks:\n- {id: x, name: X, type: role}\n"
+            b"- {id: x, name: Y, type: role}\n",
+            4,
+            8,
+            "framework 'x' is listed twice (first frameworks[0])",
+        ),
+        (b"format: 1\n\xc3\x28\n", 2, 1, "not UTF-8 text: byte 0xc3"),
+        (b"format: 1\nframeworks: [\n", 3, 1, "not YAML"),
+    ],
+)
+def test_a_file_that_is_no_registry_is_refused_at_the_fault(
+    tmp_path: Path, data: bytes, line: int, column: int, problem: str
+) -> None:
+    path = tmp_path / "registry.yaml"
+    path.write_bytes(data)
+    with pytest.raises(RegistryYamlError) as refused:
+        load_registry_yaml(path)
+    assert (refused.value.line, refused.value.column) == (line, column)
+    assert refused.value.message.startswith(problem), refused.value.message
 
 
 def test_unknown_format_is_refused() -> None:
