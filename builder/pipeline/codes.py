@@ -93,6 +93,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "mindrian",
         "an error of the builder without a stage-specific code (MindrianError's default)",
     ),
+    ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
         "F001", "environment", "the file system refused (disk full, read-only, name too long)"
     ),

@@ -390,3 +390,22 @@ def test_any_build_removes_the_test_session_an_interrupted_build_left(
     assert left.is_dir()  # a build that writes no package takes no lock and sweeps nothing
     assert cli(["build", "skills/demo/SKILL.md"], project).code == 0
     assert not left.exists()
+
+
+def test_an_interrupted_command_says_so_and_exits_130(cli, project: Path, monkeypatch):
+    """Repro: Ctrl-C ended a build with status 130 and not a word, and ``--json`` printed
+    nothing at all on stdout."""
+
+    def interrupt(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builder.cli.app._targets", interrupt)
+    human = cli(["build", "--all"], project)
+    assert (human.code, human.out) == (130, "")
+    assert human.err == (
+        "error[E001]: interrupted; the next build finishes or undoes what was in progress\n"
+    )
+    machine = cli(["build", "--all", "--json"], project)
+    report = json.loads(machine.out)
+    assert machine.code == 130 and report["exit_code"] == 130
+    assert report["error"]["code"] == "E001"
