@@ -1206,6 +1206,12 @@ def _dispatch(args: list[str], state: _State) -> int:
         if state.debug:
             traceback.print_exc()
         return _fail(state, problem, None if state.debug else line)
+    from builder.pipeline.results import EXIT_INTERRUPTED, Problem
+
+    if result == EXIT_INTERRUPTED:  # Typer's answer to KeyboardInterrupt, given without a word
+        message = "interrupted; the next build finishes or undoes what was in progress"
+        problem = Problem("E001", message, exit_code=EXIT_INTERRUPTED)
+        return _fail(state, problem, problem.render())
     return result if isinstance(result, int) else 0
 
 

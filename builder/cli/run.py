@@ -182,7 +182,13 @@ def serve(
     """
     import os
 
-    from mindrian.serve import ExposedWithoutAuthError, ServeConfig, build_app, check_exposure
+    from mindrian.serve import (
+        DatabaseUnusableError,
+        ExposedWithoutAuthError,
+        ServeConfig,
+        build_app,
+        check_exposure,
+    )
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
@@ -199,6 +205,8 @@ def serve(
         raise AgentCommandError(str(error), code="X001") from error
     except ValueError as error:  # a database URL of another kind
         raise AgentCommandError(str(error), code="X003") from error
+    except DatabaseUnusableError as error:
+        raise AgentCommandError(str(error), code="X007") from error
     import uvicorn
 
     typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)

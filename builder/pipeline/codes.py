@@ -93,6 +93,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "mindrian",
         "an error of the builder without a stage-specific code (MindrianError's default)",
     ),
+    ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
         "F001", "environment", "the file system refused (disk full, read-only, name too long)"
     ),
@@ -350,4 +351,5 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
     ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
+    ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
 )

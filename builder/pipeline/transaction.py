@@ -42,10 +42,20 @@ import yaml
 from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
-__all__ = ["LOCK_NAME", "PackageTransaction", "output_lock", "publish_ready"]
+__all__ = [
+    "LOCK_NAME",
+    "SESSION_PREFIX",
+    "PackageTransaction",
+    "output_lock",
+    "publish_ready",
+    "sweep_sessions",
+]
 
 #: The file in the output's state folder that a writing build holds locked (``flock``).
 LOCK_NAME = "build.lock"
+#: Name prefix of a shared test session's folder under the staging folder
+#: (:mod:`builder.orchestration.shared_tests`; no package name has a ``-``).
+SESSION_PREFIX = "tests-"
 
 #: The new registry export's name inside the journal folder until it is moved into place.
 _NEW_YAML = "registry.yaml.new"
@@ -209,6 +219,8 @@ def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator
 
     The lock is the kernel's: it goes with the process that held it, so a killed build never
     leaves the folder locked, and the next build finds its leftovers as :meth:`recover` expects.
+    The shared test sessions a killed build left belong to no package's recovery: whoever
+    holds the lock next removes them, since no other build can be using them.
     """
     paths.output_state.mkdir(parents=True, exist_ok=True)
     handle = os.open(paths.output_state / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -218,6 +230,13 @@ def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator
         except BlockingIOError:
             on_wait(f"waiting for another build writing to {paths.generated} to finish")
             fcntl.flock(handle, fcntl.LOCK_EX)
+        sweep_sessions(paths)
         yield
     finally:
         os.close(handle)  # closing the descriptor releases the lock
+
+
+def sweep_sessions(paths: ProjectPaths) -> None:
+    """Remove the shared test session folders killed builds left under the staging folder."""
+    for old in paths.staging.glob(f"{SESSION_PREFIX}*"):
+        shutil.rmtree(old, ignore_errors=True)
