@@ -668,6 +668,7 @@ class _Retiring:
         _write_file(self._pending / _NEW_YAML, registry_yaml)
         os.rename(self._pending, self._committed)
         self._roll_forward(packages)
+        shutil.rmtree(self._committed)
 
     def recover(self, registry: Any) -> bool:
         """Finish or undo the retire a killed run left; whether there was one."""
@@ -678,10 +679,10 @@ class _Retiring:
         entry = self._entry(folder)
         if done:
             self._roll_forward(entry["packages"])
-        else:
-            shutil.rmtree(folder)
-        # Committed: registry.yaml lists none of them; undone: every one, as before.
+        # Committed, registry.yaml lists none of them; else every one, as before. The journal
+        # goes last, so a recovery killed midway is done again.
         _put_back(registry, self.paths.registry_yaml, entry["frameworks"])
+        shutil.rmtree(folder)
         return True
 
     @property
@@ -693,8 +694,9 @@ class _Retiring:
         return self.paths.staging / RETIRE_COMMITTED
 
     def _entry(self, folder: Path) -> dict[str, list[str]]:
-        """What the journal in ``folder`` removes; nothing when its file is not whole (killed
-        while it was written, before any database write, or while the folder was deleted)."""
+        """What the journal in ``folder`` removes; nothing when its file is not whole: killed
+        while it was written (before any database write) or while the folder was deleted
+        (once the three agreed)."""
         try:
             plain = json.loads((folder / _RETIRE_ENTRY).read_text(encoding="utf-8"))
             return {"frameworks": list(plain["frameworks"]), "packages": list(plain["packages"])}
@@ -703,14 +705,13 @@ class _Retiring:
 
     def _roll_forward(self, packages: Collection[str]) -> None:
         """registry.yaml moved into place, then the packages out of the output folder in one
-        rename each, into the journal folder, which goes last."""
+        rename each, into the journal folder (deleted with it)."""
         done = self._committed
         if (done / _NEW_YAML).exists():
             os.replace(done / _NEW_YAML, self.paths.registry_yaml)
         for name in packages:
             if (self.paths.generated / name).exists():
                 os.rename(self.paths.generated / name, done / name)
-        shutil.rmtree(done)
 
 
 def _put_back(registry: Any, yaml_path: Path, framework_ids: Collection[str]) -> None:
