@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation e2e-model lint regen check lock dist
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation e2e-model lint regen check docs lock dist
 
 setup: $(SETUP)
 
@@ -115,3 +115,10 @@ regen: setup
 # Regenerate every skill in a temporary folder and fail on any difference from generated/.
 check: setup
 	$(BIN)/mindrian check
+
+# Rewrite the documentation generated from code: docs/skill-format.md's field table and
+# shorthands, docs/skill.schema.json, and README's workflow code table (from the code registry).
+# Tests fail while the committed files differ from what these would write.
+docs: setup
+	$(BIN)/python -m builder.schemas.reference
+	$(BIN)/python -m builder.pipeline.codes_doc

@@ -3,7 +3,7 @@
 The folder is ``$MINDRIAN_CACHE_DIR/<namespace>``, else ``<user cache>/mindrian/<namespace>``
 (``$XDG_CACHE_HOME``, else ``~/.cache``); ``MINDRIAN_CACHE_DIR=`` (empty) turns every cache
 off. The builder's caches (:mod:`builder.pipeline.cache`) and the runtime's (the text index
-of a registry, :mod:`mindrian.routing.index_cache`) share it. A file is named by a digest of
+of a registry, :mod:`mindrian.graph.index_cache`) share it. A file is named by a digest of
 what it is keyed on, so no two keys blur and nothing in any output depends on whether an
 answer came from the cache.
 """

@@ -126,6 +126,13 @@ class ModelChoice:
             return self.reference
         return ProviderModel(reference, self.base_url, self.override, watch)
 
+    def run_model_for(self, agent_id: str, default: str | None) -> ModelRef | None:
+        """:meth:`model_for` for a command that runs the agent (``run``, ``serve``): the agent's
+        own model too becomes a provider choice, so its SDK and API key are checked before any
+        request (an agent built in Python keeps its own model unchecked until it runs)."""
+        chosen = self.model_for(agent_id, default)
+        return ProviderModel(default) if chosen is None and default is not None else chosen
+
 
 def choose_model(
     option: str | None,

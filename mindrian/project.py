@@ -51,7 +51,8 @@ def find_project_root(start: Path | None = None) -> Path | None:
             table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
-        if "mindrian" in table.get("tool", {}):
+        tool = table.get("tool")
+        if isinstance(tool, dict) and "mindrian" in tool:
             return folder
     return None
 

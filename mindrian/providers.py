@@ -16,10 +16,12 @@ Two ways to build one:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,8 @@ __all__ = [
 _MAX_TOKENS_FIELDS = ("max_tokens", "max_output_tokens", "max_completion_tokens")
 #: The key an OpenAI-compatible server that wants none gets (Agno's OpenAILike sends the same).
 _NO_KEY = "not-provided"
+#: Attributes an SDK client keeps its credentials in (Anthropic's has both).
+_CREDENTIALS = ("api_key", "auth_token")
 #: Agno's "FOO_API_KEY not set" messages: the variable to name in a one-line error.
 _KEY_NOT_SET = re.compile(r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN))\b[^.]*\bnot set")
 
@@ -215,27 +219,65 @@ def _served_at(model: Model, chosen: ProviderModel) -> Model:
 
 
 def _check_credentials(model: Model, chosen: ProviderModel) -> None:
-    """Build the provider's client now: Agno checks the API key there, before any request."""
+    """Build the provider's client now: Agno checks the API key there, before any request.
+
+    Some of Agno's providers (Claude) only log that the key is not set and build a client
+    without one, whose SDK fails at the first request; such a client is refused here too,
+    with the variable Agno named, and Agno's own log line is kept off the terminal.
+    """
     get_client = getattr(model, "get_client", None)
     if get_client is None:
         return
+    with _agno_errors() as said:
+        try:
+            client = get_client()
+        except ModelAuthenticationError as error:
+            if chosen.base_url is not None and "api_key" in {
+                f.name for f in dataclasses.fields(type(model))
+            }:
+                # A local server (llama.cpp, vLLM, Ollama) wants no key; a gateway's comes from
+                # the env.
+                model.api_key = _NO_KEY  # type: ignore[attr-defined]
+                return
+            raise ModelUnavailableError(
+                _credentials_message(model, chosen, error.message)
+            ) from error
+    if _without_credentials(client):
+        missing = next((line for line in said if _KEY_NOT_SET.search(line)), "no API key is set")
+        raise ModelUnavailableError(_credentials_message(model, chosen, missing))
+
+
+@contextlib.contextmanager
+def _agno_errors() -> Iterator[list[str]]:
+    """The messages Agno logs meanwhile, held back from its handlers."""
+    from agno.utils import log
+
+    said: list[str] = []
+
+    def hold(record: logging.LogRecord) -> bool:
+        said.append(record.getMessage())
+        return False
+
+    logger = log.logger  # Agno switches its module logger between agent, team and workflow
+    logger.addFilter(hold)
     try:
-        get_client()
-    except ModelAuthenticationError as error:
-        if chosen.base_url is not None and "api_key" in {
-            f.name for f in dataclasses.fields(type(model))
-        }:
-            # A local server (llama.cpp, vLLM, Ollama) wants no key; a gateway's comes from the env.
-            model.api_key = _NO_KEY  # type: ignore[attr-defined]
-            return
-        raise ModelUnavailableError(_credentials_message(chosen, error.message)) from error
+        yield said
+    finally:
+        logger.removeFilter(hold)
 
 
-def _credentials_message(chosen: ProviderModel, message: str) -> str:
+def _without_credentials(client: object) -> bool:
+    """Whether an SDK client that holds its credentials as attributes holds none of them."""
+    held = [getattr(client, name) for name in _CREDENTIALS if hasattr(client, name)]
+    return bool(held) and not any(held)
+
+
+def _credentials_message(model: Model, chosen: ProviderModel, message: str) -> str:
     found = _KEY_NOT_SET.search(message)
     if found is None:
         return f"{chosen.provider}: {message}"
-    return (
-        f"{chosen.provider}: set {found.group(1)} in the environment "
-        "(or --base-url URL for an OpenAI-compatible server)"
-    )
+    line = f"{chosen.provider}: set {found.group(1)} in the environment"
+    # Only a provider that can be pointed at another server is helped by --base-url.
+    if "base_url" not in {f.name for f in dataclasses.fields(type(model))}:
+        return line
+    return f"{line} (or --base-url URL for an OpenAI-compatible server)"

@@ -90,7 +90,7 @@ def _made(project: ProjectPaths, model: ModelChoice) -> Callable[[type[MindrianA
     """Builds an agent of a class with the run's model choice and the project's state."""
 
     def make(cls: type[MindrianAgent]) -> object:
-        chosen = model.model_for(cls.agent_id, cls.model)
+        chosen = model.run_model_for(cls.agent_id, cls.model)
         options: dict[str, object] = {"model": chosen} if chosen is not None else {}
         if cls.agent_type in ("role", "guided", "pipeline"):
             options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir

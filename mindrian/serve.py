@@ -163,7 +163,7 @@ def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:
     served = []
     for package in registered_packages(config.project):
         cls = agent_class(package)
-        model = config.model.model_for(package.agent_id, cls.model)
+        model = config.model.run_model_for(package.agent_id, cls.model)
         agent = cls() if model is None else cls(model=model)
         served.append(ServedAgent.of(agent, db=db))
     return served

@@ -162,7 +162,8 @@ def project_root(start: Path) -> Path:
                 table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
-            if "mindrian" in table.get("tool", {}):
+            tool = table.get("tool")
+            if isinstance(tool, dict) and "mindrian" in tool:
                 return folder
     return start
 
@@ -366,8 +367,11 @@ def _run_batch(
     ``publish`` (a build stopped after phase 6) installs the tested packages, unregistered."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
     from builder.orchestration.batch import Target, build_many, retire_removed
+    from builder.orchestration.runner import phase_range
+    from builder.phases import PHASE_NAMES
     from builder.pipeline.errors import UsageError
     from builder.pipeline.report import build_json
+    from builder.pipeline.transaction import output_lock, publish_ready
 
     if registry is not None and config.neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
@@ -379,19 +383,22 @@ def _run_batch(
     )
     if frames:
         listener = FramePrinter(listener, prefix, _frame)
-    try:
-        reports = build_many(
-            targets, config, options, listener=listener, registration=_registration(registry)
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    if publish:
-        from builder.pipeline.transaction import publish_ready
-
-        built = {r.agent_id for r in reports if r.agent_id and not r.problem}
-        publish_ready(ProjectPaths(root, options.out_dir), built)
-    removed = retire_removed(reports, config, _registration(registry)) if retire else ()
+    output = ProjectPaths(root, options.out_dir)
+    # Phases 1-5 write only checkpoints (atomically); phase 6 on stages the output's packages.
+    writes = phase_range(None, options.until_phase)[1] > PHASE_NAMES.index("code_generation")
+    held = output_lock(output, lambda line: _say(frames)(f"note: {line}"))
+    with held if writes else contextlib.nullcontext():
+        try:
+            reports = build_many(
+                targets, config, options, listener=listener, registration=_registration(registry)
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        if publish:
+            built = {r.agent_id for r in reports if r.agent_id and not r.problem}
+            publish_ready(output, built)
+        removed = retire_removed(reports, config, _registration(registry)) if retire else ()
     for framework_id in removed:
         _say(frames)(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")
     if len(reports) > 1 and not quiet:
@@ -1199,6 +1206,12 @@ def _dispatch(args: list[str], state: _State) -> int:
         if state.debug:
             traceback.print_exc()
         return _fail(state, problem, None if state.debug else line)
+    from builder.pipeline.results import EXIT_INTERRUPTED, Problem
+
+    if result == EXIT_INTERRUPTED:  # Typer's answer to KeyboardInterrupt, given without a word
+        message = "interrupted; the next build finishes or undoes what was in progress"
+        problem = Problem("E001", message, exit_code=EXIT_INTERRUPTED)
+        return _fail(state, problem, problem.render())
     return result if isinstance(result, int) else 0
 
 

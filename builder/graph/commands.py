@@ -92,7 +92,8 @@ def _neo4j(uri: str, environ: Mapping[str, str]) -> OpenedRegistry:
     problem = uri_credentials_problem(uri)
     if problem:
         raise UsageError(problem, code="U009")
-    return OpenedRegistry(open_registry(uri, env=environ), redact_uri(uri))
+    # The URI is set, so no embedded registry is opened: there is no path to give.
+    return OpenedRegistry(open_registry(uri, None, env=environ), redact_uri(uri))
 
 
 def uri_credentials_problem(uri: str) -> str | None:

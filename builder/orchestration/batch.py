@@ -331,7 +331,6 @@ def build_many(
         jobs=options.jobs,
     )
     with pool or _NoPool(), warm as children:
-        loader = children.loader
         early = [
             current.get(t.display)
             or _submit(
@@ -341,10 +340,11 @@ def build_many(
         ]
         if shared:
             early = _test_together(targets, buildable, early, pool, config, options, base)
+        finisher = _Finisher(buildable, config, options, hear, children.loader, stop)
         reports = []
         for target, entry in zip(targets, early, strict=True):
             children.plan(early)
-            report = _finish(target, buildable, entry, config, options, hear, loader, stop)
+            report = finisher.finish(target, entry)
             if stamping:
                 _record(target, report, hits.get(target.display), buildable, seen, config, options)
             reports.append(report)
@@ -505,25 +505,60 @@ def _submit(
     return pool.submit(_early, sources[target.display], config, options, until, None, phases)
 
 
-def _finish(
-    target: Target,
-    sources: Mapping[str, SkillSource],
-    early: BuildReport | Future[BuildReport] | None,
-    config: BuildConfig,
-    options: BatchOptions,
-    hear: Listener,
-    loader: PhaseLoader,
-    stop: int,
-) -> BuildReport:
-    hear.started(target)
-    try:
-        report = _complete(target, sources, early, config, options, hear, loader, stop)
-    except Exception as error:  # a bug while building one skill fails that skill, not the batch
-        if options.debug:
-            traceback.print_exception(error, file=sys.stderr)
-        report = _internal_failure(target, error)
-    hear.finished(report)
-    return report
+@dataclass(frozen=True)
+class _Finisher:
+    """What completing a skill in this process needs, the same for every skill of a batch: its
+    early phases awaited (or run here), phase 7, and its report told in input order."""
+
+    sources: Mapping[str, SkillSource]
+    """Sources of the skills to build, by display path."""
+    config: BuildConfig
+    """The build's configuration."""
+    options: BatchOptions
+    """The batch's switches."""
+    hear: Listener
+    """Told of each skill's start, phases and report."""
+    loader: PhaseLoader
+    """The loader of the phases run here (the warm children's)."""
+    stop: int
+    """Number of the last phase to run."""
+
+    def finish(
+        self, target: Target, early: BuildReport | Future[BuildReport] | None
+    ) -> BuildReport:
+        """Every phase of one skill up to :attr:`stop`, told to :attr:`hear`; a bug while building
+        it fails that skill, not the batch."""
+        self.hear.started(target)
+        report = _guarded(target, self.options, functools.partial(self._complete, target, early))
+        self.hear.finished(report)
+        return report
+
+    def _complete(
+        self, target: Target, early: BuildReport | Future[BuildReport] | None
+    ) -> BuildReport:
+        """Every phase of one skill up to :attr:`stop`, after (or including) its early part.
+
+        ``early`` is None only for a skill that is built (it has a source in :attr:`sources`).
+        """
+        if early is None and not self.options.reregister:
+            # In this process one pass through every phase does what the two parts below do.
+            return self._here(target, PHASE_NAMES[self.stop - 1])
+        if early is None:
+            report = self._here(target, PHASE_NAMES[min(self.stop, _CODEGEN) - 1])
+        else:
+            report = early.result() if isinstance(early, Future) else early
+            for phase in report.phases:
+                self.hear.phase(phase)
+        registered = any(p.number == _REGISTRATION for p in report.phases)
+        if self.stop == _REGISTRATION and report.problem is None and not registered:
+            source = self.sources[target.display]
+            report = _register(source, self.config, self.options, self.loader, report, self.hear)
+        return report
+
+    def _here(self, target: Target, until: str) -> BuildReport:
+        """Phases up to ``until`` of one skill to build, in this process, each told as it ends."""
+        source = self.sources[target.display]
+        return _early(source, self.config, self.options, until, self.hear.phase, self.loader)
 
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
@@ -545,37 +580,6 @@ def _internal_failure(target: Target, error: Exception) -> BuildReport:
         phases=(),
         problem=replace(internal_problem(error, "build"), location=SourceLocation(target.display)),
     )
-
-
-def _complete(
-    target: Target,
-    sources: Mapping[str, SkillSource],
-    early: BuildReport | Future[BuildReport] | None,
-    config: BuildConfig,
-    options: BatchOptions,
-    hear: Listener,
-    loader: PhaseLoader,
-    stop: int,
-) -> BuildReport:
-    """Every phase of one skill up to ``stop``, after (or including) its early part.
-
-    ``early`` is None only for a skill that is built (it has a source in ``sources``).
-    """
-    if early is None and not options.reregister:
-        # In this process one pass through every phase does what the two parts below do.
-        until = PHASE_NAMES[stop - 1]
-        return _early(sources[target.display], config, options, until, hear.phase, loader)
-    if early is None:
-        until = PHASE_NAMES[min(stop, _CODEGEN) - 1]
-        report = _early(sources[target.display], config, options, until, hear.phase, loader)
-    else:
-        report = early.result() if isinstance(early, Future) else early
-        for phase in report.phases:
-            hear.phase(phase)
-    registered = any(p.number == _REGISTRATION for p in report.phases)
-    if stop == _REGISTRATION and report.problem is None and not registered:
-        report = _register(sources[target.display], config, options, loader, report, hear)
-    return report
 
 
 def _test_together(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -9,21 +10,88 @@ from typing import Any
 
 from builder.mcp.catalog import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
+from builder.pipeline.errors import SourceLocation, UsageError
 
 __all__ = ["load_config"]
+
+#: The keys ``[tool.mindrian]`` may hold; anything else is a typo the build would ignore.
+_KEYS = ("mcp", "models")
+#: The place tomllib (Python 3.11) names at the end of a syntax error's message.
+_TOML_PLACE = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
+#: The code of every refusal below (builder.pipeline.codes).
+_CODE = "U042"
 
 
 def load_config(root: Path) -> BuildConfig:
     """Read ``[tool.mindrian]`` from ``root/pyproject.toml`` when present, else the built-in
-    defaults."""
+    defaults; raises :class:`UsageError` (U042) for a file or table the build cannot use."""
     pyproject = root / "pyproject.toml"
-    table: Mapping[str, Any] = {}
-    if pyproject.is_file():
-        table = (
-            tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("mindrian", {})
-        )
+    table = _mindrian_table(pyproject) if pyproject.is_file() else {}
     models = {**DEFAULT_MODELS, **table.get("models", {})}
     # mcp.yaml beside pyproject.toml and [tool.mindrian.mcp] both extend the catalog; the
     # pyproject entry wins on a name clash because it is the file the build is configured by.
     catalog = {**read_mcp_yaml(root), **table.get("mcp", {})}
     return BuildConfig(root=str(root), models=models, mcp_catalog=catalog)
+
+
+def _mindrian_table(pyproject: Path) -> Mapping[str, Any]:
+    """``[tool.mindrian]`` checked for shape: known keys, tables where tables belong, model
+    strings under known agent types. The values themselves are the phases' to judge."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise _refusal(f"not UTF-8: {error.reason} at byte offset {error.start}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise _syntax_refusal(str(error), text) from None
+    tool = _table(data.get("tool", {}), "[tool]")
+    table = _table(tool.get("mindrian", {}), "[tool.mindrian]")
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise _refusal(
+            f"unknown key {unknown[0]!r} in [tool.mindrian] (it holds only {', '.join(_KEYS)})"
+        )
+    models = _table(table.get("models", {}), "[tool.mindrian.models]")
+    for agent_type, model in models.items():
+        if agent_type not in DEFAULT_MODELS:
+            raise _refusal(
+                f"unknown agent type {agent_type!r} in [tool.mindrian.models] "
+                f"(the types are {', '.join(DEFAULT_MODELS)})"
+            )
+        if not isinstance(model, str):
+            raise _refusal(
+                f"[tool.mindrian.models] {agent_type} is {_kind(model)}; "
+                'write it as a string "provider:model_id"'
+            )
+    _table(table.get("mcp", {}), "[tool.mindrian.mcp]")
+    return table
+
+
+def _syntax_refusal(message: str, text: str) -> UsageError:
+    place = _TOML_PLACE.search(message)
+    what = f"not TOML: {_TOML_PLACE.sub('', message)}"
+    if place is None:
+        return _refusal(what)
+    if place[1] is None:  # the end of the document: after its last character
+        last = text.split("\n")
+        return _refusal(what, len(last), len(last[-1]) + 1)
+    return _refusal(what, int(place[1]), int(place[2]))
+
+
+def _table(value: object, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _refusal(f"{name} is {_kind(value)}; it must be a table")
+    return value
+
+
+def _kind(value: object) -> str:
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    return kinds.get(type(value), "an array" if isinstance(value, list) else "a date or time")
+
+
+def _refusal(message: str, line: int = 0, column: int = 0) -> UsageError:
+    where = SourceLocation("pyproject.toml", line, column)
+    return UsageError(
+        f"the project configuration cannot be used: {message}", location=where, code=_CODE
+    )

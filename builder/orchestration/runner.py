@@ -56,7 +56,6 @@ __all__ = [
     "PhaseReport",
     "Progress",
     "ValidationReport",
-    "build",
     "build_source",
     "chain_digest",
     "current_report",
@@ -204,45 +203,6 @@ def _cut(shared: dict[str, Any]) -> tuple[str, ...]:
     return (*pieces, current + "}")
 
 
-def build(
-    path: str | Path,
-    config: BuildConfig,
-    *,
-    checkpoints_dir: Path,
-    display: str | None = None,
-    from_phase: str | None = None,
-    until_phase: str | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-    phases: PhaseLoader | None = None,
-    hold: Hold | None = None,
-) -> BuildReport:
-    """Build one SKILL.md through the phases; every problem ends up in the report.
-
-    Only an unknown phase name or ``--from`` after ``--until`` raises (:class:`UsageError`).
-    """
-    from builder.skill.source import load_source
-
-    shown = display or Path(path).as_posix()
-    try:
-        source = load_source(Path(path), display=shown)
-    except MindrianError as error:
-        return BuildReport(
-            path=shown, agent_id=None, phases=(), problem=located(problem_of(error), shown)
-        )
-    return build_source(
-        source,
-        config,
-        checkpoints_dir=checkpoints_dir,
-        from_phase=from_phase,
-        until_phase=until_phase,
-        force=force,
-        progress=progress,
-        phases=phases,
-        hold=hold,
-    )
-
-
 def phase_range(from_phase: str | None, until_phase: str | None) -> tuple[int, int]:
     """First and last phase numbers of a build; :class:`UsageError` for unknown names or an empty
     range."""
@@ -265,9 +225,10 @@ def build_source(
     phases: PhaseLoader | None = None,
     hold: Hold | None = None,
 ) -> BuildReport:
-    """Build an already loaded source; see :func:`build`.
+    """Build one skill, read by :func:`builder.skill.source.load_source`, through the phases;
+    every problem ends up in the report.
 
-    Raises :class:`UsageError` for an unknown phase name or ``--from`` after ``--until``.
+    Only an unknown phase name or ``--from`` after ``--until`` raises (:class:`UsageError`).
     """
     start, stop = phase_range(from_phase, until_phase)
     rerun = force or from_phase is not None

@@ -18,7 +18,6 @@ does not render or compile) is left to phase 6, which reports why.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,10 +33,10 @@ from builder.phases.code_generation import (
 from builder.phases.outputs import AnyPhase, Inputs
 from builder.pipeline.errors import MindrianError
 from builder.pipeline.package_tests import TestRun, tree_digest
+from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
 from mindrian.project import ProjectPaths
 
 __all__ = [
-    "SESSION_PREFIX",
     "SharedResults",
     "Stager",
     "clear_sessions",
@@ -45,15 +44,11 @@ __all__ = [
     "tests_alone",
 ]
 
-#: Name prefix of a session folder under the staging folder (no package name has a ``-``).
-SESSION_PREFIX = "tests-"
-
 
 def clear_sessions(paths: ProjectPaths) -> Path:
     """The staging folder, made if missing, without the session folders killed builds left."""
     paths.staging.mkdir(parents=True, exist_ok=True)
-    for old in paths.staging.glob(f"{SESSION_PREFIX}*"):
-        shutil.rmtree(old, ignore_errors=True)
+    sweep_sessions(paths)
     return paths.staging
 
 

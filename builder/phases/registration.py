@@ -53,7 +53,11 @@ from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import RegistrationError
-from builder.pipeline.output_folder import generated_packages, unfinished_removals
+from builder.pipeline.output_folder import (
+    committed_ids,
+    generated_packages,
+    unfinished_removals,
+)
 from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
 from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
@@ -358,24 +362,14 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         is finished by the next.
         """
         out_dir = output_dir(config)
-        gone = self._unregister(config, keep) if set(self._listed(config)) - set(keep) else []
         paths = project_paths(config)
+        gone = self._unregister(config, keep) if set(_listed_ids(paths)) - set(keep) else []
         for left in unfinished_removals(paths):
             shutil.rmtree(left, ignore_errors=True)
         orphans = {k: v for k, v in generated_packages(out_dir).items() if k not in keep}
         for folder in orphans.values():
             _remove_package(folder, paths.staging)
         return tuple(sorted({*gone, *orphans}))
-
-    def _listed(self, config: BuildConfig) -> Collection[str]:
-        """The framework ids registry.yaml lists; read from the seal while registry.yaml is the
-        file sealed, as only ids are asked for (the database's state does not matter here)."""
-        yaml_path = output_dir(config) / REGISTRY_YAML
-        if self._neo4j_uri(config) is None:
-            listed = _vouched(self._db_path(config), yaml_path, database=False)
-            if listed is not None:
-                return listed.leaving.layout.ids
-        return _committed_records(yaml_path) or {}
 
     def _unregister(self, config: BuildConfig, keep: Collection[str]) -> list[str]:
         """Unregister the frameworks registry.yaml lists that are not in ``keep`` and write it
@@ -416,6 +410,13 @@ def _remove_package(folder: Path, staging: Path) -> None:
     aside = Path(tempfile.mkdtemp(prefix=f"{folder.name}.retired-", dir=staging))
     os.rename(folder, aside / folder.name)
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def _listed_ids(paths: ProjectPaths) -> Collection[str]:
+    """The framework ids registry.yaml lists, known by its bytes (:func:`committed_ids`, which
+    ``build --all`` has just asked); a registry.yaml that is no registry is refused, with why."""
+    ids = committed_ids(paths)
+    return (_committed_records(paths.registry_yaml) or {}) if ids is None else ids
 
 
 def _record_id(record: Any) -> str:
@@ -516,9 +517,9 @@ class _Listed:
     """The seal's account of it, its layout among the rest."""
 
 
-def _vouched(db: Path, yaml_path: Path, *, database: bool = True) -> _Listed | None:
-    """registry.yaml's text when it is the file the seal beside ``db`` describes (and, with
-    ``database``, the database's files are as they were sealed); else None."""
+def _vouched(db: Path, yaml_path: Path) -> _Listed | None:
+    """registry.yaml's text when it is the file the seal beside ``db`` describes and the
+    database's files are as they were sealed; else None."""
     from mindrian.graph import RegistryLayout
 
     try:
@@ -528,7 +529,7 @@ def _vouched(db: Path, yaml_path: Path, *, database: bool = True) -> _Listed | N
         files = tuple(None if f is None else tuple(f) for f in plain["database"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if (database and files != _files(db)) or leaving.yaml_file != _stat(yaml_path):
+    if files != _files(db) or leaving.yaml_file != _stat(yaml_path):
         return None
     try:
         data = yaml_path.read_bytes()

@@ -7,7 +7,9 @@ drift, ``I`` internal, ``N`` scaffold, ``V`` review (``mindrian diff``), ``X`` r
 ``L`` workflow lint (``mindrian workflow``), ``E`` no stage; ``W`` is a warning, its first
 digit the phase it concerns, ``0`` none). Codes are part of
 the command-line interface (error lines, ERROR frames, ``--json``): a code keeps its meaning,
-and a retired code is not reused. ``tests/builder/pipeline/test_codes.py`` fails when
+and a retired code is not reused. An ``L`` code, an error or a warning, ends its meaning with
+``(error)`` or ``(warning)``: README's table of them is generated from here
+(:mod:`builder.pipeline.codes_doc`). ``tests/builder/pipeline/test_codes.py`` fails when
 ``builder/`` or the runtime (``mindrian/``, which cannot import this module) uses a code missing
 here, when a code here is no longer used, and when a code is computed rather than written out.
 """
@@ -91,6 +93,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "mindrian",
         "an error of the builder without a stage-specific code (MindrianError's default)",
     ),
+    ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
         "F001", "environment", "the file system refused (disk full, read-only, name too long)"
     ),
@@ -112,17 +115,18 @@ CODES: Mapping[str, ErrorCode] = registry(
         "H004", "handoff_protocol", "the runtime's HandoffType lacks a type the agent supports"
     ),
     ErrorCode("I001", "internal", "an internal error (a bug), in an ERROR frame"),
-    ErrorCode("L001", "workflow", "mindrian workflow: the DOT file cannot be read"),
+    ErrorCode("L001", "workflow", "mindrian workflow: the DOT file cannot be read (error)"),
     ErrorCode(
         "L002",
         "workflow",
-        "mindrian workflow: the file is not a thought graph (DOT syntax or an attribute value)",
+        "mindrian workflow: the file is not a thought graph, by its DOT syntax or an attribute "
+        "value's type (error)",
     ),
     ErrorCode(
         "L003",
         "workflow",
-        "mindrian workflow run: the run stopped (a bad --outcome or saved state, the step "
-        "limit, a timeout, an unusable model or a failed model call)",
+        "mindrian workflow run: the run stopped on a bad --outcome or saved state, the step "
+        "limit, a timeout, an unusable model or a failed model call (error)",
     ),
     ErrorCode(
         "L101", "workflow", "single_start: no start node (shape=Mdiamond), or a second one (error)"
@@ -280,6 +284,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U026", "usage", "select: --eval or --explain combined with what they exclude"),
     ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
     ErrorCode("U041", "usage", "--format names a format the command does not print"),
+    ErrorCode(
+        "U042",
+        "usage",
+        "[tool.mindrian] cannot be used: not TOML, an unknown key or a value of the wrong type",
+    ),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),

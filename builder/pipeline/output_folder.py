@@ -8,7 +8,11 @@ lists from a small file beside the output's state, keyed by the SHA-256 of
 ``registry.yaml``'s bytes (so a ``registry.yaml`` edited in any way, even with
 its times restored, is parsed again; a damaged or missing key file only
 costs that parse), and :func:`generated_packages` reads only the head of each
-package's ``spec.yaml``.
+package's ``spec.yaml``. ``retire`` takes the ids from :func:`committed_ids`
+too: it is the one record of which frameworks ``registry.yaml`` lists, for
+either backend and whoever wrote the file (phase 7's seal beside the database
+vouches for more, that the database holds them, and only a registration
+writes it).
 """
 
 from __future__ import annotations

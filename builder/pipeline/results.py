@@ -36,6 +36,7 @@ __all__ = [
     "ENVIRONMENT_CODE",
     "EXIT_FAILED",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "GRAPH_ERROR_CODE",
@@ -56,6 +57,8 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+#: 128 + SIGINT, as shells report a command Ctrl-C ended (Typer's status for KeyboardInterrupt).
+EXIT_INTERRUPTED = 130
 
 #: Error code of a phase check that does not hold.
 CHECK_FAILED_CODE = "P003"

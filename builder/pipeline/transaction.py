@@ -19,17 +19,21 @@ back. Names under ``staging/`` for package ``pkg``:
 
 A build killed at any point leaves one of these; :meth:`recover`, run when
 phase 6 or 7 of the same package starts, finishes or undoes it, so the output
-folder only ever holds the old package or the new one. Every name is scoped to
-one package, so builds of different skills never touch each other's files.
+folder only ever holds the old package or the new one. That sweeping is why
+one build writes to an output folder at a time (:func:`output_lock`): a second
+build of the same package would take the first one's workspace and ready
+package for a killed build's leftovers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +42,20 @@ import yaml
 from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
-__all__ = ["PackageTransaction", "publish_ready"]
+__all__ = [
+    "LOCK_NAME",
+    "SESSION_PREFIX",
+    "PackageTransaction",
+    "output_lock",
+    "publish_ready",
+    "sweep_sessions",
+]
+
+#: The file in the output's state folder that a writing build holds locked (``flock``).
+LOCK_NAME = "build.lock"
+#: Name prefix of a shared test session's folder under the staging folder
+#: (:mod:`builder.orchestration.shared_tests`; no package name has a ``-``).
+SESSION_PREFIX = "tests-"
 
 #: The new registry export's name inside the journal folder until it is moved into place.
 _NEW_YAML = "registry.yaml.new"
@@ -194,3 +211,32 @@ def publish_ready(paths: ProjectPaths, agent_ids: Collection[str]) -> tuple[str,
             PackageTransaction(paths, spec.parent.name).publish()
             published.append(spec.parent.name)
     return tuple(published)
+
+
+@contextlib.contextmanager
+def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator[None]:
+    """Hold the output folder for one build, waiting (and saying so once) while another has it.
+
+    The lock is the kernel's: it goes with the process that held it, so a killed build never
+    leaves the folder locked, and the next build finds its leftovers as :meth:`recover` expects.
+    The shared test sessions a killed build left belong to no package's recovery: whoever
+    holds the lock next removes them, since no other build can be using them.
+    """
+    paths.output_state.mkdir(parents=True, exist_ok=True)
+    handle = os.open(paths.output_state / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            on_wait(f"waiting for another build writing to {paths.generated} to finish")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        sweep_sessions(paths)
+        yield
+    finally:
+        os.close(handle)  # closing the descriptor releases the lock
+
+
+def sweep_sessions(paths: ProjectPaths) -> None:
+    """Remove the shared test session folders killed builds left under the staging folder."""
+    for old in paths.staging.glob(f"{SESSION_PREFIX}*"):
+        shutil.rmtree(old, ignore_errors=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builder.doc_sections import fill_section, main, sync_file
 from builder.phases.skill_analysis import skill_schema
 from builder.skill.model import AGENT_TYPES
 from builder.skill.shorthands import ITEM_SYNONYMS, KEYED_LISTS, SCORE_LISTS, SINGLE_ITEM_LISTS
@@ -245,16 +246,8 @@ def _codes(names: Iterable[str]) -> str:
 
 def render_doc(current: str) -> str:
     """``current`` (the reference's text) with the generated parts regenerated."""
-    text = _filled(current, _BEGIN, _END, field_table())
-    return _filled(text, _SHORTHANDS_BEGIN, _SHORTHANDS_END, shorthand_list())
-
-
-def _filled(current: str, begin_marker: str, end_marker: str, content: str) -> str:
-    head, begin, rest = current.partition(begin_marker)
-    _, end, tail = rest.partition(end_marker)
-    if not begin or not end:
-        raise ValueError(f"{DOC_PATH} lacks the markers {begin_marker!r} and {end_marker!r}")
-    return f"{head}{begin_marker}\n{content}\n{end_marker}{tail}"
+    text = fill_section(current, _BEGIN, _END, field_table(), where=DOC_PATH)
+    return fill_section(text, _SHORTHANDS_BEGIN, _SHORTHANDS_END, shorthand_list(), where=DOC_PATH)
 
 
 def editor_schema() -> dict[str, Any]:
@@ -361,20 +354,13 @@ def _editor_text() -> str:
 
 def write(root: Path, *, check: bool = False) -> list[Path]:
     """Regenerate both files under ``root``; with ``check``, only list those that differ."""
-    stale = []
     doc = root / DOC_PATH
-    for path, text in (
+    generated = (
         (doc, render_doc(doc.read_text(encoding="utf-8"))),
         (root / EDITOR_SCHEMA_PATH, _editor_text()),
-    ):
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            stale.append(path)
-            if not check:
-                path.write_text(text, encoding="utf-8", newline="\n")
-    return stale
+    )
+    return [path for path, text in generated if sync_file(path, text, check=check)]
 
 
 if __name__ == "__main__":
-    changed = write(Path.cwd(), check="--check" in sys.argv[1:])
-    print("\n".join(str(p) for p in changed))
-    sys.exit(1 if changed and "--check" in sys.argv[1:] else 0)
+    sys.exit(main(write, sys.argv[1:]))

@@ -14,7 +14,7 @@ from mindrian.graph.base import (
     Selection,
     Usage,
 )
-from mindrian.graph.embedded import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry
+from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.graph.errors import GraphError
 from mindrian.graph.factory import open_registry
 from mindrian.graph.neo4j_registry import Neo4jRegistry, redact_uri
@@ -33,7 +33,6 @@ from mindrian.graph.registry_yaml import (
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
-    "DEFAULT_EMBEDDED_PATH",
     "DEFAULT_SELECT_LIMIT",
     "EmbeddedRegistry",
     "FrameworkRecord",

@@ -14,12 +14,11 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from mindrian.graph import queries as q
-from mindrian.graph.index_cache import load_snapshot, store_snapshot
+from mindrian.graph.index_cache import KeptIndex, load_snapshot, store_snapshot
 from mindrian.graph.triggers import ExplicitFramework, TriggerIndex
 from mindrian.routing.rank import RoutingDocument
 from mindrian.routing.score import RankedCandidate, RoutingSnapshot, rank_sentence
@@ -322,7 +321,7 @@ class Registry(ABC):
         usage = run(q.ROUTING_USAGE_REVISION, {})[0]
         return frameworks, (int(usage["n"]), int(usage["successes"] or 0))
 
-    def _index_cache_file(self) -> Path | None:
+    def _index_cache_file(self) -> KeptIndex | None:
         """Where the text index is kept between processes (:mod:`mindrian.graph.index_cache`);
         None, the default, keeps it in this object only."""
         return None

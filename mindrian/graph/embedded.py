@@ -12,22 +12,13 @@ from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
-from mindrian.graph.index_cache import index_cache_file
-from mindrian.project import REGISTRY_DB_NAME, STATE_DIR_NAME
+from mindrian.graph.index_cache import KeptIndex, index_cache_file
 
 if TYPE_CHECKING:
     import ladybug
 
-__all__ = [
-    "BUFFER_POOL_BYTES",
-    "CHECKPOINT_WAL_BYTES",
-    "DEFAULT_EMBEDDED_PATH",
-    "FORMAT_VERSION",
-    "EmbeddedRegistry",
-]
+__all__ = ["BUFFER_POOL_BYTES", "CHECKPOINT_WAL_BYTES", "FORMAT_VERSION", "EmbeddedRegistry"]
 
-#: Where the registry lives unless a path is given (relative to the working directory).
-DEFAULT_EMBEDDED_PATH = Path(STATE_DIR_NAME) / REGISTRY_DB_NAME
 _T = TypeVar("_T")
 #: Bumped when the embedded tables change in a way older files cannot be read with.
 FORMAT_VERSION = 1
@@ -54,11 +45,17 @@ _NO_CHECKPOINT_ON_CLOSE = "CALL force_checkpoint_on_close=false"
 
 
 class EmbeddedRegistry(Registry):
-    """Registry in a LadybugDB file at ``path``, or in memory when ``path`` is None."""
+    """Registry in a LadybugDB file at ``path``, or in memory when ``path`` is None.
+
+    ``path`` has no default: a library user or a test writing ``EmbeddedRegistry()``
+    for a scratch registry must not open (and write into) whatever project registry
+    lies under the working directory. A project's file is
+    :attr:`mindrian.project.ProjectPaths.embedded_registry`.
+    """
 
     def __init__(
         self,
-        path: str | Path | None = DEFAULT_EMBEDDED_PATH,
+        path: str | Path | None,
         *,
         read_only: bool = False,
         wait: float = 0.0,
@@ -177,7 +174,7 @@ class EmbeddedRegistry(Registry):
                 "open it once for writing (mindrian register --all) to upgrade it"
             )
 
-    def _index_cache_file(self) -> Path | None:
+    def _index_cache_file(self) -> KeptIndex | None:
         return None if self._kept_index is None else index_cache_file(self._kept_index)
 
     def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:

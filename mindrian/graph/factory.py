@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mindrian.graph.base import Registry
-from mindrian.graph.embedded import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry
+from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.graph.errors import GraphError
 from mindrian.graph.neo4j_registry import Neo4jRegistry
 
@@ -15,15 +15,16 @@ __all__ = ["open_registry"]
 
 
 def open_registry(
-    uri: str | None = None,
-    path: str | Path | None = DEFAULT_EMBEDDED_PATH,
+    uri: str | None,
+    path: str | Path | None,
     *,
     user: str | None = None,
     password: str | None = None,
     database: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Registry:
-    """Neo4j at ``uri`` (or ``NEO4J_URI``) if either is set, else embedded at ``path``.
+    """Neo4j at ``uri`` (or ``NEO4J_URI``) if either is set, else embedded at ``path``
+    (in memory when None; no default, as for :class:`EmbeddedRegistry`).
 
     Credentials come from the arguments, else ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/
     ``NEO4J_DATABASE``; a Neo4j URI without a user or password is an error rather than

@@ -21,6 +21,15 @@ data it should hold is ignored and replaced. Writes go through
 new file, and of two writers the last one wins. The file holds only dicts, lists, strings and
 numbers, and is read with an unpickler that refuses every class: a planted file can fail to
 load, not run code.
+
+A file names the registry file it indexes in its head, so a write can clear up after
+registries that are gone: each new file is followed by one pass over the folder that deletes
+the files whose registry no longer exists (or whose head is not this format's), and the
+temporaries of writers that died before renaming theirs (:data:`ABANDONED_SECONDS`). The
+folder then holds one file per registry file that exists, however many come and go (every
+test's temporary registry, every ``--out`` folder deleted). Kept files are only ever replaced
+whole by a rename, so deleting one never cuts into a write; a deletion racing a registry
+recreated at the same path costs that registry one rebuild of its index, nothing else.
 """
 
 from __future__ import annotations
@@ -28,8 +37,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import os
 import pickle
+import re
+import struct
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,21 +53,53 @@ from mindrian.cache import cache_dir, cache_path
 from mindrian.routing import rank, score, terms, text
 from mindrian.routing.score import RoutingSnapshot
 
-__all__ = ["FORMAT", "index_cache_file", "load_snapshot", "store_snapshot"]
+__all__ = [
+    "ABANDONED_SECONDS",
+    "FORMAT",
+    "KeptIndex",
+    "index_cache_file",
+    "load_snapshot",
+    "prune_index_cache",
+    "store_snapshot",
+]
 
 #: Bumped when the file's layout changes.
-FORMAT = 1
+FORMAT = 2
+#: A temporary untouched for this long belongs to a writer that died before its rename (a
+#: write takes well under a second). Should its writer only have been paused, its rename
+#: fails and :func:`store_snapshot` drops the error: the index is rebuilt next time.
+ABANDONED_SECONDS = 3600.0
 _NAMESPACE = "routing-index"
-#: A kept file: this, the SHA-256 of the rest, then the pickled data. A torn, truncated or
-#: altered file fails the digest before anything is unpickled.
-_MAGIC = b"mindrian routing index\n"
-_BODY = len(_MAGIC) + hashlib.sha256().digest_size
+_SUFFIX = ".pickle"
+#: A kept file: this, the SHA-256 of the rest, the registry file's length (4 bytes, big
+#: endian) and path, then the pickled data. A torn, truncated or altered file fails the
+#: digest before anything is unpickled; the registry's path is readable without the digest.
+_MAGIC = b"mindrian routing index 2\n"
+_DIGEST = len(_MAGIC) + hashlib.sha256().digest_size
+_OWNER_LENGTH = struct.Struct(">I")
+_OWNER = _DIGEST + _OWNER_LENGTH.size
+#: Longer than any path a file system accepts: a head claiming more is not this format's.
+_MAX_OWNER = 1 << 16
+#: Kept files and atomic_write_bytes's temporaries of them; other names are left alone.
+_KEPT_NAME = re.compile(r"[0-9a-f]{64}" + re.escape(_SUFFIX))
+_TEMPORARY_NAME = re.compile(r"\.[0-9a-f]{64}\..*\.tmp")
 
 
-def index_cache_file(database: Path) -> Path | None:
+@dataclass(frozen=True)
+class KeptIndex:
+    """Where the text index of one registry file is kept."""
+
+    registry: bytes
+    """The registry file's resolved path (file system encoding), recorded in the kept file."""
+    file: Path
+    """The kept file, ``<cache>/routing-index/<SHA-256 of registry>.pickle``."""
+
+
+def index_cache_file(database: Path) -> KeptIndex | None:
     """Where the index of the registry file ``database`` is kept; None when caching is off."""
-    where = str(database.resolve()).encode("utf-8")
-    return cache_path(cache_dir(_NAMESPACE), where, suffix=".pickle")
+    where = os.fsencode(database.resolve())
+    file = cache_path(cache_dir(_NAMESPACE), where, suffix=_SUFFIX)
+    return None if file is None else KeptIndex(where, file)
 
 
 @functools.cache
@@ -72,41 +118,100 @@ def _stamp(revision: tuple[int, str]) -> dict[str, Any]:
     return {"format": FORMAT, "code": _code_stamp(), "revision": [revision[0], revision[1]]}
 
 
-def store_snapshot(path: Path | None, revision: tuple[int, str], snapshot: RoutingSnapshot) -> None:
-    """Keep ``snapshot``, built at the registry's ``revision``; a cache that cannot be written
-    only costs time, so a refusal of the file system is dropped."""
-    if path is None:
+def store_snapshot(
+    kept: KeptIndex | None, revision: tuple[int, str], snapshot: RoutingSnapshot
+) -> None:
+    """Keep ``snapshot``, built at the registry's ``revision``, then prune the folder; a cache
+    that cannot be written only costs time, so a refusal of the file system is dropped."""
+    if kept is None:
         return
     data = {**_stamp(revision), "snapshot": snapshot.to_plain()}
-    body = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+    rest = (
+        _OWNER_LENGTH.pack(len(kept.registry))
+        + kept.registry
+        + pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+    )
     try:
-        atomic_write_bytes(path, _MAGIC + hashlib.sha256(body).digest() + body)
+        atomic_write_bytes(kept.file, _MAGIC + hashlib.sha256(rest).digest() + rest)
     except OSError:
-        pass
+        return
+    prune_index_cache(kept.file.parent, time.time())
 
 
 def load_snapshot(
-    path: Path | None, revision: tuple[int, str], current: tuple[int, str]
+    kept: KeptIndex | None, revision: tuple[int, str], current: tuple[int, str]
 ) -> RoutingSnapshot | None:
-    """The snapshot kept at ``path`` if it was built at the registry's ``revision`` by this
-    code, as of the caller's ``current`` revision; None when absent, stale or damaged."""
-    if path is None:
+    """The snapshot kept for ``kept.registry`` if it was built at the registry's ``revision``
+    by this code, as of the caller's ``current`` revision; None when absent, stale or damaged."""
+    if kept is None:
         return None
     try:
-        kept = path.read_bytes()
+        data = kept.file.read_bytes()
     except OSError:
         return None
-    digest, body = kept[len(_MAGIC) : _BODY], kept[_BODY:]
-    if not kept.startswith(_MAGIC) or hashlib.sha256(body).digest() != digest:
+    digest, rest = data[len(_MAGIC) : _DIGEST], data[_DIGEST:]
+    if not data.startswith(_MAGIC) or hashlib.sha256(rest).digest() != digest:
         return None
+    if _owner(data) != kept.registry:
+        return None
+    body = data[_OWNER + len(kept.registry) :]
     wanted = _stamp(revision)
     try:
-        data = _PlainUnpickler(io.BytesIO(body)).load()
-        if not isinstance(data, dict) or {k: data.get(k) for k in wanted} != wanted:
+        plain = _PlainUnpickler(io.BytesIO(body)).load()
+        if not isinstance(plain, dict) or {k: plain.get(k) for k in wanted} != wanted:
             return None
-        return RoutingSnapshot.from_plain(current, data["snapshot"])
+        return RoutingSnapshot.from_plain(current, plain["snapshot"])
     except (EOFError, pickle.UnpicklingError, AttributeError, KeyError, TypeError, ValueError):
         return None
+
+
+def prune_index_cache(folder: Path, now: float) -> None:
+    """Delete from ``folder`` the kept files whose registry file no longer exists or whose
+    head is not this format's, and the temporaries untouched for :data:`ABANDONED_SECONDS`
+    before ``now``; files of other names are left alone, and a file that cannot be read or
+    deleted is kept (another pass may manage)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    for name in names:
+        path = folder / name
+        try:
+            if _KEPT_NAME.fullmatch(name):
+                stale = _orphaned(path)
+            elif _TEMPORARY_NAME.fullmatch(name):
+                stale = now - path.stat().st_mtime > ABANDONED_SECONDS
+            else:
+                stale = False
+            if stale:
+                path.unlink(missing_ok=True)
+        except OSError:
+            continue
+
+
+def _orphaned(path: Path) -> bool:
+    """True when the kept file ``path`` names no registry file that exists (its head alone is
+    read: the files are as large as the index). Raises OSError when it cannot be read."""
+    with path.open("rb") as stream:
+        head = stream.read(_OWNER)
+        owner = _owner(head + stream.read(_owner_length(head)))
+    return owner is None or not os.path.exists(owner)
+
+
+def _owner_length(head: bytes) -> int:
+    """The length of the registry path a kept file's ``head`` announces (0 when it is not a
+    head of this format, or announces more than :data:`_MAX_OWNER`)."""
+    if len(head) < _OWNER or not head.startswith(_MAGIC):
+        return 0
+    (length,) = _OWNER_LENGTH.unpack_from(head, _DIGEST)
+    return int(length) if length <= _MAX_OWNER else 0
+
+
+def _owner(data: bytes) -> bytes | None:
+    """The registry path recorded in the start ``data`` of a kept file; None when it has none."""
+    length = _owner_length(data[:_OWNER])
+    owner = data[_OWNER : _OWNER + length]
+    return owner if length and len(owner) == length else None
 
 
 class _PlainUnpickler(pickle.Unpickler):

@@ -15,17 +15,21 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from mindrian.graph import DEFAULT_EMBEDDED_PATH, GraphError
+from mindrian.graph import GraphError
 from mindrian.mcp.server import build_server, open_source_registry
 from mindrian.project import (
     DEFAULT_OUT_DIR,
+    REGISTRY_DB_NAME,
     REGISTRY_YAML_NAME,
+    STATE_DIR_NAME,
     ProjectPaths,
     find_project_root,
 )
 
 #: Environment variable naming the registry to serve (a database file or a registry.yaml).
 REGISTRY_ENV = "MINDRIAN_REGISTRY"
+#: The project's embedded database as help and errors name it (relative to the project root).
+PROJECT_DATABASE = Path(STATE_DIR_NAME) / REGISTRY_DB_NAME
 #: The committed export, served from memory when no database has been built yet.
 FALLBACK_YAML = Path(DEFAULT_OUT_DIR) / REGISTRY_YAML_NAME
 
@@ -38,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=os.environ.get(REGISTRY_ENV) or None,
         help=(
             "embedded registry file, or a registry.yaml (loaded in memory); default "
-            f"${REGISTRY_ENV}, else {DEFAULT_EMBEDDED_PATH}, else {FALLBACK_YAML}"
+            f"${REGISTRY_ENV}, else {PROJECT_DATABASE}, else {FALLBACK_YAML}"
         ),
     )
     args = parser.parse_args(argv)
@@ -46,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if source is None:
         parser.exit(
             1,
-            f"{parser.prog}: no registry: no mindrian project with {DEFAULT_EMBEDDED_PATH} or "
+            f"{parser.prog}: no registry: no mindrian project with {PROJECT_DATABASE} or "
             f"{FALLBACK_YAML} above the working directory or this package; "
             f"pass --registry or set {REGISTRY_ENV}\n",
         )

@@ -20,12 +20,12 @@ from typing import Any, TypeVar
 import pytest
 
 from mindrian.graph import (
-    DEFAULT_EMBEDDED_PATH,
     FrameworkRecord,
     load_registry_yaml,
     registry_from_yaml,
 )
 from mindrian.packages import PackageFolder
+from mindrian.project import ProjectPaths
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
 # Slow: starts MCP servers and agents in subprocesses.
@@ -53,7 +53,7 @@ def larry(built_project: Path) -> type[Any]:
 def in_registry_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project whose default registry holds every committed framework, as working directory."""
     (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
-    registry_from_yaml(REGISTRY_YAML, tmp_path / DEFAULT_EMBEDDED_PATH).close()
+    registry_from_yaml(REGISTRY_YAML, ProjectPaths(tmp_path).embedded_registry).close()
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -122,7 +122,7 @@ def test_handoff_fails_naming_the_server_when_it_cannot_open_its_registry(
 ) -> None:
     # A project with a directory where the registry file should be: the server exits at start.
     (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
-    (tmp_path / DEFAULT_EMBEDDED_PATH).mkdir(parents=True)
+    (ProjectPaths(tmp_path).embedded_registry).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     model = ScriptedModel("never sent")
     agent = larry(model=model, state_dir=tmp_path / "state")

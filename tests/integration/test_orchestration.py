@@ -24,10 +24,11 @@ import yaml
 
 from mindrian.agents import MindrianAgent
 from mindrian.frames import Frame, FrameParser, coalesce
-from mindrian.graph import DEFAULT_EMBEDDED_PATH, EmbeddedRegistry, Usage
+from mindrian.graph import EmbeddedRegistry, Usage
 from mindrian.handoff import HandoffManager, HandoffResult, ProblemClarity
 from mindrian.handoff.tools import Orchestration
 from mindrian.packages import PackageFolder
+from mindrian.project import ProjectPaths
 from mindrian.testing import ScriptedModel, SeenMessage, Step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +137,7 @@ def flow(
 ) -> Iterator[dict[str, Any]]:
     # Larry's required MCP server serves the registry of its working directory.
     monkeypatch.chdir(built_project)
-    registry = EmbeddedRegistry(built_project / DEFAULT_EMBEDDED_PATH)
+    registry = EmbeddedRegistry(ProjectPaths(built_project).embedded_registry)
     frames = io.StringIO()
     framework_models: dict[str, ScriptedModel] = {}
     packages = PackageFolder(built_project / "generated", make=scripted(framework_models))

@@ -73,6 +73,22 @@ def test_a_base_url_needs_no_key_but_the_providers_own_server_does(
     )
 
 
+def test_a_provider_that_only_logs_a_missing_key_is_refused_before_any_request(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Repro: Agno's Claude logs "ANTHROPIC_API_KEY … not set" and builds a client without a
+    key, so the run reached the SDK, which failed at the request with its own message."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with pytest.raises(ModelUnavailableError) as refused:
+        run_model(ProviderModel("anthropic:claude-sonnet-4-5"), ModelSettings(), warn=print)
+    assert str(refused.value) == "anthropic: set ANTHROPIC_API_KEY in the environment"
+    assert "not set" not in "".join(capfd.readouterr())  # Agno's own line is held back
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    model = run_model(ProviderModel("anthropic:claude-sonnet-4-5"), ModelSettings(), warn=print)
+    assert model.api_key == "sk-ant-test"  # type: ignore[attr-defined]
+
+
 def test_a_key_in_the_environment_is_used_at_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-gateway")
     served = run_model(ProviderModel("openai-chat:small", _LOCAL), ModelSettings(), warn=print)

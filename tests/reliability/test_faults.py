@@ -242,6 +242,31 @@ def test_two_builds_of_different_skills_against_one_registry_both_succeed(projec
     assert stored == ids
 
 
+def test_two_builds_of_the_same_skill_at_once_both_succeed(project: Path) -> None:
+    """Repro: each build swept the other's phase 6 workspace and ready package as a killed
+    build's leftovers, so one of them failed (P003 "tests failed: FileNotFoundError", or F001
+    at phase 7) and recorded that failure; now the second waits for the first."""
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "builder", "build", "skills/pws/SKILL.md", "--force"],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=900) for run in runs]
+    for run, (_, err) in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, err
+    assert any("waiting for another build" in err for _, err in outputs)
+    paths = ProjectPaths(project)
+    assert [p.name for p in paths.staging.iterdir()] == []
+    assert (paths.generated / "pws_validation" / "spec.yaml").is_file()
+    assert "pws-validation" in {r.id for r in load_registry_yaml(paths.registry_yaml)}
+
+
 def test_a_line_break_escape_in_a_description_does_not_block_the_next_build(
     project: Path,
 ) -> None:

@@ -374,3 +374,38 @@ def test_explain_shows_where_inferred_triggers_came_from(cli, tmp_path: Path) ->
     again = cli(["build", "skills/gif-maker", "--until", "architecture"], project)
     # Cached: still true of the skill and still in --json, so said again (once).
     assert again.err.count("warning[W101]") == 1
+
+
+def test_any_build_removes_the_test_session_an_interrupted_build_left(
+    cli, project: Path, monkeypatch
+):
+    """Repro: Ctrl-C during a batch's shared test session left ``staging/tests-*`` (a copy
+    of every package of the chunk); only a later batch testing several packages removed it,
+    so after a no-op or one-skill build it stayed for good."""
+    use(monkeypatch, make_pipeline())
+    staging = project / ".mindrian" / "staging"
+    left = staging / "tests-k1lled"
+    (left / "demo").mkdir(parents=True)
+    assert cli(["build", "skills/demo/SKILL.md", "--until", "neo4j_schema"], project).code == 0
+    assert left.is_dir()  # a build that writes no package takes no lock and sweeps nothing
+    assert cli(["build", "skills/demo/SKILL.md"], project).code == 0
+    assert not left.exists()
+
+
+def test_an_interrupted_command_says_so_and_exits_130(cli, project: Path, monkeypatch):
+    """Repro: Ctrl-C ended a build with status 130 and not a word, and ``--json`` printed
+    nothing at all on stdout."""
+
+    def interrupt(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builder.cli.app._targets", interrupt)
+    human = cli(["build", "--all"], project)
+    assert (human.code, human.out) == (130, "")
+    assert human.err == (
+        "error[E001]: interrupted; the next build finishes or undoes what was in progress\n"
+    )
+    machine = cli(["build", "--all", "--json"], project)
+    report = json.loads(machine.out)
+    assert machine.code == 130 and report["exit_code"] == 130
+    assert report["error"]["code"] == "E001"

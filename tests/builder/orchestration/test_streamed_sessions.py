@@ -15,10 +15,11 @@ from build_factories import make_project, skill_text, tree
 import builder.pipeline.package_tests as package_tests
 from builder.orchestration import batch
 from builder.orchestration.batch import BatchOptions, Target, discover
-from builder.orchestration.shared_tests import SESSION_PREFIX, clear_sessions
+from builder.orchestration.shared_tests import clear_sessions
 from builder.phases import load_phase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
+from builder.pipeline.transaction import SESSION_PREFIX
 from builder.pipeline.worker import run_module
 from mindrian.project import ProjectPaths
 

@@ -16,9 +16,11 @@ from phase_factories import outputs_of
 from builder.phases import load_phase, registration
 from builder.phases.code_generation import GeneratedPackage
 from builder.phases.registration import PHASE, REGISTRY_YAML, Registration, RegistrationPhase
+from builder.pipeline import output_folder
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import RegistrationError
+from builder.pipeline.output_folder import committed_ids
 from builder.pipeline.serial import from_plain, to_plain
 from builder.pipeline.worker import WarmWorker
 from builder.probe.runner import ProbeResult, WarmProbes, run_probe
@@ -384,13 +386,21 @@ def test_a_seal_that_no_longer_describes_both_files_is_not_trusted(
     assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, OTHER])
 
 
-def test_retiring_lists_ids_from_the_seal_and_seals_what_it_writes(
+def test_retiring_knows_the_ids_by_registry_yaml_bytes_and_seals_what_it_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = inputs(tmp_path).config
     for record in (RECORD, OTHER):
         phase(tmp_path).run(inputs(tmp_path, record))
+    assert committed_ids(ProjectPaths(tmp_path)) == {RECORD.id, OTHER.id}  # as build --all asks
+    # Which ids registry.yaml lists is the key file's answer alone, whatever the seal says.
+    Path(f"{tmp_path / 'registry.lbug'}.written").unlink()
     reads = Reads(monkeypatch)
+
+    def unparsed(data: bytes) -> None:
+        raise AssertionError("registry.yaml was parsed for its ids")
+
+    monkeypatch.setattr(output_folder, "_parsed_ids", unparsed)
     assert phase(tmp_path).retire(config, {RECORD.id, OTHER.id}) == ()
     assert reads.counted() == (0, 0)
     assert phase(tmp_path).retire(config, {RECORD.id}) == (OTHER.id,)
@@ -419,6 +429,8 @@ def test_a_broken_registry_yaml_is_a_registration_error(tmp_path: Path) -> None:
     (tmp_path / "generated" / REGISTRY_YAML).write_text("format: 99\n", encoding="utf-8")
     with pytest.raises(RegistrationError, match="cannot be read as a registry"):
         phase(tmp_path).run(inputs(tmp_path))
+    with pytest.raises(RegistrationError, match="cannot be read as a registry"):
+        phase(tmp_path).retire(inputs(tmp_path).config, set())
 
 
 @pytest.mark.parametrize(

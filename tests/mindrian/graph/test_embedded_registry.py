@@ -348,6 +348,24 @@ def test_query_parameters_must_match_the_declaration() -> None:
         check_params(q.GET_FRAMEWORK, {"id": "x", "extra": 1})
 
 
+def test_the_path_is_required_so_no_project_registry_is_opened_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``EmbeddedRegistry()`` once opened and wrote the working directory's
+    # .mindrian/registry.lbug: a scratch registry in a test mutated the project's.
+    project = tmp_path / "project"
+    (project / ".mindrian").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    for arguments in ({}, {"read_only": True}, {"wait": 1.0}):
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'path'"):
+            EmbeddedRegistry(**arguments)  # type: ignore[call-arg, arg-type]
+    with EmbeddedRegistry(None) as scratch:  # in memory, said so
+        scratch.register_many(SIX)
+        assert repr(scratch) == "EmbeddedRegistry('in-memory database')"
+    assert list((project / ".mindrian").iterdir()) == []
+
+
 def test_unopenable_path_is_a_graph_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord, load_registry_yaml
-from mindrian.graph.index_cache import index_cache_file, load_snapshot
+from mindrian.graph.index_cache import (
+    ABANDONED_SECONDS,
+    KeptIndex,
+    index_cache_file,
+    load_snapshot,
+    prune_index_cache,
+)
 from mindrian.graph.registry_yaml import with_routing_bodies
 from mindrian.routing.score import RankedCandidate, RoutingSnapshot
 
@@ -29,8 +35,9 @@ QUERIES = (
     ("帮我写单元测试 再做个面试准备", (), ()),
 )
 Ranking = tuple[tuple[RankedCandidate, ...], ...]
-#: How a kept file begins; the SHA-256 of the rest follows.
-_HEAD = b"mindrian routing index\n"
+#: How a kept file begins; the SHA-256 of the rest follows, then the registry's path
+#: (4-byte length first) and the pickled data.
+_HEAD = b"mindrian routing index 2\n"
 
 
 def records() -> tuple[FrameworkRecord, ...]:
@@ -88,10 +95,19 @@ def fresh(path: Path, monkeypatch: pytest.MonkeyPatch) -> Ranking:
         return ranking(path)
 
 
-def kept(path: Path) -> Path:
+def kept_index(path: Path) -> KeptIndex:
     found = index_cache_file(path)
     assert found is not None
     return found
+
+
+def kept(path: Path) -> Path:
+    return kept_index(path).file
+
+
+def body_at(path: Path) -> int:
+    """Where the pickled data starts in the kept file of the registry ``path``."""
+    return len(_HEAD) + 32 + 4 + len(kept_index(path).registry)
 
 
 def test_a_kept_index_ranks_as_a_fresh_one_bit_for_bit(
@@ -174,17 +190,17 @@ def test_one_changed_bit_of_a_score_fails_the_digest(database: Path) -> None:
     ranking(database)
     file = kept(database)
     data = file.read_bytes()
-    body = data[len(_HEAD) + 32 :]
+    body = data[body_at(database) :]
     stamp = pickle.loads(body)
     revision = (stamp["revision"][0], stamp["revision"][1])
-    assert load_snapshot(file, revision, revision) is not None
+    assert load_snapshot(kept_index(database), revision, revision) is not None
     gains = stamp["snapshot"]["index"]["gain"]
     score = next(iter(next(iter(gains.values())).values()))
     packed = struct.pack(">d", score)  # how pickle writes a float
     at = data.index(packed)
     flipped = bytes([packed[-1] ^ 1])
     file.write_bytes(data[: at + 7] + flipped + data[at + 8 :])
-    assert load_snapshot(file, revision, revision) is None
+    assert load_snapshot(kept_index(database), revision, revision) is None
 
 
 class _Planted:
@@ -202,11 +218,11 @@ def test_a_file_naming_a_callable_is_refused_without_calling_it(
 ) -> None:
     ranking(database)
     file = kept(database)
-    head = file.read_bytes()[: len(_HEAD)]
+    owner = file.read_bytes()[len(_HEAD) + 32 : body_at(database)]
     marker = tmp_path / "planted-ran"
-    planted = pickle.dumps({"format": 1, "snapshot": _Planted(marker)})
-    file.write_bytes(head + hashlib.sha256(planted).digest() + planted)
-    assert load_snapshot(file, (0, ""), (0, "")) is None
+    planted = pickle.dumps({"format": 2, "snapshot": _Planted(marker)})
+    file.write_bytes(_HEAD + hashlib.sha256(owner + planted).digest() + owner + planted)
+    assert load_snapshot(kept_index(database), (0, ""), (0, "")) is None
     assert not marker.exists()
     pickle.loads(planted)  # the file is what it claims: a plain unpickler would have run it
     assert marker.is_dir()
@@ -236,6 +252,113 @@ def test_no_cache_folder_keeps_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     assert ranking(path)
     # The database and its write-ahead log, nothing else.
     assert {p.name for p in tmp_path.iterdir()} <= {"registry.lbug", "registry.lbug.wal"}
+
+
+def small_registry(path: Path) -> Path:
+    """A registry file at ``path`` holding a few of the project's frameworks."""
+    with EmbeddedRegistry(path) as registry:
+        registry.register_many(records()[:3])
+    return path
+
+
+def read_once(path: Path) -> None:
+    """What ``mindrian select`` does: one sentence through a new read-only handle."""
+    with EmbeddedRegistry(path, read_only=True) as registry:
+        registry.rank_text("is my startup idea worth building")
+
+
+def delete_registry(path: Path) -> None:
+    for file in path.parent.glob(path.name + "*"):  # the database and its write-ahead log
+        file.unlink()
+
+
+def test_the_file_of_a_deleted_registry_goes_when_another_is_kept(
+    tmp_path: Path, cache: Path
+) -> None:
+    registries = [small_registry(tmp_path / f"r{i}" / "registry.lbug") for i in range(3)]
+    for path in registries:
+        read_once(path)
+    assert {p.name for p in cache.joinpath("routing-index").iterdir()} == {
+        kept(path).name for path in registries
+    }
+    delete_registry(registries[0])
+    delete_registry(registries[1])
+    assert kept(registries[0]).is_file()  # nothing is written, so nothing is pruned yet
+
+    newcomer = small_registry(tmp_path / "new" / "registry.lbug")
+    read_once(newcomer)
+    assert sorted(cache.joinpath("routing-index").iterdir()) == sorted(
+        [kept(registries[2]), kept(newcomer)]
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RoutingSnapshot, "build", _refuse)
+        read_once(registries[2])  # the living registry's file was kept, and is read
+
+
+def test_a_registry_path_reused_by_a_new_registry_keeps_its_file(
+    tmp_path: Path, cache: Path
+) -> None:
+    path = small_registry(tmp_path / "registry.lbug")
+    read_once(path)
+    delete_registry(path)
+    small_registry(path)  # e.g. `mindrian graph rebuild`
+    other = small_registry(tmp_path / "other.lbug")
+    read_once(other)
+    assert kept(path).is_file()  # its registry exists: stale by revision, replaced when read
+
+
+def test_pruning_leaves_living_files_temporaries_in_progress_and_other_names(
+    tmp_path: Path, cache: Path
+) -> None:
+    folder = cache / "routing-index"
+    living = small_registry(tmp_path / "registry.lbug")
+    read_once(living)
+    now = 2_000_000_000.0
+    digest = "ab" * 32
+    files = {
+        "writing": folder / f".{digest}.k3j2_x.tmp",  # another process's write in progress
+        "abandoned": folder / f".{digest}.q9z1_y.tmp",
+        "old format": folder / f"{'cd' * 32}.pickle",
+        "torn head": folder / f"{'ef' * 32}.pickle",
+        "too long a path": folder / f"{'01' * 32}.pickle",
+        "someone else's": folder / "notes.pickle",
+        "a folder": folder / f"{'23' * 32}.pickle.d",
+    }
+    files["writing"].write_bytes(b"half")
+    os.utime(files["writing"], (now - 5, now - 5))
+    files["abandoned"].write_bytes(b"half")
+    stale = now - ABANDONED_SECONDS - 1
+    os.utime(files["abandoned"], (stale, stale))
+    files["old format"].write_bytes(b"mindrian routing index\n" + bytes(32) + b"\x80\x05")
+    files["torn head"].write_bytes(_HEAD + bytes(10))
+    files["too long a path"].write_bytes(_HEAD + bytes(32) + struct.pack(">I", 2**32 - 1) + b"/")
+    files["someone else's"].write_bytes(b"not ours")
+    files["a folder"].mkdir()
+
+    prune_index_cache(folder, now)
+    prune_index_cache(folder, now)  # a second pass finds nothing more to do
+
+    left = {what for what, file in files.items() if file.exists()}
+    assert left == {"writing", "someone else's", "a folder"}
+    assert kept(living).is_file()
+    os.utime(files["writing"], (stale, stale))
+    prune_index_cache(folder, now)
+    assert not files["writing"].exists()
+
+
+def test_a_file_recording_another_registry_is_not_read(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = small_registry(tmp_path / "one.lbug")
+    two = small_registry(tmp_path / "two.lbug")
+    read_once(one)
+    kept(two).write_bytes(kept(one).read_bytes())  # a digest that holds, for another path
+    with monkeypatch.context() as patch:
+        patch.setattr(RoutingSnapshot, "build", _refuse)
+        with pytest.raises(AssertionError, match="was built"):
+            read_once(two)
+    read_once(two)
+    assert kept(two).read_bytes() != kept(one).read_bytes()
 
 
 def _refuse(*args: object, **kwargs: object) -> RoutingSnapshot:

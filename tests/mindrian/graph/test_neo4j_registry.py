@@ -319,18 +319,36 @@ def test_unreachable_real_server_through_open_registry() -> None:
         "NEO4J_PASSWORD": PASSWORD,
     }
     with pytest.raises(GraphError) as caught:
-        open_registry(env=env)
+        open_registry(None, None, env=env)
     assert "bolt://127.0.0.1:1" in str(caught.value)
     assert PASSWORD not in str(caught.value)
 
 
 def test_open_registry_needs_credentials_with_a_uri() -> None:
     with pytest.raises(GraphError, match="NEO4J_USERNAME or NEO4J_PASSWORD"):
-        open_registry(env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        open_registry(None, None, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
 
 
 def test_open_registry_defaults_to_embedded(tmp_path: Path) -> None:
-    with open_registry(path=tmp_path / "r.lbug", env={}) as registry:
+    with open_registry(None, tmp_path / "r.lbug", env={}) as registry:
         assert isinstance(registry, EmbeddedRegistry)
         registry.register(by_id("csio"))
         assert registry.get("csio") == by_id("csio")
+
+
+def test_open_registry_has_no_default_registry_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It once opened .mindrian/registry.lbug under the working directory when given no path.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    with pytest.raises(TypeError, match="'path'"):
+        open_registry(env={})  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'uri'"):
+        open_registry()  # type: ignore[call-arg]
+    with open_registry(None, None, env={}) as registry:
+        assert isinstance(registry, EmbeddedRegistry)
+        registry.register(by_id("csio"))
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml"]

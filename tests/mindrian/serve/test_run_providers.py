@@ -21,8 +21,18 @@ pytestmark = pytest.mark.slow  # mindrian run / serve processes
 _DOWN = "http://127.0.0.1:9/v1"
 
 
+#: Credentials, and model choices, the runs below must not find.
+_UNSET = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "MINDRIAN_MODEL",
+    "MINDRIAN_BASE_URL",
+)
+
+
 def _run(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     return subprocess.run(
         [sys.executable, "-m", "builder", "run", *args],
         cwd=ROOT,
@@ -42,6 +52,24 @@ def test_a_missing_key_is_one_line_naming_the_variable(tmp_path: Path) -> None:
         "error: pws-validation: openai: set OPENAI_API_KEY in the environment "
         "(or --base-url URL for an OpenAI-compatible server)\n"
     )
+
+
+def test_a_missing_anthropic_key_is_one_line_too(tmp_path: Path) -> None:
+    """Repro: Claude's client was built without a key, so the run printed three ERROR lines
+    of Agno's and the SDK's "Could not resolve authentication method" instead."""
+    chosen = _run(
+        "pws-validation",
+        "Lab equipment resale",
+        "--model",
+        "anthropic:claude-sonnet-4-5",
+        state=tmp_path,
+    )
+    own = _run("pws-validation", "Lab equipment resale", state=tmp_path)  # the skill's own model
+    for done in (chosen, own):
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == (
+            "error: pws-validation: anthropic: set ANTHROPIC_API_KEY in the environment\n"
+        )
 
 
 @pytest.mark.parametrize(
