@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_PORT",
     "JWT_ALGORITHM_ENV",
     "AuthMode",
+    "DatabaseUnusableError",
     "ExposedWithoutAuthError",
     "ServeConfig",
     "auth_mode",
@@ -96,6 +97,10 @@ class ExposedWithoutAuthError(MindrianError, ValueError):
     """``serve`` was asked to listen beyond loopback with no authentication configured."""
 
 
+class DatabaseUnusableError(MindrianError, RuntimeError):
+    """The SQLite sessions database cannot be opened (a missing folder, no permission)."""
+
+
 def auth_mode(env: Mapping[str, str]) -> AuthMode:
     """The authentication AgentOS will apply under ``env`` (JWT wins over a key, as in AgentOS)."""
     if env.get("JWT_VERIFICATION_KEY") or env.get("JWT_JWKS_FILE"):
@@ -143,7 +148,10 @@ def open_database(url: str | None, project: ProjectPaths) -> Any:
         from agno.db.sqlite import SqliteDb
 
         project.sessions_db.parent.mkdir(parents=True, exist_ok=True)
-        return SqliteDb(db_file=str(project.sessions_db), id=_DB_ID)
+        return _opened(
+            SqliteDb(db_file=str(project.sessions_db), id=_DB_ID),
+            "sqlite:///" + str(project.sessions_db),
+        )
     scheme = chosen.partition(":")[0]
     if scheme.startswith("postgresql"):
         from agno.db.postgres import PostgresDb
@@ -152,10 +160,24 @@ def open_database(url: str | None, project: ProjectPaths) -> Any:
     if scheme.startswith("sqlite"):
         from agno.db.sqlite import SqliteDb
 
-        return SqliteDb(db_url=chosen, id=_DB_ID)
+        return _opened(SqliteDb(db_url=chosen, id=_DB_ID), chosen)
     raise ValueError(
         f"unsupported database URL scheme {scheme!r}: use postgresql+psycopg://... or sqlite:///..."
     )
+
+
+def _opened(db: Any, url: str) -> Any:
+    """``db`` once a connection opened: Agno logs a SQLite file it cannot open and serves on,
+    storing no session or run. PostgreSQL is not probed: a server that is down may come back,
+    and requests meanwhile get 503 (:func:`_database_unavailable`)."""
+    from sqlalchemy.exc import OperationalError
+
+    try:
+        db.db_engine.connect().close()
+    except OperationalError as error:
+        reason = str(error.orig) if error.orig is not None else str(error)
+        raise DatabaseUnusableError(f"cannot open the sessions database {url}: {reason}") from None
+    return db
 
 
 def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:

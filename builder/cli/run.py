@@ -17,7 +17,7 @@ from builder.cli.options import (
     RecordOpt,
     TemperatureOpt,
 )
-from builder.pipeline.errors import AgentCommandError
+from builder.pipeline.errors import AgentCommandError, UsageError
 
 if TYPE_CHECKING:
     from mindrian.model_choice import ModelChoice
@@ -117,8 +117,16 @@ def run(
     'skip' work); at the end of input the session waits, resumable with --session.
     Pipeline agents report each phase on stderr.
     """
+    from mindrian.request_limits import SESSION_ID_PATTERN
     from mindrian.run import RunRequest, run_agent
 
+    if session is not None and not SESSION_ID_PATTERN.fullmatch(session):
+        # The rule of the HTTP routes (400 there): a session id names files in the state folder.
+        raise UsageError(
+            f"--session {session[:80]!r}: 1-128 letters, digits, '.', '_' or '-', starting with "
+            "a letter or digit",
+            code="U043",
+        )
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     from mindrian.recording import Recording
@@ -182,7 +190,13 @@ def serve(
     """
     import os
 
-    from mindrian.serve import ExposedWithoutAuthError, ServeConfig, build_app, check_exposure
+    from mindrian.serve import (
+        DatabaseUnusableError,
+        ExposedWithoutAuthError,
+        ServeConfig,
+        build_app,
+        check_exposure,
+    )
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
@@ -199,6 +213,8 @@ def serve(
         raise AgentCommandError(str(error), code="X001") from error
     except ValueError as error:  # a database URL of another kind
         raise AgentCommandError(str(error), code="X003") from error
+    except DatabaseUnusableError as error:
+        raise AgentCommandError(str(error), code="X007") from error
     import uvicorn
 
     typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)

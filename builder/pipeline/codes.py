@@ -289,6 +289,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "usage",
         "[tool.mindrian] cannot be used: not TOML, an unknown key or a value of the wrong type",
     ),
+    ErrorCode("U043", "usage", "mindrian run: --session is not a plain session id"),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
@@ -351,4 +352,5 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
     ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
+    ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
 )

@@ -93,3 +93,16 @@ def test_insecure_serves_anyway_with_a_warning() -> None:
     warning = check_exposure(_config("0.0.0.0", insecure=True), {})
     assert warning is not None
     assert warning.startswith("warning: serving on '0.0.0.0' WITHOUT authentication")
+
+
+@pytest.mark.slow  # a mindrian process
+def test_a_sqlite_database_that_cannot_be_opened_exits_1_before_listening(tmp_path) -> None:
+    """Repro: Agno logged "unable to open database file" and its tracebacks, and the server
+    answered every request while storing no session or run."""
+    url = f"sqlite:///{tmp_path}/no/such/folder/sessions.db"
+    done = _serve("--db", url, "--port", "1")
+
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"error[X007]: cannot open the sessions database {url}: unable to open database file\n"
+    )
