@@ -157,6 +157,7 @@ def build_registry_from_yaml(exported: Path, database: Path) -> int:
             ) from None
         try:
             count = built.counts().frameworks
+            built.checkpoint()  # the scratch folder's log is deleted with it
         finally:
             built.close()
         Path(f"{database}.wal").unlink(missing_ok=True)
