@@ -17,7 +17,7 @@ from builder.cli.options import (
     RecordOpt,
     TemperatureOpt,
 )
-from builder.pipeline.errors import AgentCommandError
+from builder.pipeline.errors import AgentCommandError, UsageError
 
 if TYPE_CHECKING:
     from mindrian.model_choice import ModelChoice
@@ -117,8 +117,16 @@ def run(
     'skip' work); at the end of input the session waits, resumable with --session.
     Pipeline agents report each phase on stderr.
     """
+    from mindrian.request_limits import SESSION_ID_PATTERN
     from mindrian.run import RunRequest, run_agent
 
+    if session is not None and not SESSION_ID_PATTERN.fullmatch(session):
+        # The rule of the HTTP routes (400 there): a session id names files in the state folder.
+        raise UsageError(
+            f"--session {session[:80]!r}: 1-128 letters, digits, '.', '_' or '-', starting with "
+            "a letter or digit",
+            code="U043",
+        )
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     from mindrian.recording import Recording

@@ -166,6 +166,7 @@ def build_registry_from_yaml(
             ) from None
         try:
             count = built.counts().frameworks
+            built.checkpoint()  # the scratch folder's log is deleted with it
         finally:
             built.close()
         Path(f"{database}.wal").unlink(missing_ok=True)

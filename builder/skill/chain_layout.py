@@ -12,10 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["CHAIN_FILE", "StageFile", "is_chain", "skill_file", "stage_files"]
+__all__ = ["CHAIN_FILE", "SKILL_FILE", "StageFile", "is_chain", "skill_file", "stage_files"]
 
 #: The file that makes a folder a chain, in place of SKILL.md.
 CHAIN_FILE = "CHAIN.md"
+#: The file that makes a folder a skill.
+SKILL_FILE = "SKILL.md"
 #: A stage file's name: its number, a dash, the stage's name (``01-decompose.md``).
 _STAGE_NAME = re.compile(r"(?P<number>[0-9]+)-(?P<name>[^/]+)\.md")
 
@@ -33,11 +35,15 @@ class StageFile:
 
 
 def skill_file(path: Path) -> Path:
-    """The file to build for ``path``: itself, else its folder's SKILL.md, else its CHAIN.md."""
-    if not path.is_dir():
+    """The file to build for ``path``: itself, else its folder's SKILL.md, else its CHAIN.md.
+
+    A folder named like the file is itself (reading it then says it is a folder), not a
+    skill folder holding ``SKILL.md/SKILL.md``.
+    """
+    if path.name in (SKILL_FILE, CHAIN_FILE) or not path.is_dir():
         return path
     chain = path / CHAIN_FILE
-    return chain if not (path / "SKILL.md").is_file() and chain.is_file() else path / "SKILL.md"
+    return chain if not (path / SKILL_FILE).is_file() and chain.is_file() else path / SKILL_FILE
 
 
 def is_chain(source_path: str) -> bool:

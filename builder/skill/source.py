@@ -75,8 +75,8 @@ def load_source(path: Path, display: str | None = None) -> SkillSource:
 def located_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     """The file :func:`load_source` reads for ``path`` and how it is shown; S100 for a folder
     without one."""
-    folder = path.is_dir()  # once: a no-op locates every skill's file
-    file = skill_file(path) if folder else path
+    file = skill_file(path)  # one stat: a no-op locates every skill's file
+    folder = file != path
     shown = (display if display is not None else path.as_posix()).replace("\\", "/")
     if folder and not shown.endswith(file.name):
         shown = f"{shown.rstrip('/')}/{file.name}"

@@ -198,7 +198,9 @@ def test_a_damaged_database_is_a_prompt_clean_error_never_a_hang(
     project: Path, damage: Callable[[Path], None]
 ) -> None:
     paths = ProjectPaths(project)
-    registry_from_yaml(paths.registry_yaml, paths.embedded_registry).close()
+    registry = registry_from_yaml(paths.registry_yaml, paths.embedded_registry)
+    registry.checkpoint()  # the registry in the file the damage hits, not only in its log
+    registry.close()
     damage(paths.embedded_registry)
     committed = paths.registry_yaml.read_text(encoding="utf-8")
     commands = [("select", "--trigger", "validate"), ("graph", "export")]

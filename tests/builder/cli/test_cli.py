@@ -409,3 +409,18 @@ def test_an_interrupted_command_says_so_and_exits_130(cli, project: Path, monkey
     report = json.loads(machine.out)
     assert machine.code == 130 and report["exit_code"] == 130
     assert report["error"]["code"] == "E001"
+
+
+def test_a_skill_md_that_is_a_folder_is_said_to_be_one(cli, tmp_path: Path):
+    """Repro: ``validate skills/x/SKILL.md`` on a folder looked for ``SKILL.md/SKILL.md``
+    ("no such file"), and ``build --all`` said the folder had no SKILL.md."""
+    (tmp_path / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
+    (tmp_path / "skills" / "x" / "SKILL.md").mkdir(parents=True)
+    expected = re.compile(
+        r"^skills/x/SKILL\.md: error\[S100\]: valid_yaml: cannot read '(.*/)?skills/x/SKILL\.md': "
+        r"it is a folder$",
+        re.M,
+    )
+    for args in (["validate", "skills/x/SKILL.md"], ["validate", "skills/x"], ["build", "--all"]):
+        done = cli(args, tmp_path)
+        assert done.code == 1 and expected.search(done.err), (args, done.err)

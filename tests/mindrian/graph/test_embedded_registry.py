@@ -12,7 +12,14 @@ import ladybug
 import pytest
 from graph_factories import INJECTION, SIX, by_id, framework, with_injection
 
-from mindrian.graph import EmbeddedRegistry, FrameworkRecord, GraphCounts, GraphError, Usage
+from mindrian.graph import (
+    EmbeddedRegistry,
+    FrameworkRecord,
+    GraphCounts,
+    GraphError,
+    Usage,
+    embedded,
+)
 from mindrian.graph import queries as q
 from mindrian.graph.base import check_params
 from mindrian.graph.dialect import EMBEDDED_REWRITES, EMBEDDED_SCHEMA, embedded_text
@@ -244,6 +251,50 @@ def test_database_file_survives_reopening(tmp_path: Path) -> None:
         reg.register_many(SIX)
     with EmbeddedRegistry(path) as reopened:  # schema creation is idempotent
         assert reopened.export() == tuple(sorted(SIX, key=lambda r: r.id))
+
+
+def _on_disk(path: Path) -> int:
+    """Bytes of the database file and of its write-ahead log."""
+    log = Path(f"{path}.wal")
+    return path.stat().st_size + (log.stat().st_size if log.exists() else 0)
+
+
+def test_one_registration_per_open_keeps_the_file_near_its_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Phase 7 registers each skill in a process of its own. Folding the log at every close
+    # rewrote the grown body column to new pages each time and left the old ones unusable:
+    # these 60 frameworks took 12.7 MB one by one against 1.0 MB written at once. A small
+    # log threshold makes the test fold several times, as a large project would.
+    threshold = 64 * 1024
+    monkeypatch.setattr(embedded, "CHECKPOINT_WAL_BYTES", threshold)
+    records = [
+        framework(f"fw-{k:03d}", triggers=(f"t{k}",), body=f"word{k} " * 1000) for k in range(60)
+    ]
+    at_once = tmp_path / "at-once.lbug"
+    with EmbeddedRegistry(at_once) as reg:
+        reg.register_many(records)
+        reg.checkpoint()
+    one_by_one = tmp_path / "one-by-one.lbug"
+    for record in records:
+        with EmbeddedRegistry(one_by_one) as reg:
+            reg.register(record)
+    log = Path(f"{one_by_one}.wal")
+    assert not log.exists() or log.stat().st_size <= 2 * threshold
+    assert one_by_one.stat().st_size > at_once.stat().st_size / 2  # the log was folded
+    assert _on_disk(one_by_one) <= 3 * _on_disk(at_once)
+    with EmbeddedRegistry(one_by_one, read_only=True) as reader:
+        assert reader.export() == tuple(records)
+
+
+def test_a_checkpoint_leaves_the_whole_registry_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as reg:
+        reg.register_many(SIX)
+        reg.checkpoint()
+    Path(f"{path}.wal").unlink(missing_ok=True)  # what moving the file alone does
+    with EmbeddedRegistry(path, read_only=True) as moved:
+        assert moved.export() == tuple(sorted(SIX, key=lambda r: r.id))
 
 
 def test_failed_write_transaction_leaves_nothing_behind(

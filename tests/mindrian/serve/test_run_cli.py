@@ -114,6 +114,23 @@ def test_an_unknown_agent_is_an_error_naming_the_registered_ones(tmp_path: Path)
     assert done.stderr.startswith("error[X001]: no registered agent 'no-such-agent' (registered: ")
 
 
+@pytest.mark.parametrize("session", ["../../escape", "a/b", "", ".hidden", "x" * 129])
+@pytest.mark.parametrize("agent_id", ["deep-research", "larry"])  # a pipeline, a role agent
+def test_a_session_id_that_is_no_plain_id_is_a_usage_error(
+    tmp_path: Path, session: str, agent_id: str
+) -> None:
+    """Repro: a pipeline ended in 'error: deep-research: ValueError: unusable session id …'
+    (exit 1) after loading the agent, and a role agent took '../../escape', '' or any length
+    (the HTTP routes answer 400 for each)."""
+    script = write_script(tmp_path / "s.yaml", {agent_id: ["hi"]}, repeat=True)
+    done = mindrian_run(
+        agent_id, "hello", "--session", session, "--model", f"scripted:{script}", state=tmp_path
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith(f"error[U043]: --session {session[:80]!r}: 1-128 letters")
+    assert list(tmp_path.glob("*/**/*.json")) == []
+
+
 @pytest.mark.parametrize(
     ("script", "message"),
     [
