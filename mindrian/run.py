@@ -118,7 +118,7 @@ def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: Tex
         stderr.write(f"session {session_id}\n")
         return asyncio.run(_guided(agent, request, session_id, stdin, stdout, stderr))
     if request.message is None:
-        stderr.write(f"error: {request.agent_id}: a {agent.agent_type} agent needs a MESSAGE\n")
+        stderr.write(f"error: {request.agent_id}: {agent.agent_type} agents need a MESSAGE\n")
         return 2
     result = asyncio.run(_handoff(agent, request.message, session_id, request.clarity))
     if frames is not None and not result.success:

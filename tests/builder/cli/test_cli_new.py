@@ -82,3 +82,13 @@ def test_bad_answers_are_usage_errors_and_create_nothing(
     assert message in result.err
     assert "Traceback" not in result.err
     assert not (project / "drafts").exists()
+
+
+@pytest.mark.parametrize(("agent_type", "article"), [("operator", "an"), ("role", "a")])
+def test_the_placeholder_description_names_the_type_with_its_article(
+    cli, project: Path, agent_type: str, article: str
+) -> None:
+    """Repro: every new operator skill said 'Pricing check: a operator skill'."""
+    assert cli(["new", "pricing-check", "--type", agent_type], project).code == 0
+    text = (project / "skills" / "pricing-check" / "SKILL.md").read_text(encoding="utf-8")
+    assert f"Pricing check: {article} {agent_type} skill." in text
