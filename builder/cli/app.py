@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from builder import __version__
+from builder.cli.extra import require_build_extra
 from builder.cli.options import (
     AllOpt,
     CheckpointsOpt,
@@ -280,6 +281,7 @@ def build(
 
     json_out = _report_format(ctx, report_format, ("human", "github", "json")) == "json" or json_out
     framed = _use_frames(ctx, "build", frames, json_out)
+    require_build_extra("build")
     phase_range(from_phase, until_phase)
     root = project_root(Path.cwd())
     chosen = _shard(shard)
@@ -506,6 +508,7 @@ def validate(
     from builder.pipeline.report import validation_line, warning_line
 
     annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
+    require_build_extra("validate")
     if not paths:
         raise UsageError("give at least one SKILL.md path", code="U005")
     root = project_root(Path.cwd())
@@ -553,6 +556,7 @@ def fmt_command(
     from builder.skill.fmt import FormatError, format_file, skill_files
 
     annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
+    require_build_extra("fmt")
     if not paths:
         raise UsageError("give at least one SKILL.md file or folder", code="U005")
     files = skill_files(paths)
@@ -988,6 +992,7 @@ def register(
     """
     json_out = _report_format(ctx, report_format, ("human", "json")) == "json" or json_out
     framed = _use_frames(ctx, "register", frames, json_out)
+    require_build_extra("register")
     root = project_root(Path.cwd())
     targets = _targets(paths, all_skills, root)
     out_dir = (out or ProjectPaths(root).generated).absolute()
@@ -1050,6 +1055,7 @@ def check(
 
     annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
     framed = _use_frames(ctx, "check", frames)
+    require_build_extra("check")
     say = _say(framed)
     root = project_root(Path.cwd())
     skills = discover(root)
@@ -1144,7 +1150,8 @@ def new(
     Prints the SKILL.md path. Exit status 2 for a bad name, type or
     description; 1 when the skill folder already exists.
     """
-    from builder.codegen.scaffold import new_skill
+    require_build_extra("new")
+    from builder.codegen.scaffold import new_skill  # Jinja: only once the extra is known there
 
     root = project_root(Path.cwd())
     # Seed 000 spells the types in capitals (OPERATOR); the template's choices are lowercase.

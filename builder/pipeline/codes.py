@@ -282,7 +282,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U017", "usage", "--shard is not I/N with 1 <= I <= N"),
     ErrorCode("U025", "usage", "select --eval: a trigger-eval file cannot be read or used"),
     ErrorCode("U026", "usage", "select: --eval or --explain combined with what they exclude"),
-    ErrorCode("U040", "usage", "the command line runs without the build extra installed"),
+    ErrorCode(
+        "U040",
+        "usage",
+        "a compiling command (build, check, validate, fmt, register, new) without the build extra",
+    ),
     ErrorCode("U041", "usage", "--format names a format the command does not print"),
     ErrorCode(
         "U042",

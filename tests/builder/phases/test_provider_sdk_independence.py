@@ -56,7 +56,7 @@ def _build(root: Path, name: str, *, blocked: Path | None) -> dict[str, bytes]:
     env["MINDRIAN_CACHE_DIR"] = ""  # a cached answer from the other build would hide the cause
     if blocked is not None:
         env["PYTHONPATH"] = str(blocked)
-    command = "import sys; from builder.launch import main; sys.exit(main())"
+    command = "import sys; from builder.cli.app import main; sys.exit(main())"
     args = ["build", str(root / "skill"), "--out", str(out), "--until", "6"]
     args += ["--checkpoints", str(root / f"{name}-checkpoints"), "-q"]
     done = subprocess.run(
