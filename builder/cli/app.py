@@ -1016,7 +1016,8 @@ def register(
 
 @app.command(
     epilog="Examples:\n\n\b\n  mindrian check\n  mindrian check --full\n"
-    "  mindrian check --shard 2/4\n  mindrian check --jobs 1 --quiet\n  mindrian check --frames\n"
+    "  mindrian check --shard 2/4\n  mindrian check --jobs 1 --quiet\n  mindrian check --verbose\n"
+    "  mindrian check --frames\n"
 )
 def check(
     ctx: typer.Context,
@@ -1029,6 +1030,14 @@ def check(
     shard: ShardOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Print each skill's phase lines, as on a terminal, also when stderr is not one.",
+        ),
+    ] = False,
     frames: FramesOpt = False,
     report_format: FormatOpt = "human",
 ) -> int:
@@ -1041,8 +1050,10 @@ def check(
     with a temporary registry (Neo4j is never used). Every file counts,
     registry.yaml included; a unified diff of what differs is printed on stdout
     (on stderr with --frames, which keeps stdout for frames). Exit status 1 on
-    any difference or failed build, 0 when clean. --format github also prints each failed
-    build and each differing file as an annotation.
+    any difference or failed build, 0 when clean. On stderr: each failed build and each
+    differing file as a located line, then what was checked and what drifted; the phase lines
+    of each skill only on a terminal (a progress bar for several) or with --verbose.
+    --format github also prints each failed build and each differing file as an annotation.
     """
     from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
     from builder.orchestration.batch import Target, default_jobs, discover
@@ -1056,6 +1067,8 @@ def check(
     annotate = _report_format(ctx, report_format, ("human", "github")) == "github"
     framed = _use_frames(ctx, "check", frames)
     require_build_extra("check")
+    if quiet and verbose:
+        raise UsageError("give --quiet or --verbose, not both", code="U044")
     say = _say(framed)
     root = project_root(Path.cwd())
     skills = discover(root)
@@ -1064,10 +1077,15 @@ def check(
     targets = [Target(path=p, display=_display(p, root)) for p in skills]
     committed = root / "generated"
     chosen = _shard(shard)
-    bar = _progress_bar(len(chosen.select(targets, "display")), quiet=quiet, machine=framed)
+    count = len(chosen.select(targets, "display"))
+    bar = _progress_bar(count, quiet=quiet or verbose, machine=framed)
 
     committed = ProjectPaths(root).generated
-    listener: Listener = ErrorPrinter(say) if quiet else ProgressPrinter(say, prefix="regenerate")
+    # Phase lines are progress: a CI log wants the outcome, a person watching wants to see it move.
+    phase_lines = verbose or (not quiet and sys.stderr.isatty())
+    listener: Listener = (
+        ProgressPrinter(say, prefix="regenerate") if phase_lines else ErrorPrinter(say)
+    )
     if framed:
         listener = FramePrinter(listener, "regenerate", _frame)
     try:
@@ -1089,6 +1107,8 @@ def check(
             say(line)
     elif result.diff:
         typer.echo(terminal_text(result.diff), nl=False)
+    for problem in _drift_problems(result):
+        say(problem.render())
     for line in summary(result, _display(committed, root)):
         say(line)
     if annotate:
@@ -1103,17 +1123,22 @@ def check(
     return 0 if result.clean else 1
 
 
-def _annotate_check(result: CheckResult) -> None:
-    """Each failed build and each drifted file of ``mindrian check`` as an annotation."""
+def _drift_problems(result: CheckResult) -> list[Problem]:
+    """One located D001 problem per file of ``mindrian check`` that drifted."""
     from builder.pipeline.errors import SourceLocation
     from builder.pipeline.results import DRIFT_CODE, Problem
 
+    message = "differs from a fresh build of its skill (run: mindrian build --all, commit it)"
+    return [Problem(DRIFT_CODE, message, SourceLocation(path)) for path in result.drift]
+
+
+def _annotate_check(result: CheckResult) -> None:
+    """Each failed build and each drifted file of ``mindrian check`` as an annotation."""
     for report in result.builds:
         if report.problem is not None:
             _annotate(report.problem, report.path)
-    for path in result.drift:
-        message = "differs from a fresh build of its skill (run: mindrian build --all, commit it)"
-        _annotate(Problem(DRIFT_CODE, message, SourceLocation(path)))
+    for problem in _drift_problems(result):
+        _annotate(problem)
 
 
 @app.command(

@@ -302,12 +302,16 @@ def _relative(folder: Path, root: Path) -> str:
 def summary(result: CheckResult, shown: str) -> Iterable[str]:
     """The closing lines of ``mindrian check``."""
     failed = [r for r in result.builds if r.problem is not None]
+    skills = len(result.builds)
     if failed:
-        yield f"check: {len(failed)} skill(s) failed to build; {shown} cannot be confirmed"
+        yield (
+            f"check: {len(failed)} of {skills} skill(s) failed to build; {shown} cannot be "
+            "confirmed"
+        )
     if result.drift:
         yield (
-            f"check: {len(result.drift)} file(s) in {shown} differ from a fresh build (run "
-            "`mindrian build --all` and commit)"
+            f"check: {len(result.drift)} of {result.files} file(s) in {shown} differ from a fresh "
+            f"build of {skills} skill(s) (run `mindrian build --all` and commit)"
         )
     if result.clean:
         yield (

@@ -294,6 +294,7 @@ CODES: Mapping[str, ErrorCode] = registry(
         "[tool.mindrian] cannot be used: not TOML, an unknown key or a value of the wrong type",
     ),
     ErrorCode("U043", "usage", "mindrian run: --session is not a plain session id"),
+    ErrorCode("U044", "usage", "mindrian check: both --quiet and --verbose"),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),

@@ -106,6 +106,46 @@ def test_check_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
     assert "differ from a fresh build" in text
 
 
+def _check(root: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "builder", "check", *options],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_without_a_terminal_check_prints_its_outcome_and_verbose_its_phases(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path, {"alpha": skill_text("alpha-skill")})
+    done = _check(root)
+    assert done.returncode == 1  # nothing committed in generated/: every file drifts
+    *located, total = done.stderr.splitlines()
+    assert located and all(
+        line.startswith("generated/") and ": error[D001]: differs from a fresh build" in line
+        for line in located
+    )
+    assert total == (
+        f"check: {len(located)} of {len(located)} file(s) in generated differ from a fresh build "
+        "of 1 skill(s) (run `mindrian build --all` and commit)"
+    )
+
+    verbose = _check(root, "--verbose")
+    assert (verbose.returncode, verbose.stdout) == (done.returncode, done.stdout)
+    lines = verbose.stderr.splitlines()
+    assert lines[:2] == ["regenerate skills/alpha/SKILL.md", "[1/7] skill_analysis … ok"]
+    assert lines[-len(located) - 1 :] == [*located, total]
+
+
+def test_check_of_one_skill_prints_its_phases_on_a_terminal(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"alpha": skill_text("alpha-skill")})
+    code, text = run_in_terminal(["check"], root)
+    assert code == 1
+    assert "regenerate skills/alpha/SKILL.md" in text and "[6/7] code_generation" in text
+
+
 def test_the_line_counts_skills_and_estimates_the_rest() -> None:
     now = [100.0]
     stream = io.StringIO()

@@ -185,7 +185,21 @@ def test_drift_prints_a_unified_diff_and_exits_1(
     result = cli(["check"], project)
     assert result.code == 1
     assert header in result.out.splitlines()
-    assert "differ from a fresh build" in result.err
+    drifted = sorted(
+        {line[6:] for line in result.out.splitlines() if line[:6] in ("--- a/", "+++ b/")}
+    )
+    generated = project / "generated"
+    compared = set(FRESH) | set(tree(generated))
+    # Without a terminal stderr is the outcome alone: a located line per drifted file, the total.
+    assert result.err.splitlines() == [
+        *(
+            f"{path}: error[D001]: differs from a fresh build of its skill (run: mindrian build "
+            "--all, commit it)"
+            for path in drifted
+        ),
+        f"check: {len(drifted)} of {len(compared)} file(s) in generated differ from a fresh "
+        "build of 1 skill(s) (run `mindrian build --all` and commit)",
+    ]
 
 
 def test_a_failed_regeneration_fails_the_check(
@@ -197,7 +211,15 @@ def test_a_failed_regeneration_fails_the_check(
     )
     result = cli(["check"], project)
     assert result.code == 1
-    assert "1 skill(s) failed to build; generated cannot be confirmed" in result.err
+    assert "1 of 1 skill(s) failed to build; generated cannot be confirmed" in result.err
+
+
+def test_quiet_and_verbose_together_are_a_usage_error(
+    cli, project: Path, regeneration: FakeRegeneration
+) -> None:
+    result = cli(["check", "--quiet", "--verbose"], project)
+    assert (result.code, result.err) == (2, "error[U044]: give --quiet or --verbose, not both\n")
+    assert regeneration.seen == []
 
 
 def test_check_by_default_renders_phases_1_to_6_without_tests_or_registry(
