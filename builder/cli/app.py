@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from builder.orchestration.shard import Shard
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.results import Problem, ValidationReport
+    from builder.pipeline.results import BuildReport, Problem, ValidationReport
     from mindrian.frames import Frame
 
 __all__ = ["app", "main", "project_root"]
@@ -368,7 +368,7 @@ def _run_batch(
     print as it goes; ``retire`` then removes what skills no longer in ``paths`` left installed;
     ``publish`` (a build stopped after phase 6) installs the tested packages, unregistered."""
     from builder.cli.listeners import FramePrinter, ProgressPrinter
-    from builder.orchestration.batch import Target, build_many, retire_removed
+    from builder.orchestration.batch import Target, build_many
     from builder.orchestration.runner import phase_range
     from builder.phases import PHASE_NAMES
     from builder.pipeline.errors import UsageError
@@ -400,7 +400,7 @@ def _run_batch(
         if publish:
             built = {r.agent_id for r in reports if r.agent_id and not r.problem}
             publish_ready(output, built)
-        removed = retire_removed(reports, config, _registration(registry)) if retire else ()
+        removed = _retire(reports, config, _registration(registry)) if retire else ()
     for framework_id in removed:
         _say(frames)(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")
     if len(reports) > 1 and not quiet:
@@ -412,6 +412,26 @@ def _run_batch(
         if report.problem is not None:
             _annotate(report.problem, report.path)
     return max(r.exit_code for r in reports)
+
+
+def _retire(
+    reports: Sequence[BuildReport], config: BuildConfig, registration: RegistrationPhase | None
+) -> tuple[str, ...]:
+    """Retire what skills no longer in the batch left installed; the ids removed.
+
+    A retire failing with a problem a skill's phase 7 already printed (a registry.yaml that
+    cannot be read stops both alike) removes nothing and is not printed again: that skill's
+    report already carries the problem and its exit status.
+    """
+    from builder.orchestration.batch import retire_removed
+    from builder.pipeline.results import problem_of
+
+    try:
+        return retire_removed(reports, config, registration)
+    except MindrianError as error:
+        if problem_of(error) not in {r.problem for r in reports}:
+            raise
+        return ()
 
 
 def _progress_bar(count: int, *, quiet: bool, machine: bool) -> ProgressBar | None:
