@@ -14,6 +14,8 @@ Authentication is AgentOS's own, configured by environment variables:
 a user sees, continues and deletes only their own sessions and runs; the
 ``agent_os:admin`` scope sees all). Without either, the app is anonymous and
 :func:`check_exposure` keeps it on loopback unless ``insecure`` is asked for.
+With either, the API description (``/docs``, ``/redoc``, ``/openapi.json``) is
+off: AgentOS's authentication lets those paths through unauthenticated.
 """
 
 from __future__ import annotations
@@ -209,6 +211,7 @@ def build_app(config: ServeConfig) -> Any:
         agents=agents,
         db=db,
         telemetry=False,
+        settings=_settings(os.environ),
         **_authentication(os.environ),
     )
     app = agent_os.get_app()
@@ -235,6 +238,18 @@ async def _database_unavailable(request: Any, error: Exception) -> Any:
         content={"detail": "the session database is unavailable; retry shortly"},
         headers={"Retry-After": "2"},
     )
+
+
+def _settings(env: Mapping[str, str]) -> Any:
+    """AgentOS's settings, the API description switched off whenever authentication is on.
+
+    AgentOS's auth middleware and security-key check always let ``/docs``,
+    ``/redoc`` and ``/openapi.json`` through, so behind authentication they
+    would describe every route to anyone; anonymous local serving keeps them.
+    """
+    from agno.os.settings import AgnoAPISettings
+
+    return AgnoAPISettings(docs_enabled=auth_mode(env) is AuthMode.NONE)
 
 
 def _authentication(env: Mapping[str, str]) -> dict[str, Any]:

@@ -116,7 +116,10 @@ def test_bob_cannot_list_read_or_delete_alices_session(jwt_server: Server) -> No
         read = jwt_server.client.get(path, params={"type": "agent"}, headers=_BOB)
         assert read.status_code in (403, 404), (path, read.text)
         assert "secret plan" not in read.text
-    jwt_server.client.delete("/sessions/alice-1", headers=_BOB)
+    # Deleting it answers as for a session that does not exist, so its existence does not leak.
+    refused = jwt_server.client.delete("/sessions/alice-1", headers=_BOB)
+    missing = jwt_server.client.delete("/sessions/no-such-session", headers=_BOB)
+    assert (refused.status_code, refused.text) == (missing.status_code, missing.text)
     # Bob cannot write into it either: a run naming alice's session is refused.
     intruding = _post_run(
         jwt_server, "pws-validation", _BOB, message="bob was here", session_id="alice-1"
@@ -183,3 +186,17 @@ def test_a_security_key_lets_in_only_its_holders(key_server: Server) -> None:
     allowed = run({"Authorization": "Bearer test-key-0123"})
     assert allowed.status_code == 200 and allowed.json()["status"] == "COMPLETED"
     assert key_server.client.get("/sessions", params={"type": "agent"}).status_code == 401
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc", "/openapi.json"])
+def test_the_api_description_is_off_behind_authentication(
+    jwt_server: Server, key_server: Server, path: str
+) -> None:
+    for server, headers in (
+        (jwt_server, _ALICE),
+        (key_server, {"Authorization": "Bearer test-key-0123"}),
+    ):
+        for sent in ({}, headers):
+            described = server.client.get(path, headers=sent)
+            assert described.status_code in (401, 404), (path, sent, described.text)
+            assert "/agents/{agent_id}/runs" not in described.text

@@ -53,6 +53,14 @@ def test_every_registered_agent_is_served(server: Server) -> None:
     ]
 
 
+def test_an_anonymous_local_server_describes_its_api(server: Server) -> None:
+    described = server.client.get("/openapi.json")
+    assert described.status_code == 200, described.text
+    assert "/agents/{agent_id}/runs" in described.json()["paths"]
+    for page in ("/docs", "/redoc"):
+        assert server.client.get(page).status_code == 200, page
+
+
 def test_an_operator_answers_with_its_output_schema_and_a_breaking_answer_fails(
     server: Server,
 ) -> None:
