@@ -22,6 +22,7 @@ S109    valid_yaml       duplicate key
 S110    valid_yaml       unsupported YAML tag
 S111    valid_yaml       nesting too deep
 S112    valid_yaml       a folder file links outside the skill folder
+S113    valid_yaml       a references/*.md file larger than 1 MiB
 S201    required_fields  a required field is missing
 S202    required_fields  a value breaks the schema (wrong type, unknown key, range)
 S203    required_fields  a name or id cannot be normalised (path separators, ``..``, nothing left)
@@ -113,7 +114,7 @@ from builder.skill.model import (
     skill_id,
 )
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
-from builder.skill.source import MAX_SKILL_BYTES
+from builder.skill.source import MAX_REFERENCE_BYTES, MAX_SKILL_BYTES
 from builder.skill.stages import find_stage_sequence
 from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
@@ -985,6 +986,13 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
         path = PurePosixPath(name)
         if path.parts[0] != "references" or path.suffix.lower() not in (".md", ".markdown"):
             continue
+        if len(data) > MAX_REFERENCE_BYTES:
+            raise SkillError(
+                f"valid_yaml: {name} is {len(data)} bytes; the limit for a reference is "
+                f"{MAX_REFERENCE_BYTES} bytes",
+                location=SourceLocation((folder / name).as_posix()),
+                code="S113",
+            )
         text = decode_skill(data, (folder / name).as_posix())
         element = PurePosixPath(*path.parts[1:]).with_suffix("").as_posix().replace("/", "-")
         try:

@@ -227,6 +227,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("S110", "skill_analysis", "a YAML tag the front matter does not support"),
     ErrorCode("S111", "skill_analysis", "the front matter nests too deeply"),
     ErrorCode("S112", "skill_analysis", "a file of the skill folder links outside it"),
+    ErrorCode("S113", "skill_analysis", "a references/ Markdown file exceeds the size limit"),
     ErrorCode("S201", "skill_analysis", "a required field is missing"),
     ErrorCode(
         "S202",

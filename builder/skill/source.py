@@ -9,7 +9,8 @@ skipped and never change the digest.
 
 Error codes: S100 cannot read, S107 SKILL.md over :data:`MAX_SKILL_BYTES`,
 S108 folder over :data:`MAX_FOLDER_FILES` files or :data:`MAX_FOLDER_BYTES`
-bytes, S112 a link that leads out of the skill folder.
+bytes, S112 a link that leads out of the skill folder (S113, a reference over
+:data:`MAX_REFERENCE_BYTES`, is phase 1's, which knows which files are references).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "FOLDER_PARTS",
     "MAX_FOLDER_BYTES",
     "MAX_FOLDER_FILES",
+    "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "folder_names",
     "load_source",
@@ -40,6 +42,9 @@ MAX_SKILL_BYTES = 1 << 20
 MAX_FOLDER_FILES = 500
 #: Most bytes read from the folder parts together (16 MiB).
 MAX_FOLDER_BYTES = 16 << 20
+#: Largest ``references/*.md`` file accepted (1 MiB, as SKILL.md): its whole text goes into
+#: the package's spec.yaml and is one ``read_reference`` answer to the model.
+MAX_REFERENCE_BYTES = MAX_SKILL_BYTES
 #: Sub-folders of a skill that phase 1 reads.
 FOLDER_PARTS: tuple[str, ...] = ("references", "scripts")
 

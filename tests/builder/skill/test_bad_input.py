@@ -16,7 +16,7 @@ from builder.pipeline.errors import SkillError
 from builder.skill import source as source_module
 from builder.skill.frontmatter import MAX_ALIAS_EXPANSION, MAX_ALIASES, MAX_DEPTH
 from builder.skill.model import AGENT_TYPES
-from builder.skill.source import MAX_SKILL_BYTES, load_source, source_digest
+from builder.skill.source import MAX_REFERENCE_BYTES, MAX_SKILL_BYTES, load_source, source_digest
 
 PATH = "skills/bad/SKILL.md"
 HEAD = "name: Sample\ndescription: Does one thing.\n"
@@ -408,7 +408,7 @@ def test_bad_input(
 
 def test_every_phase1_code_is_exercised() -> None:
     codes = {case[2] for case in BAD_INPUTS}
-    folder_codes = {"S100", "S107", "S108", "S112"}  # exercised below through load_source
+    folder_codes = {"S100", "S107", "S108", "S112", "S113"}  # exercised below, with folder files
     documented = {
         line.split()[0]
         for line in (skill_analysis.__doc__ or "").splitlines()
@@ -484,6 +484,19 @@ def test_link_out_of_the_skill_folder(tmp_path: Path) -> None:
     with pytest.raises(SkillError) as caught:
         load_source(skill)
     assert caught.value.code == "S112" and "leak.sh" in caught.value.message
+
+
+def test_reference_over_one_mebibyte_names_its_own_file() -> None:
+    """Repro: a 10 MB references/*.md was accepted (the folder limit is 16 MiB) and became a
+    10 MB spec.yaml; the same bytes under scripts/ are not inlined and still build."""
+    big = b"# big\n" + b"x" * MAX_REFERENCE_BYTES
+    error = refused("---\n" + HEAD + "---\n", files=(("references/big.md", big),))
+    assert (error.code, error.location.path) == ("S113", "skills/bad/references/big.md")
+    assert error.render().startswith("skills/bad/references/big.md: error[S113]: valid_yaml: ")
+    assert str(MAX_REFERENCE_BYTES) in error.message
+    at_limit = (("references/big.md", big[:MAX_REFERENCE_BYTES]), ("scripts/big.md", big))
+    (reference,) = analyse(source("---\n" + HEAD + "---\n", files=at_limit)).output.references
+    assert len(reference.text) == MAX_REFERENCE_BYTES
 
 
 def test_reference_that_is_not_utf8_names_its_own_file() -> None:
