@@ -27,7 +27,8 @@ from typing import Any, Literal, Protocol, TextIO
 
 from mindrian.host.confine import Confinement
 from mindrian.host.fetch import Target
-from mindrian.host.rules import HOST_TOOLS, Command, Rule, parse_rules
+from mindrian.host.patterns import HOST_TOOLS
+from mindrian.host.rules import Command, Rule, allowed_rules
 
 __all__ = [
     "Approver",
@@ -161,12 +162,9 @@ class HostGrant:
         """The grant of a spec's ``tools.host`` mapping (None or empty: no host tool)."""
         host = host or {}
         granted = {str(name) for name in host.get("grant") or ()}
-        unknown = sorted(granted - set(HOST_TOOLS))
-        if unknown:
-            raise ValueError(f"tools.host.grant names unknown tools: {', '.join(unknown)}")
         return cls(
             grant=tuple(name for name in HOST_TOOLS if name in granted),
-            allow=parse_rules(host.get("allow") or ()),
+            allow=allowed_rules(host.get("allow") or ()),
         )
 
 

@@ -32,31 +32,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mindrian.host.patterns import (
+    HOST_TOOLS,
+    Pattern,
+    PatternError,
+    is_host_tool,
+    parse_pattern,
+    runs_arbitrary_code,
+)
+
 __all__ = [
-    "ARBITRARY_CODE_COMMANDS",
-    "HOST_TOOLS",
     "Command",
     "Rule",
     "RuleError",
+    "allowed_rules",
     "arbitrary_code_rules",
     "parse_command",
     "parse_rule",
     "parse_rules",
 ]
-
-#: The host tools, in their canonical order (the order ``spec.yaml`` lists them).
-HOST_TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch")
-
-#: Programs that run whatever code their arguments give them: a rule pre-approving one of them
-#: pre-approves arbitrary code (named in a warning when ``serve`` starts).
-ARBITRARY_CODE_COMMANDS = frozenset(
-    {
-        "bash", "sh", "zsh", "dash", "fish", "ksh", "python", "python3", "node", "nodejs",
-        "deno", "bun", "ruby", "perl", "php", "lua", "Rscript", "java", "go", "cargo",
-        "npm", "npx", "pnpm", "yarn", "uv", "uvx", "pip", "pip3", "make", "env", "xargs",
-        "eval", "exec", "sudo", "docker", "ssh", "awk", "find",
-    }
-)  # fmt: skip
 
 #: Rules of one tool that also cover another (Claude Code applies Read rules to every tool that
 #: reads files, Edit rules to every tool that edits them).
@@ -64,7 +58,6 @@ _COVERS: Mapping[str, frozenset[str]] = {
     "Read": frozenset({"Read", "Glob", "Grep"}),
     "Edit": frozenset({"Edit", "Write"}),
 }
-_RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 #: Characters that make a command compound or redirected, outside quotes.
 _OPERATORS = frozenset(";&|<>()\n\r")
 #: Characters the shell expands outside quotes (variables and substitution are separate).
@@ -145,6 +138,8 @@ class Rule:
     """The tool it names."""
     specifier: str | None
     """What is inside the parentheses; None for a bare tool name (or ``Tool(*)``)."""
+    pattern: Pattern
+    """The pattern as :mod:`mindrian.host.patterns` parsed it (the builder's parser too)."""
 
     @property
     def bare(self) -> bool:
@@ -185,31 +180,38 @@ class Rule:
     @property
     def runs_arbitrary_code(self) -> bool:
         """Whether a Bash rule pre-approves a program that runs any code it is given."""
-        if self.tool != "Bash":
-            return False
-        if self.specifier is None:
-            return True
-        first = self.specifier.removesuffix(":*").strip().split(" ", 1)[0]
-        return first == "*" or Path(first).name in ARBITRARY_CODE_COMMANDS
+        return runs_arbitrary_code(self.pattern)
 
 
 def parse_rule(text: str) -> Rule:
-    """``Tool`` or ``Tool(specifier)``; raises :class:`RuleError` for anything else."""
-    found = _RULE.match(text.strip())
-    if found is None:
-        raise RuleError(f"{text!r} is not a permission rule: Tool or Tool(specifier)")
-    tool, spec = found["tool"], found["spec"]
-    if tool not in HOST_TOOLS:
-        raise RuleError(f"{text!r}: unknown tool {tool!r} (one of {', '.join(HOST_TOOLS)})")
-    spec = None if spec is None or spec.strip() in ("", "*", ":*") else spec.strip()
-    if tool == "WebFetch" and spec is not None and not spec.startswith("domain:"):
-        raise RuleError(f"{text!r}: a WebFetch rule is WebFetch(domain:HOST)")
-    return Rule(text.strip(), tool, spec)
+    """A rule naming a host tool; raises :class:`RuleError` for anything else."""
+    try:
+        pattern = parse_pattern(text.strip())
+    except PatternError as error:
+        raise RuleError(f"{error.message} (column {error.column})") from None
+    if not is_host_tool(pattern):
+        raise RuleError(
+            f"{text.strip()!r}: unknown tool {pattern.tool!r} (one of {', '.join(HOST_TOOLS)})"
+        )
+    specifier = None if pattern.every_call else pattern.specifier.strip()
+    return Rule(pattern.text, pattern.tool, specifier, pattern)
 
 
 def parse_rules(texts: Iterable[Any]) -> tuple[Rule, ...]:
-    """Every rule of ``texts`` (spec data or command-line values), in order."""
+    """Every rule of ``texts`` (command-line values), in order; any that is no rule raises."""
     return tuple(parse_rule(str(text)) for text in texts)
+
+
+def allowed_rules(texts: Iterable[Any]) -> tuple[Rule, ...]:
+    """The rules of a spec's ``tools.host.allow`` that name a host tool (an ``allowed-tools``
+    entry for a tool this runtime lacks, ``Task``, was warned about at build: W402)."""
+    rules = []
+    for text in texts:
+        try:
+            rules.append(parse_rule(str(text)))
+        except RuleError:
+            continue
+    return tuple(rules)
 
 
 def arbitrary_code_rules(rules: Iterable[Rule]) -> tuple[Rule, ...]:
