@@ -26,7 +26,7 @@ allowed-tools: Bash(git status:*) Bash(python3:*) Read
 # Repo check
 
 Run `scripts/count.py` to count the files of the workspace, read `references/guide.md` for how
-to report, shape the report as `assets/template.txt` shows, and write it to `report.md`.
+to report, and shape the report as `assets/template.txt` shows. Write the report to `report.md`.
 """
 
 
@@ -61,20 +61,15 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (skill / "assets" / "template.txt").write_text("REPORT: {files}\n")
     built = mindrian("build", "--all", cwd=root)
     assert built.returncode == 0, built.stderr
-    _grant_as_phase_4_does(root / "generated" / "repo_check", skill)
+    spec = yaml.safe_load((root / "generated" / "repo_check" / "spec.yaml").read_text())
+    assert spec["tools"]["host"]["grant"] == ["Bash", "Read", "Write"]
+    assert spec["tools"]["host"]["allow"] == ["Bash(git status:*)", "Bash(python3:*)", "Read"]
+    _copy_skill_files(root / "generated" / "repo_check", skill)
     return root
 
 
-def _grant_as_phase_4_does(package: Path, skill: Path) -> None:
-    """What phase 4 and the package copy write, for as long as this build does not yet."""
-    spec_file = package / "spec.yaml"
-    spec = yaml.safe_load(spec_file.read_text())
-    if "host" not in spec["tools"]:
-        spec["tools"]["host"] = {
-            "grant": ["Bash", "Read", "Write"],
-            "allow": ["Bash(git status:*)", "Bash(python3:*)", "Read"],
-        }
-        spec_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+def _copy_skill_files(package: Path, skill: Path) -> None:
+    """The package's copy of the skill's files, for as long as the build does not make it."""
     if not (package / "skill").is_dir():
         shutil.copytree(skill, package / "skill")
 
