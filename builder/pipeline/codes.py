@@ -91,7 +91,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode(
         "E000",
         "mindrian",
-        "an error of the builder without a stage-specific code (MindrianError's default)",
+        "an error of the builder without a stage-specific code (CompilerError's default)",
     ),
     ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
