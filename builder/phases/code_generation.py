@@ -41,7 +41,7 @@ from builder.phases import phase_number
 from builder.phases.keys import codegen_extra, load_key
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
-from builder.pipeline.errors import CodegenError, MindrianError, SourceLocation
+from builder.pipeline.errors import CodegenError, CompilerError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
 from builder.pipeline.services import LONE, Services, TestRunner
@@ -313,7 +313,7 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             return False
         try:
             spec, files = self.render(inputs)
-        except MindrianError:
+        except CompilerError:
             return False  # the phase raises it again and reports it as a build of its own does
         if compile_errors(files):
             return False

@@ -91,7 +91,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode(
         "E000",
         "mindrian",
-        "an error of the builder without a stage-specific code (MindrianError's default)",
+        "an error of the builder without a stage-specific code (CompilerError's default)",
     ),
     ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
@@ -263,6 +263,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "tool_assembly",
         "importing a skill's custom tools timed out or ended the importing process",
     ),
+    ErrorCode(
+        "T012",
+        "tool_assembly",
+        "an allowed-tools entry is not a permission pattern (Tool or Tool(specifier))",
+    ),
     ErrorCode("U001", "usage", "a usage error without a more specific code (UsageError's default)"),
     ErrorCode("U002", "usage", "unknown phase name or number"),
     ErrorCode("U003", "usage", "--from comes after --until"),
@@ -349,6 +354,16 @@ CODES: Mapping[str, ErrorCode] = registry(
         "an optional MCP server cannot be started or reached from the build machine",
     ),
     ErrorCode(
+        "W402",
+        "tool_assembly",
+        "an allowed-tools entry names a tool that is not a host tool; it is left out",
+    ),
+    ErrorCode(
+        "W403",
+        "tool_assembly",
+        "an allowed-tools pattern pre-approves running arbitrary code (Bash, Bash(python3:*)…)",
+    ),
+    ErrorCode(
         "W701",
         "registry",
         "a registry loaded from registry.yaml ranks frameworks without their body: no package "
@@ -359,4 +374,6 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
     ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
+    ErrorCode("X008", "run", "mindrian run or serve: an --approve value is not a permission rule"),
+    ErrorCode("X009", "run", "mindrian run or serve: the --workspace is not a folder"),
 )
