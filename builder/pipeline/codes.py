@@ -361,4 +361,5 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
     ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
+    ErrorCode("X008", "run", "mindrian serve: the port cannot be listened on (in use, no right)"),
 )

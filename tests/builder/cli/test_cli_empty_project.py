@@ -29,3 +29,11 @@ def test_build_all_outside_a_project_says_so(cli, tmp_path: Path) -> None:
     for command in (["build", "--all"], ["check"]):
         result = cli(command, tmp_path)
         assert (result.code, result.err) == (2, message)
+
+
+def test_serve_with_nothing_to_serve_writes_nothing(cli, tmp_path: Path) -> None:
+    """Repro: ``serve`` wrote ``.mindrian/sessions.db`` before refusing (X001)."""
+    assert cli(["init"], tmp_path).code == 0
+    refused = cli(["serve", "--model", "openai:gpt-4o"], tmp_path)
+    assert refused.code == 1 and refused.err.startswith("error[X001]: ")
+    assert not (tmp_path / ".mindrian").exists()
