@@ -264,6 +264,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "tool_assembly",
         "importing a skill's custom tools timed out or ended the importing process",
     ),
+    ErrorCode(
+        "T012",
+        "tool_assembly",
+        "an allowed-tools entry is not a permission pattern (Tool or Tool(specifier))",
+    ),
     ErrorCode("U001", "usage", "a usage error without a more specific code (UsageError's default)"),
     ErrorCode("U002", "usage", "unknown phase name or number"),
     ErrorCode("U003", "usage", "--from comes after --until"),
@@ -349,6 +354,16 @@ CODES: Mapping[str, ErrorCode] = registry(
         "W401",
         "tool_assembly",
         "an optional MCP server cannot be started or reached from the build machine",
+    ),
+    ErrorCode(
+        "W402",
+        "tool_assembly",
+        "an allowed-tools entry names a tool that is not a host tool; it is left out",
+    ),
+    ErrorCode(
+        "W403",
+        "tool_assembly",
+        "an allowed-tools pattern pre-approves running arbitrary code (Bash, Bash(python3:*)…)",
     ),
     ErrorCode(
         "W701",
