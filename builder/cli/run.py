@@ -16,6 +16,7 @@ from builder.cli.options import (
     NoThinkingOpt,
     RecordOpt,
     TemperatureOpt,
+    WorkspaceOpt,
 )
 from builder.pipeline.errors import AgentCommandError, UsageError
 
@@ -112,14 +113,30 @@ def run(
         ),
     ] = False,
     record: RecordOpt = None,
+    workspace: WorkspaceOpt = None,
+    approve: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--approve",
+            metavar="PATTERN",
+            help="Approve host tool calls matching a permission rule, e.g. 'Write' or "
+            "'Bash(npm test:*)' (repeatable); without a terminal, other calls are denied.",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Approve every host tool call without asking.")
+    ] = False,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 
     The agent is loaded by id from generated/registry.yaml. Guided agents ask
     each step's question on stderr and read the answer from stdin ('back' and
     'skip' work); at the end of input the session waits, resumable with --session.
-    Pipeline agents report each phase on stderr.
+    Pipeline agents report each phase on stderr. Host tool calls that no rule of
+    the skill allows are asked about on the terminal (y/N); each call is shown on
+    stderr, and --json lists them under tool_calls.
     """
+    from mindrian.host import RuleError, parse_rules
     from mindrian.request_limits import SESSION_ID_PATTERN
     from mindrian.run import RunRequest, run_agent
 
@@ -130,6 +147,10 @@ def run(
             "a letter or digit",
             code="U043",
         )
+    try:
+        parse_rules(approve or ())
+    except RuleError as error:
+        raise UsageError(f"--approve {error}", code="X010") from error
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     from mindrian.recording import Recording
@@ -138,8 +159,9 @@ def run(
     recording = Recording() if record is not None else None
     project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
-        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity
-    )
+        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity,
+        workspace=_workspace(workspace), approve=tuple(approve or ()), approve_all=yes,
+    )  # fmt: skip
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package
@@ -234,7 +256,7 @@ def _listening(host: str, port: int) -> socket.socket:
         reason = error.strerror or str(error)
         raise AgentCommandError(
             f"cannot listen on {host}:{port}: {reason} (another server holds it? try --port)",
-            code="X008",
+            code="X010",
         ) from None
 
 
@@ -252,11 +274,24 @@ def _app(config: ServeConfig) -> Any:
         raise AgentCommandError(str(error), code="X007") from error
 
 
+def _workspace(path: Path | None) -> Path:
+    """``--workspace`` resolved (default: the current folder); an X009 when it is no folder."""
+    chosen = (path or Path.cwd()).resolve()
+    if not chosen.is_dir():
+        raise AgentCommandError(f"--workspace {path}: not a folder", code="X009")
+    return chosen
+
+
 def _quiet_agno() -> None:
-    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says."""
+    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says; its
+    errors go to stderr (without a terminal Agno writes them to stdout, where --json is)."""
     # A filter, not a level: Agno sets its loggers back to INFO at the start of every run.
     for name in ("agno", "agno-team", "agno-workflow"):
-        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+        logger = logging.getLogger(name)
+        logger.addFilter(lambda record: record.levelno >= logging.ERROR)
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
+                handler.setStream(sys.stderr)
 
 
 def _override(

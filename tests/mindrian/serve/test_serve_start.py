@@ -41,7 +41,7 @@ def test_a_port_in_use_is_a_coded_error_before_the_serving_line() -> None:
         )
     assert done.returncode == 1, done.stderr
     assert done.stderr == (
-        f"error[X008]: cannot listen on 127.0.0.1:{port}: Address already in use "
+        f"error[X010]: cannot listen on 127.0.0.1:{port}: Address already in use "
         "(another server holds it? try --port)\n"
     )
 
