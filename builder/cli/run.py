@@ -150,7 +150,7 @@ def run(
     try:
         parse_rules(approve or ())
     except RuleError as error:
-        raise UsageError(f"--approve {error}", code="X010") from error
+        raise UsageError(f"--approve {error}", code="X008") from error
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     from mindrian.recording import Recording
@@ -247,7 +247,7 @@ def serve(
 
 
 def _listening(host: str, port: int) -> socket.socket:
-    """The socket ``serve`` will listen on; X008 when the port is in use or not ours to take."""
+    """The socket ``serve`` will listen on; X010 when the port is in use or not ours to take."""
     from mindrian.serve import listen
 
     try:
