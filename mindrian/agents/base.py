@@ -39,7 +39,7 @@ from mindrian.handoff import (
 from mindrian.host.gate import HostGrant
 from mindrian.model_choice import ModelRef, model_from_environment
 from mindrian.model_settings import ModelSettings
-from mindrian.providers import ModelUnavailableError, run_model
+from mindrian.providers import ModelUnavailableError, missing_key, run_model
 
 if TYPE_CHECKING:
     from mindrian.agents.package import AgentPackage
@@ -548,9 +548,10 @@ def check_run(output: Any, what: str) -> Any:
     """``output.content`` of a finished Agno run; raises when the run failed."""
     status = getattr(output, "status", None)
     if failed_status(status):
+        said = text_of(output.content)
         raise AgentRunError(
-            f"{what} run ended with status {getattr(status, 'value', status)}: "
-            f"{text_of(output.content)}"
+            f"{what} run ended with status {getattr(status, 'value', status)}: {said}",
+            retryable=missing_key(said) is None,
         )
     return output.content
 
