@@ -21,6 +21,7 @@ __all__ = [
     "Heading",
     "ListItem",
     "atx_heading",
+    "code_mask",
     "find_sections",
     "heading_words",
     "headings",
@@ -75,7 +76,7 @@ class ListItem:
     """The item's text: first line after the marker, then continuation lines, each stripped."""
 
 
-def _code_mask(lines: list[str]) -> list[bool]:
+def code_mask(lines: list[str]) -> list[bool]:
     """True for lines inside (or delimiting) a fenced code block."""
     mask, fence = [], ""
     for line in lines:
@@ -100,7 +101,7 @@ def _code_mask(lines: list[str]) -> list[bool]:
 def headings(lines: list[str]) -> tuple[Heading, ...]:
     """Every ATX heading outside fenced code."""
     found = []
-    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines), strict=True)):
+    for index, (line, in_code) in enumerate(zip(lines, code_mask(lines), strict=True)):
         parsed = None if in_code else atx_heading(line.rstrip("\r"))
         if parsed:
             found.append(Heading(index, parsed[0], parsed[1]))
@@ -212,7 +213,7 @@ def list_items(text: str) -> tuple[ListItem, ...]:
     """Top-level list items (``-``, ``*``, ``+``, ``1.``) outside code; deeper lines continue the
     item."""
     lines = text.split("\n")
-    mask = _code_mask(lines)
+    mask = code_mask(lines)
     items: list[ListItem] = []
     current: list[str] = []
     start, base = 0, -1
