@@ -107,13 +107,21 @@ def _explicit(d: SkillDefinition) -> TypeDecision | None:
             location=_location(d, "type", "metadata.mindrian.type"),
             code="A002",
         )
-    _require_structure(d)
     where = field_line(d, "type", "metadata.mindrian.type")
-    return TypeDecision(
-        d.type,
-        "explicit",
-        f"the skill sets type: {d.type}" + (f" (line {where})" if where else ""),
-    )
+    said = f"the skill sets type: {d.type}" + (f" (line {where})" if where else "")
+    # A guided skill may write its pauses as prose rather than as phases: its gates are its steps.
+    gates = find_gates(d.body, d.body_line) if d.type == "guided" and not d.steps else ()
+    if gates:
+        lines = ", ".join(str(g.line) for g in gates)
+        steps = gate_steps(d.body, d.body_line, gates)
+        return TypeDecision(
+            d.type,
+            "explicit",
+            f"{said}; its steps end where its text stops for the user (line {lines})",
+            steps,
+        )
+    _require_structure(d)
+    return TypeDecision(d.type, "explicit", said)
 
 
 def _require_structure(d: SkillDefinition) -> None:
@@ -127,6 +135,7 @@ def _require_structure(d: SkillDefinition) -> None:
         missing = (
             "at least one step: add metadata.mindrian.phases "
             "or a '## Phases' section with one item or subsection per step"
+            + (", or a line where it waits for the user's answer" if d.type == "guided" else "")
         )
     else:
         return

@@ -131,6 +131,18 @@ def test_type_inference_rules(case: str, changes: dict, expected: str, rule: str
     assert decision.reason
 
 
+def test_an_explicit_guided_skill_without_phases_takes_its_steps_from_its_gates() -> None:
+    body = "Draft the plan.\nWait for the user's approval.\nBuild it.\n"
+    decision = decide_type(skill(type="guided", body=body, body_line=5, field_lines={"type": 2}))
+    assert (decision.type, decision.rule) == ("guided", "explicit")
+    assert decision.steps is not None
+    assert [(s.waits_for_user, s.question) for s in decision.steps] == [
+        (True, "Wait for the user's approval."),
+        (False, ""),
+    ]
+    assert "line 6" in decision.reason
+
+
 def test_unknown_explicit_type_lists_the_five() -> None:
     d = skill(type="wizard", field_lines={"type": 3})
     with pytest.raises(ArchitectureError) as err:
