@@ -91,7 +91,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode(
         "E000",
         "mindrian",
-        "an error of the builder without a stage-specific code (MindrianError's default)",
+        "an error of the builder without a stage-specific code (CompilerError's default)",
     ),
     ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
@@ -176,6 +176,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
     ErrorCode("N002", "scaffold", "mindrian init: skills or generated is not a folder"),
     ErrorCode("N003", "scaffold", "mindrian init: pyproject.toml cannot take [tool.mindrian]"),
+    ErrorCode("N004", "scaffold", "mindrian init: the folder is inside another mindrian project"),
     ErrorCode(
         "P001",
         "pipeline",
@@ -263,13 +264,18 @@ CODES: Mapping[str, ErrorCode] = registry(
         "tool_assembly",
         "importing a skill's custom tools timed out or ended the importing process",
     ),
+    ErrorCode(
+        "T012",
+        "tool_assembly",
+        "an allowed-tools entry is not a permission pattern (Tool or Tool(specifier))",
+    ),
     ErrorCode("U001", "usage", "a usage error without a more specific code (UsageError's default)"),
     ErrorCode("U002", "usage", "unknown phase name or number"),
     ErrorCode("U003", "usage", "--from comes after --until"),
     ErrorCode("U004", "usage", "both SKILL.md paths and --all"),
     ErrorCode("U005", "usage", "neither SKILL.md paths nor --all"),
     ErrorCode("U006", "usage", "not an agent id"),
-    ErrorCode("U007", "usage", "--all or a plugin root found nothing to build"),
+    ErrorCode("U007", "usage", "a plugin root has nothing to build"),
     ErrorCode("U008", "usage", "both --registry and --neo4j-uri"),
     ErrorCode(
         "U009", "usage", "the Neo4j URI cannot be used: unparsable, or it carries credentials"
@@ -296,6 +302,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("U043", "usage", "mindrian run: --session is not a plain session id"),
     ErrorCode("U044", "usage", "mindrian check: both --quiet and --verbose"),
+    ErrorCode("U045", "usage", "build --all or check outside a mindrian project"),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
@@ -349,6 +356,16 @@ CODES: Mapping[str, ErrorCode] = registry(
         "an optional MCP server cannot be started or reached from the build machine",
     ),
     ErrorCode(
+        "W402",
+        "tool_assembly",
+        "an allowed-tools entry names a tool that is not a host tool; it is left out",
+    ),
+    ErrorCode(
+        "W403",
+        "tool_assembly",
+        "an allowed-tools pattern pre-approves running arbitrary code (Bash, Bash(python3:*)…)",
+    ),
+    ErrorCode(
         "W701",
         "registry",
         "a registry loaded from registry.yaml ranks frameworks without their body: no package "
@@ -359,4 +376,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
     ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
+    ErrorCode("X008", "run", "mindrian run or serve: an --approve value is not a permission rule"),
+    ErrorCode("X009", "run", "mindrian run or serve: the --workspace is not a folder"),
+    ErrorCode("X010", "run", "mindrian serve: the port cannot be listened on (in use, no right)"),
 )

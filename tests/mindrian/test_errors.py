@@ -21,6 +21,10 @@ _NOT_FAILURES = {
     # returns a paused state. Under MindrianError, a handler's `except MindrianError`
     # around its own calls would swallow the pause and the run would go on.
     "mindrian.workflow.engine.Pause",
+    # A served run's host tool calls wait for the client: the served agent catches it and
+    # pauses the run. Under MindrianError, a caller's `except MindrianError` would report a
+    # failure for a run that is only waiting.
+    "mindrian.agents.base.ConfirmationNeeded",
 }
 
 
@@ -66,11 +70,11 @@ def test_exemptions_are_real_and_not_failures() -> None:
         ("mindrian.project.ProjectNotFoundError", LookupError),
         ("mindrian.testing.prompts.PackageNotFoundError", LookupError),
         ("mindrian.graph.errors.GraphError", RuntimeError),
-        ("mindrian.agents.base.AgentRunError", RuntimeError),
+        ("mindrian.agents.errors.AgentRunError", RuntimeError),
         ("mindrian.workflow.model.WorkflowError", ValueError),
         ("mindrian.frames.FrameError", ValueError),
         ("mindrian.guards.CypherRejected", ValueError),
-        ("mindrian.testing.scripted.ScriptExhaustedError", AssertionError),
+        ("mindrian.scripted.ScriptExhaustedError", AssertionError),
         ("mindrian.testing.pytest_plugin.BlockedNetworkError", ConnectionRefusedError),
     ],
 )
