@@ -1323,7 +1323,9 @@ def _fail(state: _State, problem: Problem, line: str | None) -> int:
 
 
 from builder.cli.init import register_init_command  # noqa: E402  (commands of their own module)
+from builder.cli.mcp import register_mcp_command  # noqa: E402  (commands of their own module)
 from builder.cli.run import register_run_commands  # noqa: E402  (commands of their own module)
 
 register_init_command(app)
 register_run_commands(app)
+register_mcp_command(app)

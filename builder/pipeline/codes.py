@@ -357,6 +357,14 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
-    ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
+    ErrorCode(
+        "X006", "run", "mindrian serve or mcp --http: a non-loopback host without authentication"
+    ),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
+    ErrorCode(
+        "X008",
+        "run",
+        "mindrian mcp: no registry to serve, one that cannot be opened, or --agents outside a "
+        "project",
+    ),
 )

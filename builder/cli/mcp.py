@@ -1,0 +1,106 @@
+"""``mindrian mcp``: a thin wrapper over :mod:`mindrian.mcp.command`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from builder.cli.options import BaseUrlOpt, ModelOpt
+from builder.pipeline.errors import AgentCommandError
+
+__all__ = ["register_mcp_command"]
+
+_EXAMPLES = """\
+Examples:
+
+\b
+  mindrian mcp                                   # stdio, for an MCP host to start
+  mindrian mcp --http --port 7778                # streamable HTTP on http://127.0.0.1:7778/mcp
+  mindrian mcp --agents --model scripted:examples/pws.yaml
+  OS_SECURITY_KEY=... mindrian mcp --http --host 0.0.0.0
+"""
+
+
+def register_mcp_command(app: typer.Typer) -> None:
+    """Add ``mcp`` to the ``mindrian`` command."""
+    app.command(name="mcp", epilog=_EXAMPLES)(mcp)
+
+
+def mcp(
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP (at /mcp) instead of stdio.")
+    ] = False,
+    host: Annotated[
+        str, typer.Option("--host", metavar="HOST", help="Interface to listen on (--http).")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", metavar="PORT", min=1, max=65535, help="Port to listen on (--http)."
+        ),
+    ] = 7778,
+    registry: Annotated[
+        str | None,
+        typer.Option(
+            "--registry",
+            metavar="PATH",
+            envvar="MINDRIAN_REGISTRY",
+            help="Registry database file or registry.yaml [default: Neo4j with NEO4J_URI, else "
+            "the project's .mindrian/registry.lbug, else generated/registry.yaml].",
+        ),
+    ] = None,
+    agents: Annotated[
+        bool,
+        typer.Option(
+            "--agents",
+            help="Also serve each registered agent as a tool (a message, an optional session id).",
+        ),
+    ] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Serve --http beyond loopback with no authentication anyway (warned on start).",
+        ),
+    ] = False,
+) -> int:
+    """Serve the project to an MCP host: framework selection, its skills, and its agents.
+
+    Tools: select_frameworks, get_framework, read_neo4j_cypher (guarded), and with
+    --agents one tool per registered agent. Every skill of the project is served
+    with the MCP Skills extension (skills/list, skills/get, skill:// resources).
+    Over --http the rules of 'mindrian serve' hold: anonymous on loopback only,
+    else OS_SECURITY_KEY or JWT_VERIFICATION_KEY / JWT_JWKS_FILE.
+    """
+    from mindrian.mcp.command import McpConfig, McpSetupError, run_mcp
+    from mindrian.model_choice import ModelScriptError, choose_model
+    from mindrian.project import ProjectPaths, find_project_root
+    from mindrian.serve import ExposedWithoutAuthError
+
+    root = find_project_root(Path.cwd())
+    project = ProjectPaths(root) if root is not None else None
+    try:
+        choice = choose_model(model, base=Path.cwd(), base_url=base_url) if agents else None
+    except ModelScriptError as error:
+        raise AgentCommandError(str(error), code="X002") from error
+    config = McpConfig(
+        project,
+        registry,
+        http=http,
+        host=host,
+        port=port,
+        insecure=insecure,
+        agents=agents,
+        model=choice,
+    )
+    try:
+        run_mcp(config)
+    except ExposedWithoutAuthError as error:
+        raise AgentCommandError(str(error), code="X006") from error
+    except McpSetupError as error:
+        raise AgentCommandError(str(error), code="X008") from error
+    return 0
