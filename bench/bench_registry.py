@@ -21,6 +21,14 @@ SELECT_P50_TARGET_MS = 10.0
 SELECT_TEXT_P50_TARGET_MS = 10.0
 #: Runs of each one-shot `select` (a new process each).
 ONE_SHOT_RUNS = 5
+#: Issue 36: a one-shot `select` of a sentence (a new process, the kept index) at 10,000
+#: frameworks, English or Chinese, within this many `python -c pass` (the yardstick's start).
+ONE_SHOT_STARTS = 4.0
+#: The one-shot sentences: English, and Chinese (which reads the dictionary's glosses).
+ONE_SHOT_SENTENCES = (
+    ("", "which framework handles trigger-7 for problem-2?"),
+    (", Chinese", "帮我准备明天的面试"),
+)
 _TRIGGERS = 50
 _PROBLEM_TYPES = 5
 
@@ -140,26 +148,28 @@ def rows() -> list[Row]:
 
 def _one_shot_rows(folder: Path) -> list[Row]:
     """``mindrian select "a sentence"`` in a new process each time, over the registry file in
-    ``folder``: without the index cache (every run builds the index), and with it (the
-    untimed first run builds and keeps it, the timed ones read it)."""
-    argv = [
-        *mindrian_command(),
-        "select",
-        "which framework handles trigger-7 for problem-2?",
-        "--registry",
-        str(folder / "registry.lbug"),
-    ]
+    ``folder``: with the index cache (the untimed first run builds and keeps it, the timed ones
+    read it), in English and in Chinese, and without it (every run builds the index)."""
+    registry = ["--registry", str(folder / "registry.lbug")]
+    kept_env = {"MINDRIAN_CACHE_DIR": str(folder / "cache")}
+    rows = []
+    for label, sentence in ONE_SHOT_SENTENCES:
+        argv = [*mindrian_command(), "select", sentence, *registry]
+        kept = median_seconds(argv, ONE_SHOT_RUNS, env=kept_env)
+        rows.append(
+            Row(
+                f"one-shot select a sentence{label} (new process)",
+                kept * 1000,
+                "ms",
+                ONE_SHOT_STARTS,
+                f"median of {ONE_SHOT_RUNS}; text index read from the cache",
+                per="start",
+            )
+        )
+    argv = [*mindrian_command(), "select", ONE_SHOT_SENTENCES[0][1], *registry]
     cold = median_seconds(argv, ONE_SHOT_RUNS, env={"MINDRIAN_CACHE_DIR": ""})
-    kept = median_seconds(argv, ONE_SHOT_RUNS, env={"MINDRIAN_CACHE_DIR": str(folder / "cache")})
     return [
-        Row(
-            "one-shot select a sentence (new process)",
-            kept * 1000,
-            "ms",
-            None,
-            f"median of {ONE_SHOT_RUNS}; text index read from the cache "
-            f"({cold / kept:.1f}x faster than building it)",
-        ),
+        *rows,
         Row(
             "one-shot select a sentence, no index cache",
             cold * 1000,

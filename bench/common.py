@@ -40,6 +40,10 @@ class Row:
     """Upper bound the figure should stay under, None when there is none."""
     note: str = ""
     """Context, e.g. the ratio to a baseline."""
+    per: str = ""
+    """Empty: ``target`` is in ``unit`` as set on the reference machine (``bench/yardstick.yaml``;
+    a time is judged in multiples of the loop). ``start`` or ``loop``: ``target`` is that
+    multiple of the machine's yardstick (:mod:`bench.yardstick`)."""
 
 
 def median_seconds(

@@ -19,6 +19,9 @@ Against tuning to this set, every figure is also given for a 2-fold split by ski
 registered ids in order, alternately in half A and half B; all 75 stay registered, only
 the queries are split): method choices are made on A and read on B, and the threshold
 is chosen on A and reported on both.
+
+The machine's yardstick (:mod:`bench.yardstick`) is printed first, and the timing rows
+(building the records, a selection in process) also as multiples of it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import json
 import math
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -36,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import yardstick
 from bench.common import ROOT
 from builder.graph.route_eval import EvalCase, EvalReport, Rates, run_evals
 from builder.orchestration.project import load_config
@@ -185,6 +190,8 @@ def main(argv: Sequence[str] = ()) -> int:
     if not (routing / "evals").is_dir():
         print(f"no trigger evals under {routing}/evals", file=sys.stderr)
         return 2
+    here = yardstick.measure()
+    print(here.header())
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mindrian-routing-") as folder:
         work = Path(folder)
@@ -194,6 +201,7 @@ def main(argv: Sequence[str] = ()) -> int:
         with EmbeddedRegistry(work / "registry.lbug") as registry:
             registry.register_many(built.records)
             sweep = [(t, _at_threshold(t, cases, registry)) for t in _THRESHOLDS]
+            select_ms = _select_p50_ms(cases, registry)
     chosen = routing_score.MIN_RELEVANCE
     ours = next(report for threshold, report in sweep if threshold == chosen)
     baseline = run_evals(cases, bm25_baseline(built.records))
@@ -202,7 +210,10 @@ def main(argv: Sequence[str] = ()) -> int:
     total = len(built.records) + len(built.failures)
     print(f"skills built (phases 1-5) and registered: {len(built.records)} / {total}")
     print(f"top-1 over BM25: {100 * _gain(ours, baseline):+.1f} points")
-    print(f"build {build_s:.0f} s, {len(cases)} queries")
+    print(f"build (phases 1-5): {build_s:.1f} s ({here.multiples(build_s, 's')}); ", end="")
+    in_units = here.multiples(select_ms, "ms")
+    print(f"select a sentence p50 in process: {select_ms:.2f} ms ({in_units})")
+    print(f"{len(cases)} queries")
     for repo, why in built.failures:
         print(f"  not built: {repo}: {why}")
     print("\n2-fold split by skill (choose on A, read on B):")
@@ -252,6 +263,16 @@ def _at_threshold(
         return run_evals(cases, lambda query: registry.select_text(query, limit=3))
     finally:
         routing_score.MIN_RELEVANCE = chosen
+
+
+def _select_p50_ms(cases: Sequence[EvalCase], registry: EmbeddedRegistry) -> float:
+    """Median milliseconds of one ``select_text`` of each query (the index already built)."""
+    samples = []
+    for case in cases:
+        began = time.perf_counter()
+        registry.select_text(case.query, limit=3)
+        samples.append(1000 * (time.perf_counter() - began))
+    return statistics.median(samples)
 
 
 def _gain(ours: EvalReport, baseline: EvalReport) -> float:

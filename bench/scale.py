@@ -25,6 +25,11 @@ summed over them (CPU of the thread that ran it), beside the build's own wall
 and CPU; the CPU spent outside any phase's thread (test sessions, probes, the
 Node linter, starting workers, the batch's own steps) is the difference.
 
+The machine's yardstick (:mod:`bench.yardstick`: a fixed pure-Python loop and ``python -c
+pass``) is measured and printed first; wall and CPU seconds are also given as multiples of
+the loop, and a target in seconds (set on the machine ``bench/yardstick.yaml`` records) is
+judged in those multiples, so a slow machine gets the verdict a fast one would.
+
 Each command is timed wall-clock; its CPU time (user + system, children
 included, from ``wait4``) gives the CPU use (CPU / wall; 200 % is both cores
 of a 2-core machine), which depends less on other load than wall time does.
@@ -48,8 +53,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import yardstick
 from bench.common import ROOT, mindrian_command
 from bench.synth import synthesize, touch_skill
+from bench.yardstick import Yardstick
 
 __all__ = [
     "Measure",
@@ -101,14 +108,20 @@ class Target:
         """The figure of ``m`` this target is about."""
         return {"s": m.wall, "%": m.utilisation, "MiB": m.rss_mib}[self.unit]
 
-    def met(self, m: Measure) -> bool:
-        """Whether ``m`` reaches the target."""
-        figure = self.value(m)
-        return figure >= self.bound if self.at_least else figure <= self.bound
+    def met(self, m: Measure, here: Yardstick | None = None) -> bool:
+        """Whether ``m`` reaches the target; a time in multiples of the loop when measured on
+        a machine of yardstick ``here`` (the bound was set on the reference machine)."""
+        figure, bound = self.value(m), self.bound
+        if self.unit == "s" and here is not None:
+            figure, bound = figure / here.loop_s, bound / yardstick.reference().loop_s
+        return figure >= bound if self.at_least else figure <= bound
 
     def text(self) -> str:
-        """``≤ 30 s``, ``≥ 180 %``."""
-        return f"{'≥' if self.at_least else '≤'} {self.bound:g} {self.unit}"
+        """``≤ 30 s = 27.3 loop``, ``≥ 180 %``."""
+        shown = f"{'≥' if self.at_least else '≤'} {self.bound:g} {self.unit}"
+        if self.unit == "s":
+            shown += f" = {self.bound / yardstick.reference().loop_s:.2f} loop"
+        return shown
 
 
 @dataclass(frozen=True)
@@ -124,12 +137,11 @@ class ScaleRow:
     note: str = ""
     """Context (per-skill figures)."""
 
-    @property
-    def verdict(self) -> str:
-        """``✓``, ``MISS``, or empty without a target."""
+    def verdict(self, here: Yardstick | None = None) -> str:
+        """``✓``, ``MISS``, or empty without a target (:meth:`Target.met`)."""
         if self.target is None:
             return ""
-        return "✓" if self.target.met(self.measure) else "MISS"
+        return "✓" if self.target.met(self.measure, here) else "MISS"
 
 
 #: Targets of issue 26 by number of skills (seconds unless said).
@@ -194,7 +206,7 @@ def _busy() -> Target | None:
     return Target(_BUSY_PER_CORE * cores, "%", at_least=True) if cores > 1 else None
 
 
-def rows_for_size(count: int, work: Path) -> tuple[list[ScaleRow], Measure]:
+def rows_for_size(count: int, work: Path, here: Yardstick) -> tuple[list[ScaleRow], Measure]:
     """Cold (with its ``--json`` report kept), no-op, one-changed build and check of ``count``
     synthesized skills; the rows and the cold build."""
     project = work / f"project-{count}"
@@ -208,6 +220,7 @@ def rows_for_size(count: int, work: Path) -> tuple[list[ScaleRow], Measure]:
     targets = _TARGETS.get(count, {})
     name = f"{count:,} skills" if count != 1 else "1 skill"
     per_skill = f"{cold.wall / count:.2f} s wall, {cold.cpu / count:.2f} s CPU per skill"
+    per_skill += f" ({cold.cpu / count / here.loop_s:.3f} loop)"
     peak = max(cold, noop, changed, checked, key=lambda m: m.rss_mib)
     rows = [
         ScaleRow(f"{name}, cold `build --all`", cold, targets.get("cold"), per_skill),
@@ -244,26 +257,40 @@ def rows_for_project(work: Path) -> list[ScaleRow]:
     ]
 
 
-_HEADER = ("benchmark", "wall s", "CPU s", "CPU %", "peak MiB", "target", "", "note")
+_HEADER = (
+    "benchmark",
+    "wall s",
+    "CPU s",
+    "wall loop",
+    "CPU loop",
+    "CPU %",
+    "peak MiB",
+    "target",
+    "",
+    "note",
+)
 
 
-def table(rows: Sequence[ScaleRow]) -> str:
-    """The rows as an aligned plain-text table (numbers right-aligned)."""
+def table(rows: Sequence[ScaleRow], here: Yardstick) -> str:
+    """The yardstick's line, then the rows as an aligned plain-text table (numbers
+    right-aligned)."""
     lines = [_HEADER] + [
         (
             r.label,
             f"{r.measure.wall:.2f}",
             f"{r.measure.cpu:.1f}",
+            f"{r.measure.wall / here.loop_s:.2f}",
+            f"{r.measure.cpu / here.loop_s:.1f}",
             f"{r.measure.utilisation:.0f}",
             f"{r.measure.rss_mib:.0f}",
             r.target.text() if r.target else "",
-            r.verdict,
+            r.verdict(here),
             r.note,
         )
         for r in rows
     ]
     widths = [max(len(line[i]) for line in lines) for i in range(len(_HEADER))]
-    numeric = range(1, 5)
+    numeric = range(1, 7)
     text = [
         "  ".join(
             c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(line)
@@ -271,7 +298,7 @@ def table(rows: Sequence[ScaleRow]) -> str:
         for line in lines
     ]
     text.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(text)
+    return "\n".join([here.header(), *text])
 
 
 def breakdown(report: Mapping[str, Any], build: Measure) -> str:
@@ -306,17 +333,19 @@ def _sizes(argv: Sequence[str]) -> list[int]:
 
 
 def report(sizes: Sequence[int], work: Path) -> str:
-    """The whole printout: the table, then the breakdown of the largest cold build."""
+    """The whole printout: the yardstick and the table, then the breakdown of the largest cold
+    build."""
+    here = yardstick.measure()
     rows = rows_for_project(work)
     largest: tuple[int, Measure] | None = None
     for count in sizes:
-        found, cold = rows_for_size(count, work)
+        found, cold = rows_for_size(count, work, here)
         rows.extend(found)
         if largest is None or count >= largest[0]:
             largest = (count, cold)
         print(f"done: {count} skills", file=sys.stderr, flush=True)
     one, five, fifteen = os.getloadavg()
-    parts = [table(rows), f"load average after the runs: {one:.2f} {five:.2f} {fifteen:.2f}"]
+    parts = [table(rows, here), f"load average after the runs: {one:.2f} {five:.2f} {fifteen:.2f}"]
     if largest is not None:
         count, cold = largest
         parts.append(

@@ -1,4 +1,5 @@
-"""The root of every public exception the mindrian runtime raises."""
+"""The root of every public exception mindrian raises, the runtime's and the compiler's
+(``builder.pipeline.errors.CompilerError`` derives from it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ class MindrianError(Exception):
     mindrian failure. Subclasses keep a more specific built-in base (``ValueError``,
     ``LookupError``, ``RuntimeError``) as a second parent where callers rely on it.
     """
+
+    code: str | None = None
+    """The registered code (builder/pipeline/codes.py) of an error that is the user's situation
+    (a registry database refusing, a bad SKILL.md), which the command line reports as that code
+    with exit status 1; None for the others, which reaching the command line are bugs."""
 
 
 class MindrianWarning(MindrianError, UserWarning):

@@ -1,7 +1,7 @@
 """Choosing the model agents run with: ``--model PROVIDER:ID``, ``MINDRIAN_MODEL``, or a script.
 
 ``scripted:PATH`` replays a YAML or JSON script through
-:class:`~mindrian.testing.ScriptedModel`, so agents run and serve with no API
+:class:`~mindrian.scripted.ScriptedModel`, so agents run and serve with no API
 key (demos, CI, reviewers). Any other ``provider:model_id`` is built by Agno
 (:mod:`mindrian.providers`), at ``--base-url`` / ``MINDRIAN_BASE_URL`` when
 given, with the run's settings override. The script file::
@@ -40,7 +40,7 @@ from mindrian.errors import MindrianError
 from mindrian.model_settings import SettingsOverride
 from mindrian.providers import ProviderModel
 from mindrian.recording import Recording
-from mindrian.testing import ScriptedModel, Step, ToolCall
+from mindrian.scripted import ScriptedModel, Step, ToolCall
 
 __all__ = [
     "BASE_URL_ENV",

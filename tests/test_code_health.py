@@ -1,17 +1,26 @@
 """The gates stay shut: mypy's strictness only grows, the runtime ships its type hints, the
-property tests run without deadlines (derandomised under CI), and builder/pipeline imports
-nothing above it."""
+property tests run without deadlines (derandomised under CI), builder/pipeline imports
+nothing above it, no module of builder/ or mindrian/ imports itself through others (an import
+loop, hidden by a function-local import or not), no module of the command line is over 500
+lines, and every exception either raises derives from the one ``MindrianError``."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import os
+import pkgutil
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
+
+import builder
+import mindrian
+from mindrian.errors import MindrianError
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT: Mapping[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -110,3 +119,140 @@ def test_the_import_scan_sees_every_form_of_import(tmp_path: Path) -> None:
         (6, "builder.phases"),
         (6, "builder.phases.load_phase"),
     }
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import executed at some point: module level and function-local, not those under
+    ``if TYPE_CHECKING:`` (only the type checker follows those)."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _import_graph(root: Path, packages: Iterable[str]) -> dict[str, set[str]]:
+    """Each module of ``packages`` (under ``root``) and the modules of theirs it imports;
+    ``from a import b`` is an edge to ``a.b`` when that is a module, else to ``a``."""
+    files = {
+        _module_name(path, root): path
+        for package in packages
+        for path in (root / package).rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets: set[str] = set()
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif node.module:
+                for alias in node.names:
+                    whole = f"{node.module}.{alias.name}"
+                    targets.add(whole if whole in files else node.module)
+        graph[name] = {t for t in targets if t in files and t != name}
+    return graph
+
+
+def _loops(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The import loops of ``graph``: its strongly connected parts of two modules or more
+    (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = stack[stack.index(node) :]
+                del stack[stack.index(node) :]
+                if len(part) > 1:
+                    found.append(sorted(part))
+    return found
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    graph = _import_graph(ROOT, ("builder", "mindrian"))
+    assert "mindrian.agents.base" in graph  # the walk saw the packages at all
+    assert _loops(graph) == []
+
+
+def test_the_loop_scan_sees_a_loop_hidden_by_a_local_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("from pkg.b import f\n", encoding="utf-8")
+    (package / "b.py").write_text("def f():\n    from pkg import a\n", encoding="utf-8")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\n",
+        encoding="utf-8",
+    )
+    graph = _import_graph(tmp_path, ("pkg",))
+    assert graph["pkg.c"] == set()  # a TYPE_CHECKING import runs nothing
+    assert _loops(graph) == [["pkg.a", "pkg.b"]]
+
+
+def test_command_line_modules_stay_short() -> None:
+    long = {
+        path.relative_to(ROOT).as_posix(): count
+        for path in (ROOT / "builder" / "cli").glob("*.py")
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > 500
+    }
+    assert long == {}
+
+
+def _exception_classes(package: Any) -> dict[str, type[BaseException]]:
+    found: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == module.__name__
+                and not name.startswith("_")
+            ):
+                found[f"{module.__name__}.{name}"] = value
+    return found
+
+
+def test_one_error_root_across_the_builder_and_the_runtime() -> None:
+    classes = {**_exception_classes(builder), **_exception_classes(mindrian)}
+    named = sorted(name for name in classes if name.rsplit(".", 1)[1] == "MindrianError")
+    assert named == ["mindrian.errors.MindrianError"]
+    # The workflow's Pause is a signal, not a failure (tests/mindrian/test_errors.py says why).
+    strays = sorted(
+        name
+        for name, cls in classes.items()
+        if not issubclass(cls, MindrianError) and name != "mindrian.workflow.engine.Pause"
+    )
+    assert strays == []
+    assert "builder.pipeline.errors.UsageError" in classes

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from builder.cli.common import display
 from builder.orchestration.batch import BatchOptions, Listener, Target
 from builder.phases import PHASE_NAMES
 from builder.pipeline.checkpoints import CheckpointStore
@@ -23,18 +24,10 @@ from builder.pipeline.report import (
 from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame
 
-__all__ = ["ErrorPrinter", "FramePrinter", "ProgressPrinter", "display_path", "print_outcome"]
+__all__ = ["ErrorPrinter", "FramePrinter", "ProgressPrinter", "print_outcome"]
 
 #: Prints one human line (stderr, defused when frames share the terminal).
 Say = Callable[[str], None]
-
-
-def display_path(path: Path, root: Path) -> str:
-    """How a path appears in messages and generated headers: relative to the root when inside it."""
-    try:
-        return path.absolute().relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 class ProgressPrinter(Listener):
@@ -132,4 +125,4 @@ def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
     )
     if not identifier:
         return ""
-    return display_path(options.out_dir / identifier, Path.cwd().absolute()) + "/"
+    return display(options.out_dir / identifier, Path.cwd().absolute()) + "/"

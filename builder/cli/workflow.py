@@ -134,7 +134,7 @@ def run_command(
     scripts them; with --model (or $MINDRIAN_MODEL) a model answers the LLM steps.
     A run that cannot go on (step limit, timeout, unusable model) is error[L003].
     """
-    from mindrian.agents.base import AgentRunError
+    from mindrian.agents.errors import AgentRunError
     from mindrian.model_choice import ModelScriptError
     from mindrian.providers import ModelUnavailableError
     from mindrian.recording import Recording

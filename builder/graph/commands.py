@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
+from builder.pipeline.errors import CompilerError, SourceLocation, UsageError
 from builder.pipeline.report import terminal_safe
 from mindrian.graph import (
     EmbeddedRegistry,
@@ -82,7 +82,7 @@ def open_project_registry(
 
 def _explicit(path: Path, display: Callable[[Path], str]) -> OpenedRegistry:
     if not path.exists():
-        raise MindrianError(f"no registry at {display(path)}", code="G011")
+        raise CompilerError(f"no registry at {display(path)}", code="G011")
     if path.suffix in _YAML_SUFFIXES:
         return OpenedRegistry(registry_from_yaml(path), f"{display(path)} (loaded into memory)")
     return OpenedRegistry(_read_only(path), display(path))
@@ -121,7 +121,7 @@ def _project_default(root: Path, display: Callable[[Path], str]) -> OpenedRegist
     if database.exists():
         return OpenedRegistry(_read_only(database), display(database))
     if not exported.is_file():
-        raise MindrianError(
+        raise CompilerError(
             f"no registry: neither {display(database)} nor {display(exported)} exists; "
             "build and register skills first, or pass --registry PATH",
             code="G011",
@@ -145,7 +145,7 @@ def build_registry_from_yaml(
     The database is built in a scratch folder beside it and moved into place
     whole, so no reader ever sees a half-built one; the old database's
     write-ahead log goes with it (replayed onto the new file it would damage
-    it). An unreadable registry.yaml raises :class:`MindrianError` ``G014``, placed in it and
+    it). An unreadable registry.yaml raises :class:`CompilerError` ``G014``, placed in it and
     naming it by ``display`` (default :func:`shown_path`).
     """
     database.parent.mkdir(parents=True, exist_ok=True)
@@ -154,13 +154,13 @@ def build_registry_from_yaml(
         try:
             built = registry_from_yaml(exported, scratch / database.name)
         except RegistryYamlError as exc:
-            raise MindrianError(
+            raise CompilerError(
                 f"cannot be read as a registry: {exc.message}; restore it from version control",
                 location=SourceLocation((display or shown_path)(exported), exc.line, exc.column),
                 code="G014",
             ) from None
         except (OSError, ValueError) as exc:
-            raise MindrianError(
+            raise CompilerError(
                 f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
                 code="G014",
             ) from None
@@ -208,7 +208,7 @@ def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) 
     The fix for a damaged database (:class:`RegistryDamaged`); returns the line to print.
     """
     if not paths.registry_yaml.is_file():
-        raise MindrianError(
+        raise CompilerError(
             f"cannot rebuild the registry: {display(paths.registry_yaml)} does not exist",
             code="G011",
         )

@@ -27,6 +27,7 @@ from typing import Any
 from builder.mcp.tooldefs import UnsupportedSignature, definition_from_function, definition_to_plain
 from builder.pipeline.children import run_captured
 from builder.skill.spec import ToolDefinition
+from mindrian.errors import MindrianError
 
 __all__ = [
     "DESCRIBE_TIMEOUT_SECONDS",
@@ -76,7 +77,7 @@ class Described:
     """Why, as the exception said it; empty when ``definition`` is set."""
 
 
-class DescribeFailed(Exception):
+class DescribeFailed(MindrianError):
     """The child as a whole failed (timed out, died, or gave no answer); says how."""
 
 

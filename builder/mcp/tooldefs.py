@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from builder.skill.spec import ToolDefinition
+from mindrian.errors import MindrianError
 
 __all__ = [
     "UnsupportedSignature",
@@ -44,7 +45,7 @@ _GOOGLE_ARG = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _REST_PARAM = re.compile(r"^\s*:param\s+(?:[^:\s]+\s+)?(\w+)\s*:\s*(.*)$")
 
 
-class UnsupportedSignature(TypeError):
+class UnsupportedSignature(MindrianError, TypeError):
     """The function cannot be described as a JSON-Schema tool (says which parameter and why)."""
 
 

@@ -61,22 +61,17 @@ from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
-from builder.pipeline.errors import MindrianError, SourceLocation
+from builder.pipeline.errors import CompilerError, SourceLocation
 from builder.pipeline.output_folder import (
     committed_ids,
     generated_packages,
     unfinished_removals,
     unfinished_retire,
 )
-from builder.pipeline.report import internal_problem
 from builder.pipeline.results import (
-    EXIT_INTERNAL,
     BuildReport,
     PhaseReport,
     Problem,
-    environment_problem,
-    exit_code_of,
-    graph_problem,
     problem_of,
 )
 from builder.pipeline.stamps import StampStore
@@ -209,7 +204,7 @@ def _read_observed(
         observed = observe_source(target.path, target.display)
         try:
             sources[target.display] = load_source(target.path, display=target.display)
-        except MindrianError as error:
+        except CompilerError as error:
             unreadable[target.display] = runner.located(problem_of(error), target.display)
         if observed is not None and target.display in sources:
             seen[target.display] = observed
@@ -266,7 +261,7 @@ def _read_known(
     """A skill known from its stamp, read for the line its agent id comes from."""
     try:
         return load_source(known[display][0], display=display)
-    except MindrianError:
+    except CompilerError:
         return None
 
 
@@ -568,23 +563,8 @@ class _Finisher:
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
     """The report of a skill whose build raised something other than a stage error."""
-    if isinstance(error, OSError):  # the file system refused: that skill fails, exit status 1
-        return BuildReport(
-            path=target.display,
-            agent_id=None,
-            phases=(),
-            problem=replace(environment_problem(error), location=SourceLocation(target.display)),
-        )
-    if exit_code_of(error) != EXIT_INTERNAL:  # the registry database failed, not the builder
-        return BuildReport(
-            path=target.display, agent_id=None, phases=(), problem=graph_problem(error)
-        )
-    return BuildReport(
-        path=target.display,
-        agent_id=None,
-        phases=(),
-        problem=replace(internal_problem(error, "build"), location=SourceLocation(target.display)),
-    )
+    problem = runner.located(problem_of(error, "build"), target.display)
+    return BuildReport(path=target.display, agent_id=None, phases=(), problem=problem)
 
 
 def _test_together(

@@ -34,7 +34,7 @@ from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_dig
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
-from builder.pipeline.errors import MindrianError, PipelineError, SourceLocation, UsageError
+from builder.pipeline.errors import CompilerError, PipelineError, SourceLocation, UsageError
 from builder.pipeline.results import (
     BuildReport,
     PhaseReport,
@@ -42,7 +42,6 @@ from builder.pipeline.results import (
     Problem,
     ValidationReport,
     check_failure,
-    environment_problem,
     problem_of,
 )
 from builder.pipeline.serial import from_plain, to_plain
@@ -328,7 +327,7 @@ def stamped_report(
             return None
         try:
             digest = input_digest(phase, PhaseInput(source, config, outputs), chain)
-        except (MindrianError, OSError):  # the build reports it
+        except (CompilerError, OSError):  # the build reports it
             return None
         if digest != recorded.input_digest:
             return None
@@ -481,12 +480,10 @@ class _Build:
                     return self._run_unless_held(phase, inputs, digest, chain, began)
                 stored = found
             self._accept_stored(phase, digest, chain, stored)
-        except MindrianError as error:
+        # A stage error, or this skill's files refused: disk full, read-only, name too long …
+        except (CompilerError, OSError) as error:
             self._note(PhaseReport(number, name, "error", seconds=time.perf_counter() - began))
             return problem_of(error)
-        except OSError as error:  # this skill's files: disk full, read-only, name too long …
-            self._note(PhaseReport(number, name, "error", seconds=time.perf_counter() - began))
-            return environment_problem(error)
         self._note(
             PhaseReport(
                 number, name, status, stored.checks, stored.warnings, time.perf_counter() - began
@@ -561,7 +558,7 @@ class _Build:
         try:
             result: PhaseResult[Any] = phase.run(inputs)
             _check_names(phase, result)
-        except (MindrianError, OSError) as error:
+        except (CompilerError, OSError) as error:
             if self.agent_id is not None and self.store is not None:
                 # On a disk that refused the phase, cleaning may fail too; the digests still
                 # keep a stale checkpoint from being used.
@@ -570,8 +567,6 @@ class _Build:
             self._note(
                 PhaseReport(phase.number, phase.name, "error", seconds=time.perf_counter() - began)
             )
-            if isinstance(error, OSError):
-                return environment_problem(error)
             return problem_of(error)
         failed = next((c for c in result.checks if not c.passed), None)
         if phase.number == 1 and failed is None:
@@ -712,7 +707,7 @@ def validate(
         result: PhaseResult[Any] = phase.run(
             PhaseInput(source=source, config=config, previous=Outputs())
         )
-    except MindrianError as error:
+    except CompilerError as error:
         return ValidationReport(path=shown, problems=(located(problem_of(error), shown),))
     failures = tuple(
         located(check_failure(1, phase.name, c), shown) for c in result.checks if not c.passed

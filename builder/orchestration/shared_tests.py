@@ -31,7 +31,7 @@ from builder.phases.code_generation import (
     run_generated_tests,
 )
 from builder.phases.outputs import AnyPhase, Inputs
-from builder.pipeline.errors import MindrianError
+from builder.pipeline.errors import CompilerError
 from builder.pipeline.package_tests import TestRun, tree_digest
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
 from mindrian.project import ProjectPaths
@@ -74,7 +74,7 @@ class Stager:
             return False
         try:
             spec, files = phase.render(inputs)
-        except MindrianError:
+        except CompilerError:
             return False  # phase 6 raises it again and reports it as a build of its own does
         if compile_errors(files):
             return False

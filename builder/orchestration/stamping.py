@@ -27,7 +27,7 @@ from builder.phases.keys import output_paths
 from builder.pipeline.checkpoints import CheckpointStore, parse_checkpoint
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
-from builder.pipeline.errors import MindrianError
+from builder.pipeline.errors import CompilerError
 from builder.pipeline.results import BuildReport
 from builder.pipeline.stamps import (
     FileStamp,
@@ -80,7 +80,7 @@ def observe_source(path: Path, display: str) -> Seen | None:
     try:
         file, _, names = _names(path, display)
         return Seen(file.name, observe(file.parent, names))
-    except (MindrianError, OSError):
+    except (CompilerError, OSError):
         return None
 
 
@@ -95,7 +95,7 @@ def check_stamp(
     try:
         file, shown, names = _names(path, display)
         data = file.read_bytes()
-    except (MindrianError, OSError):
+    except (CompilerError, OSError):
         return None
     sources = verify_files(file.parent, names, stamp.sources, stamped_ns)
     recorded = {s.name: s.sha256 for s in stamp.sources}
@@ -182,7 +182,7 @@ def _checkpoints(
             parse_checkpoint(data.decode("utf-8"), name, head=i != _CODEGEN)
             for i, (name, data) in enumerate(contents)
         ]
-    except (OSError, UnicodeDecodeError, MindrianError):
+    except (OSError, UnicodeDecodeError, CompilerError):
         return None
     output = heads[_CODEGEN].output
     if not all(h.passed for h in heads) or not isinstance(output, dict):

@@ -35,6 +35,7 @@ from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.serial import to_plain
 from builder.skill.spec import AgentSpec
+from mindrian.errors import MindrianError
 from mindrian.graph import DEFAULT_SELECT_LIMIT
 from mindrian.graph import queries as q
 from mindrian.routing.text import body_prose
@@ -251,7 +252,7 @@ def build_graph_config(spec: AgentSpec) -> GraphConfig:
 # --- validators ---------------------------------------------------------------
 
 
-class ValidatorUnavailable(Exception):
+class ValidatorUnavailable(MindrianError):
     """The validator cannot run here (its message says why)."""
 
 

@@ -258,7 +258,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
 
     def _open(self, config: BuildConfig) -> Any:
         from builder.graph.commands import restore_registry_once, uri_credentials_problem
-        from builder.pipeline.errors import MindrianError
+        from builder.pipeline.errors import CompilerError
         from mindrian.graph import EmbeddedRegistry, GraphError, open_registry
 
         uri = self._neo4j_uri(config)
@@ -277,7 +277,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
             raise RegistrationError(str(exc), code=_GRAPH_CODES.get(exc.code, "R004")) from None
         except RegistrationError:
             raise
-        except MindrianError as exc:
+        except CompilerError as exc:
             raise RegistrationError(exc.message, location=exc.location, code="R005") from None
 
     def run(self, inputs: Inputs) -> PhaseResult[Registration]:

@@ -97,6 +97,7 @@ from builder.skill.model import (
     FieldSpec,
     GlobalActionRequest,
     HandoffRequest,
+    HostToolRequest,
     InferredValue,
     McpServerRequest,
     Reference,
@@ -748,6 +749,14 @@ def _global_actions(doc: _Doc) -> tuple[GlobalActionRequest, ...]:
     )
 
 
+def _host_tools(doc: _Doc) -> tuple[HostToolRequest, ...] | None:
+    found = doc.pick(("tools", "host"))
+    if found is None:
+        return None
+    items, key_path = found
+    return tuple(HostToolRequest(item, doc.line((*key_path, i))) for i, item in enumerate(items))
+
+
 def _handoff(doc: _Doc) -> HandoffRequest | None:
     found = doc.pick(("handoff",))
     if found is None:
@@ -1137,6 +1146,7 @@ def _definition(source: SkillSource, doc: _Doc) -> SkillDefinition:
         mcp_servers=_mcp_servers(doc),
         custom_tools=_custom_tools(doc),
         global_actions=_global_actions(doc),
+        host_tools=_host_tools(doc),
         behavioral_rules=_rules(doc, sections),
         handoff=_handoff(doc),
         sub_agents=_sub_agents(doc, sections),

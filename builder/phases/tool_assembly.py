@@ -30,6 +30,8 @@ from builder.phases.keys import custom_tools_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import SourceLocation, ToolAssemblyError
+from builder.skill.frontmatter import decode_skill
+from builder.skill.host_tools import decide_host_tools
 from builder.skill.model import (
     CustomToolRequest,
     GlobalActionRequest,
@@ -352,12 +354,17 @@ class ToolAssemblyPhase(PhaseHooks[Outputs, AgentSpec]):
             _apply_probe(d.source_path, s, probe(catalog[s.name]), failures, unknown, warnings)
             for s in requested
         ]
+        host, host_warnings = decide_host_tools(
+            d, _skill_text(inputs), [name for name, _ in inputs.source.files]
+        )
+        warnings.extend(host_warnings)
         config = ToolConfig(
             mcp_servers=tuple(server for server, _ in probed),
             custom_tools=tuple(custom),
             global_actions=actions,
             scripts=tuple(ScriptCandidate(s.path, s.language) for s in d.scripts),
             connection_check="handshake" if inputs.config.connect else "configuration",
+            host=host,
         )
         checks = (
             _first(failures, d)
@@ -369,6 +376,11 @@ class ToolAssemblyPhase(PhaseHooks[Outputs, AgentSpec]):
         return PhaseResult(
             output=replace(spec, tools=config), checks=checks, warnings=tuple(warnings)
         )
+
+
+def _skill_text(inputs: Inputs) -> str:
+    """SKILL.md's text as phase 1 read it (to locate allowed-tools entries to the column)."""
+    return decode_skill(inputs.source.data, inputs.source.path)
 
 
 def _describe_in_child(requests: Sequence[ToolRequest], root: Path) -> tuple[Described, ...]:

@@ -91,7 +91,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode(
         "E000",
         "mindrian",
-        "an error of the builder without a stage-specific code (MindrianError's default)",
+        "an error of the builder without a stage-specific code (CompilerError's default)",
     ),
     ErrorCode("E001", "mindrian", "the command was interrupted (Ctrl-C, SIGINT): exit status 130"),
     ErrorCode(
@@ -263,6 +263,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "tool_assembly",
         "importing a skill's custom tools timed out or ended the importing process",
     ),
+    ErrorCode(
+        "T012",
+        "tool_assembly",
+        "an allowed-tools entry is not a permission pattern (Tool or Tool(specifier))",
+    ),
     ErrorCode("U001", "usage", "a usage error without a more specific code (UsageError's default)"),
     ErrorCode("U002", "usage", "unknown phase name or number"),
     ErrorCode("U003", "usage", "--from comes after --until"),
@@ -347,6 +352,16 @@ CODES: Mapping[str, ErrorCode] = registry(
         "W401",
         "tool_assembly",
         "an optional MCP server cannot be started or reached from the build machine",
+    ),
+    ErrorCode(
+        "W402",
+        "tool_assembly",
+        "an allowed-tools entry names a tool that is not a host tool; it is left out",
+    ),
+    ErrorCode(
+        "W403",
+        "tool_assembly",
+        "an allowed-tools pattern pre-approves running arbitrary code (Bash, Bash(python3:*)…)",
     ),
     ErrorCode(
         "W701",

@@ -1,21 +1,24 @@
-"""One error type per stage, all under :class:`MindrianError`.
+"""One error type per stage, all under :class:`CompilerError`, itself under the runtime's
+:class:`mindrian.errors.MindrianError` (the one root of every error mindrian reports).
 
 Every error carries a message, a short machine-readable code and, when the
-problem comes from a file, the place in it. The CLI maps these to
-``PATH:LINE:COL: error[CODE]: message`` lines and exit statuses in one place.
+problem comes from a file, the place in it. :func:`builder.pipeline.results.problem_of` turns
+these (and any other exception) into a located problem and an exit status, in one place.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "AgentCommandError",
     "ArchitectureError",
     "CodegenError",
+    "CompilerError",
     "GraphSchemaError",
     "HandoffConfigError",
-    "MindrianError",
     "PipelineError",
     "RegistrationError",
     "ScaffoldError",
@@ -46,11 +49,13 @@ class SourceLocation:
         return ":".join(parts)
 
 
-class MindrianError(Exception):
+class CompilerError(MindrianError):
     """Base of every error the compiler reports to a user (never a bug)."""
 
     stage = "mindrian"
     default_code = "E000"
+    code: str
+    """The registered code (builder/pipeline/codes.py), ``default_code`` unless given."""
 
     def __init__(
         self,
@@ -70,67 +75,67 @@ class MindrianError(Exception):
         return f"{prefix}error[{self.code}]: {self.message}"
 
 
-class UsageError(MindrianError):
+class UsageError(CompilerError):
     """The command line itself is wrong (exit status 2)."""
 
     stage = "usage"
     default_code = "U001"
 
 
-class PipelineError(MindrianError):
+class PipelineError(CompilerError):
     """The runner could not proceed (missing phase, unreadable checkpoint)."""
 
     stage = "pipeline"
     default_code = "P001"
 
 
-class SkillError(MindrianError):
+class SkillError(CompilerError):
     """Phase 1: the SKILL.md cannot be read or does not satisfy the schema."""
 
     stage = "skill_analysis"
     default_code = "S001"
 
 
-class ArchitectureError(MindrianError):
+class ArchitectureError(CompilerError):
     """Phase 2: type or model cannot be determined."""
 
     stage = "architecture"
 
 
-class HandoffConfigError(MindrianError):
+class HandoffConfigError(CompilerError):
     """Phase 3: the handoff contract asks for something the runtime lacks."""
 
     stage = "handoff_protocol"
 
 
-class ToolAssemblyError(MindrianError):
+class ToolAssemblyError(CompilerError):
     """Phase 4: an MCP server, tool or custom function is unusable."""
 
     stage = "tool_assembly"
 
 
-class GraphSchemaError(MindrianError):
+class GraphSchemaError(CompilerError):
     """Phase 5: the graph schema or its queries are invalid."""
 
     stage = "neo4j_schema"
     default_code = "G001"
 
 
-class CodegenError(MindrianError):
+class CodegenError(CompilerError):
     """Phase 6: the package cannot be rendered, compiled or tested."""
 
     stage = "code_generation"
     default_code = "C001"
 
 
-class RegistrationError(MindrianError):
+class RegistrationError(CompilerError):
     """Phase 7: the registry refused the framework or the end-to-end run failed."""
 
     stage = "registration"
     default_code = "R001"
 
 
-class ScaffoldError(MindrianError):
+class ScaffoldError(CompilerError):
     """``mindrian new``: the skill folder cannot be created (a valid command line, exit status
     1)."""
 
@@ -138,7 +143,7 @@ class ScaffoldError(MindrianError):
     default_code = "N001"
 
 
-class AgentCommandError(MindrianError):
+class AgentCommandError(CompilerError):
     """``mindrian run`` / ``serve``: an unusable agent, model script or database (exit status 1)."""
 
     stage = "run"

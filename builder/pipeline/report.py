@@ -16,9 +16,7 @@ from typing import Any
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import SourceLocation
 from builder.pipeline.results import (
-    EXIT_INTERNAL,
     EXIT_OK,
-    INTERNAL_CODE,
     BuildReport,
     PhaseReport,
     PhaseStatus,
@@ -36,8 +34,6 @@ __all__ = [
     "error_json",
     "explain_json",
     "explain_text",
-    "internal_error_line",
-    "internal_problem",
     "key_decisions",
     "phase_frame",
     "progress_line",
@@ -59,24 +55,6 @@ _STATUS_TEXT: Mapping[PhaseStatus, str] = {
     "failed": "FAILED",
     "error": "error",
 }
-
-
-def internal_error_line(error: BaseException, command: str = "") -> str:
-    """The single line shown for a bug when ``--debug`` is off.
-
-    ``--debug`` is an option of ``mindrian`` itself, before the command, so the hint
-    spells the whole command line (``mindrian --debug build …``).
-    """
-    detail = str(error).strip().splitlines()
-    text = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
-    rerun = " ".join(("mindrian --debug", *([command, "…"] if command else [])))
-    return f"internal error: {text} (rerun as `{rerun}` for the traceback)"
-
-
-def internal_problem(error: BaseException, command: str = "") -> Problem:
-    """A bug as the problem of one skill or command: code I001, exit status 3."""
-    line = internal_error_line(error, command)
-    return Problem(INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL)
 
 
 def progress_line(report: PhaseReport, total: int, *, timings: bool = False) -> str:

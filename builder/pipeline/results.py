@@ -1,14 +1,15 @@
 """What a build, a validation or a failure comes to: result types, exit statuses, error codes.
 
-The one place that maps errors to exit statuses (:mod:`builder.pipeline.report` presents
-them as lines, JSON and control frames):
+The one place that turns an exception into a problem and an exit status (:func:`problem_of`;
+:mod:`builder.pipeline.report` presents problems as lines, JSON and control frames):
 
 ====  =====================================================================
 exit  meaning
 ====  =====================================================================
 0     success
 1     invalid input, a failed check, the registry database unreachable or
-      refusing a statement (``GraphError``), or the file system refusing
+      refusing a statement (``GraphError``, a runtime error with a ``code``), or the
+      file system refusing
       (``OSError``: disk full, read-only, name too long)
 2     usage error (unknown option, bad phase name, missing argument)
 3     internal error (a bug): one line, the traceback only with ``--debug``
@@ -19,13 +20,12 @@ from __future__ import annotations
 
 import errno
 import os
-import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from builder.pipeline.contract import CheckResult
-from builder.pipeline.errors import MindrianError, SourceLocation, UsageError
+from builder.pipeline.errors import CompilerError, SourceLocation, UsageError
+from mindrian.errors import MindrianError
 
 if TYPE_CHECKING:
     from mindrian.graph.base import FrameworkRecord
@@ -39,7 +39,6 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
-    "GRAPH_ERROR_CODE",
     "INTERNAL_CODE",
     "BuildReport",
     "PhaseReport",
@@ -47,9 +46,7 @@ __all__ = [
     "Problem",
     "ValidationReport",
     "check_failure",
-    "environment_problem",
-    "exit_code_of",
-    "graph_problem",
+    "internal_error_line",
     "problem_of",
 ]
 
@@ -62,8 +59,6 @@ EXIT_INTERRUPTED = 130
 
 #: Error code of a phase check that does not hold.
 CHECK_FAILED_CODE = "P003"
-#: Error code of a registry database failure (``mindrian.graph.GraphError``).
-GRAPH_ERROR_CODE = "G010"
 #: Error code of a file system refusal: disk full, read-only, name too long, a file for a folder.
 ENVIRONMENT_CODE = "F001"
 #: Error code of ``mindrian check`` finding generated files that differ from a fresh build.
@@ -158,37 +153,51 @@ class ValidationReport:
         return max((p.exit_code for p in self.problems), default=EXIT_OK)
 
 
-def exit_code_of(error: BaseException) -> int:
-    """The exit status for an exception reaching the command line."""
-    if isinstance(error, UsageError):
-        return EXIT_USAGE
-    if isinstance(error, MindrianError | OSError) or _is_graph_error(error):
-        return EXIT_FAILED
-    return EXIT_INTERNAL
+def problem_of(error: BaseException, command: str = "") -> Problem:
+    """Any exception reaching a command or a skill's build as the problem it reports.
+
+    A compiler error keeps its code and place (exit status 2 for a usage error, else 1); a
+    runtime error with a registered code (the registry database refusing) and the file
+    system refusing (``OSError``) are the user's situation, exit status 1; anything else is a
+    bug: ``I001``, exit status 3, its message hinting at ``mindrian --debug COMMAND``.
+    """
+    if isinstance(error, CompilerError):
+        status = EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILED
+        return Problem(error.code, error.message, error.location, status)
+    if isinstance(error, OSError):
+        return _environment_problem(error)
+    if isinstance(error, MindrianError) and error.code is not None:
+        return _coded_problem(error, error.code)
+    line = internal_error_line(error, command)
+    return Problem(INTERNAL_CODE, line.removeprefix("internal error: "), exit_code=EXIT_INTERNAL)
 
 
-def _is_graph_error(error: BaseException) -> bool:
-    # Looked up rather than imported: loading mindrian.graph pulls in both database
-    # drivers, and an error of that type can only exist once the module is loaded.
-    module = sys.modules.get("mindrian.graph.errors")
-    return module is not None and isinstance(error, module.GraphError)
+def internal_error_line(error: BaseException, command: str = "") -> str:
+    """The single line shown for a bug when ``--debug`` is off.
+
+    ``--debug`` is an option of ``mindrian`` itself, before the command, so the hint
+    spells the whole command line (``mindrian --debug build …``).
+    """
+    detail = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    rerun = " ".join(("mindrian --debug", *([command, "…"] if command else [])))
+    return f"internal error: {text} (rerun as `{rerun}` for the traceback)"
 
 
-def graph_problem(error: BaseException, secrets: Iterable[str | None] = ()) -> Problem:
-    """A registry database failure as one line; any of ``secrets`` in it becomes ``***``.
+def _coded_problem(error: MindrianError, code: str) -> Problem:
+    """A runtime error the user can act on (a registry database failure) as one line.
 
-    The registry already redacts the password it knows; ``secrets`` covers values
-    (e.g. ``NEO4J_PASSWORD``) that reached the message some other way.
+    The registry already redacts the password it knows; ``NEO4J_PASSWORD`` may have reached
+    the message some other way, so it becomes ``***`` too.
     """
     message = " ".join(str(error).split())
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "***")
-    code = getattr(error, "code", GRAPH_ERROR_CODE)
-    return Problem(code=str(code), message=message, exit_code=EXIT_FAILED)
+    secret = os.environ.get("NEO4J_PASSWORD")
+    if secret:
+        message = message.replace(secret, "***")
+    return Problem(code, message, exit_code=EXIT_FAILED)
 
 
-def environment_problem(error: OSError) -> Problem:
+def _environment_problem(error: OSError) -> Problem:
     """A file system refusal as one line naming the error and the path: exit status 1, not a bug.
 
     ``No space left on device (ENOSPC): /repo/generated/pws_validation/spec.yaml``
@@ -199,16 +208,6 @@ def environment_problem(error: OSError) -> Problem:
     where = " -> ".join(os.fsdecode(p) if isinstance(p, str | bytes) else str(p) for p in paths)
     text = f"{reason} ({name})" if name else reason
     return Problem(ENVIRONMENT_CODE, f"{text}: {where}" if where else text, exit_code=EXIT_FAILED)
-
-
-def problem_of(error: MindrianError) -> Problem:
-    """A stage error as a printable problem."""
-    return Problem(
-        code=error.code,
-        message=error.message,
-        location=error.location,
-        exit_code=exit_code_of(error),
-    )
 
 
 def check_failure(number: int, phase: str, check: CheckResult) -> Problem:

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from builder.pipeline.errors import MindrianError
+from builder.pipeline.errors import CompilerError
 from mindrian.project import DEFAULT_OUT_DIR
 
 __all__ = [
@@ -38,7 +38,7 @@ _SKILLS_DIR = "skills"
 _DEFAULT_BRANCHES = ("main", "master")
 
 
-class ReviewError(MindrianError):
+class ReviewError(CompilerError):
     """``mindrian diff`` cannot compare: not a git repository, an unknown revision, git failed."""
 
     stage = "review"

@@ -84,7 +84,8 @@ FIELD_DOCS: Mapping[str, FieldDoc] = {
     "allowed-tools": FieldDoc(
         "list of text, or one text split at commas or blanks",
         "none",
-        "Pre-approved tools, kept in the agent spec.",
+        "Permission patterns (`Bash(git status:*)`, `Read`, `Write(src/**)`): each host tool "
+        "named is granted, and calls matching a pattern run without asking (README, Host tools).",
     ),
     "metadata": FieldDoc(
         "mapping",
@@ -151,10 +152,11 @@ FIELD_DOCS: Mapping[str, FieldDoc] = {
         "MCP servers of the catalog and the tools needed from each; required defaults to true.",
     ),
     "tools": FieldDoc(
-        "{mcp_servers, custom_tools, global_actions}",
+        "{mcp_servers, custom_tools, global_actions, host}",
         "none",
         "mcp_servers as mcp_tools; custom_tools {name, function, description}; "
-        "global_actions {action, tool, description}.",
+        "global_actions {action, tool, description}; host: host tools granted (Bash, Read, "
+        "Write, Edit, Glob, Grep, WebFetch), none pre-approved, replacing what the body shows.",
     ),
     "behavioral_rules": FieldDoc(
         "list of text",

@@ -21,6 +21,7 @@ __all__ = [
     "Heading",
     "ListItem",
     "atx_heading",
+    "code_fences",
     "find_sections",
     "heading_words",
     "headings",
@@ -75,13 +76,14 @@ class ListItem:
     """The item's text: first line after the marker, then continuation lines, each stripped."""
 
 
-def _code_mask(lines: list[str]) -> list[bool]:
-    """True for lines inside (or delimiting) a fenced code block."""
-    mask, fence = [], ""
+def _fence_states(lines: list[str]) -> list[tuple[bool, str | None]]:
+    """Per line: (inside or delimiting a fenced code block, the info string if it opens one)."""
+    states: list[tuple[bool, str | None]] = []
+    fence = ""
     for line in lines:
         match = _FENCE.match(line.rstrip("\r"))
         if fence:
-            mask.append(True)
+            states.append((True, None))
             if (
                 match
                 and match.group(1)[0] == fence[0]
@@ -91,10 +93,22 @@ def _code_mask(lines: list[str]) -> list[bool]:
                 fence = ""
         elif match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
             fence = match.group(1)
-            mask.append(True)
+            states.append((True, match.group(2).strip()))
         else:
-            mask.append(False)
-    return mask
+            states.append((False, None))
+    return states
+
+
+def _code_mask(lines: list[str]) -> list[bool]:
+    """True for lines inside (or delimiting) a fenced code block."""
+    return [inside for inside, _ in _fence_states(lines)]
+
+
+def code_fences(lines: list[str]) -> tuple[tuple[int, str], ...]:
+    """(0-based line index, info string) of each fenced code block's opening line."""
+    return tuple(
+        (index, info) for index, (_, info) in enumerate(_fence_states(lines)) if info is not None
+    )
 
 
 def headings(lines: list[str]) -> tuple[Heading, ...]:

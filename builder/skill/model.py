@@ -27,6 +27,7 @@ __all__ = [
     "FieldSpec",
     "GlobalActionRequest",
     "HandoffRequest",
+    "HostToolRequest",
     "InferredValue",
     "McpServerRequest",
     "Reference",
@@ -281,6 +282,16 @@ class InferredValue:
 
 
 @dataclass(frozen=True)
+class HostToolRequest:
+    """A host tool named in Mindrian ``tools.host``."""
+
+    tool: str
+    """The tool (``Bash``)."""
+    line: int = 0
+    """1-based SKILL.md line of the entry."""
+
+
+@dataclass(frozen=True)
 class SkillDefinition:
     """A parsed, validated SKILL.md and its folder."""
 
@@ -309,6 +320,9 @@ class SkillDefinition:
     """Agent Skills ``compatibility``."""
     allowed_tools: tuple[str, ...] = ()
     """Agent Skills ``allowed-tools``."""
+    host_tools: tuple[HostToolRequest, ...] | None = None
+    """Mindrian ``tools.host``: host tools the author grants; None when the skill does not set
+    it (phase 4 then reads the body)."""
     model: str | None = None
     """Explicit ``provider:model_id``."""
     tone: str | None = None

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from builder.skill.frontmatter import KeyPath
+from mindrian.errors import MindrianError
 
 __all__ = [
     "ITEM_SYNONYMS",
@@ -120,7 +121,7 @@ class Shorthand:
         return self.redundant or self.keyed
 
 
-class ShorthandConflict(ValueError):
+class ShorthandConflict(MindrianError, ValueError):
     """A synonym and the canonical key (or two synonyms) of one item give different values."""
 
     def __init__(self, written: KeyPath, other: KeyPath) -> None:

@@ -27,6 +27,8 @@ __all__ = [
     "CustomToolConfig",
     "GlobalActionConfig",
     "HandoffConfig",
+    "HostGrant",
+    "HostToolsConfig",
     "InstructionBlock",
     "InstructionElement",
     "InstructionSet",
@@ -309,6 +311,35 @@ class ScriptCandidate:
 
 
 @dataclass(frozen=True)
+class HostGrant:
+    """Why the agent gets one host tool: the rule and the line of the skill that granted it."""
+
+    tool: str
+    """The host tool (``Bash``)."""
+    reason: str
+    """What granted it, in a few words (``allowed-tools names Bash(git status:*) (line 4)``)."""
+    line: int = 0
+    """1-based SKILL.md line that granted it."""
+
+
+@dataclass(frozen=True)
+class HostToolsConfig:
+    """The host's tools the agent gets (Bash, Read, …) and the calls that run without asking.
+
+    Decided by phase 4's one rule (``builder/skill/host_tools.py``, README "Host tools"):
+    granting a tool is not pre-approving it; only ``allowed-tools`` pre-approves.
+    """
+
+    grant: tuple[str, ...] = ()
+    """Tool names the agent gets, in the canonical order of ``mindrian.host.HOST_TOOLS``."""
+    allow: tuple[str, ...] = ()
+    """Pre-approved permission patterns (``Bash(git status:*)``, ``Read``), as the skill's
+    ``allowed-tools`` writes them, in its order; every other call of a granted tool asks."""
+    reasons: tuple[HostGrant, ...] = ()
+    """One per granted tool, in ``grant`` order."""
+
+
+@dataclass(frozen=True)
 class ToolConfig:
     """Phase 4: every tool the agent can call."""
 
@@ -322,6 +353,8 @@ class ToolConfig:
     """Tool candidates from ``scripts/``."""
     connection_check: str = "configuration"
     """``configuration`` (PATH/URL checked) or ``handshake`` (servers really contacted)."""
+    host: HostToolsConfig = field(default_factory=HostToolsConfig)
+    """The host's tools (Bash, Read, Write, Edit, Glob, Grep, WebFetch) the agent gets."""
 
     def tool_names(self) -> tuple[str, ...]:
         """Every tool name the model sees, MCP first, in request order."""

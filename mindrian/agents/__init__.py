@@ -28,14 +28,13 @@ if TYPE_CHECKING:
     from mindrian.agents.base import (
         STATE_DIR_ENV,
         AgentReply,
-        AgentRunError,
-        HandoffRefusedError,
         MindrianAgent,
         ModelRef,
         Partial,
         resolve_state_dir,
     )
     from mindrian.agents.collaborative import CollaborativeAgent
+    from mindrian.agents.errors import AgentRunError, HandoffRefusedError
     from mindrian.agents.guided import BACK, SKIP, GuidedAgent, GuidedProgress
     from mindrian.agents.mcp import McpUnavailableError
     from mindrian.agents.operator import OperatorAgent, SchemaMismatchError
@@ -69,13 +68,13 @@ __all__ = [
 #: Where each public name lives.
 _HOME = {
     "AgentReply": "mindrian.agents.base",
-    "AgentRunError": "mindrian.agents.base",
+    "AgentRunError": "mindrian.agents.errors",
     "BACK": "mindrian.agents.guided",
     "CollaborativeAgent": "mindrian.agents.collaborative",
     "GuidedAgent": "mindrian.agents.guided",
     "GuidedProgress": "mindrian.agents.guided",
     "HandoffOutput": "mindrian.agents.output",
-    "HandoffRefusedError": "mindrian.agents.base",
+    "HandoffRefusedError": "mindrian.agents.errors",
     "McpUnavailableError": "mindrian.agents.mcp",
     "MindrianAgent": "mindrian.agents.base",
     "ModelRef": "mindrian.agents.base",

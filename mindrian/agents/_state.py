@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mindrian.agents.base import STATE_DIR_ENV, AgentRunError
+from mindrian.agents.base import STATE_DIR_ENV
+from mindrian.agents.errors import AgentRunError
 from mindrian.atomic import atomic_write_text
 
 __all__ = [

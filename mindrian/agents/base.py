@@ -26,7 +26,8 @@ from agno.agent import Agent
 from agno.models.base import Model
 from agno.run.base import RunStatus
 
-from mindrian.errors import MindrianError
+from mindrian.agents.errors import AgentRunError, HandoffRefusedError
+from mindrian.agents.mcp import connected_servers
 from mindrian.handoff import (
     HandoffContext,
     HandoffResult,
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
 __all__ = [
     "STATE_DIR_ENV",
     "AgentReply",
-    "AgentRunError",
-    "HandoffRefusedError",
     "MindrianAgent",
     "ModelRef",
     "Partial",
@@ -63,21 +62,6 @@ STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
 
 #: Where a run says what it changed in the spec's model settings (one line each, on stderr).
 _LOG = logging.getLogger("mindrian.agents")
-
-
-class AgentRunError(MindrianError, RuntimeError):
-    """An agent run ended without a usable answer."""
-
-
-class HandoffRefusedError(AgentRunError):
-    """A handoff the agent's contract does not allow; the model is never asked."""
-
-    def __init__(self, code: str, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        """``needs_clarification``, ``caller_refused`` or ``handoff_type_refused``."""
-        self.details = details
-        """Further HandoffResult fields of the refusal (``open_questions``...)."""
 
 
 @dataclass(frozen=True)
@@ -318,9 +302,6 @@ class MindrianAgent(ABC):
         if id(self) in holding:
             yield
             return
-        # Imported here: mindrian.agents.mcp builds on AgentRunError from this module.
-        from mindrian.agents.mcp import connected_servers
-
         async with connected_servers(self.tools, self.mcp_servers):
             token = _HOLDING_SERVERS.set(holding | {id(self)})
             try:
@@ -364,7 +345,7 @@ class MindrianAgent(ABC):
             return self._result(context, reply, time.monotonic() - start)
         except HandoffRefusedError as exc:
             return HandoffResult.failure(
-                context, str(exc), time.monotonic() - start, code=exc.code, **exc.details
+                context, str(exc), time.monotonic() - start, code=exc.refusal, **exc.details
             )
         except Exception as exc:  # the handoff contract: report, never raise
             error = self._describe_failure(exc, context, deadline.expired())

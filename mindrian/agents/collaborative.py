@@ -10,13 +10,13 @@ from agno.team.mode import TeamMode
 
 from mindrian.agents.base import (
     AgentReply,
-    AgentRunError,
     MindrianAgent,
     Partial,
     check_run,
     slug,
     text_of,
 )
+from mindrian.agents.errors import AgentRunError
 from mindrian.agents.operator import HandoffOutput, SchemaMismatchError, schema_mismatch
 
 __all__ = ["CollaborativeAgent"]

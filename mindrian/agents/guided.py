@@ -38,7 +38,6 @@ from mindrian.agents._state import (
 )
 from mindrian.agents.base import (
     AgentReply,
-    AgentRunError,
     MindrianAgent,
     ModelRef,
     Partial,
@@ -47,6 +46,7 @@ from mindrian.agents.base import (
     slug,
     text_of,
 )
+from mindrian.agents.errors import AgentRunError
 from mindrian.handoff import HandoffContext
 from mindrian.serial import from_plain, to_plain
 from mindrian.workflow import (

@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mindrian.agents.base import AgentRunError
+from mindrian.agents.errors import AgentRunError
 
 if TYPE_CHECKING:
     from agno.tools.mcp import MCPTools

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 from agno.agent import Agent
 from pydantic import BaseModel, ValidationError
 
-from mindrian.agents.base import AgentReply, AgentRunError, MindrianAgent, check_run
+from mindrian.agents.base import AgentReply, MindrianAgent, check_run
+from mindrian.agents.errors import AgentRunError
 from mindrian.agents.output import HandoffOutput
 
 __all__ = ["HandoffOutput", "OperatorAgent", "SchemaMismatchError"]

@@ -37,7 +37,6 @@ from mindrian.agents._state import (
 )
 from mindrian.agents.base import (
     AgentReply,
-    AgentRunError,
     MindrianAgent,
     ModelRef,
     Partial,
@@ -45,6 +44,7 @@ from mindrian.agents.base import (
     slug,
     text_of,
 )
+from mindrian.agents.errors import AgentRunError
 from mindrian.serial import from_plain, to_plain
 from mindrian.workflow import (
     StepContext,

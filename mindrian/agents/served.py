@@ -48,7 +48,8 @@ from agno.run.agent import (
 from agno.run.base import RunStatus
 from agno.session.agent import AgentSession
 
-from mindrian.agents.base import AgentReply, AgentRunError, MindrianAgent, render_output
+from mindrian.agents.base import AgentReply, MindrianAgent, render_output
+from mindrian.agents.errors import AgentRunError
 from mindrian.agents.guided import BACK, GuidedAgent, GuidedProgress
 from mindrian.agents.operator import OperatorAgent
 from mindrian.agents.role import RoleAgent

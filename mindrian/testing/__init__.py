@@ -5,7 +5,7 @@ output) through the real Agno run loop; :mod:`mindrian.testing.pytest_plugin`
 fails any test that reaches a real provider or the network.
 """
 
-from mindrian.testing.scripted import (
+from mindrian.scripted import (
     ModelCall,
     ScriptedModel,
     ScriptEntry,

@@ -47,7 +47,7 @@ from mindrian.agents.output import whole_answer
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
 from mindrian.model_settings import ModelSettings
 from mindrian.providers import setting_values
-from mindrian.testing.scripted import ModelCall, ScriptedModel, Step
+from mindrian.scripted import ModelCall, ScriptedModel, Step
 
 __all__ = [
     "AgentContract",

@@ -110,7 +110,7 @@ class OfflineGuard:
             return
         from agno.models.base import Model
 
-        from mindrian.testing.scripted import ScriptedModel
+        from mindrian.scripted import ScriptedModel
 
         for name in _MODEL_GATEWAYS:
             self._wrap_model_method(Model, name, ScriptedModel)
@@ -123,7 +123,7 @@ class OfflineGuard:
 
     def cover_loaded_providers(self) -> None:
         """Wrap the ``invoke*`` methods of provider classes whose modules are loaded by now."""
-        from mindrian.testing.scripted import ScriptedModel
+        from mindrian.scripted import ScriptedModel
 
         for module_name, class_name in _PROVIDERS:
             provider = _loaded_class(module_name, class_name)

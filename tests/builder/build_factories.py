@@ -15,7 +15,7 @@ from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseInput, PhaseResult, SkillSource
-from builder.pipeline.errors import MindrianError, SourceLocation
+from builder.pipeline.errors import CompilerError, SourceLocation
 from builder.pipeline.results import BuildReport
 
 
@@ -42,7 +42,7 @@ class FakePhase(PhaseHooks[Outputs, "Trail"]):
         self.output_type = Trail
         self.calls = 0
         self.failing: str | None = None
-        self.error: MindrianError | None = None
+        self.error: CompilerError | None = None
         self.note = ""
         self.warnings: tuple[str, ...] = ()
         self.seen: list[PhaseInput] = []

@@ -66,11 +66,11 @@ def test_exemptions_are_real_and_not_failures() -> None:
         ("mindrian.project.ProjectNotFoundError", LookupError),
         ("mindrian.testing.prompts.PackageNotFoundError", LookupError),
         ("mindrian.graph.errors.GraphError", RuntimeError),
-        ("mindrian.agents.base.AgentRunError", RuntimeError),
+        ("mindrian.agents.errors.AgentRunError", RuntimeError),
         ("mindrian.workflow.model.WorkflowError", ValueError),
         ("mindrian.frames.FrameError", ValueError),
         ("mindrian.guards.CypherRejected", ValueError),
-        ("mindrian.testing.scripted.ScriptExhaustedError", AssertionError),
+        ("mindrian.scripted.ScriptExhaustedError", AssertionError),
         ("mindrian.testing.pytest_plugin.BlockedNetworkError", ConnectionRefusedError),
     ],
 )

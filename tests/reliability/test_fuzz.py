@@ -30,7 +30,7 @@ from builder.phases.code_generation import RENDER_ONLY
 from builder.phases.skill_analysis import analyse
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
-from builder.pipeline.errors import MindrianError
+from builder.pipeline.errors import CompilerError
 from builder.pipeline.serial import to_plain
 from builder.skill.source import source_digest
 from mindrian.project import ProjectPaths
@@ -106,7 +106,7 @@ def assert_clean(run: Any) -> Any:
     """``run()``'s result, or None when it raised a located, coded compiler error."""
     try:
         return run()
-    except MindrianError as error:
+    except CompilerError as error:
         assert error.code and error.code != "I001", error
         assert error.location is None or error.location.path == "skills/fuzz/SKILL.md"
         return None

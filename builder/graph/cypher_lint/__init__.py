@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.pipeline.cache import cache_dir, cache_path, read_json, write_json
+from mindrian.errors import MindrianError
 
 __all__ = [
     "PACKAGE",
@@ -47,11 +48,11 @@ _TIMEOUT_SECONDS = 120
 _INSTALL_TIMEOUT_SECONDS = 600
 
 
-class LinterUnavailable(RuntimeError):
+class LinterUnavailable(MindrianError, RuntimeError):
     """Node or the npm package is missing, so nothing was linted."""
 
 
-class LinterError(RuntimeError):
+class LinterError(MindrianError, RuntimeError):
     """The linter ran but failed (crash or unreadable output)."""
 
 

@@ -399,7 +399,7 @@ def test_an_interrupted_command_says_so_and_exits_130(cli, project: Path, monkey
     def interrupt(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("builder.cli.app._targets", interrupt)
+    monkeypatch.setattr("builder.cli.build.targets", interrupt)
     human = cli(["build", "--all"], project)
     assert (human.code, human.out) == (130, "")
     assert human.err == (

@@ -9,7 +9,7 @@ import pytest
 from phase_factories import analyse, phase_input
 
 from builder.phases.architecture import PHASE as ARCH
-from builder.pipeline.errors import MindrianError
+from builder.pipeline.errors import CompilerError
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 SKILLS = sorted(CORPUS.rglob("SKILL.md")) if CORPUS.is_dir() else []
@@ -20,7 +20,7 @@ SKILLS = sorted(CORPUS.rglob("SKILL.md")) if CORPUS.is_dir() else []
 def test_every_body_line_reaches_instructions(path: Path) -> None:
     try:
         definition = analyse(str(path.relative_to(CORPUS)), root=str(CORPUS))
-    except MindrianError as exc:
+    except CompilerError as exc:
         pytest.fail(f"phase 1 rejected a real skill: {exc.render()}")
     spec = ARCH.run(phase_input({"skill_analysis": definition})).output
     rendered = spec.instructions.render_markdown()

@@ -1,4 +1,6 @@
-"""A deterministic Agno model that replays scripted turns, for offline tests.
+"""A deterministic Agno model that replays scripted turns: offline tests, and model scripts
+(``--model scripted:PATH``, :mod:`mindrian.model_choice`) that run and serve agents without an
+API key. :mod:`mindrian.testing` re-exports it for tests.
 
 Each time Agno asks the model for a turn it pops the next entry of the script.
 An entry is one of:

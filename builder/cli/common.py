@@ -1,0 +1,141 @@
+"""What every command module of the ``mindrian`` command line shares: the global switches, the
+project root, how lines, frames and annotations are printed, ``--format`` and ``--frames``.
+
+Only light modules are imported here (the command modules import this one at start-up, so
+``mindrian --help`` pays for it); anything heavier is imported by the command that needs it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from builder.pipeline.annotations import Annotation, github_line
+from builder.pipeline.errors import SourceLocation, UsageError
+from builder.pipeline.terminal import terminal_line
+
+if TYPE_CHECKING:
+    from builder.pipeline.config import BuildConfig
+    from builder.pipeline.results import Problem
+    from mindrian.frames import Frame
+
+__all__ = [
+    "CliState",
+    "annotate",
+    "display",
+    "err",
+    "frame",
+    "out",
+    "project_config",
+    "project_root",
+    "report_format",
+    "say",
+    "use_frames",
+]
+
+
+@dataclass
+class CliState:
+    """Global switches, shared with ``main`` so it knows how to report a failure."""
+
+    debug: bool = False
+    """Show tracebacks of internal errors."""
+    frames: str | None = None
+    """Stage named by the closing DONE frame (``build``, ``register``, ``check``); None without
+    ``--frames``."""
+    json: bool = False
+    """``--json`` is among the arguments: an error that stops the command before its report is
+    also printed as a JSON object on stdout, so a script always gets one."""
+    github: bool = False
+    """``--format github``: every problem is also printed as a GitHub annotation on stdout."""
+
+
+def report_format(ctx: typer.Context, value: str, allowed: tuple[str, ...]) -> str:
+    """Check ``--format`` against what the command offers and note it for error reporting."""
+    if value not in allowed:
+        raise UsageError(
+            f"--format {value!r}: this command prints {', '.join(allowed)}", code="U041"
+        )
+    state = ctx.ensure_object(CliState)
+    state.github = value == "github"
+    state.json = state.json or value == "json"
+    return value
+
+
+def use_frames(ctx: typer.Context, stage: str, frames: bool, json_out: bool = False) -> bool:
+    """Switch ``--frames`` on for ``stage``; ``--json`` cannot share stdout with it."""
+    if frames:
+        ctx.ensure_object(CliState).frames = stage
+        if json_out:
+            raise UsageError(
+                "give --json or --frames, not both: each needs stdout to itself", code="U014"
+            )
+    return frames
+
+
+def annotate(problem: Problem, path: str | None = None) -> None:
+    """Print ``problem`` as a GitHub annotation on stdout (at ``path`` when it has no place)."""
+    where = problem.location or (SourceLocation(path) if path else None)
+    typer.echo(github_line(Annotation(problem.code, problem.message, where)))
+
+
+def project_root(start: Path) -> Path:
+    """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``,
+    else ``start``."""
+    for folder in (start, *start.parents):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            tool = table.get("tool")
+            if isinstance(tool, dict) and "mindrian" in tool:
+                return folder
+    return start
+
+
+def project_config(root: Path, **switches: object) -> BuildConfig:
+    """The project's ``[tool.mindrian]`` configuration with the command line's switches."""
+    from builder.orchestration.project import load_config
+
+    return load_config(root).with_switches(**switches)
+
+
+def display(path: Path, root: Path) -> str:
+    """How a path appears in messages and generated headers: relative to the root when inside it."""
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def err(line: str) -> None:
+    """Print one human line on stderr (control characters escaped: it may quote a skill)."""
+    typer.echo(terminal_line(line), err=True)
+
+
+def out(line: str) -> None:
+    """Print one human line on stdout, escaped like :func:`err`."""
+    typer.echo(terminal_line(line))
+
+
+def _defused_err(line: str) -> None:
+    from mindrian.frames import defuse  # json and re: only with --frames
+
+    err(defuse(line))
+
+
+def say(frames: bool) -> Callable[[str], None]:
+    """How human lines are printed: defused when frames share the terminal."""
+    return _defused_err if frames else err
+
+
+def frame(event: Frame) -> None:
+    """Print one control frame on stdout."""
+    typer.echo(event.to_text())
