@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from builder.cli.options import BaseUrlOpt, ModelOpt
+from builder.cli.options import (
+    BaseUrlOpt,
+    HostOpt,
+    InsecureOpt,
+    ModelOpt,
+    Neo4jReadOpt,
+    PortOpt,
+    RegistryReadOpt,
+)
 from builder.pipeline.errors import AgentCommandError
 
 __all__ = ["register_mcp_command"]
@@ -32,25 +40,10 @@ def mcp(
     http: Annotated[
         bool, typer.Option("--http", help="Serve streamable HTTP (at /mcp) instead of stdio.")
     ] = False,
-    host: Annotated[
-        str, typer.Option("--host", metavar="HOST", help="Interface to listen on (--http).")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port", metavar="PORT", min=1, max=65535, help="Port to listen on (--http)."
-        ),
-    ] = 7778,
-    registry: Annotated[
-        str | None,
-        typer.Option(
-            "--registry",
-            metavar="PATH",
-            envvar="MINDRIAN_REGISTRY",
-            help="Registry database file or registry.yaml [default: Neo4j with NEO4J_URI, else "
-            "the project's .mindrian/registry.lbug, else generated/registry.yaml].",
-        ),
-    ] = None,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 7778,
+    registry: RegistryReadOpt = None,
+    neo4j_uri: Neo4jReadOpt = None,
     agents: Annotated[
         bool,
         typer.Option(
@@ -60,13 +53,7 @@ def mcp(
     ] = False,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
-    insecure: Annotated[
-        bool,
-        typer.Option(
-            "--insecure",
-            help="Serve --http beyond loopback with no authentication anyway (warned on start).",
-        ),
-    ] = False,
+    insecure: InsecureOpt = False,
 ) -> int:
     """Serve the project to an MCP host: framework selection, its skills, and its agents.
 
@@ -89,7 +76,8 @@ def mcp(
         raise AgentCommandError(str(error), code="X002") from error
     config = McpConfig(
         project,
-        registry,
+        str(registry) if registry is not None else None,
+        neo4j_uri=neo4j_uri,
         http=http,
         host=host,
         port=port,

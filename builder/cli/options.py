@@ -222,3 +222,17 @@ RecordOpt = Annotated[
         dir_okay=False,
     ),
 ]
+#: The interface a server listens on (serve, mcp --http).
+HostOpt = Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")]
+#: The port a server listens on (serve, mcp --http).
+PortOpt = Annotated[
+    int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
+]
+#: Anonymous serving beyond loopback (serve, mcp --http).
+InsecureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="Serve beyond loopback with no authentication anyway (warned on every start).",
+    ),
+]

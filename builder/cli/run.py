@@ -11,9 +11,12 @@ import typer
 
 from builder.cli.options import (
     BaseUrlOpt,
+    HostOpt,
+    InsecureOpt,
     MaxTokensOpt,
     ModelOpt,
     NoThinkingOpt,
+    PortOpt,
     RecordOpt,
     TemperatureOpt,
 )
@@ -147,12 +150,8 @@ def run(
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
-    ] = 7777,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 7777,
     db: Annotated[
         str | None,
         typer.Option(
@@ -167,13 +166,7 @@ def serve(
     max_tokens: MaxTokensOpt = None,
     temperature: TemperatureOpt = None,
     no_thinking: NoThinkingOpt = False,
-    insecure: Annotated[
-        bool,
-        typer.Option(
-            "--insecure",
-            help="Serve beyond loopback with no authentication anyway (warned on every start).",
-        ),
-    ] = False,
+    insecure: InsecureOpt = False,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 

@@ -68,7 +68,10 @@ class McpConfig:
     project: ProjectPaths | None
     """The project whose registry, skills and agents are served; None outside one."""
     registry: str | None = None
-    """A database file or registry.yaml; None: Neo4j with ``NEO4J_URI``, else the project's."""
+    """A database file or registry.yaml; None: ``$MINDRIAN_REGISTRY``, else Neo4j, else the
+    project's."""
+    neo4j_uri: str | None = None
+    """Neo4j to read the registry from; None: ``$NEO4J_URI`` (credentials from the environment)."""
     http: bool = False
     """Streamable HTTP instead of stdio."""
     host: str = "127.0.0.1"
@@ -98,10 +101,11 @@ def configure_logging() -> None:
 def open_project_registry(config: McpConfig, env: Mapping[str, str]) -> Registry:
     """The registry ``config`` names (see the module's docstring for the order)."""
     try:
-        if config.registry:
-            return open_source_registry(config.registry)
-        if env.get("NEO4J_URI"):
-            return open_registry(None, None, env=env)
+        source = config.registry or env.get(REGISTRY_ENV)
+        if source:
+            return open_source_registry(source)
+        if config.neo4j_uri or env.get("NEO4J_URI"):
+            return open_registry(config.neo4j_uri, None, env=env)
         project = config.project
         if project is not None:
             for candidate in (project.embedded_registry, project.registry_yaml):
