@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
+from builder.cli.common import workspace_folder
 from builder.cli.options import (
+    ApproveOpt,
     BaseUrlOpt,
     HostOpt,
     InsecureOpt,
@@ -15,8 +17,9 @@ from builder.cli.options import (
     Neo4jReadOpt,
     PortOpt,
     RegistryReadOpt,
+    WorkspaceOpt,
 )
-from builder.pipeline.errors import AgentCommandError
+from builder.pipeline.errors import AgentCommandError, UsageError
 
 __all__ = ["register_mcp_command"]
 
@@ -53,21 +56,30 @@ def mcp(
     ] = False,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    workspace: WorkspaceOpt = None,
+    approve: ApproveOpt = None,
     insecure: InsecureOpt = False,
 ) -> int:
     """Serve the project to an MCP host: framework selection, its skills, and its agents.
 
     Tools: select_frameworks, get_framework, read_neo4j_cypher (guarded), and with
-    --agents one tool per registered agent. Every skill of the project is served
-    with the MCP Skills extension (skills/list, skills/get, skill:// resources).
+    --agents one tool per registered agent (host tool calls that no rule of the
+    skill or --approve allows are denied: nobody can be asked over MCP). Every
+    skill of the project is served with the MCP Skills extension (skills/list,
+    skills/get, skill:// resources).
     Over --http the rules of 'mindrian serve' hold: anonymous on loopback only,
     else OS_SECURITY_KEY or JWT_VERIFICATION_KEY / JWT_JWKS_FILE.
     """
+    from mindrian.host import RuleError, parse_rules
     from mindrian.mcp.command import McpConfig, McpSetupError, run_mcp
     from mindrian.model_choice import ModelScriptError, choose_model
     from mindrian.project import ProjectPaths, find_project_root
     from mindrian.serve import ExposedWithoutAuthError
 
+    try:
+        parse_rules(approve or ())
+    except RuleError as error:
+        raise UsageError(f"--approve {error}", code="X008") from error
     root = find_project_root(Path.cwd())
     project = ProjectPaths(root) if root is not None else None
     try:
@@ -84,11 +96,13 @@ def mcp(
         insecure=insecure,
         agents=agents,
         model=choice,
+        workspace=workspace_folder(workspace) if agents else None,
+        approve=tuple(approve or ()),
     )
     try:
         run_mcp(config)
     except ExposedWithoutAuthError as error:
         raise AgentCommandError(str(error), code="X006") from error
     except McpSetupError as error:
-        raise AgentCommandError(str(error), code="X008") from error
+        raise AgentCommandError(str(error), code="X010") from error
     return 0

@@ -39,6 +39,7 @@ __all__ = [
     "ShardOpt",
     "TemperatureOpt",
     "TimingsOpt",
+    "WorkspaceOpt",
 ]
 
 #: SKILL.md files or skill folders (build, register, validate, fmt).
@@ -222,6 +223,17 @@ RecordOpt = Annotated[
         dir_okay=False,
     ),
 ]
+#: Where host tools (Bash, Read, Write…) work: run and serve.
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        metavar="DIR",
+        help="Folder the agents' host tools (Bash, Read, Write…) work in; serve gives each user "
+        "a folder of their own under it [default: the current folder].",
+        file_okay=False,
+    ),
+]
 #: The interface a server listens on (serve, mcp --http).
 HostOpt = Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")]
 #: The port a server listens on (serve, mcp --http).
@@ -234,5 +246,15 @@ InsecureOpt = Annotated[
     typer.Option(
         "--insecure",
         help="Serve beyond loopback with no authentication anyway (warned on every start).",
+    ),
+]
+#: Host tool calls the user approves in advance (run, mcp --agents).
+ApproveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--approve",
+        metavar="PATTERN",
+        help="Approve host tool calls matching a permission rule, e.g. 'Write' or "
+        "'Bash(npm test:*)' (repeatable); without a terminal, other calls are denied.",
     ),
 ]

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from builder.cli.common import workspace_folder
 from builder.cli.options import (
+    ApproveOpt,
     BaseUrlOpt,
     HostOpt,
     InsecureOpt,
@@ -19,6 +21,7 @@ from builder.cli.options import (
     PortOpt,
     RecordOpt,
     TemperatureOpt,
+    WorkspaceOpt,
 )
 from builder.pipeline.errors import AgentCommandError, UsageError
 
@@ -112,14 +115,22 @@ def run(
         ),
     ] = False,
     record: RecordOpt = None,
+    workspace: WorkspaceOpt = None,
+    approve: ApproveOpt = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Approve every host tool call without asking.")
+    ] = False,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 
     The agent is loaded by id from generated/registry.yaml. Guided agents ask
     each step's question on stderr and read the answer from stdin ('back' and
     'skip' work); at the end of input the session waits, resumable with --session.
-    Pipeline agents report each phase on stderr.
+    Pipeline agents report each phase on stderr. Host tool calls that no rule of
+    the skill allows are asked about on the terminal (y/N); each call is shown on
+    stderr, and --json lists them under tool_calls.
     """
+    from mindrian.host import RuleError, parse_rules
     from mindrian.request_limits import SESSION_ID_PATTERN
     from mindrian.run import RunRequest, run_agent
 
@@ -130,6 +141,10 @@ def run(
             "a letter or digit",
             code="U043",
         )
+    try:
+        parse_rules(approve or ())
+    except RuleError as error:
+        raise UsageError(f"--approve {error}", code="X008") from error
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     from mindrian.recording import Recording
@@ -138,8 +153,9 @@ def run(
     recording = Recording() if record is not None else None
     project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
-        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity
-    )
+        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity,
+        workspace=workspace_folder(workspace), approve=tuple(approve or ()), approve_all=yes,
+    )  # fmt: skip
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package
@@ -216,10 +232,15 @@ def serve(
 
 
 def _quiet_agno() -> None:
-    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says."""
+    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says; its
+    errors go to stderr (without a terminal Agno writes them to stdout, where --json is)."""
     # A filter, not a level: Agno sets its loggers back to INFO at the start of every run.
     for name in ("agno", "agno-team", "agno-workflow"):
-        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+        logger = logging.getLogger(name)
+        logger.addFilter(lambda record: record.levelno >= logging.ERROR)
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
+                handler.setStream(sys.stderr)
 
 
 def _override(

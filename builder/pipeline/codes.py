@@ -377,7 +377,11 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
     ErrorCode(
-        "X008",
+        "X008", "run", "mindrian run, serve or mcp: an --approve value is not a permission rule"
+    ),
+    ErrorCode("X009", "run", "mindrian run, serve or mcp: the --workspace is not a folder"),
+    ErrorCode(
+        "X010",
         "run",
         "mindrian mcp: no registry to serve, one that cannot be opened, or --agents outside a "
         "project",

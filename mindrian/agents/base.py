@@ -36,12 +36,14 @@ from mindrian.handoff import (
     ProblemClarity,
     ReturnBehavior,
 )
+from mindrian.host.gate import HostGrant
 from mindrian.model_choice import ModelRef, model_from_environment
 from mindrian.model_settings import ModelSettings
 from mindrian.providers import ModelUnavailableError, run_model
 
 if TYPE_CHECKING:
     from mindrian.agents.package import AgentPackage
+    from mindrian.host import HostSession
 
 __all__ = [
     "STATE_DIR_ENV",
@@ -193,6 +195,10 @@ class MindrianAgent(ABC):
     """How ``HandoffManager`` delivers this agent's results; None leaves it to the context."""
     package: ClassVar[AgentPackage | None] = None
     """The generated package the class was declared from, if any."""
+    host_grant: ClassVar[HostGrant] = HostGrant()
+    """The host tools the package grants (Bash, Read…) and the calls it pre-approves."""
+    skill_dir: ClassVar[Path | None] = None
+    """The package's copy of the skill's files (readable by the host tools, never writable)."""
 
     def __init_subclass__(cls, package: AgentPackage | None = None, **kwargs: Any) -> None:
         # A generated class names its package; the package's data becomes the class attributes.
@@ -220,6 +226,14 @@ class MindrianAgent(ABC):
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
         self._warned: set[str] = set()
+        self.host: HostSession | None = None
+        """Where the host tools work, who approves their calls, the log (None: no host tool)."""
+
+    def use_host(self, session: HostSession) -> None:
+        """Give the agent its granted host tools in ``session`` (before its first run)."""
+        if "agent" in self.__dict__:
+            raise RuntimeError(f"{self.agent_id}: host tools must be given before the first run")
+        self.host = session
 
     @cached_property
     def agent(self) -> Any:
@@ -264,7 +278,7 @@ class MindrianAgent(ABC):
             id=agent_id,
             name=name,
             model=self.built_model(model),
-            instructions=instructions or None,
+            instructions=(instructions + self._host_note()) or None,
             tools=self._agno_tools(),
             telemetry=False,
             # The skill's text is data: Agno would otherwise run it (and the user's message)
@@ -280,7 +294,29 @@ class MindrianAgent(ABC):
             from mindrian.agents.references import read_reference_tool
 
             tools.append(read_reference_tool(self.references))
+        host = self._host_tools()
+        if host is not None:
+            from mindrian.host import host_functions
+
+            tools.extend(host_functions(host))
         return tools
+
+    def _host_tools(self) -> Any:
+        """The agent's host tools in its session; None without a session or a grant."""
+        if self.host is None or not self.host_grant.grant:
+            return None
+        from mindrian.host import HostTools
+
+        return HostTools(self.host_grant, self.host, self.skill_dir)
+
+    def _host_note(self) -> str:
+        """Where the skill's files and the workspace are, told at load time (never generated)."""
+        host = self._host_tools()
+        if host is None:
+            return ""
+        from mindrian.host import host_note
+
+        return host_note(host)
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:

@@ -2,7 +2,10 @@
 
 What ``mindrian mcp`` serves (:mod:`mindrian.mcp.command`), without the
 command line's other options, for agents that start it with only the runtime
-installed. The project is found from its root (the nearest ``pyproject.toml``
+installed. The registry is ``--registry``, else ``$MINDRIAN_REGISTRY``, else Neo4j
+when ``NEO4J_URI`` is set (with ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and an
+optional ``NEO4J_DATABASE``), else the project's embedded database, else its
+``generated/registry.yaml``. The project is found from its root (the nearest ``pyproject.toml``
 with ``[tool.mindrian]`` above the working directory, else above this installed
 package), never by paths relative to the working directory, so an agent started
 from any folder of the project finds the same registry.

@@ -6,21 +6,24 @@ optional ``session_id`` and returning the agent's
 id to continue it. A failed result is a tool error carrying the same content, so
 a host sees why.
 
-A tool call an agent makes that needs a person's confirmation cannot be
-confirmed over MCP: an MCP host is not the person. The :data:`Approver` decides
-which such calls are approved in advance; the default, :func:`deny_all`,
-approves none, and a run that stops for one reports that it was refused.
+Host tool calls (Bash, Read, Write...) that need a person's confirmation cannot
+be confirmed over MCP: the host that calls the tool is not that person. Only the
+calls the skill's own rules or the server's ``--approve`` rules allow run; any
+other is denied, the model is told why, and the result lists every call under
+``tool_calls`` with its outcome (``ran``, ``denied``, ``refused``).
 
 Over HTTP with JWT verification a session belongs to the token's user: the
-same ``session_id`` from two users names two sessions.
+same ``session_id`` from two users names two sessions, and each user's host
+tools work in a folder of their own under the workspace.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
@@ -32,43 +35,38 @@ from pydantic import Field
 from mindrian.agents import GuidedAgent
 from mindrian.errors import MindrianError
 from mindrian.handoff import HandoffResult
+from mindrian.host import Denying, HostSession, Rule, ToolLog
 from mindrian.model_choice import ModelChoice
 from mindrian.packages import AgentPackage, registered_packages
 from mindrian.project import ProjectPaths
 from mindrian.request_limits import MAX_MESSAGE_CHARS
 from mindrian.run import handoff, prepared_agent
 
-__all__ = [
-    "AgentTool",
-    "Approver",
-    "ConfirmationRequest",
-    "agent_tools",
-    "deny_all",
-]
+__all__ = ["MCP_DENIAL", "AgentTool", "AgentToolsConfig", "agent_tools", "register"]
 
 #: A session id as the HTTP routes take it (SESSION_ID_PATTERN), short enough to scope by user.
 _SESSION = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
 
+#: What the model is told of a call no rule allows.
+MCP_DENIAL = (
+    "it needs the user's approval, which cannot be asked over MCP "
+    "(the server's --approve PATTERN rules approve calls in advance)"
+)
+
+
 @dataclass(frozen=True)
-class ConfirmationRequest:
-    """A tool call an agent wants to make that needs a person's confirmation."""
+class AgentToolsConfig:
+    """How the agents run behind their tools."""
 
-    agent_id: str
-    """The agent making the call."""
-    tool_name: str
-    """The tool it calls."""
-    arguments: Mapping[str, Any]
-    """The call's arguments."""
-
-
-#: Whether a confirmation-needing call is approved in advance (over MCP nobody is asked).
-Approver = Callable[[ConfirmationRequest], bool]
-
-
-def deny_all(request: ConfirmationRequest) -> bool:
-    """No call is approved in advance: every one that needs confirmation is refused."""
-    return False
+    project: ProjectPaths
+    """The project whose registered agents are served."""
+    model: ModelChoice
+    """Their model (None reference: each agent's own)."""
+    workspace: Path
+    """Where their host tools work (each JWT user in a folder of their own under it)."""
+    approved: tuple[Rule, ...] = ()
+    """Host tool calls approved in advance (``--approve``), beside each skill's own rules."""
 
 
 @dataclass(frozen=True)
@@ -83,18 +81,12 @@ class AgentTool:
     """The tool function (``message``, ``session_id``, the request's context)."""
 
 
-def agent_tools(
-    project: ProjectPaths, model: ModelChoice, approver: Approver = deny_all
-) -> tuple[AgentTool, ...]:
+def agent_tools(config: AgentToolsConfig) -> tuple[AgentTool, ...]:
     """A tool for every registered agent, in registry order."""
-    return tuple(
-        _tool(project, package, model, approver) for package in registered_packages(project)
-    )
+    return tuple(_tool(config, package) for package in registered_packages(config.project))
 
 
-def _tool(
-    project: ProjectPaths, package: AgentPackage, model: ModelChoice, approver: Approver
-) -> AgentTool:
+def _tool(config: AgentToolsConfig, package: AgentPackage) -> AgentTool:
     spec = yaml.safe_load((package.folder / "spec.yaml").read_text(encoding="utf-8")) or {}
     description = (
         f"Run the {package.agent_type} agent {spec.get('name', package.agent_id)}: "
@@ -107,14 +99,21 @@ def _tool(
         session_id: Annotated[str | None, Field(pattern=_SESSION)] = None,
     ) -> Annotated[CallToolResult, HandoffResult]:
         """Run the agent on ``message``; continue ``session_id`` when given."""
+        user = _user(ctx)
+        host = HostSession(
+            workspace=_workspace(config.workspace, user),
+            approver=Denying(denial=MCP_DENIAL),
+            approved=config.approved,
+            log=ToolLog(),
+        )
         try:
-            agent = prepared_agent(project, package.agent_id, model)
+            agent = prepared_agent(config.project, package.agent_id, config.model, host)
         except MindrianError as error:
             raise ToolError(f"{package.agent_id} cannot be loaded: {error}") from None
         session = session_id or (uuid.uuid4().hex if isinstance(agent, GuidedAgent) else None)
-        scoped = None if session is None else _scoped(session, _user(ctx))
+        scoped = None if session is None else _scoped(session, user)
         result = await handoff(agent, message, scoped)
-        return _outcome(result, session)
+        return _outcome(result, session, host.log)
 
     return AgentTool(package, description, run)
 
@@ -129,13 +128,26 @@ def _user(ctx: Context) -> str | None:
 
 def _scoped(session: str, user: str | None) -> str:
     """The session's id in the agents' state: the user's own when there is a user."""
+    return session if user is None else f"{session}.{_user_key(user)}"
+
+
+def _workspace(workspace: Path, user: str | None) -> Path:
+    """Where a user's host tools work: a folder of their own under the workspace."""
     if user is None:
-        return session
-    return f"{session}.u{hashlib.sha256(user.encode('utf-8')).hexdigest()[:16]}"
+        return workspace
+    folder = workspace / _user_key(user)
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
-def _outcome(result: HandoffResult, session: str | None) -> CallToolResult:
-    content = {"session_id": session, **result.to_dict()}
+def _user_key(user: str) -> str:
+    """A user as a file-name-safe key (a token's ``sub`` may hold any character)."""
+    return "u" + hashlib.sha256(user.encode("utf-8")).hexdigest()[:16]
+
+
+def _outcome(result: HandoffResult, session: str | None, log: ToolLog) -> CallToolResult:
+    calls = [record.to_dict() for record in log.records]
+    content = {"session_id": session, **result.to_dict(), "tool_calls": calls}
     text = result.output if result.success else f"{result.error_code or 'failed'}: {result.error}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],

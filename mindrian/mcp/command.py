@@ -32,7 +32,6 @@ from mindrian.project import DEFAULT_OUT_DIR, REGISTRY_YAML_NAME, ProjectPaths
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from mindrian.mcp.agents import Approver
     from mindrian.model_choice import ModelChoice
 
 __all__ = [
@@ -84,6 +83,10 @@ class McpConfig:
     """Also serve each registered agent as a tool."""
     model: ModelChoice | None = None
     """The agents' model (``--agents``); None: each agent's own."""
+    workspace: Path | None = None
+    """Where the agents' host tools work (``--agents``); None: the current folder."""
+    approve: tuple[str, ...] = ()
+    """Host tool calls approved in advance (``--approve``), as written."""
 
 
 def configure_logging() -> None:
@@ -119,9 +122,7 @@ def open_project_registry(config: McpConfig, env: Mapping[str, str]) -> Registry
     )
 
 
-def project_server(
-    config: McpConfig, registry: Registry, approver: Approver | None = None
-) -> MCPServer:
+def project_server(config: McpConfig, registry: Registry) -> MCPServer:
     """The server: the registry's tools, the project's skills and, asked for, its agents."""
     extensions: list[Extension] = []
     if config.project is not None and config.project.registry_yaml.is_file():
@@ -129,19 +130,23 @@ def project_server(
     server = build_server(registry, extensions=extensions)
     if config.agents:
         # Only here: the agents bring Agno, which the registry's tools do without.
-        from mindrian.mcp.agents import agent_tools, deny_all, register
+        from mindrian.host import RuleError, parse_rules
+        from mindrian.mcp.agents import AgentToolsConfig, agent_tools, register
         from mindrian.model_choice import choose_model
         from mindrian.packages import PackageError
 
         if config.project is None:
             raise McpSetupError("--agents needs a mindrian project")
         try:
-            tools = agent_tools(
-                config.project, config.model or choose_model(None), approver or deny_all
+            agents = AgentToolsConfig(
+                config.project,
+                config.model or choose_model(None),
+                (config.workspace or Path.cwd()).resolve(),
+                parse_rules(config.approve),
             )
-        except PackageError as error:
+            register(server, agent_tools(agents))
+        except (PackageError, RuleError) as error:
             raise McpSetupError(str(error)) from error
-        register(server, tools)
     return server
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -164,7 +165,11 @@ def build_server(registry: Registry, *, extensions: Sequence[Extension] = ()) ->
 
 
 def _plain(value: Any) -> Any:
-    """A database value as JSON data (the embedded engine returns Decimal sums and datetimes)."""
+    """A database value as JSON data: the embedded engine returns Decimal sums and datetimes,
+    Neo4j its own temporal types (ISO 8601 text, to the nanosecond)."""
+    temporal = _neo4j_temporal(value)
+    if temporal is not None:
+        return temporal
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, (_dt.datetime, _dt.date)):
@@ -174,3 +179,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     return value
+
+
+def _neo4j_temporal(value: Any) -> str | None:
+    """``neo4j.time``'s Date, Time, DateTime or Duration as ISO 8601, else None.
+
+    Looked up among loaded modules: a value of these types exists only once the driver
+    imported them, and a server on an embedded registry never imports the driver.
+    """
+    module = sys.modules.get("neo4j.time")
+    if module is None:
+        return None
+    if isinstance(value, (module.Date, module.Time, module.DateTime, module.Duration)):
+        return str(value.iso_format())
+    return None
