@@ -104,5 +104,5 @@ def mcp(
     except ExposedWithoutAuthError as error:
         raise AgentCommandError(str(error), code="X006") from error
     except McpSetupError as error:
-        raise AgentCommandError(str(error), code="X010") from error
+        raise AgentCommandError(str(error), code="X011") from error
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,10 +26,13 @@ from builder.cli.options import (
 from builder.pipeline.errors import AgentCommandError, UsageError
 
 if TYPE_CHECKING:
+    import socket
+
     from mindrian.model_choice import ModelChoice
     from mindrian.model_settings import SettingsOverride
     from mindrian.project import ProjectPaths
     from mindrian.recording import Recording
+    from mindrian.serve import ServeConfig
 
 __all__ = ["register_run_commands"]
 
@@ -200,11 +203,11 @@ def serve(
     import os
 
     from mindrian.serve import (
-        DatabaseUnusableError,
         ExposedWithoutAuthError,
         ServeConfig,
-        build_app,
         check_exposure,
+        run_server,
+        unusable_models,
     )
 
     override = _override(max_tokens, temperature, no_thinking)
@@ -216,19 +219,46 @@ def serve(
         raise AgentCommandError(str(error), code="X006") from error
     if warning is not None:
         typer.echo(warning, err=True)
+    # First: a port in use is known before anything is built or written.
+    sock = _listening(host, port)
     try:
-        app = build_app(config)
+        app = _app(config)
+    except BaseException:
+        sock.close()
+        raise
+    for line in unusable_models(config):
+        typer.echo(f"warning: {line}", err=True)
+    typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
+    run_server(app, sock)
+    return 0
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """The socket ``serve`` will listen on; X010 when the port is in use or not ours to take."""
+    from mindrian.serve import listen
+
+    try:
+        return listen(host, port)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise AgentCommandError(
+            f"cannot listen on {host}:{port}: {reason} (another server holds it? try --port)",
+            code="X010",
+        ) from None
+
+
+def _app(config: ServeConfig) -> Any:
+    """The AgentOS app of ``config``; what stops it as a coded error."""
+    from mindrian.serve import DatabaseUnusableError, build_app
+
+    try:
+        return build_app(config)
     except LookupError as error:
         raise AgentCommandError(str(error), code="X001") from error
     except ValueError as error:  # a database URL of another kind
         raise AgentCommandError(str(error), code="X003") from error
     except DatabaseUnusableError as error:
         raise AgentCommandError(str(error), code="X007") from error
-    import uvicorn
-
-    typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-    return 0
 
 
 def _quiet_agno() -> None:

@@ -14,10 +14,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from mindrian.errors import MindrianError
+
 __all__ = ["Confinement", "OutsideError"]
 
 
-class OutsideError(PermissionError):
+class OutsideError(MindrianError, PermissionError):
     """A path the tools may not touch; its message is the reason the model is told."""
 
 

@@ -23,6 +23,8 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from mindrian.errors import MindrianError
+
 __all__ = ["FETCH_CAP", "FETCH_TIMEOUT_S", "FetchRefusedError", "Target", "fetch", "target_of"]
 
 #: Bytes read from a response at most.
@@ -33,7 +35,7 @@ _MAX_REDIRECTS = 5
 _SHOWN = 30_000
 
 
-class FetchRefusedError(ValueError):
+class FetchRefusedError(MindrianError, ValueError):
     """A URL the tool does not fetch; the message is the reason the model is told."""
 
 

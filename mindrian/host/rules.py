@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mindrian.errors import MindrianError
 from mindrian.host.patterns import (
     HOST_TOOLS,
     Pattern,
@@ -65,7 +66,7 @@ _EXPANSIONS = frozenset("*?[]{}~!#")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-class RuleError(ValueError):
+class RuleError(MindrianError, ValueError):
     """A permission rule that cannot be read."""
 
 

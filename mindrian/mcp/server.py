@@ -34,6 +34,7 @@ from mindrian.graph import (
 )
 from mindrian.graph import queries as q
 from mindrian.guards import CypherRejected, Scope, check_read_query, efficiency_warnings
+from mindrian.routing.candidates import describe
 
 __all__ = [
     "MAX_SELECT_LIMIT",
@@ -106,9 +107,12 @@ def build_server(registry: Registry, *, extensions: Sequence[Extension] = ()) ->
 
         With context (the user's words): ranked by text relevance over each
         framework's name, description, triggers and problem types, plus the
-        problem-type, chaining and usage terms, as `mindrian select "..."` ranks.
-        With triggers: 0.6 for a trigger match, 0.4 for a problem-type match, plus
-        0.3 x the chaining weight to frameworks already used.
+        problem-type, chaining and usage terms, as `mindrian select "..."` ranks; the
+        first is `confident` when the router stands behind it alone. With triggers: 0.6
+        for a trigger match, 0.4 for a problem-type match, plus 0.3 x the chaining
+        weight to frameworks already used. Each comes with its `description` and
+        `not_for`, what its author says it is not for: read them to choose between near
+        neighbours.
         """
         if context and triggers:
             raise ToolError("give context or triggers, not both")
@@ -119,9 +123,9 @@ def build_server(registry: Registry, *, extensions: Sequence[Extension] = ()) ->
                 chosen = registry.select_text(context, problem_types or (), previous or (), limit)
             else:
                 chosen = registry.select(triggers or (), problem_types or (), previous or (), limit)
+            return {"frameworks": [c.plain() for c in describe(chosen, registry.get)]}
         except GraphError as exc:
             raise ToolError(f"selection failed: {exc}") from None
-        return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
 
     @server.tool()
     def get_framework(
