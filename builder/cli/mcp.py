@@ -71,7 +71,7 @@ def mcp(
     else OS_SECURITY_KEY or JWT_VERIFICATION_KEY / JWT_JWKS_FILE.
     """
     from mindrian.host import RuleError, parse_rules
-    from mindrian.mcp.command import McpConfig, McpSetupError, run_mcp
+    from mindrian.mcp.command import McpConfig, McpSetupError, PortUnavailableError, run_mcp
     from mindrian.model_choice import ModelScriptError, choose_model
     from mindrian.project import ProjectPaths, find_project_root
     from mindrian.serve import ExposedWithoutAuthError
@@ -103,6 +103,8 @@ def mcp(
         run_mcp(config)
     except ExposedWithoutAuthError as error:
         raise AgentCommandError(str(error), code="X006") from error
+    except PortUnavailableError as error:
+        raise AgentCommandError(str(error), code="X010") from error
     except McpSetupError as error:
         raise AgentCommandError(str(error), code="X011") from error
     return 0

@@ -378,11 +378,13 @@ CODES: Mapping[str, ErrorCode] = registry(
         "X006", "run", "mindrian serve or mcp --http: a non-loopback host without authentication"
     ),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
-    ErrorCode(
-        "X008", "run", "mindrian run, serve or mcp: an --approve value is not a permission rule"
-    ),
+    ErrorCode("X008", "run", "mindrian run or mcp: an --approve value is not a permission rule"),
     ErrorCode("X009", "run", "mindrian run, serve or mcp: the --workspace is not a folder"),
-    ErrorCode("X010", "run", "mindrian serve: the port cannot be listened on (in use, no right)"),
+    ErrorCode(
+        "X010",
+        "run",
+        "mindrian serve or mcp --http: the port cannot be listened on (in use, no right)",
+    ),
     ErrorCode(
         "X011",
         "run",

@@ -40,6 +40,7 @@ __all__ = [
     "REGISTRY_ENV",
     "McpConfig",
     "McpSetupError",
+    "PortUnavailableError",
     "configure_logging",
     "http_app",
     "open_project_registry",
@@ -58,6 +59,10 @@ _FALLBACK_YAML = Path(DEFAULT_OUT_DIR) / REGISTRY_YAML_NAME
 
 class McpSetupError(MindrianError, LookupError):
     """No registry to serve, or one that cannot be opened."""
+
+
+class PortUnavailableError(MindrianError, OSError):
+    """``--http``'s port is in use, or not ours to take."""
 
 
 @dataclass(frozen=True)
@@ -172,26 +177,30 @@ def http_app(server: MCPServer, config: McpConfig, env: Mapping[str, str]) -> An
 def run_mcp(config: McpConfig, env: Mapping[str, str] | None = None) -> None:
     """Serve until stdin closes (stdio) or the process is interrupted (HTTP).
 
-    Raises :class:`McpSetupError` without a registry and
+    Raises, before anything is served: :class:`McpSetupError` without a registry,
     :class:`mindrian.serve.ExposedWithoutAuthError` for anonymous HTTP beyond loopback,
-    both before anything is served.
+    :class:`PortUnavailableError` for a port that cannot be listened on.
     """
     environ = os.environ if env is None else env
-    warning = None
-    if config.http:  # only here: serve's module brings Agno, which stdio does without
-        from mindrian.serve import exposure_warning
-
-        warning = exposure_warning(config.host, config.insecure, environ)
     configure_logging()
-    registry = open_project_registry(config, environ)
-    with registry:
-        server = project_server(config, registry)
-        if not config.http:
-            server.run("stdio")
-            return
-        import uvicorn
+    if not config.http:
+        with open_project_registry(config, environ) as registry:
+            project_server(config, registry).run("stdio")
+        return
+    # Only here: serve's module brings Agno, which stdio does without.
+    from mindrian.serve import exposure_warning, listen, run_server
 
+    warning = exposure_warning(config.host, config.insecure, environ)
+    try:
+        sock = listen(config.host, config.port)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise PortUnavailableError(
+            f"cannot listen on {config.host}:{config.port}: {reason} "
+            "(another server holds it? try --port)"
+        ) from None
+    with sock, open_project_registry(config, environ) as registry:
+        app = http_app(project_server(config, registry), config, environ)
         if warning is not None:
             logging.getLogger("mindrian.mcp").warning("%s", warning)
-        app = http_app(server, config, environ)
-        uvicorn.run(app, host=config.host, port=config.port, log_level="warning")
+        run_server(app, sock)
