@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATE_DIR_ENV",
     "AgentReply",
+    "ConfirmationNeeded",
     "MindrianAgent",
     "ModelRef",
     "Partial",
@@ -64,6 +65,28 @@ STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
 
 #: Where a run says what it changed in the spec's model settings (one line each, on stderr).
 _LOG = logging.getLogger("mindrian.agents")
+
+
+class ConfirmationNeeded(Exception):  # a signal, like the workflow's Pause
+    """A served run's host tool calls wait for the client's confirmation (not a failure).
+
+    Raised only where the agent's tools pause the run (``HostSession.confirm_in_run``): the
+    served agent stores ``run`` with the session, shows ``pending`` to the client, and gives
+    the run back to :meth:`MindrianAgent.resume` once each call is confirmed or rejected.
+    """
+
+    def __init__(self, run: Any, pending: tuple[Any, ...]) -> None:
+        super().__init__(", ".join(_call_label(r.tool_execution) for r in pending))
+        self.run = run
+        """The paused Agno ``RunOutput``."""
+        self.pending = pending
+        """Its ``RunRequirement`` objects that need someone's answer."""
+
+
+def _call_label(execution: Any) -> str:
+    arguments = execution.tool_args or {}
+    subject = next(iter(arguments.values()), "") if arguments else ""
+    return f"{execution.tool_name}({subject})"
 
 
 @dataclass(frozen=True)
@@ -308,6 +331,34 @@ class MindrianAgent(ABC):
         from mindrian.host import HostTools
 
         return HostTools(self.host_grant, self.host, self.skill_dir)
+
+    async def _settled(self, agno_agent: Any, output: Any, session_id: str | None) -> Any:
+        """``output`` once its paused host tool calls are settled: those a rule allows (or that
+        will be refused anyway) are confirmed and the run goes on; any other raises
+        :class:`ConfirmationNeeded` for the client to answer."""
+        host = self._host_tools()
+        while getattr(output, "status", None) == RunStatus.paused and host is not None:
+            pending = []
+            for requirement in output.active_requirements:
+                call = requirement.tool_execution
+                if not requirement.needs_confirmation:
+                    continue
+                if host.runs_without_asking(call.tool_name, dict(call.tool_args or {})):
+                    requirement.confirm()
+                else:
+                    pending.append(requirement)
+            if pending:
+                raise ConfirmationNeeded(output, tuple(pending))
+            output = await agno_agent.acontinue_run(
+                run_response=output, requirements=output.requirements, session_id=session_id
+            )
+        return output
+
+    async def resume(self, paused: Any) -> AgentReply:
+        """Go on with a run that raised :class:`ConfirmationNeeded`, each pending call answered
+        (``confirmation`` set on its requirement and tool execution). Types whose runs cannot
+        pause have no such run to resume."""
+        raise AgentRunError(f"{self.agent_type} agents do not pause for confirmation")
 
     def _host_note(self) -> str:
         """Where the skill's files and the workspace are, told at load time (never generated)."""

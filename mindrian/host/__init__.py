@@ -40,7 +40,13 @@ from mindrian.host.rules import (
     parse_rule,
     parse_rules,
 )
-from mindrian.host.tools import HostSession, HostTools, host_functions, host_note
+from mindrian.host.tools import (
+    HostSession,
+    HostTools,
+    host_functions,
+    host_note,
+    scoped_session,
+)
 
 __all__ = [
     "HOST_TOOLS",
@@ -73,4 +79,5 @@ __all__ = [
     "parse_rule",
     "parse_rules",
     "runs_arbitrary_code",
+    "scoped_session",
 ]

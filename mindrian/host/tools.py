@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,7 @@ from mindrian.host.gate import (
 from mindrian.host.process import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, run_command, shell_argv
 from mindrian.host.rules import Rule, parse_command
 
-__all__ = ["HostSession", "HostTools", "host_functions", "host_note"]
+__all__ = ["HostSession", "HostTools", "host_functions", "host_note", "scoped_session"]
 
 #: Lines Read returns unless asked for fewer, and the longest line it shows whole.
 _READ_LINES = 2000
@@ -63,6 +65,23 @@ class HostSession:
     confirm_in_run: bool = False
     """Serve: mark the tools as needing confirmation, so that Agno pauses the run on a call
     (the served agent confirms pre-approved calls itself and lets the client answer the rest)."""
+    per_user: bool = False
+    """Serve: each run works in its user's own folder (:func:`scoped_session`), so the model is
+    told to use relative paths rather than this session's absolute workspace."""
+
+
+#: The session of the run in progress when it is not the agent's own (serve: the user's folder).
+_SCOPED: ContextVar[HostSession | None] = ContextVar("mindrian_host_session", default=None)
+
+
+@contextmanager
+def scoped_session(session: HostSession) -> Iterator[None]:
+    """Run the block's host tool calls in ``session`` (a served user's folder and log)."""
+    token = _SCOPED.set(session)
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
 
 
 class _Stop(Exception):
@@ -79,10 +98,24 @@ class HostTools:
 
     grant: HostGrant
     """What the agent's package grants."""
-    session: HostSession
-    """The run's workspace, approver and log."""
+    own_session: HostSession
+    """The agent's workspace, approver and log (a scoped session takes its place in a block)."""
     skill_dir: Path | None = None
     """The package's copy of the skill's files (``skill/``), when it has one."""
+
+    @property
+    def session(self) -> HostSession:
+        """The session of the call in progress: the scoped one, else the agent's own."""
+        return _SCOPED.get() or self.own_session
+
+    def runs_without_asking(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call needs nobody's confirmation: a rule allows it, or it will be refused
+        whatever anyone says (nothing runs, the model is told why)."""
+        try:
+            request = self.request(tool, arguments)
+        except (OutsideError, FetchRefusedError):
+            return True
+        return self.gate.preapproved(request) is not None
 
     @property
     def confinement(self) -> Confinement:
@@ -303,7 +336,7 @@ def host_functions(tools: HostTools) -> tuple[Function, ...]:
     functions = []
     for name in tools.grant.grant:
         function = Function.from_callable(made[name](tools))
-        if tools.session.confirm_in_run:
+        if tools.own_session.confirm_in_run:
             function.requires_confirmation = True
         functions.append(function)
     return tuple(functions)
@@ -317,9 +350,12 @@ def host_note(tools: HostTools) -> str:
             f"Base directory for this skill's files: {tools.skill_dir.resolve()} "
             "(read them and run its scripts from there; they are read-only)."
         )
-    lines.append(
-        f"Workspace (where commands run and files are written): {tools.session.workspace.resolve()}"
+    where = (
+        "the current folder of your commands; give paths relative to it"
+        if tools.session.per_user
+        else str(tools.session.workspace.resolve())
     )
+    lines.append(f"Workspace (where commands run and files are written): {where}")
     return "\n".join(lines) + "\n"
 
 

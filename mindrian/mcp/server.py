@@ -30,6 +30,7 @@ from mindrian.graph import (
 )
 from mindrian.graph import queries as q
 from mindrian.guards import CypherRejected, Scope, check_read_query, efficiency_warnings
+from mindrian.routing.candidates import describe
 
 __all__ = ["REGISTRY_SCOPE", "SERVER_NAME", "build_server", "open_source_registry"]
 
@@ -75,15 +76,18 @@ def build_server(registry: Registry) -> MCPServer:
         0.4 for a problem-type match, plus 0.3 x the chaining weight to frameworks already
         used. With context (the user's words, triggers empty): ranked by text relevance
         over each framework's name, description, triggers and problem types, plus the same
-        problem-type, chaining and usage terms, as `mindrian select "..."` ranks.
+        problem-type, chaining and usage terms, as `mindrian select "..."` ranks; the first
+        is `confident` when the router stands behind it alone. Each comes with its
+        `description` and `not_for`, what its author says it is not for: read them to
+        choose between near neighbours.
         """
         if context:
             if triggers:
                 raise ValueError("give context or triggers, not both")
             chosen = registry.select_text(context, problem_types or (), previous or (), limit)
-            return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
-        chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
-        return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
+        else:
+            chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
+        return {"frameworks": [c.plain() for c in describe(chosen, registry.get)]}
 
     @server.tool()
     def get_framework(
