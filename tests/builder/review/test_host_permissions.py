@@ -117,8 +117,9 @@ def test_the_package_holds_the_skill_files_and_diff_names_a_new_permission(
         (c["kind"], c["field"], c["name"]) for c in agent["changes"] if c["aspect"] == "permissions"
     }
     assert permissions == {("added", "host tool", "Write"), ("added", "pre-approved", "Write")}
-    assert 'permission change: repo-check gets `"Write"` and repo-check pre-approves `"Write"`' in (
-        report["verdict"]
+    assert (
+        'permission change: repo-check gets `"Write"` and repo-check pre-approves `"Write"`'
+        in (report["verdict"])
     )
     markdown = cli(["diff", "HEAD"], project).out
     assert '- permissions: host tool `"Write"` added: `"allowed-tools names Write"`' in markdown
