@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance routing-bench mutation e2e-model lint regen check docs lock dist
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench shape-bench mutation e2e-model lint regen check docs lock dist
 
 setup: $(SETUP)
 
@@ -73,6 +73,11 @@ conformance: setup
 # authors' trigger evals: mindrian select beside a plain BM25 over name and description.
 routing-bench: setup
 	$(BIN)/python -m bench.routing
+
+# Phase 2's agent type against hand labels of real skills (tests/data/shape_labels.yaml, needs
+# ../shared): the confusion table, the accuracy and each disagreement with its rule and line.
+shape-bench: setup
+	$(BIN)/python -m bench.shape
 
 # Many synthesized skills: cold, no-op and one-changed builds, check, CPU use and memory, each
 # beside its target (issue 26) with a verdict, then the per-phase breakdown of the largest cold

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -32,8 +33,9 @@ from mindrian.agents.base import STATE_DIR_ENV
 from mindrian.agents.served import ServedAgent
 from mindrian.errors import MindrianError
 from mindrian.model_choice import ModelChoice
-from mindrian.packages import agent_class, registered_packages
+from mindrian.packages import AgentPackage, agent_class, registered_packages
 from mindrian.project import ProjectPaths
+from mindrian.providers import ProviderModel, missing_credentials
 from mindrian.request_limits import RequestLimits
 
 __all__ = [
@@ -49,8 +51,11 @@ __all__ = [
     "build_app",
     "check_exposure",
     "is_loopback",
+    "listen",
     "open_database",
+    "run_server",
     "serve",
+    "unusable_models",
 ]
 
 #: Environment variable with the session database URL.
@@ -182,15 +187,51 @@ def _opened(db: Any, url: str) -> Any:
     return db
 
 
-def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:
-    """Every registered agent, built with the chosen model and wrapped for AgentOS."""
+def served_agents(
+    config: ServeConfig, db: Any, packages: tuple[AgentPackage, ...]
+) -> list[ServedAgent]:
+    """The agents of ``packages``, built with the chosen model and wrapped for AgentOS."""
     served = []
-    for package in registered_packages(config.project):
+    for package in packages:
         cls = agent_class(package)
         model = config.model.run_model_for(package.agent_id, cls.model)
         agent = cls() if model is None else cls(model=model)
         served.append(ServedAgent.of(agent, db=db))
     return served
+
+
+def unusable_models(config: ServeConfig) -> tuple[str, ...]:
+    """One line per registered agent whose model cannot be asked here (no API key, no SDK):
+    ``serve`` says so at start rather than answer each run with an error."""
+    lines = []
+    for package in registered_packages(config.project):
+        chosen = config.model.run_model_for(package.agent_id, agent_class(package).model)
+        why = missing_credentials(chosen) if isinstance(chosen, ProviderModel) else None
+        if why is not None:
+            lines.append(f"agent {package.agent_id!r} cannot run until then: {why}")
+    return tuple(lines)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` for uvicorn, bound as uvicorn binds one (IPv6 for a
+    host with ``:``, addresses reusable), so a port in use is an ``OSError`` here, before the
+    server says it is serving."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_server(app: Any, sock: socket.socket) -> None:
+    """Serve ``app`` on the listening ``sock`` until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 def build_app(config: ServeConfig) -> Any:
@@ -202,8 +243,10 @@ def build_app(config: ServeConfig) -> Any:
     agents: list[Agent | RemoteAgent | AgentProtocol | AgentFactory] = []
     # Wrappers that keep files (pipeline checkpoints) keep them in the project, not a temp dir.
     os.environ.setdefault(STATE_DIR_ENV, str(config.project.state_dir))
+    # Before the database: a project with nothing to serve is refused with nothing written.
+    packages = registered_packages(config.project)
     db = open_database(config.db_url, config.project)
-    agents.extend(served_agents(config, db))
+    agents.extend(served_agents(config, db, packages))
     agent_os = AgentOS(
         id="mindrian",
         name="mindrian",
@@ -272,9 +315,8 @@ def serve(config: ServeConfig) -> None:
     """Run the app until interrupted; refuses anonymous serving beyond loopback (see above)."""
     import sys
 
-    import uvicorn
-
     warning = check_exposure(config, os.environ)
     if warning is not None:
         print(warning, file=sys.stderr)
-    uvicorn.run(build_app(config), host=config.host, port=config.port, log_level="warning")
+    app = build_app(config)
+    run_server(app, listen(config.host, config.port))

@@ -9,6 +9,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from mindrian.testing.neo4j_server import (
+    TEST_SERVER_ENV,
+    Neo4jServer,
+    configured_server,
+    exclusive,
+    wipe,
+)
+
 pytest_plugins = ["mindrian.testing.pytest_plugin"]
 pytest.register_assert_rewrite("golden_files")
 
@@ -63,3 +71,38 @@ def _checkout_state_untouched() -> Iterator[None]:
     after = _state_files()
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     assert not changed, f"the test wrote the checkout's .mindrian/: {changed[:5]}"
+
+
+#: Fixtures that reach the test Neo4j; a test using one is marked ``neo4j`` (``-m neo4j``).
+_NEO4J_FIXTURES = frozenset({"neo4j_server", "neo4j_test_server"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)
+
+
+@pytest.fixture(scope="session")
+def neo4j_test_server() -> Neo4jServer:
+    """The Neo4j that ``ci/neo4j-server start DIR`` started, named by ``MINDRIAN_TEST_NEO4J=DIR``.
+
+    Without one a developer's run skips the test; CI (``CI=true``, where ``.ci/run`` starts the
+    server) fails it instead, so a Neo4j that did not start cannot pass as green.
+    """
+    server = configured_server()
+    if server is not None:
+        return server
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI runs the Neo4j tests: {TEST_SERVER_ENV} is not set (see .ci/run)")
+    pytest.skip(
+        f"no test Neo4j: `ci/neo4j-server start DIR` (Java 17, Maven), then {TEST_SERVER_ENV}=DIR"
+    )
+
+
+@pytest.fixture
+def neo4j_server(neo4j_test_server: Neo4jServer) -> Iterator[Neo4jServer]:
+    """The test Neo4j, emptied, held by this test alone (parallel workers take turns)."""
+    with exclusive(neo4j_test_server) as server:
+        wipe(server)
+        yield server

@@ -48,7 +48,7 @@ from builder.cli.options import (
     ShardOpt,
     TimingsOpt,
 )
-from builder.cli.targets import progress_bar, targets
+from builder.cli.targets import no_skills_note, progress_bar, targets
 from builder.pipeline.errors import CompilerError, UsageError
 from mindrian.project import ProjectPaths
 
@@ -255,6 +255,8 @@ def run_request(ctx: typer.Context, request: BatchRequest) -> int:
     root = project_root(Path.cwd())
     chosen = Shard(1, 1) if request.shard is None else Shard.parse(request.shard)
     found = targets(list(request.paths), request.all_skills, root)
+    if not found:
+        say(framed)(no_skills_note(root))
     chosen_paths = [p for p in found if chosen.owns(display(p, root))]
     out_dir = (request.out or ProjectPaths(root).generated).absolute()
     options = _batch_options(root, out_dir, request, ctx.ensure_object(CliState).debug)
@@ -355,7 +357,7 @@ def _run_batch(
     for report in reports if request.github else ():
         if report.problem is not None:
             annotate(report.problem, report.path)
-    return max(r.exit_code for r in reports)
+    return max((r.exit_code for r in reports), default=0)
 
 
 def _retire(

@@ -39,6 +39,7 @@ __all__ = [
     "ShardOpt",
     "TemperatureOpt",
     "TimingsOpt",
+    "WorkspaceOpt",
 ]
 
 #: SKILL.md files or skill folders (build, register, validate, fmt).
@@ -220,5 +221,16 @@ RecordOpt = Annotated[
         help="Write every model answer (tool calls included) of the run to FILE, a script "
         "that --model scripted:FILE replays with no provider (also a failed run's).",
         dir_okay=False,
+    ),
+]
+#: Where host tools (Bash, Read, Write…) work: run and serve.
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        metavar="DIR",
+        help="Folder the agents' host tools (Bash, Read, Write…) work in; serve gives each user "
+        "a folder of their own under it [default: the current folder].",
+        file_okay=False,
     ),
 ]

@@ -125,6 +125,9 @@ class GuidedAgent(MindrianAgent):
     agent_type: ClassVar[str] = "guided"
     steps: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(name, instructions) of each step, in order."""
+    questions: ClassVar[tuple[str, ...]] = ()
+    """What the user is asked when the run pauses after each step, as the skill words it (its
+    gate on the user); an empty or missing entry leaves the generic prompt alone."""
 
     def __init__(
         self,
@@ -322,6 +325,9 @@ class GuidedAgent(MindrianAgent):
             f"Step {progress.position + 1} of {len(self.steps)} ({name}): "
             f"answer to continue, or say {listed}."
         )
+        asked = self.questions[progress.position] if progress.position < len(self.questions) else ""
+        if asked:
+            question = f"{asked}\n{question}"
         return AgentReply(
             content=progress.partials[progress.position].output,
             partials=progress.partials,

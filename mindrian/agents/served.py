@@ -53,6 +53,7 @@ from mindrian.agents.errors import AgentRunError
 from mindrian.agents.guided import BACK, GuidedAgent, GuidedProgress
 from mindrian.agents.operator import OperatorAgent
 from mindrian.agents.role import RoleAgent
+from mindrian.providers import ModelUnavailableError
 
 __all__ = ["GUIDED_STATE_KEY", "ServedAgent"]
 
@@ -89,6 +90,15 @@ class ServedAgent(BaseExternalAgent):
             db=db,
             output_schema=schema,
         )
+
+    def _is_retryable_error(self, error: Exception) -> bool:
+        """A run whose model cannot be asked (no API key, no SDK) fails the same way every time:
+        ``retryable`` is false in its metadata, so a client does not send it again."""
+        if isinstance(error, ModelUnavailableError):
+            return False
+        if isinstance(error, AgentRunError) and not error.retryable:
+            return False
+        return bool(super()._is_retryable_error(error))
 
     # -- a new run ----------------------------------------------------------------------
 

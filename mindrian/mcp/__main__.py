@@ -1,7 +1,8 @@
 """``python -m mindrian.mcp [--registry PATH]``: serve the registry over stdio.
 
-The registry is ``--registry``, else ``$MINDRIAN_REGISTRY``, else the project's
-embedded database, else its ``generated/registry.yaml``. The project is found
+The registry is ``--registry``, else ``$MINDRIAN_REGISTRY``, else Neo4j when ``NEO4J_URI`` is
+set (with ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and an optional ``NEO4J_DATABASE``), else the
+project's embedded database, else its ``generated/registry.yaml``. The project is found
 from its root (the nearest ``pyproject.toml`` with ``[tool.mindrian]`` above the
 working directory, else above this installed package), never by paths relative
 to the working directory, so an agent started from any folder of the project
@@ -15,7 +16,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from mindrian.graph import GraphError
+from mindrian.graph import GraphError, Registry, open_registry
 from mindrian.mcp.server import build_server, open_source_registry
 from mindrian.project import (
     DEFAULT_OUT_DIR,
@@ -42,24 +43,34 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=os.environ.get(REGISTRY_ENV) or None,
         help=(
             "embedded registry file, or a registry.yaml (loaded in memory); default "
-            f"${REGISTRY_ENV}, else {PROJECT_DATABASE}, else {FALLBACK_YAML}"
+            f"${REGISTRY_ENV}, else Neo4j at $NEO4J_URI, else {PROJECT_DATABASE}, "
+            f"else {FALLBACK_YAML}"
         ),
     )
     args = parser.parse_args(argv)
-    source = args.registry or _default_source()
-    if source is None:
+    try:
+        registry = _open(args.registry)
+    except GraphError as error:
+        parser.exit(1, f"{parser.prog}: {error}\n")
+    if registry is None:
         parser.exit(
             1,
             f"{parser.prog}: no registry: no mindrian project with {PROJECT_DATABASE} or "
             f"{FALLBACK_YAML} above the working directory or this package; "
-            f"pass --registry or set {REGISTRY_ENV}\n",
+            f"pass --registry or set {REGISTRY_ENV} or NEO4J_URI\n",
         )
-    try:
-        registry = open_source_registry(source)
-    except GraphError as error:
-        parser.exit(1, f"{parser.prog}: {error}\n")
     with registry:
         build_server(registry).run("stdio")
+
+
+def _open(explicit: str | None) -> Registry | None:
+    """The registry to serve (see the module docstring for the order); None when there is none."""
+    if explicit:
+        return open_source_registry(explicit)
+    if os.environ.get("NEO4J_URI"):
+        return open_registry(None, None)
+    source = _default_source()
+    return None if source is None else open_source_registry(source)
 
 
 def _default_source() -> Path | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from mindrian.graph import (
 )
 from mindrian.graph import queries as q
 from mindrian.guards import CypherRejected, Scope, check_read_query, efficiency_warnings
+from mindrian.routing.candidates import describe
 
 __all__ = ["REGISTRY_SCOPE", "SERVER_NAME", "build_server", "open_source_registry"]
 
@@ -74,15 +76,18 @@ def build_server(registry: Registry) -> MCPServer:
         0.4 for a problem-type match, plus 0.3 x the chaining weight to frameworks already
         used. With context (the user's words, triggers empty): ranked by text relevance
         over each framework's name, description, triggers and problem types, plus the same
-        problem-type, chaining and usage terms, as `mindrian select "..."` ranks.
+        problem-type, chaining and usage terms, as `mindrian select "..."` ranks; the first
+        is `confident` when the router stands behind it alone. Each comes with its
+        `description` and `not_for`, what its author says it is not for: read them to
+        choose between near neighbours.
         """
         if context:
             if triggers:
                 raise ValueError("give context or triggers, not both")
             chosen = registry.select_text(context, problem_types or (), previous or (), limit)
-            return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
-        chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
-        return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
+        else:
+            chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
+        return {"frameworks": [c.plain() for c in describe(chosen, registry.get)]}
 
     @server.tool()
     def get_framework(
@@ -122,7 +127,11 @@ def build_server(registry: Registry) -> MCPServer:
 
 
 def _plain(value: Any) -> Any:
-    """A database value as JSON data (the embedded engine returns Decimal sums and datetimes)."""
+    """A database value as JSON data: the embedded engine returns Decimal sums and datetimes,
+    Neo4j its own temporal types (ISO 8601 text, to the nanosecond)."""
+    temporal = _neo4j_temporal(value)
+    if temporal is not None:
+        return temporal
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, (_dt.datetime, _dt.date)):
@@ -132,3 +141,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     return value
+
+
+def _neo4j_temporal(value: Any) -> str | None:
+    """``neo4j.time``'s Date, Time, DateTime or Duration as ISO 8601, else None.
+
+    Looked up among loaded modules: a value of these types exists only once the driver
+    imported them, and a server on an embedded registry never imports the driver.
+    """
+    module = sys.modules.get("neo4j.time")
+    if module is None:
+        return None
+    if isinstance(value, (module.Date, module.Time, module.DateTime, module.Duration)):
+        return str(value.iso_format())
+    return None

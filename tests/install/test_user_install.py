@@ -136,6 +136,8 @@ def test_the_distribution_carries_what_the_checkout_had(dist: Dist) -> None:
     with tarfile.open(dist.sdist) as sdist:
         members = {m.split("/", 1)[1] for m in sdist.getnames() if "/" in m}
     assert {"setup.py", "templates/agent/agent.py.jinja", "pyproject.toml"} <= members
+    # The test Neo4j (GPLv3, fetched by ci/neo4j-server) is never shipped, nor its launcher.
+    assert not {m for m in members | names if m.startswith("ci/") or "neo4j/" in m}
 
 
 def test_a_user_repository_end_to_end(tool: Path, project: Path, tmp_path: Path) -> None:

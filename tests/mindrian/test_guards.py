@@ -458,3 +458,50 @@ def test_tool_logs_the_efficiency_warning_and_still_answers(
     rows = tool("MATCH (n:Person) RETURN n.id AS id, n.bio AS bio ORDER BY id LIMIT 30")
     assert rows == [{"id": "p1", "bio": "long"}]
     assert "read_neo4j_cypher: RETURN n.bio AS bio returns more than id and name" in caplog.text
+
+
+# --- the same hostile queries against a real Neo4j server ----------------------------------
+
+#: Rules whose queries a READ transaction must refuse on its own, guard or no guard; the others
+#: are reads the guard alone keeps out (and a write behind a second statement or a DROP).
+_SERVER_REFUSES = {"write_clause", "in_transactions"}
+
+
+def _graph_state(driver: neo4j.Driver) -> tuple[object, ...]:
+    nodes, _, _ = driver.execute_query(
+        "MATCH (n) RETURN labels(n) AS l, properties(n) AS p ORDER BY n.id"
+    )
+    constraints, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN name")
+    indexes, _, _ = driver.execute_query("SHOW INDEXES YIELD name RETURN name ORDER BY name")
+    return tuple(r.data() for r in [*nodes, *constraints, *indexes])
+
+
+def test_hostile_queries_against_the_server(neo4j_server) -> None:  # type: ignore[no-untyped-def]
+    """Every rejected query: the guarded tool refuses it before the server sees it; run
+    unguarded in a READ transaction, the server refuses each write itself; the graph is
+    unchanged after all of them."""
+    auth = (neo4j_server.user, neo4j_server.password)
+    with neo4j.GraphDatabase.driver(neo4j_server.uri, auth=auth) as driver:
+        driver.execute_query(
+            "CREATE (:Person {id: 'p1', name: 'Ada', x: 0})-[:KNOWS]->(:Person {id: 'p2', "
+            "name: 'Bob', x: 0}), (:Project {id: 'j1', name: 'Zed'})"
+        )
+        before = _graph_state(driver)
+        tool = read_only_cypher_tool(driver.session, SCOPE)
+        for query, rule in REJECTED:
+            with pytest.raises(CypherRejected):
+                tool(query, {"v": [0.0], "last_seen_id": ""})
+            with driver.session(default_access_mode=neo4j.READ_ACCESS) as session:
+                try:
+                    session.execute_read(lambda tx, q=query: list(tx.run(q, v=[0.0])))
+                except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError):
+                    continue
+            writes = rule in _SERVER_REFUSES or any(w in query for w in ("DELETE", "DROP"))
+            assert not writes, f"the server ran a {rule} query: {query!r}"
+        assert _graph_state(driver) == before
+        # A read the guard lets through runs on the server and answers.
+        page = f"MATCH (n:Person) WHERE n.id > $last_seen_id {PAGE}"
+        assert tool(page, {"last_seen_id": ""}) == [
+            {"id": "p1", "name": "Ada"},
+            {"id": "p2", "name": "Bob"},
+        ]

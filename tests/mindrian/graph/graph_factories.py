@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from mindrian.graph import FrameworkRecord
+from mindrian.graph import FrameworkRecord, Registry
+
+#: Opens a registry on the engine under test (the ``engine`` fixture): every one opened sees
+#: the same graph on Neo4j (one database), a new empty one on the embedded engine (in memory).
+OpenRegistry = Callable[[], Registry]
 
 #: Text that would break out of a string literal if it were ever spliced into Cypher.
 INJECTION = "1.0', f.pwned = true, f.note = '"

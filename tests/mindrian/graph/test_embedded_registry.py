@@ -1,4 +1,6 @@
-"""EmbeddedRegistry on a real LadybugDB database: selection, idempotence, placeholders."""
+"""The registry contract on both engines (``engine``: LadybugDB in memory, and the test Neo4j):
+selection, idempotence, placeholders, usage; then what only the embedded file has (its format,
+locks, checkpoints)."""
 
 from __future__ import annotations
 
@@ -7,16 +9,18 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import ladybug
 import pytest
-from graph_factories import INJECTION, SIX, by_id, framework, with_injection
+from graph_factories import INJECTION, SIX, OpenRegistry, by_id, framework, with_injection
 
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
     GraphCounts,
     GraphError,
+    Registry,
     Usage,
     embedded,
 )
@@ -43,10 +47,21 @@ NODE_COLUMNS = {
 
 
 @pytest.fixture
-def registry() -> Iterator[EmbeddedRegistry]:
-    with EmbeddedRegistry(None) as reg:
+def registry(engine: OpenRegistry) -> Iterator[Registry]:
+    with engine() as reg:
         reg.register_many(SIX)
         yield reg
+
+
+def node_properties(registry: Registry, framework_id: str) -> dict[str, Any] | None:
+    """Every property of one Framework node, registered or a placeholder, None when absent
+    (Neo4j stores no null property: those read back as missing)."""
+    if isinstance(registry, EmbeddedRegistry):
+        return registry.node_properties(framework_id)
+    rows = registry.read_cypher(
+        "MATCH (f:Framework) WHERE f.id = $id RETURN properties(f) AS p", {"id": framework_id}
+    )
+    return dict(rows[0]["p"]) if rows else None
 
 
 # (triggers, problem_types, previous, limit, expected [(id, score)]), scores by hand:
@@ -107,7 +122,7 @@ SELECTIONS = [
 
 @pytest.mark.parametrize("triggers, problem_types, previous, limit, expected", SELECTIONS)
 def test_select_scores_match_hand_computation(
-    registry: EmbeddedRegistry,
+    registry: Registry,
     triggers: list[str],
     problem_types: list[str],
     previous: list[str],
@@ -120,13 +135,13 @@ def test_select_scores_match_hand_computation(
     assert all(s.name == by_id(s.id).name for s in chosen)
 
 
-def test_get_returns_the_registered_record(registry: EmbeddedRegistry) -> None:
+def test_get_returns_the_registered_record(registry: Registry) -> None:
     for record in SIX:
         assert registry.get(record.id) == record
     assert registry.get("unknown") is None
 
 
-def test_export_is_sorted_and_complete(registry: EmbeddedRegistry) -> None:
+def test_export_is_sorted_and_complete(registry: Registry) -> None:
     assert registry.export() == tuple(sorted(SIX, key=lambda r: r.id))
 
 
@@ -134,7 +149,7 @@ SIX_COUNTS = GraphCounts(frameworks=6, placeholders=0, problem_types=3, chains=5
 
 
 @pytest.mark.parametrize("repeat", ["register", "register_many"])
-def test_registering_twice_changes_nothing(registry: EmbeddedRegistry, repeat: str) -> None:
+def test_registering_twice_changes_nothing(registry: Registry, repeat: str) -> None:
     assert registry.counts() == SIX_COUNTS
     before = registry.export()
     if repeat == "register":
@@ -146,7 +161,7 @@ def test_registering_twice_changes_nothing(registry: EmbeddedRegistry, repeat: s
     assert registry.export() == before
 
 
-def test_stale_relationships_are_removed(registry: EmbeddedRegistry) -> None:
+def test_stale_relationships_are_removed(registry: Registry) -> None:
     changed = replace(by_id("minto"), chains_to=(("jtbd", 0.25),), good_for=(("market", 0.1),))
     registry.register(changed)
     assert registry.get("minto") == changed
@@ -156,20 +171,20 @@ def test_stale_relationships_are_removed(registry: EmbeddedRegistry) -> None:
     assert registry.select(["customer"], [], ["minto"])[0].score == pytest.approx(0.6 + 0.075)
 
 
-def test_relationship_weights_are_updated_in_place(registry: EmbeddedRegistry) -> None:
+def test_relationship_weights_are_updated_in_place(registry: Registry) -> None:
     registry.register(replace(by_id("minto"), chains_to=(("pws", 0.1),)))
     assert registry.get("minto").chains_to == (("pws", 0.1),)
     assert registry.counts() == SIX_COUNTS
 
 
-def test_unknown_chain_target_becomes_placeholder_then_completes() -> None:
-    with EmbeddedRegistry(None) as reg:
+def test_unknown_chain_target_becomes_placeholder_then_completes(engine: OpenRegistry) -> None:
+    with engine() as reg:
         reg.register(framework("alpha", triggers=("go",), chains_to=(("ghost", 0.7),)))
         assert reg.counts() == GraphCounts(1, 1, 0, 1, 0)
         assert reg.get("ghost") is None
-        placeholder = reg.node_properties("ghost")
+        placeholder = node_properties(reg, "ghost")
         assert placeholder is not None and placeholder["registered"] is False
-        assert placeholder["name"] is None
+        assert placeholder.get("name") is None
         assert [s.id for s in reg.select(["go"], [], ["ghost"])] == ["alpha"]
 
         ghost = framework("ghost", triggers=("go",))
@@ -182,16 +197,16 @@ def test_unknown_chain_target_becomes_placeholder_then_completes() -> None:
         assert (first.score, second.score) == pytest.approx((0.6 + 0.3 * 0.7, 0.6))
 
 
-def test_placeholder_nobody_chains_to_is_pruned() -> None:
-    with EmbeddedRegistry(None) as reg:
+def test_placeholder_nobody_chains_to_is_pruned(engine: OpenRegistry) -> None:
+    with engine() as reg:
         reg.register(framework("alpha", chains_to=(("ghost", 0.7),)))
         reg.register(framework("alpha"))
         assert reg.counts() == GraphCounts(1, 0, 0, 0, 0)
-        assert reg.node_properties("ghost") is None
+        assert node_properties(reg, "ghost") is None
 
 
 def test_unregister_keeps_incoming_chains_as_placeholder(
-    registry: EmbeddedRegistry,
+    registry: Registry,
 ) -> None:
     assert registry.unregister("pws") is True
     assert registry.get("pws") is None
@@ -206,16 +221,16 @@ def test_unregister_keeps_incoming_chains_as_placeholder(
 
 
 def test_unregister_deletes_a_framework_nobody_chains_to(
-    registry: EmbeddedRegistry,
+    registry: Registry,
 ) -> None:
     assert registry.unregister("trending") is True
-    assert registry.node_properties("trending") is None
+    assert node_properties(registry, "trending") is None
     assert registry.unregister("trending") is False
     assert registry.unregister("never-registered") is False
 
 
-def test_unregister_releases_placeholders_it_was_the_last_to_point_at() -> None:
-    with EmbeddedRegistry(None) as reg:
+def test_unregister_releases_placeholders_it_was_the_last_to_point_at(engine: OpenRegistry) -> None:
+    with engine() as reg:
         reg.register(framework("alpha", chains_to=(("ghost", 0.5),)))
         assert reg.unregister("alpha") is True
         assert reg.counts() == GraphCounts(0, 0, 0, 0, 0)
@@ -223,14 +238,14 @@ def test_unregister_releases_placeholders_it_was_the_last_to_point_at() -> None:
 
 @pytest.mark.parametrize("target", ["minto", "csio"])
 def test_injection_text_is_stored_verbatim_and_changes_nothing_else(
-    registry: EmbeddedRegistry, target: str
+    registry: Registry, target: str
 ) -> None:
     others_before = [r for r in registry.export() if r.id != target]
     hostile = with_injection(by_id(target))
     registry.register(hostile)
 
     assert registry.get(target) == hostile
-    stored = registry.node_properties(target)
+    stored = node_properties(registry, target)
     assert stored is not None and set(stored) == NODE_COLUMNS
     assert stored["name"] == stored["version"] == stored["description"] == INJECTION
     assert stored["registered"] is True
@@ -238,7 +253,7 @@ def test_injection_text_is_stored_verbatim_and_changes_nothing_else(
     assert [s.id for s in registry.select([INJECTION], [], [])] == [target]
 
 
-def test_injection_in_ids_is_just_an_id(registry: EmbeddedRegistry) -> None:
+def test_injection_in_ids_is_just_an_id(registry: Registry) -> None:
     hostile = framework("x' }) DETACH DELETE f //", triggers=("scqa",))
     registry.register(hostile)
     assert registry.get(hostile.id) == hostile
@@ -298,7 +313,7 @@ def test_a_checkpoint_leaves_the_whole_registry_in_the_file(tmp_path: Path) -> N
 
 
 def test_failed_write_transaction_leaves_nothing_behind(
-    registry: EmbeddedRegistry,
+    registry: Registry,
 ) -> None:
     before = registry.export()
 
@@ -313,8 +328,8 @@ def test_failed_write_transaction_leaves_nothing_behind(
     assert registry.get("after-failure") is not None
 
 
-def test_register_many_rejects_duplicate_ids_before_writing() -> None:
-    with EmbeddedRegistry(None) as reg:
+def test_register_many_rejects_duplicate_ids_before_writing(engine: OpenRegistry) -> None:
+    with engine() as reg:
         with pytest.raises(ValueError, match="appears twice"):
             reg.register_many([framework("a"), framework("b"), framework("a")])
         assert reg.counts().frameworks == 0
@@ -335,7 +350,7 @@ def test_invalid_records_are_refused(make) -> None:  # type: ignore[no-untyped-d
         make()
 
 
-def test_select_rejects_bad_arguments(registry: EmbeddedRegistry) -> None:
+def test_select_rejects_bad_arguments(registry: Registry) -> None:
     with pytest.raises(ValueError):
         registry.select(["scqa"], limit=0)
     with pytest.raises(TypeError):
@@ -394,7 +409,7 @@ def test_records_keep_relationships_sorted() -> None:
 
 
 def test_each_handoff_is_one_used_by_and_rerecording_only_updates_success(
-    registry: EmbeddedRegistry,
+    registry: Registry,
 ) -> None:
     assert registry.usage("csio") == Usage(0, 0)
     assert registry.record_usage("csio", "session-1", "handoff-1", success=False)
@@ -408,7 +423,7 @@ def test_each_handoff_is_one_used_by_and_rerecording_only_updates_success(
         registry.record_usage("csio", "", "handoff-4", success=True)
 
 
-def test_observed_success_moves_the_score_within_a_tenth(registry: EmbeddedRegistry) -> None:
+def test_observed_success_moves_the_score_within_a_tenth(registry: Registry) -> None:
     # csio, minto and scenario tie at 0.6 for "scqa"; usage breaks the tie.
     for number in range(8):
         registry.record_usage("scenario", f"s{number}", f"ok-{number}", success=True)
@@ -420,7 +435,7 @@ def test_observed_success_moves_the_score_within_a_tenth(registry: EmbeddedRegis
     assert [s.score for s in chosen] == pytest.approx([0.68, 0.6, 0.55])
 
 
-def test_unregistering_drops_the_usage_of_the_framework(registry: EmbeddedRegistry) -> None:
+def test_unregistering_drops_the_usage_of_the_framework(registry: Registry) -> None:
     registry.record_usage("trending", "s1", "h1", success=True)
     assert registry.unregister("trending")
     assert registry.usage("trending") == Usage(0, 0)
@@ -428,7 +443,7 @@ def test_unregistering_drops_the_usage_of_the_framework(registry: EmbeddedRegist
 
 
 def test_free_text_matches_triggers_and_problem_types_by_their_terms(
-    registry: EmbeddedRegistry,
+    registry: Registry,
 ) -> None:
     chosen = registry.rank_text("Our customers' jobs in a wicked market")
     # jtbd: its triggers customer and job match and its problem type market (GOOD_FOR 0.8);
@@ -462,7 +477,7 @@ def test_a_read_only_open_of_an_older_file_says_how_to_upgrade(tmp_path: Path) -
         assert upgraded.usage("any") == Usage(0, 0)
 
 
-def test_a_callers_query_runs_read_only_with_parameters(registry: EmbeddedRegistry) -> None:
+def test_a_callers_query_runs_read_only_with_parameters(registry: Registry) -> None:
     rows = registry.read_cypher(
         "MATCH (f:Framework) WHERE f.id = $id RETURN f.id AS id, f.name AS name", {"id": "jtbd"}
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import subprocess
 import sys
@@ -9,23 +10,29 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import neo4j
 import pytest
 from graph_factories import SIX, by_id
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from mindrian.graph import EmbeddedRegistry, GraphError, write_registry_yaml
+from mindrian.graph import EmbeddedRegistry, GraphError, Neo4jRegistry, write_registry_yaml
+from mindrian.mcp.server import _plain
+from mindrian.testing.neo4j_server import Neo4jServer
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 async def _session_calls(
-    registry_path: Path, calls: list[tuple[str, dict[str, Any]]]
+    registry_path: Path | None,
+    calls: list[tuple[str, dict[str, Any]]],
+    env: dict[str, str] | None = None,
 ) -> tuple[Any, ...]:
+    """Initialise, list the tools, then make ``calls``; the server reads ``registry_path``, or
+    without one what ``env`` names (``NEO4J_*``)."""
+    chosen = [] if registry_path is None else ["--registry", str(registry_path)]
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "mindrian.mcp", "--registry", str(registry_path)],
-        cwd=ROOT,
+        command=sys.executable, args=["-m", "mindrian.mcp", *chosen], cwd=ROOT, env=env
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -35,34 +42,37 @@ async def _session_calls(
     return init, tools, results
 
 
+#: What the tests ask the server, in order.
+EXCHANGE_CALLS: list[tuple[str, dict[str, Any]]] = [
+    (
+        "select_frameworks",
+        {
+            "triggers": ["scqa"],
+            "problem_types": ["ill-defined"],
+            "previous": ["pws"],
+        },
+    ),
+    ("select_frameworks", {"triggers": ["scqa"], "limit": 1}),
+    ("get_framework", {"id": "jtbd"}),
+    ("get_framework", {"id": "missing"}),
+    (
+        "read_neo4j_cypher",
+        {
+            "cypher_query": "MATCH (f:Framework)-[c:CHAINS_TO]->(t:Framework {id: $target}) "
+            "WHERE f.id > $last_seen_id "
+            "RETURN f.id AS id, c.weight AS weight ORDER BY id LIMIT 2",
+            "parameters": {"target": "pws", "last_seen_id": ""},
+        },
+    ),
+    ("read_neo4j_cypher", {"cypher_query": "MATCH (f:Framework) DETACH DELETE f"}),
+]
+
+
 @pytest.fixture(scope="module")
 def exchange(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, ...]:
     path = tmp_path_factory.mktemp("mcp") / "registry.yaml"
     write_registry_yaml(SIX, path)
-    calls = [
-        (
-            "select_frameworks",
-            {
-                "triggers": ["scqa"],
-                "problem_types": ["ill-defined"],
-                "previous": ["pws"],
-            },
-        ),
-        ("select_frameworks", {"triggers": ["scqa"], "limit": 1}),
-        ("get_framework", {"id": "jtbd"}),
-        ("get_framework", {"id": "missing"}),
-        (
-            "read_neo4j_cypher",
-            {
-                "cypher_query": "MATCH (f:Framework)-[c:CHAINS_TO]->(t:Framework {id: $target}) "
-                "WHERE f.id > $last_seen_id "
-                "RETURN f.id AS id, c.weight AS weight ORDER BY id LIMIT 2",
-                "parameters": {"target": "pws", "last_seen_id": ""},
-            },
-        ),
-        ("read_neo4j_cypher", {"cypher_query": "MATCH (f:Framework) DETACH DELETE f"}),
-    ]
-    return anyio.run(_session_calls, path, calls)
+    return anyio.run(_session_calls, path, EXCHANGE_CALLS)
 
 
 def test_handshake_names_the_server(exchange: tuple[Any, ...]) -> None:
@@ -206,3 +216,48 @@ def test_no_registry_at_all_is_a_clear_error(tmp_path: Path) -> None:
         },
     )
     assert done.returncode == 1 and "no registry" in done.stderr
+
+
+def test_on_a_neo4j_registry_it_answers_as_on_the_file(
+    exchange: tuple[Any, ...], neo4j_server: Neo4jServer
+) -> None:
+    """``NEO4J_URI`` set and no ``--registry``: the server reads Neo4j. The same frameworks give
+    the same answers as from registry.yaml; the guard refuses the write; a stored datetime (a
+    ``neo4j.time.DateTime``) comes back as ISO 8601 text."""
+    with Neo4jRegistry(neo4j_server.uri, neo4j_server.user, neo4j_server.password) as graph:
+        graph.register_many(SIX)
+    env = {**neo4j_server.env(), "MINDRIAN_CACHE_DIR": os.environ["MINDRIAN_CACHE_DIR"]}
+    stamped = (
+        "read_neo4j_cypher",
+        {
+            "cypher_query": "MATCH (f:Framework) WHERE f.id > $last_seen_id "
+            "RETURN f.id AS id, f.updated_at AS at ORDER BY id LIMIT 1",
+            "parameters": {"last_seen_id": ""},
+        },
+    )
+    _, _, (*answers, timed) = anyio.run(_session_calls, None, [*EXCHANGE_CALLS, stamped], env)
+    _, _, expected = exchange
+    assert [a.structured_content for a in answers] == [e.structured_content for e in expected]
+    assert answers[-1].is_error and "[write_clause]" in answers[-1].content[0].text
+    (row,) = timed.structured_content["rows"]
+    assert row["id"] == "csio"
+    stamp = datetime.datetime.fromisoformat(row["at"])
+    assert stamp.tzinfo is not None and stamp.year >= 2026
+
+
+def test_neo4j_temporal_values_become_iso_text() -> None:
+    utc = datetime.UTC
+    values = {
+        "at": neo4j.time.DateTime(2026, 1, 2, 3, 4, 5, 123456789, tzinfo=utc),
+        "on": neo4j.time.Date(2026, 1, 2),
+        "time": neo4j.time.Time(3, 4, 5),
+        "took": neo4j.time.Duration(days=2, seconds=3),
+        "list": [neo4j.time.Date(2026, 1, 3)],
+    }
+    assert _plain(values) == {
+        "at": "2026-01-02T03:04:05.123456789+00:00",
+        "on": "2026-01-02",
+        "time": "03:04:05.000000000",
+        "took": "P2DT3S",
+        "list": ["2026-01-03"],
+    }

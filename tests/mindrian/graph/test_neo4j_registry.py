@@ -1,4 +1,4 @@
-"""Neo4jRegistry against a driver double (no server exists here) and an unreachable port."""
+"""Neo4jRegistry: what it sends (a driver double), and on the test Neo4j server."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from mindrian.graph import (
     redact_uri,
 )
 from mindrian.graph import queries as q
+from mindrian.testing.neo4j_server import Neo4jServer
 
 PASSWORD = "s3cret-pa55"
 
@@ -352,3 +353,20 @@ def test_open_registry_has_no_default_registry_file(
         assert isinstance(registry, EmbeddedRegistry)
         registry.register(by_id("csio"))
     assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml"]
+
+
+# --- on the test Neo4j server -----------------------------------------------------------
+
+
+def _real(server: Neo4jServer, **overrides: Any) -> Neo4jRegistry:
+    given = {"uri": server.uri, "user": server.user, "password": server.password, **overrides}
+    return Neo4jRegistry(given["uri"], given["user"], given["password"], given.get("database"))
+
+
+def test_the_test_server_is_neo4j_community_5_26(neo4j_server: Neo4jServer) -> None:
+    with _real(neo4j_server) as registry:
+        (row,) = registry.read_cypher(
+            "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
+        )
+    assert row["name"] == "Neo4j Kernel" and row["edition"] == "community"
+    assert row["versions"][0].startswith("5.26.")

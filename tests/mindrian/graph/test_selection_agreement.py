@@ -8,10 +8,10 @@ trigger contexts through each path available offline:
 * ``mindrian select --json`` (the command line, in-process);
 * the MCP server's ``select_frameworks`` (a real ``python -m mindrian.mcp`` over stdio);
 * Larry's ``select_frameworks`` tool (:class:`mindrian.handoff.tools.Orchestration`);
-* :class:`mindrian.graph.Neo4jRegistry` on :class:`mindrian.testing.neo4j_replay.ReplayDriver`,
-  which checks every statement it would send a Neo4j server (no server runs here);
-* for trigger contexts, the Cypher selection query itself (``SELECT_QUERY``) run inside the
-  registry, the form a Neo4j deployment runs.
+* :class:`mindrian.graph.Neo4jRegistry` on the test Neo4j server, holding the same frameworks
+  and usage, in-process and through the MCP server started on it;
+* for trigger contexts, the Cypher selection query itself (``SELECT_QUERY``) run inside each
+  engine: the embedded one, and Neo4j in its own dialect.
 
 ``registry.yaml`` stores neither usage nor the SKILL.md bodies (by design, see
 :class:`mindrian.graph.FrameworkRecord`), so the MCP server on that file is compared with an
@@ -22,6 +22,7 @@ reading registry.yaml ranks sentences differently from one reading the database.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,7 +43,7 @@ from mindrian.graph import (
 from mindrian.graph import queries as q
 from mindrian.graph.dialect import embedded_text
 from mindrian.handoff.tools import Orchestration, bound, select_frameworks
-from mindrian.testing.neo4j_replay import ReplayDriver
+from mindrian.testing.neo4j_server import Neo4jServer
 
 ROOT = Path(__file__).resolve().parents[3]
 OWN = load_registry_yaml(ROOT / "generated" / "registry.yaml")
@@ -180,33 +181,40 @@ def test_the_registry_computes_the_trigger_score_itself(
         assert [(r["id"], float(r["score"])) for r in rows] == want, (triggers, problems)
 
 
-def test_neo4j_path_agrees_and_sends_only_registry_queries(
-    embedded: EmbeddedRegistry, expected: dict[str, list[Ranked]]
-) -> None:
-    driver = ReplayDriver(embedded)
-    with Neo4jRegistry(
-        "neo4j://db.example:7687", "neo4j", "pw", driver_factory=driver.connect
-    ) as graph:
-        sentences = [_ranked(graph.select_text(s)) for s in SENTENCES]
-        contexts = [_ranked(graph.select(t, p, b)) for t, p, b in CONTEXTS]
-    assert {"sentences": sentences, "contexts": contexts} == expected
-    reads = [sent.query for sent in driver.sent if sent.mode == "READ"]
-    assert set(reads) == {
-        q.ROUTING_REVISION.name,
-        q.ROUTING_DOCUMENTS.name,
-        q.ROUTING_TRIGGERS.name,
-        q.EXPORT_GOOD_FOR.name,
-        q.EXPORT_CHAINS.name,
-        q.ROUTING_USAGE_REVISION.name,
-        q.ROUTING_USAGE.name,
-        q.SELECT_FRAMEWORKS.name,
+def _select_params(context: tuple[Sequence[str], ...]) -> dict[str, Any]:
+    triggers, problems, previous = context
+    return {
+        "triggers": list(triggers),
+        "problem_types": list(problems),
+        "previous_frameworks": list(previous),
+        "limit": 5,
     }
-    # The first trigger context was the query; the stored fields were read once for the
-    # text index and once for the postings; every other selection only read the revisions.
-    assert reads.count(q.SELECT_FRAMEWORKS.name) == 1
-    assert reads.count(q.ROUTING_DOCUMENTS.name) == reads.count(q.ROUTING_TRIGGERS.name) == 1
-    assert reads.count(q.EXPORT_CHAINS.name) == 2
-    assert reads.count(q.ROUTING_REVISION.name) == len(SENTENCES) + len(CONTEXTS)
+
+
+def test_the_neo4j_server_agrees(
+    neo4j_server: Neo4jServer, expected: dict[str, list[Ranked]]
+) -> None:
+    """The same frameworks and usage registered into Neo4j: the registry's answers, the
+    selection query run by the server, and the MCP server started on it all repeat the
+    embedded registry's, rank by rank and score by score."""
+    with Neo4jRegistry(neo4j_server.uri, neo4j_server.user, neo4j_server.password) as graph:
+        graph.register_many(RECORDS)
+        for framework, session, handoff, success in USAGE:
+            assert graph.record_usage(framework, session, handoff, success)
+        # Twice each: the first trigger selection at a revision is the query, later ones
+        # the postings.
+        for _ in range(2):
+            sentences = [_ranked(graph.select_text(s)) for s in SENTENCES]
+            contexts = [_ranked(graph.select(t, p, b)) for t, p, b in CONTEXTS]
+            assert {"sentences": sentences, "contexts": contexts} == expected
+        queried = [
+            [(r["id"], r["score"]) for r in graph.read_cypher(q.SELECT_QUERY, _select_params(c))]
+            for c in CONTEXTS
+        ]
+        assert queried == expected["contexts"]
+    env = {**neo4j_server.env(), "MINDRIAN_CACHE_DIR": os.environ["MINDRIAN_CACHE_DIR"]}
+    _, _, results = anyio.run(_session_calls, None, _mcp_calls(), env)
+    assert _mcp_ranked(results) == expected
 
 
 def test_command_line_agrees(
@@ -287,7 +295,8 @@ def test_larrys_select_frameworks_agrees(
     assert [_ranked(orchestration.select(session, s)) for s in SENTENCES] == expected["sentences"]
     with bound(orchestration, "agreement"):
         listed = select_frameworks(SENTENCES[1])
-    ids = [line.split(". ", 1)[1].split(" ", 1)[0] for line in listed.splitlines()[1:]]
+    ranks = [line for line in listed.splitlines()[1:] if line[:1].isdigit()]
+    ids = [line.split(". ", 1)[1].split(" ", 1)[0] for line in ranks]
     assert ids == [framework for framework, _ in expected["sentences"][1]]
 
 
