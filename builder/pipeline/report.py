@@ -25,7 +25,6 @@ from builder.pipeline.results import (
 )
 from builder.pipeline.terminal import terminal_safe
 from mindrian.frames import Frame
-from mindrian.host.patterns import parse_pattern
 
 __all__ = [
     "FRAME_NAMESPACE",
@@ -291,6 +290,9 @@ def agent_tools(checkpoints: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
         {"tool": c.get("name"), "kind": "custom tool", "runs_without_asking": "all"}
         for c in tools.get("custom_tools") or ()
     ]
+    # Here, not at the top: every command imports this module, and the host package is large.
+    from mindrian.host.patterns import parse_pattern
+
     host = tools.get("host") or {}
     reasons = {r.get("tool"): r.get("reason", "") for r in host.get("reasons") or ()}
     patterns = [parse_pattern(p) for p in host.get("allow") or ()]
