@@ -199,6 +199,15 @@ def serve(
             help="Serve beyond loopback with no authentication anyway (warned on every start).",
         ),
     ] = False,
+    host_tools: Annotated[
+        bool,
+        typer.Option(
+            "--host-tools",
+            help="Give agents the host tools their packages grant (Bash, Read…), each user in a "
+            "folder of their own under --workspace; calls no rule allows wait for the client.",
+        ),
+    ] = False,
+    workspace: WorkspaceOpt = None,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 
@@ -219,13 +228,17 @@ def serve(
         ExposedWithoutAuthError,
         ServeConfig,
         check_exposure,
+        host_tool_warnings,
         run_server,
         unusable_models,
     )
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
-    config = ServeConfig(project, choice, db_url=db, host=host, port=port, insecure=insecure)
+    config = ServeConfig(
+        project, choice, db_url=db, host=host, port=port, insecure=insecure,
+        host_tools=host_tools, workspace=_workspace(workspace),
+    )  # fmt: skip
     try:
         warning = check_exposure(config, os.environ)
     except ExposedWithoutAuthError as error:
@@ -241,6 +254,8 @@ def serve(
         raise
     for line in unusable_models(config):
         typer.echo(f"warning: {line}", err=True)
+    for line in host_tool_warnings(config):
+        typer.echo(line, err=True)
     typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
     run_server(app, sock)
     return 0

@@ -381,7 +381,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
     ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
-    ErrorCode("X008", "run", "mindrian run or serve: an --approve value is not a permission rule"),
+    ErrorCode("X008", "run", "mindrian run: an --approve value is not a permission rule"),
     ErrorCode("X009", "run", "mindrian run or serve: the --workspace is not a folder"),
     ErrorCode("X010", "run", "mindrian serve: the port cannot be listened on (in use, no right)"),
 )

@@ -20,7 +20,7 @@ never read.
 
 **A persona** (a role agent). The skill is a persona's voice when its name or its
 first heading calls it a persona or personality, or a heading of the body is
-"Persona", "Personality", "Character" or "Voice". "You are an expert …" framing a
+"Persona" or "Personality". "You are an expert …" framing a
 task is not a persona: it is how many task prompts start.
 
 A guided agent pauses after each of its steps, so the steps read from gates end
@@ -86,7 +86,9 @@ _CONDITIONAL = re.compile(
 _BOLD_LEAD = re.compile(r"^(?:[-*+]|\d{1,9}[.)])?\s*(\*\*|__)[^*_]+?\1\s*[:\-\u2013\u2014]?\s*")
 #: Sentence ends: ". " and the like, or a full-width full stop, exclamation or question mark.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
-_PERSONA_HEADING = re.compile(r"(?:persona|personality|character|voice)", re.IGNORECASE)
+#: A heading that introduces the persona itself (a "Voice" or "Character" heading is as often
+#: about writing or fiction, so it is not one).
+_PERSONA_HEADING = re.compile(r"(?:your |the )?(?:persona|personality)", re.IGNORECASE)
 _PERSONA_WORD = re.compile(r"\b(?:persona|personality)\b", re.IGNORECASE)
 #: List markers, heading marks and emphasis (not the underscores inside a word).
 _MARKUP = re.compile(r"^[\s>#*+\-\d.)]*|[*`]+|(?<!\w)_+|_+(?!\w)")

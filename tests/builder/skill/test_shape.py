@@ -86,7 +86,8 @@ def test_two_gates_under_one_heading_get_distinct_names() -> None:
     [
         ("coach-personality", "Be warm.\n", 0),
         ("coach", "# Coach Persona\n\nBe warm.\n", 3),
-        ("coach", "# Coach\n\n## Voice\n\nBe warm.\n", 5),
+        ("coach", "# Coach\n\n## Your Persona\n\nBe warm.\n", 5),
+        ("novelist", "# Novelist\n\n## Character\n\nGive each a motive.\n", None),
         ("analyst", "You are a professional analyst.\n\n## Rules\n\n- Cite.\n", None),
     ],
 )
