@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -34,7 +34,7 @@ from builder.pipeline.cache import (
 )
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
-from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition, StepSpec
+from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition, StepSpec, SubAgentSpec
 from builder.skill.shape import find_gates, gate_steps, persona_line, quote
 from builder.skill.spec import (
     BODY_BLOCK,
@@ -96,6 +96,12 @@ class TypeDecision:
     """One sentence with the evidence."""
     steps: tuple[StepSpec, ...] | None = None
     """The steps the rule read from the text (a guided agent's gates), replacing phase 1's."""
+
+
+def _from(parts: Sequence[StepSpec | SubAgentSpec]) -> str:
+    """ " (from line N)" for the first part phase 1 located in SKILL.md, else nothing."""
+    line = next((p.line for p in parts if p.line and not getattr(p, "source", "")), 0)
+    return f" (from line {line})" if line else ""
 
 
 def _explicit(d: SkillDefinition) -> TypeDecision | None:
@@ -166,18 +172,19 @@ def _sub_agents(d: SkillDefinition) -> TypeDecision | None:
         return TypeDecision(
             "collaborative",
             "sub_agents",
-            f"it defines {len(d.sub_agents)} sub-agents/perspectives ({names})",
+            f"it defines {len(d.sub_agents)} sub-agents/perspectives ({names})"
+            + _from(d.sub_agents),
         )
     return None
 
 
 def _waits_for_user(d: SkillDefinition) -> TypeDecision | None:
-    waiting = [s.name for s in d.steps if s.waits_for_user]
+    waiting = [s for s in d.steps if s.waits_for_user]
     if waiting:
         return TypeDecision(
             "guided",
             "waits_for_user",
-            f"its steps pause for the user ({', '.join(waiting)})",
+            f"its steps pause for the user ({', '.join(s.name for s in waiting)}){_from(waiting)}",
         )
     return None
 
@@ -230,7 +237,7 @@ def _persona(d: SkillDefinition) -> TypeDecision | None:
 
 
 def _default(d: SkillDefinition) -> TypeDecision:
-    steps = f"; its {len(d.steps)} steps are its own procedure" if d.steps else ""
+    steps = f"; its {len(d.steps)} steps{_from(d.steps)} are its own procedure" if d.steps else ""
     return TypeDecision(
         "operator",
         "default",

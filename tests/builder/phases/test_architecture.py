@@ -400,3 +400,12 @@ def test_another_agno_version_asks_again(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(architecture, "installed_version", lambda name: "999.0")
     PHASE.run(phase_input({"skill_analysis": d}))
     assert len(list((tmp_path / "model-check").iterdir())) == 2
+
+
+def test_each_inferred_decision_cites_the_line_it_came_from() -> None:
+    steps = (StepSpec("clarify", line=9), StepSpec("analyze", line=11))
+    assert "(from line 9)" in decide_type(skill(steps=steps)).reason
+    team = (SubAgentSpec("White", "facts", 7), SubAgentSpec("Red", "feelings", 8))
+    assert "(from line 7)" in decide_type(skill(sub_agents=team)).reason
+    waiting = (StepSpec("ask", waits_for_user=True, line=12),)
+    assert "(from line 12)" in decide_type(skill(steps=waiting)).reason
