@@ -337,6 +337,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a chain's stage list disagrees with its stage files (missing, extra or out of order)",
     ),
+    ErrorCode(
+        "W122",
+        "skill_analysis",
+        "a file of the skill folder is over the copy limits and left out of the package",
+    ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(
