@@ -104,7 +104,8 @@ lint: setup
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy
 	$(BIN)/ruff check --output-format concise --select F,I,B --line-length 88 \
-		--config "src = ['generated']" --config "lint.isort.known-first-party = []" generated
+		--config "src = ['generated']" --config "lint.isort.known-first-party = []" \
+		--extend-exclude 'generated/*/skill' generated
 
 # The wheel and sdist a user installs (`pip install 'dist/mindrian-<version>-py3-none-any.whl[build]'`):
 # the runtime, the compiler, the templates (templates/ as builder/_templates) and the Cypher

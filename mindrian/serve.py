@@ -60,6 +60,7 @@ __all__ = [
     "auth_mode",
     "build_app",
     "check_exposure",
+    "exposure_warning",
     "host_tool_warnings",
     "is_loopback",
     "listen",
@@ -149,17 +150,22 @@ def check_exposure(config: ServeConfig, env: Mapping[str, str]) -> str | None:
     Raises :class:`ExposedWithoutAuthError` when ``config.host`` is not loopback,
     no authentication is configured in ``env`` and ``config.insecure`` is off.
     """
-    if is_loopback(config.host) or auth_mode(env) is not AuthMode.NONE:
+    return exposure_warning(config.host, config.insecure, env)
+
+
+def exposure_warning(host: str, insecure: bool, env: Mapping[str, str]) -> str | None:
+    """:func:`check_exposure` for any server on ``host`` (``mindrian serve``, ``mindrian mcp``)."""
+    if is_loopback(host) or auth_mode(env) is not AuthMode.NONE:
         return None
-    if not config.insecure:
+    if not insecure:
         raise ExposedWithoutAuthError(
-            f"refusing to serve on {config.host!r} without authentication: anyone who reaches "
+            f"refusing to serve on {host!r} without authentication: anyone who reaches "
             "it could read, continue and delete every session. Set OS_SECURITY_KEY, or "
             "JWT_VERIFICATION_KEY / JWT_JWKS_FILE for per-user access, or listen on 127.0.0.1 "
             "(--insecure serves anonymously anyway)"
         )
     return (
-        f"warning: serving on {config.host!r} WITHOUT authentication (--insecure): anyone who "
+        f"warning: serving on {host!r} WITHOUT authentication (--insecure): anyone who "
         "reaches it can read, continue and delete every session"
     )
 

@@ -9,11 +9,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from builder.cli.common import workspace_folder
 from builder.cli.options import (
+    ApproveOpt,
     BaseUrlOpt,
+    HostOpt,
+    InsecureOpt,
     MaxTokensOpt,
     ModelOpt,
     NoThinkingOpt,
+    PortOpt,
     RecordOpt,
     TemperatureOpt,
     WorkspaceOpt,
@@ -114,15 +119,7 @@ def run(
     ] = False,
     record: RecordOpt = None,
     workspace: WorkspaceOpt = None,
-    approve: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--approve",
-            metavar="PATTERN",
-            help="Approve host tool calls matching a permission rule, e.g. 'Write' or "
-            "'Bash(npm test:*)' (repeatable); without a terminal, other calls are denied.",
-        ),
-    ] = None,
+    approve: ApproveOpt = None,
     yes: Annotated[
         bool, typer.Option("--yes", help="Approve every host tool call without asking.")
     ] = False,
@@ -160,7 +157,7 @@ def run(
     project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
         project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity,
-        workspace=_workspace(workspace), approve=tuple(approve or ()), approve_all=yes,
+        workspace=workspace_folder(workspace), approve=tuple(approve or ()), approve_all=yes,
     )  # fmt: skip
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
@@ -172,12 +169,8 @@ def run(
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
-    ] = 7777,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 7777,
     db: Annotated[
         str | None,
         typer.Option(
@@ -192,13 +185,7 @@ def serve(
     max_tokens: MaxTokensOpt = None,
     temperature: TemperatureOpt = None,
     no_thinking: NoThinkingOpt = False,
-    insecure: Annotated[
-        bool,
-        typer.Option(
-            "--insecure",
-            help="Serve beyond loopback with no authentication anyway (warned on every start).",
-        ),
-    ] = False,
+    insecure: InsecureOpt = False,
     host_tools: Annotated[
         bool,
         typer.Option(
@@ -237,7 +224,7 @@ def serve(
     project, choice = _project_and_model(model, base_url, override)
     config = ServeConfig(
         project, choice, db_url=db, host=host, port=port, insecure=insecure,
-        host_tools=host_tools, workspace=_workspace(workspace),
+        host_tools=host_tools, workspace=workspace_folder(workspace),
     )  # fmt: skip
     try:
         warning = check_exposure(config, os.environ)
@@ -287,14 +274,6 @@ def _app(config: ServeConfig) -> Any:
         raise AgentCommandError(str(error), code="X003") from error
     except DatabaseUnusableError as error:
         raise AgentCommandError(str(error), code="X007") from error
-
-
-def _workspace(path: Path | None) -> Path:
-    """``--workspace`` resolved (default: the current folder); an X009 when it is no folder."""
-    chosen = (path or Path.cwd()).resolve()
-    if not chosen.is_dir():
-        raise AgentCommandError(f"--workspace {path}: not a folder", code="X009")
-    return chosen
 
 
 def _quiet_agno() -> None:

@@ -203,7 +203,8 @@ def _read_observed(
     for target in targets:
         observed = observe_source(target.path, target.display)
         try:
-            sources[target.display] = load_source(target.path, display=target.display)
+            data = observed.data if observed is not None else None
+            sources[target.display] = load_source(target.path, target.display, data)
         except CompilerError as error:
             unreadable[target.display] = runner.located(problem_of(error), target.display)
         if observed is not None and target.display in sources:

@@ -1,6 +1,7 @@
 """What changed in each agent's behaviour between two snapshots, field by field.
 
-Each aspect of an agent (type, model, prompt, schema, routing, tools, handoff, workflow) is
+Each aspect of an agent (type, model, prompt, schema, routing, tools, permissions, handoff,
+workflow) is
 flattened into ``(field, name) → value`` entries, so one comparison serves them all: an entry
 only one side has was added or removed, an entry whose value differs was changed. The prompt is
 compared line by line instead, and each line is cited with its SKILL.md line.
@@ -15,7 +16,7 @@ from typing import Any
 
 from builder.review.revisions import AgentSnapshot, Snapshot
 
-__all__ = ["ASPECTS", "AgentDiff", "Change", "ReviewDiff", "compare"]
+__all__ = ["ASPECTS", "PERMISSIONS", "AgentDiff", "Change", "ReviewDiff", "compare"]
 
 #: The aspects of an agent, in report order.
 ASPECTS = (
@@ -26,9 +27,12 @@ ASPECTS = (
     "schema",
     "routing",
     "tools",
+    "permissions",
     "handoff",
     "workflow",
 )
+#: The aspect whose additions are permission changes: a host tool granted or a call pre-approved.
+PERMISSIONS = "permissions"
 
 #: A flattened aspect: ``(field, name)`` → shown value ("" when presence is all there is).
 Entries = dict[tuple[str, str], str]
@@ -72,6 +76,11 @@ class AgentDiff:
         """The aspects that changed, in report order."""
         seen = {c.aspect for c in self.changes}
         return tuple(a for a in ASPECTS if a in seen)
+
+    @property
+    def permission_changes(self) -> tuple[Change, ...]:
+        """Host tools newly granted and calls newly pre-approved (what a reviewer must see)."""
+        return tuple(c for c in self.changes if c.aspect == PERMISSIONS and c.kind == "added")
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,15 @@ def _tools(spec: Mapping[str, Any], _: AgentSnapshot) -> Entries:
     return entries
 
 
+def _permissions(spec: Mapping[str, Any], _: AgentSnapshot) -> Entries:
+    """The host tools granted (with why) and the calls pre-approved (``tools.host``)."""
+    host = (spec.get("tools") or {}).get("host") or {}
+    why = {r.get("tool"): _text(r.get("reason")) for r in host.get("reasons") or ()}
+    entries: Entries = {("host tool", str(t)): why.get(t, "") for t in host.get("grant") or ()}
+    entries |= {("pre-approved", str(p)): "runs without asking" for p in host.get("allow") or ()}
+    return entries
+
+
 def _handoff(spec: Mapping[str, Any], _: AgentSnapshot) -> Entries:
     handoff = spec.get("handoff") or {}
     receives, routing = handoff.get("receives") or {}, handoff.get("routing") or {}
@@ -180,6 +198,7 @@ _FLAT: Mapping[str, Callable[[Mapping[str, Any], AgentSnapshot], Entries]] = {
     "schema": _schema,
     "routing": _routing,
     "tools": _tools,
+    "permissions": _permissions,
     "handoff": _handoff,
     "workflow": _workflow,
 }
