@@ -84,7 +84,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "code_generation",
         "an output template's JSON example does not fit the generated schema",
     ),
-    ErrorCode("C027", "code_generation", "phase 6 ran without phase 3's handoff contract"),
     ErrorCode(
         "D001", "check", "mindrian check found generated files that differ from a fresh build"
     ),

@@ -95,6 +95,15 @@ def markdown(diff: ReviewDiff) -> str:
         f"Agents at `{diff.head}` compared with `{diff.base}`.",
         "",
     ]
+    if diff.not_rebuilt:
+        edited = ", ".join(f"`{path}`" for path in diff.not_rebuilt)
+        lines.extend(
+            [
+                f"Edited but not rebuilt: {edited}; run `mindrian build --all` to see what the "
+                "edit changes.",
+                "",
+            ]
+        )
     for agent in diff.agents:
         lines.extend(_section(agent))
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -93,6 +93,9 @@ class ReviewDiff:
     """The revision compared to (or ``working tree``)."""
     agents: tuple[AgentDiff, ...]
     """One entry per agent that differs, sorted by id; unchanged agents are left out."""
+    not_rebuilt: tuple[str, ...] = ()
+    """SKILL.md paths whose text differs while the agent built from it does not: edited, not
+    rebuilt yet (``mindrian build`` shows what the edit does), sorted."""
 
 
 def _text(value: Any) -> str:
@@ -290,7 +293,16 @@ def compare(base: Snapshot, head: Snapshot) -> ReviewDiff:
         unbuilt = _source(old) in head.unbuilt
         diffs.append(AgentDiff(agent_id, "unbuilt" if unbuilt else "removed", _source(old)))
     diffs.extend(_newly_unbuilt(base, head))
-    return ReviewDiff(base.label, head.label, tuple(sorted(diffs, key=lambda d: d.agent)))
+    ordered = tuple(sorted(diffs, key=lambda d: d.agent))
+    return ReviewDiff(base.label, head.label, ordered, _not_rebuilt(base, head, ordered))
+
+
+def _not_rebuilt(base: Snapshot, head: Snapshot, diffs: Sequence[AgentDiff]) -> tuple[str, ...]:
+    """The SKILL.md files of unchanged agents whose text differs between the revisions."""
+    built = {_source(a) for a in head.agents.values()} - {d.source for d in diffs}
+    return tuple(
+        sorted(p for p in built if base.skills.get(p, head.skills.get(p)) != head.skills.get(p))
+    )
 
 
 def _newly_unbuilt(base: Snapshot, head: Snapshot) -> Sequence[AgentDiff]:

@@ -420,3 +420,11 @@ class AgentSpec:
     """Phase 4's tools; None until then."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Front-matter entries no phase models, kept for later phases."""
+
+    @property
+    def contract(self) -> HandoffConfig:
+        """Phase 3's contract, for the phases after it. The runner runs phase 3 before them, so
+        reading it sooner is a bug (a ``LookupError``, reported as internal), not bad input."""
+        if self.handoff is None:
+            raise LookupError(f"{self.id}: phase 3's handoff contract was read before phase 3 ran")
+        return self.handoff
