@@ -11,10 +11,12 @@ order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
 Each skill's SKILL.md and folder are read once (:func:`read_sources`); every
-step below builds from that read. Before anything is built, phase 1 of every
-skill runs through the runner (:func:`~builder.orchestration.runner.identity`,
-nothing written) to find two skills that would share an agent id or a package
-folder; both are then reported as failed (naming each other) and not built.
+step below builds from that read. Before anything is built, each skill is
+surveyed once (:func:`~builder.orchestration.runner.survey`): its identity comes
+from the phase-1 index, or phase 1 runs (nothing written) and the build takes
+that result instead of running phase 1 again; two skills that would share an
+agent id or a package folder are both reported as failed (naming each other)
+and not built; a skill whose phase 1 is current is checked for anything to do.
 
 Phase 6's generated tests run in shared pytest sessions (:mod:`.shared_tests`).
 In a batch large enough for the pool, skills go through phases 1-6 in chunks,
@@ -237,13 +239,25 @@ def find_collisions(
     ``known`` gives (SKILL.md path, agent id, identifier) by display path of skills found
     current from their stamps, which are read only when they take part in a collision.
     """
-    others_known = known or {}
+    surveys = {
+        s.path: runner.survey(s, config, index=checkpoints, checkpoints_dir=None, phases=phases)
+        for s in sources
+    }
+    return _collisions(surveys, sources, config, phases, known or {})
+
+
+def _collisions(
+    surveys: Mapping[str, runner.Survey],
+    sources: Sequence[SkillSource],
+    config: BuildConfig,
+    phases: PhaseLoader,
+    others_known: Mapping[str, tuple[Path, str, str | None]],
+) -> dict[str, Problem]:
+    """:func:`find_collisions` from each source's survey."""
     if len(sources) + len(others_known) < 2:
         return {}
     read = {source.path: source for source in sources}
-    identities = [
-        (s.path, runner.identity(s, config, store=checkpoints, phases=phases)) for s in sources
-    ]
+    identities = [(display, survey.identity) for display, survey in surveys.items()]
     identities += [(display, (a, i)) for display, (_, a, i) in others_known.items()]
     owners: dict[tuple[str, str], list[str]] = {}
     for display, identity in identities:
@@ -326,9 +340,13 @@ def build_many(
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     loader = _loader(base, registration)
     index = CheckpointStore(options.identities) if options.identities is not None else store
-    blocked |= find_collisions(list(sources.values()), config, loader, index, known)
+    # One entry into the runner per skill before building: its identity (phase 1 runs here when
+    # it is not current, and its result goes to the build) and whether it has anything to do.
+    surveys = _surveys(sources, config, options, loader, index)
+    blocked |= _collisions(surveys, list(sources.values()), config, loader, known)
     buildable = {d: s for d, s in sources.items() if d not in blocked}
-    current = _current(buildable, config, options, loader)
+    current = {d: r for d in buildable if (r := surveys[d].current) is not None}
+    primed = {d: p for d, v in surveys.items() if (p := v.primed) is not None}
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
     # Nothing to build: no phase module need be imported to know where phases would run.
@@ -339,7 +357,7 @@ def build_many(
     parallel = chosen.portable and start <= schedule.last_parallel
     pool = _pool(options.jobs, building, testing and not shared) if parallel else None
     registering = building if schedule.reaches_serial(stop) else 0
-    plan = _Plan(config, options, start, stop, schedule)
+    plan = _Plan(config, options, start, stop, schedule, primed)
     with (
         pool or _NoPool(),
         warm_children(
@@ -385,6 +403,8 @@ class _Plan:
     """Number of the last phase to run."""
     schedule: Schedule
     """Where the phases run."""
+    primed: Mapping[str, runner.Primed]
+    """Phase 1's results computed before the build, by display path."""
 
     @property
     def parallel_until(self) -> str:
@@ -490,31 +510,31 @@ def _anything_to_retire(config: BuildConfig, keep: set[str]) -> bool:
     return not generated_packages(paths.generated).keys() <= keep
 
 
-def _current(
+def _surveys(
     sources: Mapping[str, SkillSource],
     config: BuildConfig,
     options: BatchOptions,
     phases: PhaseLoader,
-) -> dict[str, BuildReport]:
-    """Reports of the skills with nothing to do, by display path, found from checkpoint heads.
+    index: CheckpointStore,
+) -> dict[str, runner.Survey]:
+    """Each skill's survey (:func:`runner.survey`), by display path: its identity, and the
+    report of a skill with nothing to do, found from checkpoint heads.
 
     They are told from this process, so a batch starts workers and a probe
     server only for the skills that need them (none at all for a no-op).
     """
-    if _reruns(options) or options.scratch:
-        return {}
-    found = {}
-    for display, source in sources.items():
-        report = runner.current_report(
+    current = not (_reruns(options) or options.scratch)
+    return {
+        display: runner.survey(
             source,
             config,
-            checkpoints_dir=options.checkpoints_dir,
+            index=index,
+            checkpoints_dir=options.checkpoints_dir if current else None,
             until_phase=options.until_phase,
             phases=phases,
         )
-        if report is not None:
-            found[display] = report
-    return found
+        for display, source in sources.items()
+    }
 
 
 class _NoPool:
@@ -548,8 +568,9 @@ def _submit(
         return BuildReport(path=target.display, agent_id=None, phases=())
     if pool is None:
         return None
-    source = sources[target.display]
-    return pool.submit(_early, source, plan.config, plan.options, plan.parallel_until, None, phases)
+    source, primed = sources[target.display], plan.primed.get(target.display)
+    until = plan.parallel_until
+    return pool.submit(_early, source, plan.config, plan.options, until, None, phases, None, primed)
 
 
 @dataclass(frozen=True)
@@ -606,7 +627,9 @@ class _Finisher:
     def _here(self, target: Target, until: str) -> BuildReport:
         """Phases up to ``until`` of one skill to build, in this process, each told as it ends."""
         source, plan = self.sources[target.display], self.plan
-        return _early(source, plan.config, plan.options, until, self.hear.phase, self.loader)
+        primed = plan.primed.get(target.display)
+        hear = self.hear.phase
+        return _early(source, plan.config, plan.options, until, hear, self.loader, None, primed)
 
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
@@ -679,7 +702,16 @@ def _fail_unset(
 
 
 #: The arguments of :func:`_early`.
-_Job = tuple[SkillSource, BuildConfig, BatchOptions, str, Progress | None, PhaseLoader, Hold | None]
+_Job = tuple[
+    SkillSource,
+    BuildConfig,
+    BatchOptions,
+    str,
+    Progress | None,
+    PhaseLoader,
+    Hold | None,
+    runner.Primed | None,
+]
 
 #: Skills per shared session of a streamed batch, at least and about at most. A session costs
 #: about 2.6 s of CPU to start (pytest, the runtime's imports) and 0.06 s per package (2-core
@@ -871,13 +903,15 @@ class _Chunked:
             None,
             phases,
             Stager(folder),
+            plan.primed.get(self.targets[i].display),
         )
 
     def _second_job(self, i: int, results: SharedResults) -> _Job:
         """The arguments of :func:`_early` for skill ``i``'s package tests with ``results``."""
         plan = self.plan
         phases = Serviced(self.load, self.services.filled(package_tests=results))
-        return (self._source(i), plan.config, plan.options, plan.parallel_until, None, phases, None)
+        until = plan.parallel_until
+        return (self._source(i), plan.config, plan.options, until, None, phases, None, None)
 
     def _source(self, i: int) -> SkillSource:
         return self.sources[self.targets[i].display]
@@ -943,10 +977,12 @@ def _early(
     progress: Progress | None,
     phases: PhaseLoader,
     hold: Hold | None = None,
+    primed: runner.Primed | None = None,
 ) -> BuildReport:
-    """Phases up to ``until`` of one skill (in a worker process, or here)."""
+    """Phases up to ``until`` of one skill (in a worker process, or here); phase 1's result is
+    ``primed`` when the batch ran it already."""
     if options.scratch:
-        return _scratch(source, config, until, progress, phases)
+        return _scratch(source, config, until, progress, phases, primed)
     return runner.build_source(
         source,
         config,
@@ -957,6 +993,7 @@ def _early(
         progress=progress,
         phases=phases,
         hold=hold,
+        primed=primed,
     )
 
 
@@ -966,11 +1003,12 @@ def _scratch(
     until: str,
     progress: Progress | None,
     phases: PhaseLoader,
+    primed: runner.Primed | None,
 ) -> BuildReport:
     """A scratch build of one skill; a successful one's report carries the framework record of
     its graph, taken from the output in memory (the worker's report is all that comes back)."""
     report, outputs = runner.scratch_build(
-        source, config, until_phase=until, progress=progress, phases=phases
+        source, config, until_phase=until, progress=progress, phases=phases, primed=primed
     )
     if report.problem is not None:
         return report

@@ -51,6 +51,9 @@ from builder.pipeline.stamps import Stamp
 __all__ = [
     "SHIPPED",
     "BuildReport",
+    "Cached",
+    "Failed",
+    "Held",
     "Hold",
     "KeyLoader",
     "PhaseLoader",
@@ -69,6 +72,7 @@ __all__ = [
     "phase_range",
     "scratch_build",
     "stamped_report",
+    "survey",
     "validate",
 ]
 
@@ -264,6 +268,7 @@ def build_source(
     progress: Progress | None = None,
     phases: PhaseLoader | None = None,
     hold: Hold | None = None,
+    primed: Primed | None = None,
 ) -> BuildReport:
     """Build one skill, read by :func:`builder.skill.source.load_source`, through the phases;
     every problem ends up in the report.
@@ -274,7 +279,7 @@ def build_source(
     rerun = force or from_phase is not None
     store = CheckpointStore(checkpoints_dir)
     run = _Build(source, config, store, start, rerun, progress, phases or DEFAULT.load)
-    run.hold = hold
+    run.hold, run.primed = hold, primed
     return run.through(stop)
 
 
@@ -285,6 +290,7 @@ def scratch_build(
     until_phase: str | None = None,
     progress: Progress | None = None,
     phases: PhaseLoader | None = None,
+    primed: Primed | None = None,
 ) -> tuple[BuildReport, Outputs]:
     """Phases 1..``until_phase`` of ``source`` in memory: every phase runs, nothing is
     cached, loaded or written, and no digest is taken (digests only name and check
@@ -296,15 +302,60 @@ def scratch_build(
     """
     _, stop = phase_range(None, until_phase)
     run = _Build(source, config, None, 1, True, progress, phases or DEFAULT.load)
+    run.primed = primed
     return run.through(stop), run.outputs
 
 
-class _NotCurrent(Exception):
-    """A phase would have to run; raised only when the build may not run any."""
+@dataclass(frozen=True)
+class Cached:
+    """The phase's passing checkpoint holds, or ``--from`` loaded it: nothing ran."""
 
 
-class _Held(Exception):
-    """The build's :data:`Hold` kept the next phase from running."""
+@dataclass(frozen=True)
+class Ran:
+    """The phase ran and all its checks passed."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """The phase would have run and was kept back: by the build's :data:`Hold`, or because the
+    build may run nothing (:func:`current_report`)."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The phase failed a check or raised a stage error; the build stops with ``problem``."""
+
+    problem: Problem
+    """What the report says, located by :meth:`_Build.through`."""
+
+
+#: What one step of the runner's loop gives (pydantic-graph's habit: the loop dispatches on it,
+#: no exception carries control).
+Step = Cached | Ran | Held | Failed
+
+
+@dataclass(frozen=True)
+class Primed:
+    """Phase 1's result for a source, computed before its build (the batch's collision check),
+    so that the build does not run phase 1 again."""
+
+    digest: str
+    """Phase 1's input digest: the result stands only for a build with the same."""
+    result: PhaseResult[Any]
+    """What phase 1 returned."""
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What a batch learns of a skill before building it, from one entry into the runner."""
+
+    identity: tuple[str, str | None] | None
+    """Its agent id and package identifier; None when phase 1 fails."""
+    current: BuildReport | None
+    """The report of a build with nothing to do, else None."""
+    primed: Primed | None
+    """Phase 1's result when phase 1 ran here (it is not current)."""
 
 
 def current_report(
@@ -325,11 +376,9 @@ def current_report(
         source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or DEFAULT.load
     )
     run.cached_only = True
-    try:
-        report = run.through(stop)
-    except _NotCurrent:
-        return None
-    return report if report.problem is None else None
+    report = run.through(stop)
+    complete = len(report.phases) == stop
+    return report if report.problem is None and complete else None
 
 
 def stamped_report(
@@ -430,6 +479,38 @@ def identity(
     return output.id, output.identifier
 
 
+def survey(
+    source: SkillSource,
+    config: BuildConfig,
+    *,
+    index: CheckpointStore | None,
+    checkpoints_dir: Path | None,
+    until_phase: str | None = None,
+    phases: PhaseLoader,
+) -> Survey:
+    """What a batch needs of ``source`` before building it, in one entry: its identity (from the
+    phase-1 index of ``index`` when phase 1 is current there, else phase 1 runs here and its
+    result is kept for the build, nothing written), and, when ``checkpoints_dir`` is given, the
+    report of a build with nothing to do (read from checkpoint heads; a skill whose phase 1 had
+    to run is not current, so nothing more is read for it)."""
+    phase = phases(PHASE_NAMES[0])
+    inputs = PhaseInput(source=source, config=config, previous=Outputs())
+    digest = input_digest(phase, inputs, None)
+    known = index.identity(digest) if index is not None else None
+    if known is None:
+        result = _first_result(phase, inputs)
+        primed = Primed(digest, result) if result is not None else None
+        passed = result is not None and all(c.passed for c in result.checks)
+        identity = (result.output.id, result.output.identifier) if passed and result else None
+        return Survey(identity, None, primed)
+    report = None
+    if checkpoints_dir is not None:
+        report = current_report(
+            source, config, checkpoints_dir=checkpoints_dir, until_phase=until_phase, phases=phases
+        )
+    return Survey((known.agent_id, known.identifier), report, None)
+
+
 def name_line(source: SkillSource, config: BuildConfig, *, phases: PhaseLoader) -> int:
     """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs, writing
     nothing."""
@@ -441,11 +522,19 @@ def name_line(source: SkillSource, config: BuildConfig, *, phases: PhaseLoader) 
 
 def _first_output(phase: AnyPhase, inputs: Inputs) -> Any:
     """Phase 1's output when all its checks pass, else None; nothing is written."""
+    result = _first_result(phase, inputs)
+    if result is None or not all(c.passed for c in result.checks):
+        return None
+    return result.output
+
+
+def _first_result(phase: AnyPhase, inputs: Inputs) -> PhaseResult[Any] | None:
+    """What phase 1 returns, None when it raises; nothing is written."""
     try:
         result: PhaseResult[Any] = phase.run(inputs)
     except Exception:  # the skill's own build reports it (as I001 when it is a bug)
         return None
-    return result.output if all(c.passed for c in result.checks) else None
+    return result
 
 
 class _Build:
@@ -477,36 +566,39 @@ class _Build:
         """What the phases done so far hand over to the next one."""
         self.reports: list[PhaseReport] = []
         self.cached_only = False
-        """Stop with :class:`_NotCurrent` instead of running a phase (:func:`current_report`)."""
+        """Hold every phase that would run (:func:`current_report`)."""
         self.hold: Hold | None = None
         """Asked before a phase runs; True stops the build there (:data:`Hold`)."""
+        self.primed: Primed | None = None
+        """Phase 1's result, computed before this build (:class:`Primed`)."""
         self._cpu_began = 0.0
 
     def through(self, stop: int) -> BuildReport:
         """Run phases 1..stop; the report says where and why it stopped."""
         for name in PHASE_NAMES[:stop]:
             self._cpu_began = time.thread_time()
-            try:
-                problem = self._step(name, time.perf_counter())
-            except _Held:
-                break
-            if problem is not None:
-                return BuildReport(
-                    self.source.path,
-                    self.agent_id,
-                    tuple(self.reports),
-                    located(problem, self.source.path),
-                )
+            match self._step(name, time.perf_counter()):
+                case Held():
+                    break
+                case Failed(problem):
+                    return BuildReport(
+                        self.source.path,
+                        self.agent_id,
+                        tuple(self.reports),
+                        located(problem, self.source.path),
+                    )
         return BuildReport(self.source.path, self.agent_id, tuple(self.reports), None)
 
-    def _step(self, name: str, began: float) -> Problem | None:
+    def _step(self, name: str, began: float) -> Step:
         number = phase_number(name)
         status: PhaseStatus
         try:
             phase = self.phases(name)
             inputs = PhaseInput(source=self.source, config=self.config, previous=self.outputs)
             if self.store is None:
-                return self._run_unless_held(phase, inputs, "", None, began)
+                return self._run_unless_held(
+                    phase, inputs, self._scratch_digest(phase), None, began
+                )
             chain = self.done[PHASE_NAMES[number - 2]].chain if number > 1 else None
             digest = input_digest(phase, inputs, chain)
             if number < self.start:
@@ -516,7 +608,7 @@ class _Build:
             else:
                 found, status = self._cached(phase, digest, inputs), "cached"
                 if found is None and self.cached_only:
-                    raise _NotCurrent
+                    return Held()
                 if found is None:
                     return self._run_unless_held(phase, inputs, digest, chain, began)
                 stored = found
@@ -524,13 +616,19 @@ class _Build:
         # A stage error, or this skill's files refused: disk full, read-only, name too long …
         except (CompilerError, OSError) as error:
             self._note(PhaseReport(number, name, "error", seconds=time.perf_counter() - began))
-            return problem_of(error)
+            return Failed(problem_of(error))
         self._note(
             PhaseReport(
                 number, name, status, stored.checks, stored.warnings, time.perf_counter() - began
             )
         )
-        return None
+        return Cached()
+
+    def _scratch_digest(self, phase: AnyPhase) -> str:
+        """A scratch build takes no digest, but for a primed phase 1 (to match its result)."""
+        if phase.number != 1 or self.primed is None:
+            return ""
+        return input_digest(phase, PhaseInput(self.source, self.config, Outputs()), None)
 
     def _cached(self, phase: AnyPhase, digest: str, inputs: Inputs) -> Checkpoint | None:
         """The head of a passing checkpoint with this digest, else None.
@@ -588,16 +686,24 @@ class _Build:
 
     def _run_unless_held(
         self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float
-    ) -> Problem | None:
+    ) -> Step:
         if self.hold is not None and self.hold(phase, inputs):
-            raise _Held
+            return Held()
         return self._run(phase, inputs, digest, chain, began)
+
+    def _result(self, phase: AnyPhase, inputs: Inputs, digest: str) -> PhaseResult[Any]:
+        """What the phase returns: phase 1's primed result when it is for this digest (phase 1
+        ran for the batch already), else the phase's ``run``."""
+        primed = self.primed if phase.number == 1 else None
+        if primed is not None and digest and primed.digest == digest:
+            return primed.result
+        return phase.run(inputs)
 
     def _run(
         self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float
-    ) -> Problem | None:
+    ) -> Step:
         try:
-            result: PhaseResult[Any] = phase.run(inputs)
+            result = self._result(phase, inputs, digest)
             _check_names(phase, result)
         except (CompilerError, OSError) as error:
             if self.agent_id is not None and self.store is not None:
@@ -608,7 +714,7 @@ class _Build:
             self._note(
                 PhaseReport(phase.number, phase.name, "error", seconds=time.perf_counter() - began)
             )
-            return problem_of(error)
+            return Failed(problem_of(error))
         failed = next((c for c in result.checks if not c.passed), None)
         if phase.number == 1 and failed is None:
             self.agent_id = result.output.id
@@ -624,7 +730,7 @@ class _Build:
                     time.perf_counter() - began,
                 )
             )
-            return check_failure(phase.number, phase.name, failed)
+            return Failed(check_failure(phase.number, phase.name, failed))
         output = result.output
         self._done(phase, _Done(digest, chained, lambda: output))
         self._note(
@@ -637,7 +743,7 @@ class _Build:
                 time.perf_counter() - began,
             )
         )
-        return None
+        return Ran()
 
     def _keep(
         self,

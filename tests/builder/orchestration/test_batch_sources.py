@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from build_factories import make_pipeline, make_project, skill_text
 
+from builder.orchestration import runner
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.pipeline.config import BuildConfig
 
@@ -66,3 +67,45 @@ def test_an_unreadable_skill_fails_alone_at_its_path(tmp_path: Path) -> None:
     assert gone.problem.location.path == "skills/gone/SKILL.md"
     assert (gone.agent_id, gone.phases) == (None, ())
     assert alpha.problem is None and len(alpha.phases) == 7
+
+
+#: The runner's entries a batch may call for a skill, each taking the skill's source first.
+RUNNER_ENTRIES = ("build_source", "current_report", "identity", "scratch_build", "survey")
+
+
+def _count_runner_entries(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, str]]:
+    """Calls of the runner's entries from now on, by (skill folder, entry)."""
+    entries: Counter[tuple[str, str]] = Counter()
+    for name in RUNNER_ENTRIES:
+        real = getattr(runner, name, None)
+        if real is None:
+            continue
+
+        def counting(
+            source: Any, *args: Any, _name: str = name, _real: Any = real, **kw: Any
+        ) -> Any:
+            entries[(source.path.split("/")[-2], _name)] += 1
+            return _real(source, *args, **kw)
+
+        monkeypatch.setattr(runner, name, counting)
+    return entries
+
+
+def test_a_cold_batch_enters_the_runner_twice_per_skill_and_runs_phase_1_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(tmp_path, {"alpha": skill_text("alpha"), "beta": skill_text("beta")})
+    options = BatchOptions(checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated")
+    pipeline = make_pipeline()
+    entries = _count_runner_entries(monkeypatch)
+    reports = build_many(_targets(root), BuildConfig(root=str(root)), options, phases=pipeline.load)
+    assert [r.problem for r in reports] == [None, None]
+    # A survey (identity, nothing current) and the build, which takes phase 1's result from it.
+    assert entries == {
+        ("alpha", "survey"): 1,
+        ("alpha", "build_source"): 1,
+        ("beta", "survey"): 1,
+        ("beta", "build_source"): 1,
+    }
+    assert pipeline["skill_analysis"].calls == 2
+    assert [p.status for p in reports[0].phases] == ["ok"] * 7

@@ -70,7 +70,7 @@ def _streamed(root: Path, chunks: list[list[int]], phases: Any) -> list[BuildRep
     staging = clear_sessions(ProjectPaths(root, root / "gen"))
     out: dict[int, Future[BuildReport]] = {i: Future() for i in range(len(targets))}
     with ThreadPoolExecutor(2) as pool:
-        plan = batch._Plan(config, _options(root), 1, len(PHASE_NAMES), Schedule.of(load_key))
+        plan = batch._Plan(config, _options(root), 1, len(PHASE_NAMES), Schedule.of(load_key), {})
         chunked = batch._Chunked(targets, sources, plan, phases, Services(), pool, staging)
         chunked.stream(chunks, out)
         reports = [out[i].result(timeout=600) for i in range(len(targets))]
