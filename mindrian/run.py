@@ -62,7 +62,7 @@ from mindrian.model_choice import ModelChoice
 from mindrian.packages import agent_class, registered_packages
 from mindrian.project import ProjectPaths
 
-__all__ = ["RunRequest", "host_session", "load_agent", "run_agent"]
+__all__ = ["RunRequest", "handoff", "host_session", "load_agent", "prepared_agent", "run_agent"]
 
 #: Exit status of a run whose result failed.
 EXIT_FAILED = 1
@@ -175,18 +175,30 @@ def run_agent(request: RunRequest, *, stdin: TextIO, stdout: TextIO, stderr: Tex
             request.model.recording.keep_tool_calls([r.to_dict() for r in host.log.records])
 
 
-def _run(
-    request: RunRequest, host: HostSession, stdin: TextIO, stdout: TextIO, stderr: TextIO
-) -> int:
-    agent = load_agent(request.project, request.agent_id, request.model, host)
-    frames = stdout if request.frames else None
+def prepared_agent(
+    project: ProjectPaths,
+    agent_id: str,
+    model: ModelChoice,
+    host: HostSession | None = None,
+    frames: TextIO | None = None,
+) -> MindrianAgent:
+    """:func:`load_agent`, with an orchestrating role agent's delegates built the same way."""
+    agent = load_agent(project, agent_id, model, host)
     if frames is not None:
         _frame(frames, "READY", {"stage": agent.agent_id})
     if isinstance(agent, RoleAgent) and agent.orchestrates:
         # Delegated agents take the run's model (a script's answers for their id).
         agent.orchestration = default_orchestration(
-            agent, make=_made(request.project, request.model, host), frames=frames
+            agent, make=_made(project, model, host), frames=frames
         )
+    return agent
+
+
+def _run(
+    request: RunRequest, host: HostSession, stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
+    frames = stdout if request.frames else None
+    agent = prepared_agent(request.project, request.agent_id, request.model, host, frames)
     if isinstance(agent, PipelineAgent):
         agent.phase_listener = _phase_printer(len(agent.phases), stderr)
     session_id = request.session_id
@@ -197,7 +209,7 @@ def _run(
     if request.message is None:
         stderr.write(f"error: {request.agent_id}: {agent.agent_type} agents need a MESSAGE\n")
         return 2
-    result = asyncio.run(_handoff(agent, request.message, session_id, request.clarity))
+    result = asyncio.run(handoff(agent, request.message, session_id, request.clarity))
     if frames is not None and not result.success:
         _frame(frames, "ERROR", {"code": "RUN_FAILED", "message": result.error or "failed"})
     return _report(result, request, stdout, stderr, host.log)
@@ -208,9 +220,10 @@ def _frame(stream: TextIO, type_: str, payload: dict[str, object]) -> None:
     stream.flush()
 
 
-async def _handoff(
-    agent: MindrianAgent, message: str, session_id: str | None, clarity: float
+async def handoff(
+    agent: MindrianAgent, message: str, session_id: str | None, clarity: float = 1.0
 ) -> HandoffResult:
+    """The agent's result for ``message`` from the user, stated at ``clarity``."""
     stated = ProblemClarity(
         what=message, what_clarity=clarity, who_clarity=clarity, success_clarity=clarity
     )
@@ -241,7 +254,7 @@ async def _guided(
         stdout.write(progress.partials[progress.position].output + "\n")
         message = _ask(agent, progress, stdin, stderr)
     while message is not None:
-        result = await _handoff(agent, message, session_id, request.clarity)
+        result = await handoff(agent, message, session_id, request.clarity)
         if request.json_output or not result.success:
             status = _report(result, request, stdout, stderr, log)
         else:

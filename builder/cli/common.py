@@ -36,6 +36,7 @@ __all__ = [
     "report_format",
     "say",
     "use_frames",
+    "workspace_folder",
 ]
 
 
@@ -129,3 +130,13 @@ def say(frames: bool) -> Callable[[str], None]:
 def frame(event: Frame) -> None:
     """Print one control frame on stdout."""
     typer.echo(event.to_text())
+
+
+def workspace_folder(path: Path | None) -> Path:
+    """``--workspace`` resolved (default: the current folder); an X009 when it is no folder."""
+    from builder.pipeline.errors import AgentCommandError
+
+    chosen = (path or Path.cwd()).resolve()
+    if not chosen.is_dir():
+        raise AgentCommandError(f"--workspace {path}: not a folder", code="X009")
+    return chosen

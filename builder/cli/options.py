@@ -234,3 +234,27 @@ WorkspaceOpt = Annotated[
         file_okay=False,
     ),
 ]
+#: The interface a server listens on (serve, mcp --http).
+HostOpt = Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")]
+#: The port a server listens on (serve, mcp --http).
+PortOpt = Annotated[
+    int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
+]
+#: Anonymous serving beyond loopback (serve, mcp --http).
+InsecureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="Serve beyond loopback with no authentication anyway (warned on every start).",
+    ),
+]
+#: Host tool calls the user approves in advance (run, mcp --agents).
+ApproveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--approve",
+        metavar="PATTERN",
+        help="Approve host tool calls matching a permission rule, e.g. 'Write' or "
+        "'Bash(npm test:*)' (repeatable); without a terminal, other calls are denied.",
+    ),
+]

@@ -9,11 +9,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from builder.cli.common import workspace_folder
 from builder.cli.options import (
+    ApproveOpt,
     BaseUrlOpt,
+    HostOpt,
+    InsecureOpt,
     MaxTokensOpt,
     ModelOpt,
     NoThinkingOpt,
+    PortOpt,
     RecordOpt,
     TemperatureOpt,
     WorkspaceOpt,
@@ -114,15 +119,7 @@ def run(
     ] = False,
     record: RecordOpt = None,
     workspace: WorkspaceOpt = None,
-    approve: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--approve",
-            metavar="PATTERN",
-            help="Approve host tool calls matching a permission rule, e.g. 'Write' or "
-            "'Bash(npm test:*)' (repeatable); without a terminal, other calls are denied.",
-        ),
-    ] = None,
+    approve: ApproveOpt = None,
     yes: Annotated[
         bool, typer.Option("--yes", help="Approve every host tool call without asking.")
     ] = False,
@@ -160,7 +157,7 @@ def run(
     project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
         project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity,
-        workspace=_workspace(workspace), approve=tuple(approve or ()), approve_all=yes,
+        workspace=workspace_folder(workspace), approve=tuple(approve or ()), approve_all=yes,
     )  # fmt: skip
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
@@ -172,12 +169,8 @@ def run(
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
-    ] = 7777,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 7777,
     db: Annotated[
         str | None,
         typer.Option(
@@ -192,13 +185,16 @@ def serve(
     max_tokens: MaxTokensOpt = None,
     temperature: TemperatureOpt = None,
     no_thinking: NoThinkingOpt = False,
-    insecure: Annotated[
+    insecure: InsecureOpt = False,
+    host_tools: Annotated[
         bool,
         typer.Option(
-            "--insecure",
-            help="Serve beyond loopback with no authentication anyway (warned on every start).",
+            "--host-tools",
+            help="Give agents the host tools their packages grant (Bash, Read…), each user in a "
+            "folder of their own under --workspace; calls no rule allows wait for the client.",
         ),
     ] = False,
+    workspace: WorkspaceOpt = None,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 
@@ -219,13 +215,17 @@ def serve(
         ExposedWithoutAuthError,
         ServeConfig,
         check_exposure,
+        host_tool_warnings,
         run_server,
         unusable_models,
     )
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
-    config = ServeConfig(project, choice, db_url=db, host=host, port=port, insecure=insecure)
+    config = ServeConfig(
+        project, choice, db_url=db, host=host, port=port, insecure=insecure,
+        host_tools=host_tools, workspace=workspace_folder(workspace),
+    )  # fmt: skip
     try:
         warning = check_exposure(config, os.environ)
     except ExposedWithoutAuthError as error:
@@ -241,6 +241,8 @@ def serve(
         raise
     for line in unusable_models(config):
         typer.echo(f"warning: {line}", err=True)
+    for line in host_tool_warnings(config):
+        typer.echo(line, err=True)
     typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
     run_server(app, sock)
     return 0
@@ -272,14 +274,6 @@ def _app(config: ServeConfig) -> Any:
         raise AgentCommandError(str(error), code="X003") from error
     except DatabaseUnusableError as error:
         raise AgentCommandError(str(error), code="X007") from error
-
-
-def _workspace(path: Path | None) -> Path:
-    """``--workspace`` resolved (default: the current folder); an X009 when it is no folder."""
-    chosen = (path or Path.cwd()).resolve()
-    if not chosen.is_dir():
-        raise AgentCommandError(f"--workspace {path}: not a folder", code="X009")
-    return chosen
 
 
 def _quiet_agno() -> None:

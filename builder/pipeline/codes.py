@@ -84,7 +84,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "code_generation",
         "an output template's JSON example does not fit the generated schema",
     ),
-    ErrorCode("C027", "code_generation", "phase 6 ran without phase 3's handoff contract"),
     ErrorCode(
         "D001", "check", "mindrian check found generated files that differ from a fresh build"
     ),
@@ -337,6 +336,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a chain's stage list disagrees with its stage files (missing, extra or out of order)",
     ),
+    ErrorCode(
+        "W122",
+        "skill_analysis",
+        "a file of the skill folder is over the copy limits and left out of the package",
+    ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(
@@ -374,9 +378,21 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
-    ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
+    ErrorCode(
+        "X006", "run", "mindrian serve or mcp --http: a non-loopback host without authentication"
+    ),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
-    ErrorCode("X008", "run", "mindrian run or serve: an --approve value is not a permission rule"),
-    ErrorCode("X009", "run", "mindrian run or serve: the --workspace is not a folder"),
-    ErrorCode("X010", "run", "mindrian serve: the port cannot be listened on (in use, no right)"),
+    ErrorCode("X008", "run", "mindrian run or mcp: an --approve value is not a permission rule"),
+    ErrorCode("X009", "run", "mindrian run, serve or mcp: the --workspace is not a folder"),
+    ErrorCode(
+        "X010",
+        "run",
+        "mindrian serve or mcp --http: the port cannot be listened on (in use, no right)",
+    ),
+    ErrorCode(
+        "X011",
+        "run",
+        "mindrian mcp: no registry to serve, one that cannot be opened, or --agents outside a "
+        "project",
+    ),
 )

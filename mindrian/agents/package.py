@@ -152,5 +152,9 @@ class AgentPackage:
         if agent_type == "pipeline":
             return {"phases": _pairs(self.spec.get("steps"))}
         if agent_type == "guided":
-            return {"steps": _pairs(self.spec.get("steps"))}
+            steps = self.spec.get("steps") or ()
+            return {
+                "steps": _pairs(steps),
+                "questions": tuple(str(step.get("question") or "") for step in steps),
+            }
         return {}
