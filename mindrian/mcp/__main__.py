@@ -68,7 +68,7 @@ def _open(explicit: str | None) -> Registry | None:
     if explicit:
         return open_source_registry(explicit)
     if os.environ.get("NEO4J_URI"):
-        return open_registry(None, None)
+        return open_registry(None, None, read_only=True)
     source = _default_source()
     return None if source is None else open_source_registry(source)
 
