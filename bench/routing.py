@@ -26,6 +26,7 @@ The machine's yardstick (:mod:`bench.yardstick`) is printed first, and the timin
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -168,14 +169,29 @@ def _cases(routing: Path, ids: Mapping[str, str]) -> list[EvalCase]:
 
 def _row(name: str, report: EvalReport) -> tuple[str, ...]:
     p = report.overall.plain()
-    return (name, *(f"{100 * (p[k] or 0):.1f} %" for k in _KEYS))
+    return (name, *("-" if p[k] is None else f"{100 * p[k]:.1f} %" for k in _KEYS))
 
 
-_KEYS = ("top1", "top3", "abstention", "false_trigger")
+_KEYS = (
+    "top1",
+    "top3",
+    "abstention",
+    "false_trigger",
+    "confident_precision",
+    "confident_coverage",
+)
 
 
 def _table(rows: Sequence[tuple[str, ...]]) -> str:
-    header = ("on ../shared/routing", "top-1", "top-3", "no result", "false trigger")
+    header = (
+        "on ../shared/routing",
+        "top-1",
+        "top-3",
+        "no result",
+        "false trigger",
+        "confident: precision",
+        "coverage",
+    )
     cells = [header, *rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return "\n".join(
@@ -202,11 +218,25 @@ def main(argv: Sequence[str] = ()) -> int:
             registry.register_many(built.records)
             sweep = [(t, _at_threshold(t, cases, registry)) for t in _THRESHOLDS]
             select_ms = _select_p50_ms(cases, registry)
+            answers = {c.query: registry.select_text(c.query, limit=3) for c in cases}
+        ours_route = answers.__getitem__
     chosen = routing_score.MIN_RELEVANCE
     ours = next(report for threshold, report in sweep if threshold == chosen)
     baseline = run_evals(cases, bm25_baseline(built.records))
+    # Every first answer taken as confident: the precision and coverage of answering always.
+    always = run_evals(cases, _always(ours_route))
+    always_bm25 = run_evals(cases, _always(bm25_baseline(built.records)))
     folds = _folds(cases)
-    print(_table([_row("mindrian select", ours), _row("BM25 (name + description)", baseline)]))
+    print(
+        _table(
+            [
+                _row("mindrian select", ours),
+                _row("BM25 (name + description)", baseline),
+                _row("mindrian, every first answer", always),
+                _row("BM25, every first answer", always_bm25),
+            ]
+        )
+    )
     total = len(built.records) + len(built.failures)
     print(f"skills built (phases 1-5) and registered: {len(built.records)} / {total}")
     print(f"top-1 over BM25: {100 * _gain(ours, baseline):+.1f} points")
@@ -220,9 +250,17 @@ def main(argv: Sequence[str] = ()) -> int:
     rows = [
         _row(f"{name}, half {half}", _part(report, part))
         for half, part in folds.items()
-        for name, report in (("mindrian select", ours), ("BM25", baseline))
+        for name, report in (
+            ("mindrian select", ours),
+            ("BM25", baseline),
+            ("mindrian, every first answer", always),
+            ("BM25, every first answer", always_bm25),
+        )
     ]
     print(_table(rows))
+    for half, part in folds.items():
+        print(f"\nreliability of the first answer's confidence, half {half}:")
+        print(_part(ours, part).reliability_table(), end="")
     print("\nabstention threshold MIN_RELEVANCE (half A | half B; * = in use):")
     best = max(sweep, key=lambda s: _objective(_part(s[1], folds["A"])))
     for threshold, report in sweep:
@@ -243,10 +281,21 @@ def _part(report: EvalReport, skills: frozenset[str]) -> EvalReport:
     """``report`` restricted to ``skills`` (the worst misses are not kept)."""
     per_skill = tuple((s, r) for s, r in report.per_skill if s in skills)
     counts = [sum(getattr(r, f) for _, r in per_skill) for f in _COUNTS]
-    return EvalReport(per_skill, Rates(*counts), ())
+    judged = tuple(j for j in report.judged if j.skill in skills)
+    return EvalReport(per_skill, Rates(*counts), (), judged)
 
 
-_COUNTS = ("positives", "negatives", "top1", "top3", "abstained", "false_triggers")
+_COUNTS = tuple(f.name for f in dataclasses.fields(Rates))
+
+
+def _always(route: Callable[[str], Sequence[Selection]]) -> Callable[[str], list[Selection]]:
+    """``route`` with its first answer always marked confident (confidence 1)."""
+
+    def sure(query: str) -> list[Selection]:
+        found = list(route(query))
+        return [dataclasses.replace(found[0], confidence=1.0), *found[1:]] if found else []
+
+    return sure
 
 
 def _objective(report: EvalReport) -> int:

@@ -17,6 +17,7 @@ given, with the run's settings override. The script file::
     agents:                 # optional: answers of one agent, by id
       lean-canvas: ["Step 1 ...", "Step 2 ..."]
     repeat: false           # true: start over after the last answer (servers, benchmarks)
+    tool_calls: [...]       # written by --record: what the host tools did; ignored on replay
 
 Each agent gets its own model over its list, so agents served together do
 not take each other's answers; the parts of one agent (pipeline phases,
@@ -191,7 +192,7 @@ def load_script(path: Path) -> ModelScript:
         raise ModelScriptError(
             f"{path}: a model script is a mapping with 'answers' and/or 'agents'"
         )
-    unknown = sorted(set(document) - {"answers", "agents", "repeat"})
+    unknown = sorted(set(document) - {"answers", "agents", "repeat", "tool_calls"})
     if unknown:
         raise ModelScriptError(f"{path}: unknown key(s) {', '.join(unknown)}")
     agents = document.get("agents") or {}

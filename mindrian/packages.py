@@ -18,15 +18,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from mindrian.agents.base import MindrianAgent
 from mindrian.errors import MindrianError
 from mindrian.graph.registry_yaml import load_registry_yaml
 from mindrian.handoff.context import MIN_CLARITY
 from mindrian.project import ProjectPaths
+
+if TYPE_CHECKING:  # imported where a package is loaded: listing packages needs no Agno
+    from mindrian.agents.base import MindrianAgent
 
 __all__ = [
     "AgentPackage",
@@ -77,6 +79,8 @@ def registered_packages(project: ProjectPaths) -> tuple[AgentPackage, ...]:
 
 def agent_class(package: AgentPackage) -> type[MindrianAgent]:
     """The agent class a package exports (the :class:`MindrianAgent` subclass with its id)."""
+    from mindrian.agents.base import MindrianAgent
+
     module = _import(package)
     for name in getattr(module, "__all__", ()):
         candidate = getattr(module, name, None)
@@ -190,6 +194,8 @@ class PackageFolder:
 
     def agent_class(self, framework_id: str) -> type[MindrianAgent] | None:
         """The agent class of a framework's package, imported on first use; None if absent."""
+        from mindrian.agents.base import MindrianAgent
+
         info = self.infos.get(framework_id)
         if info is None:
             return None

@@ -37,6 +37,8 @@ __all__ = [
     "ModelUnavailableError",
     "ProviderModel",
     "configured_model",
+    "missing_credentials",
+    "missing_key",
     "model_class",
     "provider_extra",
     "run_model",
@@ -270,6 +272,22 @@ def _without_credentials(client: object) -> bool:
     """Whether an SDK client that holds its credentials as attributes holds none of them."""
     held = [getattr(client, name) for name in _CREDENTIALS if hasattr(client, name)]
     return bool(held) and not any(held)
+
+
+def missing_key(message: str) -> str | None:
+    """The environment variable an Agno "FOO_API_KEY not set" message names; None otherwise."""
+    found = _KEY_NOT_SET.search(message)
+    return found.group(1) if found else None
+
+
+def missing_credentials(chosen: ProviderModel) -> str | None:
+    """Why ``chosen`` cannot be asked here (its SDK or API key is missing), in one line naming
+    what to install or set; None when it can. The check :func:`run_model` makes."""
+    try:
+        run_model(chosen, ModelSettings(), warn=lambda line: None)
+    except ModelUnavailableError as error:
+        return str(error)
+    return None
 
 
 def _credentials_message(model: Model, chosen: ProviderModel, message: str) -> str:

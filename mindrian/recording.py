@@ -10,7 +10,10 @@ run becomes a deterministic test.
 Turns are recorded where Agno asks the provider (``_invoke_with_retry`` and its
 async and streaming forms, the same gateways the offline pytest guard watches),
 so tool execution, structured-output parsing and mindrian's checks run again on
-replay exactly as they did on the recorded run.
+replay exactly as they did on the recorded run. The host tools' calls (Bash,
+Read…) are kept beside the turns, under ``tool_calls``, with their outcome and
+output: what the tools did on the recorded run (a replay runs them again and
+ignores the key).
 """
 
 from __future__ import annotations
@@ -48,6 +51,12 @@ class Recording:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._turns: dict[str, list[dict[str, Any] | str | None]] = {}
+        self._tool_calls: list[dict[str, Any]] = []
+
+    def keep_tool_calls(self, calls: list[dict[str, Any]]) -> None:
+        """Keep the run's host tool calls (``{tool, arguments, outcome, output}`` each)."""
+        with self._lock:
+            self._tool_calls = list(calls)
 
     def watch(self, model: Model, agent_id: str) -> Model:
         """Record ``model``'s turns as ``agent_id``'s answers; returns the same model."""
@@ -65,7 +74,8 @@ class Recording:
                 agent_id: [turn for turn in turns if turn is not None]
                 for agent_id, turns in sorted(self._turns.items())
             }
-        return {"agents": agents}
+            calls = list(self._tool_calls)
+        return {"agents": agents, "tool_calls": calls} if calls else {"agents": agents}
 
     def write(self, path: Path) -> None:
         """Write :meth:`script` as YAML (sorted keys, no line folding: replays byte for byte)."""

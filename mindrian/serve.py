@@ -16,6 +16,13 @@ a user sees, continues and deletes only their own sessions and runs; the
 :func:`check_exposure` keeps it on loopback unless ``insecure`` is asked for.
 With either, the API description (``/docs``, ``/redoc``, ``/openapi.json``) is
 off: AgentOS's authentication lets those paths through unauthenticated.
+
+A served agent's callers are not its operator: host tools (Bash, Read…) run
+only when the operator enables them (``host_tools``, ``--host-tools``). Each
+user then works in a folder of their own under the served workspace, and an
+operator's call that no rule of its skill allows pauses the run for the
+client's confirmation (:mod:`mindrian.agents.served`); the other types cannot
+pause in the middle of a part, so only their pre-approved calls run.
 """
 
 from __future__ import annotations
@@ -23,17 +30,22 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
-from mindrian.agents.base import STATE_DIR_ENV
+from mindrian.agents.base import STATE_DIR_ENV, MindrianAgent
+from mindrian.agents.operator import OperatorAgent
 from mindrian.agents.served import ServedAgent
 from mindrian.errors import MindrianError
+from mindrian.host import Approving, Denying, HostSession, arbitrary_code_rules
 from mindrian.model_choice import ModelChoice
-from mindrian.packages import agent_class, registered_packages
+from mindrian.packages import AgentPackage, agent_class, registered_packages
 from mindrian.project import ProjectPaths
+from mindrian.providers import ProviderModel, missing_credentials
 from mindrian.request_limits import RequestLimits
 
 __all__ = [
@@ -48,9 +60,14 @@ __all__ = [
     "auth_mode",
     "build_app",
     "check_exposure",
+    "exposure_warning",
+    "host_tool_warnings",
     "is_loopback",
+    "listen",
     "open_database",
+    "run_server",
     "serve",
+    "unusable_models",
 ]
 
 #: Environment variable with the session database URL.
@@ -82,6 +99,11 @@ class ServeConfig:
     """Port to listen on."""
     insecure: bool = False
     """Serve anonymously beyond loopback anyway (``--insecure``), with a warning each start."""
+    host_tools: bool = False
+    """Give agents the host tools their packages grant (``--host-tools``); off: none runs."""
+    workspace: Path | None = None
+    """The served root: each user's host tools work in a folder of their own under it (None:
+    the current folder)."""
 
 
 class AuthMode(Enum):
@@ -128,17 +150,22 @@ def check_exposure(config: ServeConfig, env: Mapping[str, str]) -> str | None:
     Raises :class:`ExposedWithoutAuthError` when ``config.host`` is not loopback,
     no authentication is configured in ``env`` and ``config.insecure`` is off.
     """
-    if is_loopback(config.host) or auth_mode(env) is not AuthMode.NONE:
+    return exposure_warning(config.host, config.insecure, env)
+
+
+def exposure_warning(host: str, insecure: bool, env: Mapping[str, str]) -> str | None:
+    """:func:`check_exposure` for any server on ``host`` (``mindrian serve``, ``mindrian mcp``)."""
+    if is_loopback(host) or auth_mode(env) is not AuthMode.NONE:
         return None
-    if not config.insecure:
+    if not insecure:
         raise ExposedWithoutAuthError(
-            f"refusing to serve on {config.host!r} without authentication: anyone who reaches "
+            f"refusing to serve on {host!r} without authentication: anyone who reaches "
             "it could read, continue and delete every session. Set OS_SECURITY_KEY, or "
             "JWT_VERIFICATION_KEY / JWT_JWKS_FILE for per-user access, or listen on 127.0.0.1 "
             "(--insecure serves anonymously anyway)"
         )
     return (
-        f"warning: serving on {config.host!r} WITHOUT authentication (--insecure): anyone who "
+        f"warning: serving on {host!r} WITHOUT authentication (--insecure): anyone who "
         "reaches it can read, continue and delete every session"
     )
 
@@ -182,15 +209,87 @@ def _opened(db: Any, url: str) -> Any:
     return db
 
 
-def served_agents(config: ServeConfig, db: Any) -> list[ServedAgent]:
-    """Every registered agent, built with the chosen model and wrapped for AgentOS."""
+def served_agents(
+    config: ServeConfig, db: Any, packages: tuple[AgentPackage, ...]
+) -> list[ServedAgent]:
+    """The agents of ``packages``, built with the chosen model and wrapped for AgentOS."""
     served = []
-    for package in registered_packages(config.project):
+    for package in packages:
         cls = agent_class(package)
         model = config.model.run_model_for(package.agent_id, cls.model)
         agent = cls() if model is None else cls(model=model)
+        if config.host_tools and agent.host_grant.grant:
+            agent.use_host(_served_host(agent, config))
         served.append(ServedAgent.of(agent, db=db))
     return served
+
+
+def _served_host(agent: MindrianAgent, config: ServeConfig) -> HostSession:
+    """An operator pauses for the client on a call no rule allows (and runs the calls the client
+    confirmed); the other types deny such a call: they cannot pause inside a part."""
+    root = (config.workspace or Path.cwd()).resolve()
+    if isinstance(agent, OperatorAgent):
+        return HostSession(root, approver=Approving(), confirm_in_run=True, per_user=True)
+    denial = (
+        f"a served {agent.agent_type} agent cannot pause for the client's confirmation; "
+        "only the calls its skill's allowed-tools pre-approve run"
+    )
+    return HostSession(root, approver=Denying(denial), per_user=True)
+
+
+def host_tool_warnings(config: ServeConfig) -> list[str]:
+    """What ``serve`` says at start about host tools: that they are off while packages grant
+    them, or, when on, each pre-approved rule that runs arbitrary code."""
+    granted = [p for p in registered_packages(config.project) if agent_class(p).host_grant.grant]
+    if not config.host_tools:
+        if not granted:
+            return []
+        names = ", ".join(p.agent_id for p in granted)
+        return [f"note: host tools are off (--host-tools turns them on); granted by: {names}"]
+    warnings = []
+    for package in granted:
+        risky = arbitrary_code_rules(agent_class(package).host_grant.allow)
+        if risky:
+            rules = ", ".join(rule.text for rule in risky)
+            warnings.append(
+                f"warning: {package.agent_id} pre-approves commands that run arbitrary code "
+                f"for every user, without asking: {rules}"
+            )
+    return warnings
+
+
+def unusable_models(config: ServeConfig) -> tuple[str, ...]:
+    """One line per registered agent whose model cannot be asked here (no API key, no SDK):
+    ``serve`` says so at start rather than answer each run with an error."""
+    lines = []
+    for package in registered_packages(config.project):
+        chosen = config.model.run_model_for(package.agent_id, agent_class(package).model)
+        why = missing_credentials(chosen) if isinstance(chosen, ProviderModel) else None
+        if why is not None:
+            lines.append(f"agent {package.agent_id!r} cannot run until then: {why}")
+    return tuple(lines)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` for uvicorn, bound as uvicorn binds one (IPv6 for a
+    host with ``:``, addresses reusable), so a port in use is an ``OSError`` here, before the
+    server says it is serving."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_server(app: Any, sock: socket.socket) -> None:
+    """Serve ``app`` on the listening ``sock`` until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 def build_app(config: ServeConfig) -> Any:
@@ -202,8 +301,10 @@ def build_app(config: ServeConfig) -> Any:
     agents: list[Agent | RemoteAgent | AgentProtocol | AgentFactory] = []
     # Wrappers that keep files (pipeline checkpoints) keep them in the project, not a temp dir.
     os.environ.setdefault(STATE_DIR_ENV, str(config.project.state_dir))
+    # Before the database: a project with nothing to serve is refused with nothing written.
+    packages = registered_packages(config.project)
     db = open_database(config.db_url, config.project)
-    agents.extend(served_agents(config, db))
+    agents.extend(served_agents(config, db, packages))
     agent_os = AgentOS(
         id="mindrian",
         name="mindrian",
@@ -272,9 +373,8 @@ def serve(config: ServeConfig) -> None:
     """Run the app until interrupted; refuses anonymous serving beyond loopback (see above)."""
     import sys
 
-    import uvicorn
-
     warning = check_exposure(config, os.environ)
     if warning is not None:
         print(warning, file=sys.stderr)
-    uvicorn.run(build_app(config), host=config.host, port=config.port, log_level="warning")
+    app = build_app(config)
+    run_server(app, listen(config.host, config.port))

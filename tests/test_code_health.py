@@ -244,15 +244,22 @@ def _exception_classes(package: Any) -> dict[str, type[BaseException]]:
     return found
 
 
+#: Exceptions that are signals, not failures (tests/mindrian/test_errors.py says why).
+_SIGNALS = ("mindrian.workflow.engine.Pause", "mindrian.agents.base.ConfirmationNeeded")
+
+
 def test_one_error_root_across_the_builder_and_the_runtime() -> None:
     classes = {**_exception_classes(builder), **_exception_classes(mindrian)}
     named = sorted(name for name in classes if name.rsplit(".", 1)[1] == "MindrianError")
     assert named == ["mindrian.errors.MindrianError"]
-    # The workflow's Pause is a signal, not a failure (tests/mindrian/test_errors.py says why).
+    # The workflow's Pause and a served run's ConfirmationNeeded are signals, not failures
+    # (tests/mindrian/test_errors.py says why).
     strays = sorted(
         name
         for name, cls in classes.items()
-        if not issubclass(cls, MindrianError) and name != "mindrian.workflow.engine.Pause"
+        if not issubclass(cls, MindrianError)
+        and name
+        not in ("mindrian.workflow.engine.Pause", "mindrian.agents.base.ConfirmationNeeded")
     )
     assert strays == []
     assert "builder.pipeline.errors.UsageError" in classes

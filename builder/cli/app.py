@@ -29,6 +29,7 @@ from builder.cli.check import register_check_command
 from builder.cli.common import CliState, annotate, display, err, frame, project_root, say
 from builder.cli.graph import register_graph_commands
 from builder.cli.init import register_init_command
+from builder.cli.mcp import register_mcp_command
 from builder.cli.review import register_review_commands
 from builder.cli.run import register_run_commands
 from builder.cli.skills import register_skill_commands
@@ -90,10 +91,11 @@ register_graph_commands(app)
 app.add_typer(workflow_app)
 register_init_command(app)
 register_run_commands(app)
+register_mcp_command(app)
 #: The order ``mindrian --help`` lists the commands in (the groups follow).
 _HELP_ORDER = (
     *("build", "validate", "fmt", "explain", "diff", "select", "register", "check", "new"),
-    *("init", "run", "serve"),
+    *("init", "run", "serve", "mcp"),
 )
 app.registered_commands.sort(key=lambda info: _HELP_ORDER.index(info.name or ""))
 

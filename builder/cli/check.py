@@ -23,7 +23,7 @@ from builder.cli.common import (
 )
 from builder.cli.extra import require_build_extra
 from builder.cli.options import FormatOpt, FramesOpt, JobsOpt, QuietOpt, ShardOpt
-from builder.cli.targets import progress_bar
+from builder.cli.targets import no_skills_note, progress_bar, project_of
 from builder.pipeline.errors import SourceLocation, UsageError
 from mindrian.project import ProjectPaths
 
@@ -98,9 +98,9 @@ def check(
         raise UsageError("give --quiet or --verbose, not both", code="U044")
     printed = say(framed)
     root = project_root(Path.cwd())
-    skills = discover(root)
+    skills = discover(project_of(root))
     if not skills:
-        raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
+        printed(no_skills_note(root))
     targets = [Target(path=p, display=display(p, root)) for p in skills]
     chosen = Shard(1, 1) if shard is None else Shard.parse(shard)
     count = len(chosen.select(targets, "display"))

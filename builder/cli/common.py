@@ -7,7 +7,6 @@ Only light modules are imported here (the command modules import this one at sta
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ import typer
 from builder.pipeline.annotations import Annotation, github_line
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.terminal import terminal_line
+from mindrian.project import find_project_root
 
 if TYPE_CHECKING:
     from builder.pipeline.config import BuildConfig
@@ -36,6 +36,7 @@ __all__ = [
     "report_format",
     "say",
     "use_frames",
+    "workspace_folder",
 ]
 
 
@@ -87,17 +88,7 @@ def annotate(problem: Problem, path: str | None = None) -> None:
 def project_root(start: Path) -> Path:
     """The nearest folder from ``start`` upwards whose pyproject.toml has ``[tool.mindrian]``,
     else ``start``."""
-    for folder in (start, *start.parents):
-        pyproject = folder / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
-            tool = table.get("tool")
-            if isinstance(tool, dict) and "mindrian" in tool:
-                return folder
-    return start
+    return find_project_root(start) or start
 
 
 def project_config(root: Path, **switches: object) -> BuildConfig:
@@ -139,3 +130,13 @@ def say(frames: bool) -> Callable[[str], None]:
 def frame(event: Frame) -> None:
     """Print one control frame on stdout."""
     typer.echo(event.to_text())
+
+
+def workspace_folder(path: Path | None) -> Path:
+    """``--workspace`` resolved (default: the current folder); an X009 when it is no folder."""
+    from builder.pipeline.errors import AgentCommandError
+
+    chosen = (path or Path.cwd()).resolve()
+    if not chosen.is_dir():
+        raise AgentCommandError(f"--workspace {path}: not a folder", code="X009")
+    return chosen

@@ -39,12 +39,19 @@ def init(
             show_default=False,
         ),
     ] = Path("."),
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Make a project even inside another one (it then owns its folder)."
+        ),
+    ] = False,
 ) -> None:
     """Make FOLDER a mindrian project: [tool.mindrian] in pyproject.toml, skills/, generated/
     and .gitignore entries.
 
     Only adds: pyproject.toml keeps every other byte, existing files are never replaced, and a
-    second run changes nothing. Prints what it did and the commands to type next.
+    second run changes nothing. Prints what it did and the commands to type next. A folder
+    inside another project is refused (exit status 1), naming it, unless --force.
     """
     from builder.codegen.init import init_project
 
@@ -54,7 +61,7 @@ def init(
         raise ScaffoldError(
             "no such folder", location=SourceLocation(folder.as_posix()), code="N002"
         )
-    result = init_project(folder)
+    result = init_project(folder, force=force)
     for change in result.changed:
         typer.echo(change)
     if not result.changed:

@@ -39,6 +39,7 @@ __all__ = [
     "ShardOpt",
     "TemperatureOpt",
     "TimingsOpt",
+    "WorkspaceOpt",
 ]
 
 #: SKILL.md files or skill folders (build, register, validate, fmt).
@@ -220,5 +221,40 @@ RecordOpt = Annotated[
         help="Write every model answer (tool calls included) of the run to FILE, a script "
         "that --model scripted:FILE replays with no provider (also a failed run's).",
         dir_okay=False,
+    ),
+]
+#: Where host tools (Bash, Read, Write…) work: run and serve.
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        metavar="DIR",
+        help="Folder the agents' host tools (Bash, Read, Write…) work in; serve gives each user "
+        "a folder of their own under it [default: the current folder].",
+        file_okay=False,
+    ),
+]
+#: The interface a server listens on (serve, mcp --http).
+HostOpt = Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")]
+#: The port a server listens on (serve, mcp --http).
+PortOpt = Annotated[
+    int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
+]
+#: Anonymous serving beyond loopback (serve, mcp --http).
+InsecureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="Serve beyond loopback with no authentication anyway (warned on every start).",
+    ),
+]
+#: Host tool calls the user approves in advance (run, mcp --agents).
+ApproveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--approve",
+        metavar="PATTERN",
+        help="Approve host tool calls matching a permission rule, e.g. 'Write' or "
+        "'Bash(npm test:*)' (repeatable); without a terminal, other calls are denied.",
     ),
 ]

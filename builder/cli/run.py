@@ -5,25 +5,34 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from builder.cli.common import workspace_folder
 from builder.cli.options import (
+    ApproveOpt,
     BaseUrlOpt,
+    HostOpt,
+    InsecureOpt,
     MaxTokensOpt,
     ModelOpt,
     NoThinkingOpt,
+    PortOpt,
     RecordOpt,
     TemperatureOpt,
+    WorkspaceOpt,
 )
 from builder.pipeline.errors import AgentCommandError, UsageError
 
 if TYPE_CHECKING:
+    import socket
+
     from mindrian.model_choice import ModelChoice
     from mindrian.model_settings import SettingsOverride
     from mindrian.project import ProjectPaths
     from mindrian.recording import Recording
+    from mindrian.serve import ServeConfig
 
 __all__ = ["register_run_commands"]
 
@@ -109,14 +118,22 @@ def run(
         ),
     ] = False,
     record: RecordOpt = None,
+    workspace: WorkspaceOpt = None,
+    approve: ApproveOpt = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Approve every host tool call without asking.")
+    ] = False,
 ) -> int:
     """Run a generated agent and print its output; exit status 1 when the result failed.
 
     The agent is loaded by id from generated/registry.yaml. Guided agents ask
     each step's question on stderr and read the answer from stdin ('back' and
     'skip' work); at the end of input the session waits, resumable with --session.
-    Pipeline agents report each phase on stderr.
+    Pipeline agents report each phase on stderr. Host tool calls that no rule of
+    the skill allows are asked about on the terminal (y/N); each call is shown on
+    stderr, and --json lists them under tool_calls.
     """
+    from mindrian.host import RuleError, parse_rules
     from mindrian.request_limits import SESSION_ID_PATTERN
     from mindrian.run import RunRequest, run_agent
 
@@ -127,6 +144,10 @@ def run(
             "a letter or digit",
             code="U043",
         )
+    try:
+        parse_rules(approve or ())
+    except RuleError as error:
+        raise UsageError(f"--approve {error}", code="X008") from error
     if not getattr(ctx.obj, "debug", False):
         _quiet_agno()
     from mindrian.recording import Recording
@@ -135,8 +156,9 @@ def run(
     recording = Recording() if record is not None else None
     project, choice = _project_and_model(model, base_url, override, recording)
     request = RunRequest(
-        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity
-    )
+        project, agent_id, message, choice, session, json_out, frames=frames, clarity=clarity,
+        workspace=workspace_folder(workspace), approve=tuple(approve or ()), approve_all=yes,
+    )  # fmt: skip
     try:
         return run_agent(request, stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
     except LookupError as error:  # unknown agent id, missing package
@@ -147,12 +169,8 @@ def run(
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Interface to listen on.")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to listen on.")
-    ] = 7777,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 7777,
     db: Annotated[
         str | None,
         typer.Option(
@@ -167,13 +185,16 @@ def serve(
     max_tokens: MaxTokensOpt = None,
     temperature: TemperatureOpt = None,
     no_thinking: NoThinkingOpt = False,
-    insecure: Annotated[
+    insecure: InsecureOpt = False,
+    host_tools: Annotated[
         bool,
         typer.Option(
-            "--insecure",
-            help="Serve beyond loopback with no authentication anyway (warned on every start).",
+            "--host-tools",
+            help="Give agents the host tools their packages grant (Bash, Read…), each user in a "
+            "folder of their own under --workspace; calls no rule allows wait for the client.",
         ),
     ] = False,
+    workspace: WorkspaceOpt = None,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
 
@@ -191,42 +212,80 @@ def serve(
     import os
 
     from mindrian.serve import (
-        DatabaseUnusableError,
         ExposedWithoutAuthError,
         ServeConfig,
-        build_app,
         check_exposure,
+        host_tool_warnings,
+        run_server,
+        unusable_models,
     )
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
-    config = ServeConfig(project, choice, db_url=db, host=host, port=port, insecure=insecure)
+    config = ServeConfig(
+        project, choice, db_url=db, host=host, port=port, insecure=insecure,
+        host_tools=host_tools, workspace=workspace_folder(workspace),
+    )  # fmt: skip
     try:
         warning = check_exposure(config, os.environ)
     except ExposedWithoutAuthError as error:
         raise AgentCommandError(str(error), code="X006") from error
     if warning is not None:
         typer.echo(warning, err=True)
+    # First: a port in use is known before anything is built or written.
+    sock = _listening(host, port)
     try:
-        app = build_app(config)
+        app = _app(config)
+    except BaseException:
+        sock.close()
+        raise
+    for line in unusable_models(config):
+        typer.echo(f"warning: {line}", err=True)
+    for line in host_tool_warnings(config):
+        typer.echo(line, err=True)
+    typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
+    run_server(app, sock)
+    return 0
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """The socket ``serve`` will listen on; X010 when the port is in use or not ours to take."""
+    from mindrian.serve import listen
+
+    try:
+        return listen(host, port)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise AgentCommandError(
+            f"cannot listen on {host}:{port}: {reason} (another server holds it? try --port)",
+            code="X010",
+        ) from None
+
+
+def _app(config: ServeConfig) -> Any:
+    """The AgentOS app of ``config``; what stops it as a coded error."""
+    from mindrian.serve import DatabaseUnusableError, build_app
+
+    try:
+        return build_app(config)
     except LookupError as error:
         raise AgentCommandError(str(error), code="X001") from error
     except ValueError as error:  # a database URL of another kind
         raise AgentCommandError(str(error), code="X003") from error
     except DatabaseUnusableError as error:
         raise AgentCommandError(str(error), code="X007") from error
-    import uvicorn
-
-    typer.echo(f"serving {config.project.root} on http://{host}:{port}", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-    return 0
 
 
 def _quiet_agno() -> None:
-    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says."""
+    """Agno's warnings (a failed parse, an errored run) repeat what the result's error says; its
+    errors go to stderr (without a terminal Agno writes them to stdout, where --json is)."""
     # A filter, not a level: Agno sets its loggers back to INFO at the start of every run.
     for name in ("agno", "agno-team", "agno-workflow"):
-        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+        logger = logging.getLogger(name)
+        logger.addFilter(lambda record: record.levelno >= logging.ERROR)
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
+                handler.setStream(sys.stderr)
 
 
 def _override(

@@ -7,28 +7,45 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.pipeline.errors import UsageError
+from mindrian.project import find_project_root
 
 if TYPE_CHECKING:
     from builder.cli.progress import ProgressBar
 
-__all__ = ["progress_bar", "skill_file", "targets"]
+__all__ = ["no_skills_note", "progress_bar", "project_of", "skill_file", "targets"]
 
 
 def targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
-    """The skill files to build: every skill of the project (``--all``) or those ``paths``
-    name (a plugin root stands for its contents)."""
+    """The skill files to build: every skill of the project (``--all``; none in a project that
+    has no skill yet) or those ``paths`` name (a plugin root stands for its contents)."""
     if all_skills and paths:
         raise UsageError("give SKILL.md paths or --all, not both", code="U004")
     if all_skills:
         from builder.orchestration.batch import discover
 
-        found = list(discover(root))
-        if not found:
-            raise UsageError(f"no skills/**/SKILL.md under {root}", code="U007")
-        return found
+        return list(discover(project_of(root)))
     if not paths:
         raise UsageError("give at least one SKILL.md path, or --all", code="U005")
     return [file for p in paths for file in _expanded(p)]
+
+
+def project_of(root: Path) -> Path:
+    """``root`` when it is a mindrian project; a usage error (U045) naming it otherwise."""
+    if find_project_root(root) is None:
+        raise UsageError(
+            f"{root.as_posix()} is not a mindrian project (no pyproject.toml with "
+            "[tool.mindrian] in it or above it); run mindrian init to make one",
+            code="U045",
+        )
+    return root
+
+
+def no_skills_note(root: Path) -> str:
+    """What ``--all`` and ``check`` say in a project without a skill yet (they pass)."""
+    return (
+        f"note: no skills/**/SKILL.md under {root.as_posix()} yet, nothing to build "
+        "(mindrian new NAME makes one)"
+    )
 
 
 def skill_file(path: Path) -> Path:

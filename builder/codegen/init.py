@@ -6,7 +6,9 @@ A project is a folder whose ``pyproject.toml`` has a ``[tool.mindrian]`` table
 comment and key order; it creates ``skills/`` and ``generated/`` and adds the state folder and
 pip's in-place build leftovers to ``.gitignore``. Running it again changes nothing. It never
 replaces a file: a ``skills`` or ``generated`` that is not a folder, or a ``pyproject.toml``
-the table cannot be appended to, is an error naming the file.
+the table cannot be appended to, is an error naming the file. A folder inside another project
+is refused, naming that project (a nested one would capture every command run below it), unless
+forced.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builder.pipeline.errors import ScaffoldError, SourceLocation
-from mindrian.project import DEFAULT_OUT_DIR, STATE_DIR_NAME
+from mindrian.project import DEFAULT_OUT_DIR, STATE_DIR_NAME, find_project_root
 
 __all__ = ["GITIGNORE_LINES", "InitResult", "init_project"]
 
@@ -47,8 +49,11 @@ class InitResult:
     """What was created or added to, as ``"created skills/"``-style phrases, in order."""
 
 
-def init_project(root: Path) -> InitResult:
-    """Make ``root`` a mindrian project; idempotent, never overwrites."""
+def init_project(root: Path, *, force: bool = False) -> InitResult:
+    """Make ``root`` a mindrian project; idempotent, never overwrites; refuses a folder inside
+    another project unless ``force``."""
+    if not force:
+        _refuse_nested(root)
     for name in ("skills", DEFAULT_OUT_DIR):
         if (root / name).exists() and not (root / name).is_dir():
             raise ScaffoldError(
@@ -63,6 +68,22 @@ def init_project(root: Path) -> InitResult:
             changed.append(f"created {name}/")
     changed.append(_gitignore(root / ".gitignore"))
     return InitResult(root, tuple(c for c in changed if c))
+
+
+def _refuse_nested(root: Path) -> None:
+    """Raise N004 when ``root`` is not a project but a folder above it is."""
+    folder = root.absolute()
+    if find_project_root(folder) == folder:
+        return
+    enclosing = find_project_root(folder.parent)
+    if enclosing is not None:
+        raise ScaffoldError(
+            f"{root.as_posix()} is inside the mindrian project {enclosing.as_posix()}, whose "
+            "commands it would capture; run mindrian there, or give --force to make a project "
+            "here anyway",
+            location=SourceLocation((enclosing / "pyproject.toml").as_posix()),
+            code="N004",
+        )
 
 
 def _pyproject(path: Path) -> str:

@@ -289,7 +289,9 @@ def select_json(
     *,
     text: str | None = None,
 ) -> str:
-    """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms."""
+    """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms,
+    and each result of a sentence says whether the router stands behind it alone
+    (``confident``, true only for a first result; the first also carries its ``confidence``)."""
     sentence = {} if text is None else {"text": text, "terms": list(dict.fromkeys(tokens(text)))}
     document = {
         "registry": where,
@@ -299,7 +301,14 @@ def select_json(
         "previous": list(previous),
         "limit": limit,
         "results": [
-            {"rank": rank, "id": s.id, "name": s.name, "score": round(s.score, 6)}
+            {
+                "rank": rank,
+                "id": s.id,
+                "name": s.name,
+                "score": round(s.score, 6),
+                **({} if text is None else {"confident": s.confident}),
+                **({} if s.confidence is None else {"confidence": s.confidence}),
+            }
             for rank, s in enumerate(selections, 1)
         ],
     }

@@ -12,6 +12,14 @@ Scoring (as ``../shared/routing/README.md`` defines it): a positive query is a t
 when its own framework ranks first, a top-3 hit when it is among the first three; a
 near-miss is a false trigger when its own framework ranks first (it is labelled only
 against its own skill); a query with no result at all is an abstention.
+
+The first answer's *confident* mark (:attr:`mindrian.graph.Selection.confident`) is scored
+as a caller acting alone would meet it: its **precision** is the share of confident first
+answers that are right (a should-select query's own skill), counting as wrong a confident
+first answer of another skill and a near-miss whose own skill is confidently first (a
+near-miss answered confidently with another skill is not labelled either way); its
+**coverage** the share of should-select queries answered confidently. The reliability table
+bins every labelled first answer by its predicted confidence beside how often it was right.
 """
 
 from __future__ import annotations
@@ -27,9 +35,11 @@ from builder.skill.model import skill_id
 from mindrian.graph import Selection
 
 __all__ = [
+    "BINS",
     "EvalCase",
     "EvalReport",
     "FolderId",
+    "Judged",
     "Miss",
     "Rates",
     "read_evals",
@@ -38,6 +48,8 @@ __all__ = [
 
 _WRAPPERS = ("evals", "queries", "cases")
 _WORST = 10
+#: Lower bounds of the reliability table's bins of predicted confidence.
+BINS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,16 @@ class Rates:
     """Positives with no result at all."""
     false_triggers: int
     """Near-misses whose skill ranked first."""
+    confident: int = 0
+    """Positives whose first answer was marked confident."""
+    confident_right: int = 0
+    """Of those, the ones whose skill it was."""
+    confident_false: int = 0
+    """Near-misses whose skill ranked first marked confident."""
+
+    def precision(self) -> float | None:
+        """Share of confident first answers that were right (None when there were none)."""
+        return _rate(self.confident_right, self.confident + self.confident_false)
 
     def plain(self) -> dict[str, Any]:
         """Counts and rates (0..1, six decimals) as plain data."""
@@ -80,7 +102,21 @@ class Rates:
             "top3": _rate(self.top3, self.positives),
             "abstention": _rate(self.abstained, self.positives),
             "false_trigger": _rate(self.false_triggers, self.negatives),
+            "confident_precision": self.precision(),
+            "confident_coverage": _rate(self.confident, self.positives),
         }
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A labelled first answer and its predicted confidence."""
+
+    skill: str
+    """The skill the query is labelled against."""
+    confidence: float
+    """What the router predicted."""
+    right: bool
+    """Whether it was right."""
 
 
 @dataclass(frozen=True)
@@ -109,17 +145,45 @@ class EvalReport:
     """All queries together."""
     worst: tuple[Miss, ...]
     """Misses with the largest gap between what won and the expected skill."""
+    judged: tuple[Judged, ...] = ()
+    """Every labelled first answer that carried a confidence, in the order routed."""
+
+    def reliability(self) -> tuple[tuple[float, float, int, float, float], ...]:
+        """Per bin of predicted confidence (:data:`BINS`) holding answers: (low, high, answers,
+        mean predicted, share right)."""
+        rows = []
+        for low, high in zip(BINS, (*BINS[1:], 1.0), strict=True):
+            inside = [j for j in self.judged if low <= j.confidence < high or j.confidence == high]
+            if inside:
+                predicted = sum(j.confidence for j in inside) / len(inside)
+                right = sum(j.right for j in inside) / len(inside)
+                rows.append((low, high, len(inside), round(predicted, 6), round(right, 6)))
+        return tuple(rows)
 
     def plain(self) -> dict[str, Any]:
         """The report as plain data (``select --eval --format json``)."""
         return {
             "overall": self.overall.plain(),
             "skills": {skill: rates.plain() for skill, rates in self.per_skill},
+            "reliability": [
+                {"low": lo, "high": hi, "answers": n, "predicted": p, "observed": o}
+                for lo, hi, n, p, o in self.reliability()
+            ],
             "worst_misses": [m.__dict__ for m in self.worst],
         }
 
+    def reliability_table(self) -> str:
+        """:meth:`reliability` as aligned text."""
+        lines = ["confidence   answers  predicted  observed"]
+        lines += [
+            f"{lo:.1f}-{hi:.1f}  {n:>10}  {100 * p:>8.1f}%  {100 * o:>7.1f}%"
+            for lo, hi, n, p, o in self.reliability()
+        ]
+        return "\n".join(lines) + "\n"
+
     def table(self) -> str:
-        """The report as aligned text: one row per skill, the overall row, the worst misses."""
+        """The report as aligned text: one row per skill, the overall row, the confident mark's
+        precision and coverage, the reliability table, the worst misses."""
         header = ("skill", "pos", "neg", "top-1", "top-3", "none", "false")
         rows = [header]
         for skill, r in (*self.per_skill, ("overall", self.overall)):
@@ -139,6 +203,14 @@ class EvalReport:
         lines = [
             "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
             for r in rows
+        ]
+        overall = self.overall.plain()
+        lines += [
+            "",
+            f"confident first answers: precision {_percent(overall['confident_precision'])}, "
+            f"coverage {_percent(overall['confident_coverage'])} of should-select queries",
+            "",
+            self.reliability_table().rstrip("\n"),
         ]
         if self.worst:
             lines += ["", "worst misses (query | expected score | got score):"]
@@ -231,26 +303,34 @@ def run_evals(
     """
     counts: dict[str, list[int]] = {}
     misses: list[tuple[float, Miss]] = []
+    judged: list[Judged] = []
     for case in cases:
         skill = (skill_of or {}).get(case.skill, case.skill)
         ranked = list(route(case.query))
         ids = [s.id for s in ranked]
-        c = counts.setdefault(skill, [0] * 6)
+        c = counts.setdefault(skill, [0] * 9)
         first = ids[:1] == [skill]
+        sure = bool(ranked) and ranked[0].confident
         if case.should_trigger:
             c[0] += 1
             c[2] += first
             c[3] += skill in ids[:3]
             c[4] += not ids
+            c[6] += sure
+            c[7] += sure and first
             if not first:
                 misses.append(_miss(case.query, skill, ranked))
         else:
             c[1] += 1
             c[5] += first
+            c[8] += sure and first
+        predicted = ranked[0].confidence if ranked else None
+        if predicted is not None and (case.should_trigger or first):
+            judged.append(Judged(skill, predicted, case.should_trigger and first))
     per_skill = tuple((skill, Rates(*c)) for skill, c in sorted(counts.items()))
-    overall = Rates(*(sum(c[i] for c in counts.values()) for i in range(6)))
+    overall = Rates(*(sum(c[i] for c in counts.values()) for i in range(9)))
     misses.sort(key=lambda pair: (-pair[0], pair[1].query))
-    return EvalReport(per_skill, overall, tuple(m for _, m in misses[:_WORST]))
+    return EvalReport(per_skill, overall, tuple(m for _, m in misses[:_WORST]), tuple(judged))
 
 
 def _miss(query: str, skill: str, ranked: Sequence[Selection]) -> tuple[float, Miss]:

@@ -91,6 +91,8 @@ __all__ = [
     "discover",
     "find_collisions",
     "read_sources",
+    "retire_removed",
+    "retire_waits",
 ]
 
 #: Error code of two skills that map to the same agent id or package.
@@ -203,7 +205,8 @@ def _read_observed(
     for target in targets:
         observed = observe_source(target.path, target.display)
         try:
-            sources[target.display] = load_source(target.path, display=target.display)
+            data = observed.data if observed is not None else None
+            sources[target.display] = load_source(target.path, target.display, data)
         except CompilerError as error:
             unreadable[target.display] = runner.located(problem_of(error), target.display)
         if observed is not None and target.display in sources:
@@ -427,6 +430,14 @@ def retire_removed(
 
     phase = registration if isinstance(registration, RegistrationPhase) else PHASE
     return tuple(phase.retire(config, {k for k in keep if k is not None}))
+
+
+def retire_waits(reports: Sequence[BuildReport], config: BuildConfig) -> bool:
+    """Whether :func:`retire_removed` left something of a removed skill installed because a
+    skill failed before its agent id was known (it might own it): the next batch in which every
+    skill gets past phase 1 retires it."""
+    keep = {r.agent_id for r in reports}
+    return None in keep and _anything_to_retire(config, {k for k in keep if k is not None})
 
 
 def _anything_to_retire(config: BuildConfig, keep: set[str]) -> bool:

@@ -29,11 +29,13 @@ from builder.phases.code_generation import (
     CodeGenerationPhase,
     compile_errors,
     run_generated_tests,
+    write_skill_files,
 )
 from builder.phases.outputs import AnyPhase, Inputs
 from builder.pipeline.errors import CompilerError
 from builder.pipeline.package_tests import TestRun, tree_digest
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
+from builder.skill.source import skill_files
 from mindrian.project import ProjectPaths
 
 __all__ = [
@@ -79,6 +81,7 @@ class Stager:
         if compile_errors(files):
             return False
         write_tree(files, self.folder / spec.identifier)
+        write_skill_files(skill_files(inputs.source), self.folder / spec.identifier)
         return True
 
 

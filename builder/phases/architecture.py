@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -34,7 +34,8 @@ from builder.pipeline.cache import (
 )
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
-from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition
+from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition, StepSpec, SubAgentSpec
+from builder.skill.shape import find_gates, gate_steps, persona_line, quote
 from builder.skill.spec import (
     BODY_BLOCK,
     AgentSpec,
@@ -93,6 +94,14 @@ class TypeDecision:
     """Id of the rule that fired."""
     reason: str
     """One sentence with the evidence."""
+    steps: tuple[StepSpec, ...] | None = None
+    """The steps the rule read from the text (a guided agent's gates), replacing phase 1's."""
+
+
+def _from(parts: Sequence[StepSpec | SubAgentSpec]) -> str:
+    """ " (from line N)" for the first part phase 1 located in SKILL.md, else nothing."""
+    line = next((p.line for p in parts if p.line and not getattr(p, "source", "")), 0)
+    return f" (from line {line})" if line else ""
 
 
 def _explicit(d: SkillDefinition) -> TypeDecision | None:
@@ -104,13 +113,21 @@ def _explicit(d: SkillDefinition) -> TypeDecision | None:
             location=_location(d, "type", "metadata.mindrian.type"),
             code="A002",
         )
-    _require_structure(d)
     where = field_line(d, "type", "metadata.mindrian.type")
-    return TypeDecision(
-        d.type,
-        "explicit",
-        f"the skill sets type: {d.type}" + (f" (line {where})" if where else ""),
-    )
+    said = f"the skill sets type: {d.type}" + (f" (line {where})" if where else "")
+    # A guided skill may write its pauses as prose rather than as phases: its gates are its steps.
+    gates = find_gates(d.body, d.body_line) if d.type == "guided" and not d.steps else ()
+    if gates:
+        lines = ", ".join(str(g.line) for g in gates)
+        steps = gate_steps(d.body, d.body_line, gates)
+        return TypeDecision(
+            d.type,
+            "explicit",
+            f"{said}; its steps end where its text stops for the user (line {lines})",
+            steps,
+        )
+    _require_structure(d)
+    return TypeDecision(d.type, "explicit", said)
 
 
 def _require_structure(d: SkillDefinition) -> None:
@@ -124,6 +141,7 @@ def _require_structure(d: SkillDefinition) -> None:
         missing = (
             "at least one step: add metadata.mindrian.phases "
             "or a '## Phases' section with one item or subsection per step"
+            + (", or a line where it waits for the user's answer" if d.type == "guided" else "")
         )
     else:
         return
@@ -154,18 +172,19 @@ def _sub_agents(d: SkillDefinition) -> TypeDecision | None:
         return TypeDecision(
             "collaborative",
             "sub_agents",
-            f"it defines {len(d.sub_agents)} sub-agents/perspectives ({names})",
+            f"it defines {len(d.sub_agents)} sub-agents/perspectives ({names})"
+            + _from(d.sub_agents),
         )
     return None
 
 
 def _waits_for_user(d: SkillDefinition) -> TypeDecision | None:
-    waiting = [s.name for s in d.steps if s.waits_for_user]
+    waiting = [s for s in d.steps if s.waits_for_user]
     if waiting:
         return TypeDecision(
             "guided",
             "waits_for_user",
-            f"its steps pause for the user ({', '.join(waiting)})",
+            f"its steps pause for the user ({', '.join(s.name for s in waiting)}){_from(waiting)}",
         )
     return None
 
@@ -182,28 +201,47 @@ def _stage_sequence(d: SkillDefinition) -> TypeDecision | None:
     return None
 
 
-def _ordered_steps(d: SkillDefinition) -> TypeDecision | None:
-    # A phases section without parseable steps gives a workflow of nothing: not inferred.
-    if d.steps:
-        return TypeDecision("pipeline", "ordered_steps", f"it defines {len(d.steps)} ordered steps")
-    return None
-
-
-def _persona(d: SkillDefinition) -> TypeDecision | None:
-    if d.behavioral_rules and d.section("output_template") is None:
+def _declared_phases(d: SkillDefinition) -> TypeDecision | None:
+    # Phases in the front matter declare stages; numbered steps in the body are one agent's
+    # procedure and never make a pipeline by themselves.
+    where = field_line(d, "phases", "metadata.mindrian.phases")
+    if where and d.steps:
         return TypeDecision(
-            "role",
-            "persona_rules",
-            f"it has {len(d.behavioral_rules)} behavioural rules and no output template",
+            "pipeline",
+            "declared_phases",
+            f"its front matter declares {len(d.steps)} phases (line {where}), one stage each",
         )
     return None
 
 
+def _user_gate(d: SkillDefinition) -> TypeDecision | None:
+    gates = find_gates(d.body, d.body_line)
+    if not gates:
+        return None
+    more = f" and {len(gates) - 1} more" if len(gates) > 1 else ""
+    return TypeDecision(
+        "guided",
+        "user_gate",
+        f"its procedure stops for the user at line {gates[0].line} ({quote(gates[0])!r}){more}; "
+        f"the run pauses at each such line with its question",
+        gate_steps(d.body, d.body_line, gates),
+    )
+
+
+def _persona(d: SkillDefinition) -> TypeDecision | None:
+    where = persona_line(d.name, d.body, d.body_line)
+    if where is None:
+        return None
+    said = "its name" if where == 0 else f"line {where}"
+    return TypeDecision("role", "persona", f"{said} presents the skill as a persona")
+
+
 def _default(d: SkillDefinition) -> TypeDecision:
+    steps = f"; its {len(d.steps)} steps{_from(d.steps)} are its own procedure" if d.steps else ""
     return TypeDecision(
         "operator",
         "default",
-        "no rule for another type matched, so it is a single-purpose operator",
+        "no rule for another type matched, so it is a single-purpose operator" + steps,
     )
 
 
@@ -214,7 +252,8 @@ TYPE_RULES: tuple[Callable[[SkillDefinition], TypeDecision | None], ...] = (
     _sub_agents,
     _waits_for_user,
     _stage_sequence,
-    _ordered_steps,
+    _declared_phases,
+    _user_gate,
     _persona,
 )
 
@@ -464,8 +503,11 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
     return tuple(blocks)
 
 
-def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
-    """Instructions from the whole body plus reference elements; nothing is dropped."""
+def build_instructions(
+    definition: SkillDefinition, agent_type: str, files: tuple[str, ...] = ()
+) -> InstructionSet:
+    """Instructions from the whole body plus reference elements and the names of the skill's
+    other ``files``; nothing is dropped."""
     # The description is not repeated here: the runtime gives it to Agno as the agent's description.
     system_prompt = f"You are {definition.display_name}, a Mindrian {agent_type} agent."
     elements = tuple(
@@ -478,6 +520,7 @@ def build_instructions(definition: SkillDefinition, agent_type: str) -> Instruct
         behavioral_rules=definition.behavioral_rules,
         blocks=split_body(definition),
         elements=elements,
+        files=tuple(f for f in files if f not in {e.path for e in elements}),
     )
 
 
@@ -506,9 +549,11 @@ class ArchitecturePhase(PhaseHooks[Outputs, AgentSpec]):
             type_rule=decision.rule,
             type_reason=decision.reason,
             model=model,
-            instructions=build_instructions(d, decision.type),
+            instructions=build_instructions(
+                d, decision.type, tuple(name for name, _ in inputs.source.files)
+            ),
             sub_agents=d.sub_agents,
-            steps=d.steps,
+            steps=d.steps if decision.steps is None else decision.steps,
             scores=d.scores,
             score_bands=d.score_bands,
             triggers=d.triggers,

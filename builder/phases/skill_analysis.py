@@ -115,7 +115,12 @@ from builder.skill.model import (
     skill_id,
 )
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
-from builder.skill.source import MAX_REFERENCE_BYTES, MAX_SKILL_BYTES
+from builder.skill.source import (
+    MAX_COPIED_BYTES,
+    MAX_COPIED_FILE_BYTES,
+    MAX_REFERENCE_BYTES,
+    MAX_SKILL_BYTES,
+)
 from builder.skill.stages import find_stage_sequence
 from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
@@ -1028,6 +1033,19 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
     return tuple(references)
 
 
+def _left_out(source: SkillSource, doc: _Doc) -> None:
+    """Warn W122 for each file that travels with the skill but is over the copy limits."""
+    folder = PurePosixPath(source.path).parent
+    for name, size in source.left_out:
+        doc.warn_at(
+            "W122",
+            SourceLocation((folder / name).as_posix()),
+            f"{name} ({size} bytes) is left out of the package: a file beside references/ and "
+            f"scripts/ may have {MAX_COPIED_FILE_BYTES} bytes, and such files "
+            f"{MAX_COPIED_BYTES} bytes together",
+        )
+
+
 def _scripts(source: SkillSource) -> tuple[ScriptFile, ...]:
     return tuple(
         ScriptFile(
@@ -1191,6 +1209,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     _expand_shorthands(doc)
     _validate(doc)
     definition = _definition(source, doc)
+    _left_out(source, doc)
     checks = (
         CheckResult(
             "valid_yaml",

@@ -84,7 +84,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "code_generation",
         "an output template's JSON example does not fit the generated schema",
     ),
-    ErrorCode("C027", "code_generation", "phase 6 ran without phase 3's handoff contract"),
     ErrorCode(
         "D001", "check", "mindrian check found generated files that differ from a fresh build"
     ),
@@ -176,6 +175,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("N001", "scaffold", "mindrian new cannot create the skill folder"),
     ErrorCode("N002", "scaffold", "mindrian init: skills or generated is not a folder"),
     ErrorCode("N003", "scaffold", "mindrian init: pyproject.toml cannot take [tool.mindrian]"),
+    ErrorCode("N004", "scaffold", "mindrian init: the folder is inside another mindrian project"),
     ErrorCode(
         "P001",
         "pipeline",
@@ -274,7 +274,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("U004", "usage", "both SKILL.md paths and --all"),
     ErrorCode("U005", "usage", "neither SKILL.md paths nor --all"),
     ErrorCode("U006", "usage", "not an agent id"),
-    ErrorCode("U007", "usage", "--all or a plugin root found nothing to build"),
+    ErrorCode("U007", "usage", "a plugin root has nothing to build"),
     ErrorCode("U008", "usage", "both --registry and --neo4j-uri"),
     ErrorCode(
         "U009", "usage", "the Neo4j URI cannot be used: unparsable, or it carries credentials"
@@ -301,6 +301,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ),
     ErrorCode("U043", "usage", "mindrian run: --session is not a plain session id"),
     ErrorCode("U044", "usage", "mindrian check: both --quiet and --verbose"),
+    ErrorCode("U045", "usage", "build --all or check outside a mindrian project"),
     ErrorCode("V001", "review", "mindrian diff: the project is not in a git repository"),
     ErrorCode("V002", "review", "mindrian diff: a revision names no commit"),
     ErrorCode("V003", "review", "mindrian diff: git failed or is not installed"),
@@ -334,6 +335,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "W121",
         "skill_analysis",
         "a chain's stage list disagrees with its stage files (missing, extra or out of order)",
+    ),
+    ErrorCode(
+        "W122",
+        "skill_analysis",
+        "a file of the skill folder is over the copy limits and left out of the package",
     ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
@@ -372,6 +378,21 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("X001", "run", "mindrian run or serve: unknown agent, missing package or no project"),
     ErrorCode("X002", "run", "mindrian run: the model script is unusable"),
     ErrorCode("X003", "run", "mindrian serve: the database URL is of an unsupported kind"),
-    ErrorCode("X006", "run", "mindrian serve: a non-loopback host without authentication"),
+    ErrorCode(
+        "X006", "run", "mindrian serve or mcp --http: a non-loopback host without authentication"
+    ),
     ErrorCode("X007", "run", "mindrian serve: the SQLite sessions database cannot be opened"),
+    ErrorCode("X008", "run", "mindrian run or mcp: an --approve value is not a permission rule"),
+    ErrorCode("X009", "run", "mindrian run, serve or mcp: the --workspace is not a folder"),
+    ErrorCode(
+        "X010",
+        "run",
+        "mindrian serve or mcp --http: the port cannot be listened on (in use, no right)",
+    ),
+    ErrorCode(
+        "X011",
+        "run",
+        "mindrian mcp: no registry to serve, one that cannot be opened, or --agents outside a "
+        "project",
+    ),
 )

@@ -35,10 +35,15 @@ class SkillSource:
     data: bytes
     """The raw bytes of SKILL.md (decoding is phase 1's job, so it can report the byte offset)."""
     files: tuple[tuple[str, bytes], ...] = ()
-    """Other files of the skill folder (``references/…``, ``scripts/…``), folder-relative POSIX path
-    and bytes, sorted."""
+    """Other files of the skill folder (``references/…``, ``scripts/…``, ``assets/…``, what
+    SKILL.md links to …), folder-relative POSIX path and bytes, sorted."""
     digest: str = ""
-    """SHA-256 hex of SKILL.md and every file above (names and bytes)."""
+    """SHA-256 hex of SKILL.md and every file above (names and bytes) and of ``executables``."""
+    executables: tuple[str, ...] = ()
+    """The names in ``files`` whose executable bit is set (git's mode 100755), sorted."""
+    left_out: tuple[tuple[str, int], ...] = ()
+    """Files of the folder that travel with the skill but were not read, being over the size
+    limits (``builder.skill.source``): folder-relative name and size in bytes, sorted."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ __all__ = [
     "ListItem",
     "atx_heading",
     "code_fences",
+    "code_mask",
     "find_sections",
     "heading_words",
     "headings",
@@ -99,7 +100,7 @@ def _fence_states(lines: list[str]) -> list[tuple[bool, str | None]]:
     return states
 
 
-def _code_mask(lines: list[str]) -> list[bool]:
+def code_mask(lines: list[str]) -> list[bool]:
     """True for lines inside (or delimiting) a fenced code block."""
     return [inside for inside, _ in _fence_states(lines)]
 
@@ -114,7 +115,7 @@ def code_fences(lines: list[str]) -> tuple[tuple[int, str], ...]:
 def headings(lines: list[str]) -> tuple[Heading, ...]:
     """Every ATX heading outside fenced code."""
     found = []
-    for index, (line, in_code) in enumerate(zip(lines, _code_mask(lines), strict=True)):
+    for index, (line, in_code) in enumerate(zip(lines, code_mask(lines), strict=True)):
         parsed = None if in_code else atx_heading(line.rstrip("\r"))
         if parsed:
             found.append(Heading(index, parsed[0], parsed[1]))
@@ -226,7 +227,7 @@ def list_items(text: str) -> tuple[ListItem, ...]:
     """Top-level list items (``-``, ``*``, ``+``, ``1.``) outside code; deeper lines continue the
     item."""
     lines = text.split("\n")
-    mask = _code_mask(lines)
+    mask = code_mask(lines)
     items: list[ListItem] = []
     current: list[str] = []
     start, base = 0, -1

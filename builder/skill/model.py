@@ -219,6 +219,9 @@ class StepSpec:
     """The step it says it takes its input from (a chain stage's ``input_from``), if it says."""
     output_to: str | None = None
     """The step it says it hands its output to (a chain stage's ``output_to``), if it says."""
+    question: str = ""
+    """What the user is asked when the run pauses after this step: the line of the skill that
+    gates on the user (:mod:`builder.skill.shape`); empty when the skill words no question."""
 
 
 @dataclass(frozen=True)

@@ -36,16 +36,19 @@ from mindrian.handoff import (
     ProblemClarity,
     ReturnBehavior,
 )
+from mindrian.host.gate import HostGrant
 from mindrian.model_choice import ModelRef, model_from_environment
 from mindrian.model_settings import ModelSettings
-from mindrian.providers import ModelUnavailableError, run_model
+from mindrian.providers import ModelUnavailableError, missing_key, run_model
 
 if TYPE_CHECKING:
     from mindrian.agents.package import AgentPackage
+    from mindrian.host import HostSession
 
 __all__ = [
     "STATE_DIR_ENV",
     "AgentReply",
+    "ConfirmationNeeded",
     "MindrianAgent",
     "ModelRef",
     "Partial",
@@ -62,6 +65,28 @@ STATE_DIR_ENV = "MINDRIAN_STATE_DIR"
 
 #: Where a run says what it changed in the spec's model settings (one line each, on stderr).
 _LOG = logging.getLogger("mindrian.agents")
+
+
+class ConfirmationNeeded(Exception):  # a signal, like the workflow's Pause
+    """A served run's host tool calls wait for the client's confirmation (not a failure).
+
+    Raised only where the agent's tools pause the run (``HostSession.confirm_in_run``): the
+    served agent stores ``run`` with the session, shows ``pending`` to the client, and gives
+    the run back to :meth:`MindrianAgent.resume` once each call is confirmed or rejected.
+    """
+
+    def __init__(self, run: Any, pending: tuple[Any, ...]) -> None:
+        super().__init__(", ".join(_call_label(r.tool_execution) for r in pending))
+        self.run = run
+        """The paused Agno ``RunOutput``."""
+        self.pending = pending
+        """Its ``RunRequirement`` objects that need someone's answer."""
+
+
+def _call_label(execution: Any) -> str:
+    arguments = execution.tool_args or {}
+    subject = next(iter(arguments.values()), "") if arguments else ""
+    return f"{execution.tool_name}({subject})"
 
 
 @dataclass(frozen=True)
@@ -193,6 +218,10 @@ class MindrianAgent(ABC):
     """How ``HandoffManager`` delivers this agent's results; None leaves it to the context."""
     package: ClassVar[AgentPackage | None] = None
     """The generated package the class was declared from, if any."""
+    host_grant: ClassVar[HostGrant] = HostGrant()
+    """The host tools the package grants (Bash, Read…) and the calls it pre-approves."""
+    skill_dir: ClassVar[Path | None] = None
+    """The package's copy of the skill's files (readable by the host tools, never writable)."""
 
     def __init_subclass__(cls, package: AgentPackage | None = None, **kwargs: Any) -> None:
         # A generated class names its package; the package's data becomes the class attributes.
@@ -220,6 +249,14 @@ class MindrianAgent(ABC):
         self._model: ModelRef = model if model is not None else self.model
         self._part_models: dict[str, ModelRef] = dict(part_models or {})
         self._warned: set[str] = set()
+        self.host: HostSession | None = None
+        """Where the host tools work, who approves their calls, the log (None: no host tool)."""
+
+    def use_host(self, session: HostSession) -> None:
+        """Give the agent its granted host tools in ``session`` (before its first run)."""
+        if "agent" in self.__dict__:
+            raise RuntimeError(f"{self.agent_id}: host tools must be given before the first run")
+        self.host = session
 
     @cached_property
     def agent(self) -> Any:
@@ -264,7 +301,7 @@ class MindrianAgent(ABC):
             id=agent_id,
             name=name,
             model=self.built_model(model),
-            instructions=instructions or None,
+            instructions=(instructions + self._host_note()) or None,
             tools=self._agno_tools(),
             telemetry=False,
             # The skill's text is data: Agno would otherwise run it (and the user's message)
@@ -280,7 +317,57 @@ class MindrianAgent(ABC):
             from mindrian.agents.references import read_reference_tool
 
             tools.append(read_reference_tool(self.references))
+        host = self._host_tools()
+        if host is not None:
+            from mindrian.host import host_functions
+
+            tools.extend(host_functions(host))
         return tools
+
+    def _host_tools(self) -> Any:
+        """The agent's host tools in its session; None without a session or a grant."""
+        if self.host is None or not self.host_grant.grant:
+            return None
+        from mindrian.host import HostTools
+
+        return HostTools(self.host_grant, self.host, self.skill_dir)
+
+    async def _settled(self, agno_agent: Any, output: Any, session_id: str | None) -> Any:
+        """``output`` once its paused host tool calls are settled: those a rule allows (or that
+        will be refused anyway) are confirmed and the run goes on; any other raises
+        :class:`ConfirmationNeeded` for the client to answer."""
+        host = self._host_tools()
+        while getattr(output, "status", None) == RunStatus.paused and host is not None:
+            pending = []
+            for requirement in output.active_requirements:
+                call = requirement.tool_execution
+                if not requirement.needs_confirmation:
+                    continue
+                if host.runs_without_asking(call.tool_name, dict(call.tool_args or {})):
+                    requirement.confirm()
+                else:
+                    pending.append(requirement)
+            if pending:
+                raise ConfirmationNeeded(output, tuple(pending))
+            output = await agno_agent.acontinue_run(
+                run_response=output, requirements=output.requirements, session_id=session_id
+            )
+        return output
+
+    async def resume(self, paused: Any) -> AgentReply:
+        """Go on with a run that raised :class:`ConfirmationNeeded`, each pending call answered
+        (``confirmation`` set on its requirement and tool execution). Types whose runs cannot
+        pause have no such run to resume."""
+        raise AgentRunError(f"{self.agent_type} agents do not pause for confirmation")
+
+    def _host_note(self) -> str:
+        """Where the skill's files and the workspace are, told at load time (never generated)."""
+        host = self._host_tools()
+        if host is None:
+            return ""
+        from mindrian.host import host_note
+
+        return host_note(host)
 
     @abstractmethod
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
@@ -461,9 +548,10 @@ def check_run(output: Any, what: str) -> Any:
     """``output.content`` of a finished Agno run; raises when the run failed."""
     status = getattr(output, "status", None)
     if failed_status(status):
+        said = text_of(output.content)
         raise AgentRunError(
-            f"{what} run ended with status {getattr(status, 'value', status)}: "
-            f"{text_of(output.content)}"
+            f"{what} run ended with status {getattr(status, 'value', status)}: {said}",
+            retryable=missing_key(said) is None,
         )
     return output.content
 

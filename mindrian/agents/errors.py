@@ -16,6 +16,11 @@ __all__ = ["AgentRunError", "HandoffRefusedError"]
 class AgentRunError(MindrianError, RuntimeError):
     """An agent run ended without a usable answer."""
 
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        """False when the same run would fail the same way (its model has no API key)."""
+
 
 class HandoffRefusedError(AgentRunError):
     """A handoff the agent's contract does not allow; the model is never asked."""

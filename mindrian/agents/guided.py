@@ -125,6 +125,9 @@ class GuidedAgent(MindrianAgent):
     agent_type: ClassVar[str] = "guided"
     steps: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(name, instructions) of each step, in order."""
+    questions: ClassVar[tuple[str, ...]] = ()
+    """What the user is asked when the run pauses after each step, as the skill words it (its
+    gate on the user); an empty or missing entry leaves the generic prompt alone."""
 
     def __init__(
         self,
@@ -305,10 +308,13 @@ class GuidedAgent(MindrianAgent):
     def _step_prompt(self, progress: GuidedProgress) -> str:
         name, _ = self.steps[progress.position]
         earlier = [_describe(p) for p in progress.partials]
+        asked = self._question(progress.position)
         sections = [
             f"# Task\n{progress.task}",
             "## Earlier steps\n\n" + "\n\n".join(earlier) if earlier else "",
-            f"## Now\nStep {progress.position + 1} of {len(self.steps)}: {name}.",
+            f"## Now\nStep {progress.position + 1} of {len(self.steps)}: {name}."
+            # The skill's own gate ends the step: the user answers it before the next one runs.
+            + (f"\nStop there and wait for the user's answer to: {asked}" if asked else ""),
         ]
         return "\n\n".join(s for s in sections if s)
 
@@ -322,12 +328,19 @@ class GuidedAgent(MindrianAgent):
             f"Step {progress.position + 1} of {len(self.steps)} ({name}): "
             f"answer to continue, or say {listed}."
         )
+        asked = self._question(progress.position)
+        if asked:
+            question = f"{asked}\n{question}"
         return AgentReply(
             content=progress.partials[progress.position].output,
             partials=progress.partials,
             awaiting_input=True,
             prompt_for_user=question,
         )
+
+    def _question(self, position: int) -> str:
+        """The skill's question for the pause after step ``position``, or ""."""
+        return self.questions[position] if position < len(self.questions) else ""
 
     def current_reply(self, progress: GuidedProgress) -> AgentReply:
         """What the session shows now: the waiting step and its question, or the final reply."""

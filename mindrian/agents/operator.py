@@ -55,6 +55,16 @@ class OperatorAgent(MindrianAgent):
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         output = await self.agent.arun(message, session_id=session_id)
+        return self._reply(await self._settled(self.agent, output, session_id))
+
+    async def resume(self, paused: Any) -> AgentReply:
+        """Go on with a run whose host tool calls the client answered (serve)."""
+        output = await self.agent.acontinue_run(
+            run_response=paused, requirements=paused.requirements, session_id=paused.session_id
+        )
+        return self._reply(await self._settled(self.agent, output, paused.session_id))
+
+    def _reply(self, output: Any) -> AgentReply:
         content = check_run(output, f"operator {self.agent_id!r}")
         # Agno hands back the raw text, with only a logged warning, when parsing fails.
         if not isinstance(content, self.output_schema):

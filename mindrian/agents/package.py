@@ -29,12 +29,14 @@ from mindrian.agents.tools import ToolWiring
 from mindrian.handoff import HandoffType, ReturnBehavior
 from mindrian.model_settings import ModelSettings
 
-__all__ = ["INSTRUCTIONS_FILE", "SPEC_FILE", "AgentPackage", "data_file"]
+__all__ = ["INSTRUCTIONS_FILE", "SKILL_FOLDER", "SPEC_FILE", "AgentPackage", "data_file"]
 
 #: The instructions of a package, verbatim from the skill.
 INSTRUCTIONS_FILE = "instructions.md"
 #: The final AgentSpec of a package.
 SPEC_FILE = "spec.yaml"
+#: The folder holding a copy of the skill's own files (references, scripts, assets…).
+SKILL_FOLDER = "skill"
 
 
 def data_file(folder: Path, name: str) -> str:
@@ -125,6 +127,8 @@ class AgentPackage:
             "instructions": self.instructions + tools.guide,
             "tools": tools.all_tools(),
             "mcp_servers": tools.mcp_servers,
+            "host_grant": tools.host,
+            "skill_dir": self.folder / SKILL_FOLDER,
             "accepted_handoffs": self.accepted_handoffs,
             "min_clarity": float(receives.get("min_clarity") or 0.0),
             "allowed_callers": frozenset(routing.get("can_be_called_by") or ()),
@@ -148,5 +152,9 @@ class AgentPackage:
         if agent_type == "pipeline":
             return {"phases": _pairs(self.spec.get("steps"))}
         if agent_type == "guided":
-            return {"steps": _pairs(self.spec.get("steps"))}
+            steps = self.spec.get("steps") or ()
+            return {
+                "steps": _pairs(steps),
+                "questions": tuple(str(step.get("question") or "") for step in steps),
+            }
         return {}

@@ -21,15 +21,27 @@ What Agno runs is then exactly the wrapper's behaviour:
 * a guided session is one run that pauses (status ``PAUSED``) after each step;
   AgentOS's continue route (``acontinue_run``) carries the user's answer, or
   ``back``/``skip``, and the progress lives in the session's ``session_data``,
-  so a restarted server or another replica continues where it stopped.
+  so a restarted server or another replica continues where it stopped;
+* with host tools enabled (``mindrian serve --host-tools``), an operator's
+  host tool calls work in a folder of the run's user, and a call no rule
+  allows pauses the run with AgentOS's human-in-the-loop confirmation: the run
+  is ``PAUSED`` with one requirement per pending call, the client confirms or
+  rejects each (``tools`` on the continue route, ``confirmed`` true or false),
+  and the run goes on. Agno's ``requires_confirmation`` is per tool, so every
+  host tool asks for it and the agent confirms itself the calls a rule allows
+  (:meth:`~mindrian.agents.base.MindrianAgent._settled`): only the others reach
+  the client. The paused Agno run is kept in the session's ``session_data``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from copy import copy
+from dataclasses import replace
 from time import time
 from typing import Any, ClassVar
 
@@ -46,20 +58,29 @@ from agno.run.agent import (
     RunPausedEvent,
 )
 from agno.run.base import RunStatus
+from agno.run.requirement import RunRequirement
 from agno.session.agent import AgentSession
 
-from mindrian.agents.base import AgentReply, MindrianAgent, render_output
+from mindrian.agents.base import AgentReply, ConfirmationNeeded, MindrianAgent, render_output
 from mindrian.agents.errors import AgentRunError
 from mindrian.agents.guided import BACK, GuidedAgent, GuidedProgress
 from mindrian.agents.operator import OperatorAgent
 from mindrian.agents.role import RoleAgent
+from mindrian.host import ToolLog, scoped_session
+from mindrian.providers import ModelUnavailableError
 
-__all__ = ["GUIDED_STATE_KEY", "ServedAgent"]
+__all__ = ["GUIDED_STATE_KEY", "HOST_STATE_KEY", "ServedAgent", "user_folder"]
 
 #: Key of a guided session's progress in the AgentOS session's ``session_data``.
 GUIDED_STATE_KEY = "mindrian_guided"
+#: Key of the paused Agno runs waiting for host tool confirmations, by run id, in
+#: ``session_data``.
+HOST_STATE_KEY = "mindrian_host_pending"
 #: run_state key telling ``_annotate_run_output`` that the run waits for the user.
 _PAUSED = "paused"
+#: run_state key holding the host tool calls a paused run waits on.
+_CONFIRM = "confirm"
+_PLAIN_USER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 @agent_dataclass
@@ -74,8 +95,9 @@ class ServedAgent(BaseExternalAgent):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._paused_runs: set[str] = set()
-        """Runs that ended waiting for the user, until their stream's terminal event is sent."""
+        self._paused_runs: dict[str, list[RunRequirement] | None] = {}
+        """Runs that ended waiting for the user (with the host tool calls they wait on), until
+        their stream's terminal event is sent."""
 
     @classmethod
     def of(cls, agent: MindrianAgent, *, db: Any = None) -> ServedAgent:
@@ -89,6 +111,15 @@ class ServedAgent(BaseExternalAgent):
             db=db,
             output_schema=schema,
         )
+
+    def _is_retryable_error(self, error: Exception) -> bool:
+        """A run whose model cannot be asked (no API key, no SDK) fails the same way every time:
+        ``retryable`` is false in its metadata, so a client does not send it again."""
+        if isinstance(error, ModelUnavailableError):
+            return False
+        if isinstance(error, AgentRunError) and not error.retryable:
+            return False
+        return bool(super()._is_retryable_error(error))
 
     # -- a new run ----------------------------------------------------------------------
 
@@ -106,7 +137,11 @@ class ServedAgent(BaseExternalAgent):
                 reply = await agent.turn(message, _exchanges(history), session_id=session_id)
             else:
                 owned = _owned_key(session_id, kwargs.get("user_id"))
-                reply = await agent.run(message, session_id=owned)
+                try:
+                    with _host_scope(agent, kwargs.get("user_id")):
+                        reply = await agent.run(message, session_id=owned)
+                except ConfirmationNeeded as pause:
+                    return _await_confirmation(pause, session, kwargs)
         if reply.awaiting_input:
             kwargs["run_state"][_PAUSED] = True
         return ExternalRunResult(content=_shown(reply), structured_output=reply.structured)
@@ -139,19 +174,25 @@ class ServedAgent(BaseExternalAgent):
     def _annotate_run_output(self, run: RunOutput, run_state: dict[str, Any]) -> None:
         if run_state.get(_PAUSED) and run.status == RunStatus.completed:
             run.status = RunStatus.paused
-            self._paused_runs.add(run.run_id or "")
+            self._paused_runs[run.run_id or ""] = None
+        if run_state.get(_CONFIRM) and run.status == RunStatus.completed:
+            run.status = RunStatus.paused
+            run.requirements = [RunRequirement(tool_execution=c) for c in run_state[_CONFIRM]]
+            self._paused_runs[run.run_id or ""] = run.requirements
 
     async def _arun_stream(self, input: Any, **kwargs: Any) -> AsyncIterator[Any]:
         # Agno ends every successful stream with RunCompleted; a paused run ends with RunPaused.
         async for event in super()._arun_stream(input, **kwargs):
             if isinstance(event, RunCompletedEvent) and event.run_id in self._paused_runs:
-                self._paused_runs.discard(event.run_id)
+                waiting = self._paused_runs.pop(event.run_id or "")
                 event = RunPausedEvent(
                     run_id=event.run_id,
                     session_id=event.session_id,
                     agent_id=event.agent_id,
                     agent_name=event.agent_name,
                     content=event.content,
+                    requirements=waiting,
+                    tools=[r.tool_execution for r in waiting or () if r.tool_execution],
                 )
             yield event
 
@@ -191,11 +232,17 @@ class ServedAgent(BaseExternalAgent):
         Raises ``RunNotFoundError`` (404) for an unknown run and
         ``RunNotContinuableError`` (409) for a run that is not a paused guided step.
         """
-        work = self._continue(run_id or "", input or "", session_id or "", user_id)
+        answers = _answers(_options.get("requirements") or ())
+        work = self._continue(run_id or "", input or "", session_id or "", user_id, answers)
         return _as_events(self, work) if stream else work
 
     async def _continue(
-        self, run_id: str, answer: str, session_id: str, user_id: str | None
+        self,
+        run_id: str,
+        answer: str,
+        session_id: str,
+        user_id: str | None,
+        answers: Mapping[str, bool] | None = None,
     ) -> RunOutput:
         agent: MindrianAgent = self.mindrian
         session = await self.aread_or_create_session(session_id, user_id)
@@ -205,6 +252,9 @@ class ServedAgent(BaseExternalAgent):
         foreign = user_id is not None and session.user_id not in (None, user_id)
         if not isinstance(run, RunOutput) or foreign:
             raise RunNotFoundError(f"no run {run_id!r} in session {session_id!r}")
+        held = _held_runs(session).get(run_id)
+        if held is not None and run.status == RunStatus.paused:
+            return await self._confirmed(agent, session, run, held, answers or {}, user_id)
         progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
         if (
             not isinstance(agent, GuidedAgent)
@@ -226,6 +276,63 @@ class ServedAgent(BaseExternalAgent):
         finally:
             self._release_session(session_id, run_id)
         return run
+
+    async def _confirmed(
+        self,
+        agent: MindrianAgent,
+        session: AgentSession,
+        run: RunOutput,
+        held: dict[str, Any],
+        answers: Mapping[str, bool],
+        user_id: str | None,
+    ) -> RunOutput:
+        """Go on with a run whose host tool calls waited for the client, each now answered."""
+        paused = RunOutput.from_dict(held)
+        waiting = [r for r in paused.active_requirements if r.needs_confirmation]
+        missing = [_label(r) for r in waiting if _call_id(r) not in answers]
+        if missing:
+            raise RunNotContinuableError(
+                "confirm or reject every pending call (tools: [{tool_call_id, confirmed}]): "
+                + ", ".join(missing)
+            )
+        for requirement in waiting:
+            _answer(paused, requirement, answers[_call_id(requirement)])
+        run_id, session_id = run.run_id or "", run.session_id or ""
+        self._claim_session(session, session_id, run_id)
+        try:
+            await self._resumed(agent, session, run, paused, user_id)
+            await self._apersist_run_in_session(session, run)
+        finally:
+            self._release_session(session_id, run_id)
+        return run
+
+    async def _resumed(
+        self,
+        agent: MindrianAgent,
+        session: AgentSession,
+        run: RunOutput,
+        paused: RunOutput,
+        user_id: str | None,
+    ) -> None:
+        """Resume ``paused`` and record on ``run`` how it ended: paused again, failed or done."""
+        held = _held_runs(session)
+        try:
+            with _host_scope(agent, user_id):
+                reply = await agent.resume(paused)
+        except ConfirmationNeeded as pause:
+            held[run.run_id or ""] = _plain(pause.run)
+            pending = [RunRequirement(tool_execution=r.tool_execution) for r in pause.pending]
+            run.requirements = pending
+            run.content, run.content_type = f"Waiting for confirmation: {pause}", "str"
+            return
+        except AgentRunError as error:
+            held.pop(run.run_id or "", None)
+            run.status, run.content, run.content_type = RunStatus.error, str(error), "str"
+            return
+        held.pop(run.run_id or "", None)
+        run.status, run.content, run.content_type = RunStatus.completed, _shown(reply), "str"
+        run.requirements = None
+        self._apply_output_schema(run, self.output_schema, reply.structured)
 
     async def _advance(
         self,
@@ -268,6 +375,83 @@ async def _as_events(served: ServedAgent, work: Any) -> AsyncIterator[Any]:
         agent_name=served.name or "",
         content=run.content,
     )
+
+
+def user_folder(user_id: str | None) -> str:
+    """The folder of a served user's host tools under the served root: the user id when it is
+    a plain name, else a digest of it (never ``..``, a path, or another user's name)."""
+    if user_id is None:
+        return "anonymous"
+    if _PLAIN_USER.fullmatch(user_id) and user_id != "anonymous":
+        return user_id
+    return "u-" + hashlib.sha256(user_id.encode()).hexdigest()[:32]
+
+
+def _host_scope(agent: MindrianAgent, user_id: str | None) -> AbstractContextManager[None]:
+    """The run's host tools in its user's own folder (created on first use), with a log of its
+    own; nothing when the agent has no host tools."""
+    own = agent.host
+    if own is None:
+        return nullcontext()
+    folder = own.workspace / user_folder(user_id)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return scoped_session(replace(own, workspace=folder, log=ToolLog()))
+
+
+def _await_confirmation(
+    pause: ConfirmationNeeded, session: AgentSession | None, kwargs: dict[str, Any]
+) -> ExternalRunResult:
+    """The run's answer while its host tool calls wait: the paused Agno run is kept with the
+    session, the calls become the run's requirements (``_annotate_run_output``)."""
+    if session is None:
+        raise AgentRunError("a run waiting for confirmation needs the session database")
+    _held_runs(session)[kwargs["run_id"]] = _plain(pause.run)
+    kwargs["run_state"][_CONFIRM] = [r.tool_execution for r in pause.pending]
+    return ExternalRunResult(content=f"Waiting for confirmation: {pause}")
+
+
+def _held_runs(session: AgentSession) -> dict[str, Any]:
+    if session.session_data is None:
+        session.session_data = {}
+    held = session.session_data.setdefault(HOST_STATE_KEY, {})
+    assert isinstance(held, dict)
+    return held
+
+
+def _plain(run: RunOutput) -> dict[str, Any]:
+    """A run as JSON-ready data (the session database stores JSON)."""
+    data: dict[str, Any] = json.loads(json.dumps(run.to_dict(), default=str))
+    return data
+
+
+def _answers(requirements: Iterable[Any]) -> dict[str, bool]:
+    """The client's answer to each pending call, by tool call id."""
+    answers = {}
+    for requirement in requirements:
+        execution = getattr(requirement, "tool_execution", requirement)
+        said = getattr(requirement, "confirmation", None)
+        said = execution.confirmed if said is None else said
+        if execution is not None and execution.tool_call_id and said is not None:
+            answers[execution.tool_call_id] = bool(said)
+    return answers
+
+
+def _call_id(requirement: RunRequirement) -> str:
+    execution = requirement.tool_execution
+    return (execution.tool_call_id if execution is not None else None) or ""
+
+
+def _answer(paused: RunOutput, requirement: RunRequirement, yes: bool) -> None:
+    """Record an answer where Agno reads it: the requirement and the run's tool execution."""
+    requirement.confirmation = yes
+    for execution in [requirement.tool_execution, *(paused.tools or ())]:
+        if execution is not None and execution.tool_call_id == _call_id(requirement):
+            execution.confirmed = yes
+
+
+def _label(requirement: RunRequirement) -> str:
+    execution = requirement.tool_execution
+    return f"{_call_id(requirement)} ({execution.tool_name if execution else '?'})"
 
 
 def _owned_key(session_id: str, user_id: str | None) -> str:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agno.tools.function import Function
+
+from mindrian.host.gate import HostGrant
 
 __all__ = ["ToolWiring"]
 
@@ -40,6 +42,9 @@ class ToolWiring:
     """Custom tools: name, dotted function path and the definition (description, JSON schema)."""
     global_actions: tuple[Mapping[str, Any], ...] = ()
     """Actions available in every step, each bound to a tool."""
+    host: HostGrant = field(default_factory=HostGrant)
+    """The host tools granted (``tools.host``): given to the agent only by a run that sets up a
+    workspace for them (:class:`mindrian.host.HostSession`)."""
 
     @classmethod
     def from_spec(cls, tools: Mapping[str, Any] | None) -> ToolWiring:
@@ -49,6 +54,7 @@ class ToolWiring:
             mcp_servers=tuple(tools.get("mcp_servers") or ()),
             custom_tools=tuple(tools.get("custom_tools") or ()),
             global_actions=tuple(tools.get("global_actions") or ()),
+            host=HostGrant.from_spec(tools.get("host")),
         )
 
     @property

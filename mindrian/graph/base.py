@@ -21,7 +21,7 @@ from mindrian.graph import queries as q
 from mindrian.graph.index_cache import KeptIndex, load_snapshot, store_snapshot
 from mindrian.graph.triggers import ExplicitFramework, TriggerIndex
 from mindrian.routing.rank import RoutingDocument
-from mindrian.routing.score import RankedCandidate, RoutingSnapshot, rank_sentence
+from mindrian.routing.score import CONFIDENT_AT, RankedCandidate, RoutingSnapshot, rank_sentence
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -141,6 +141,15 @@ class Selection:
     ``+ 0.3 x sum of CHAINS_TO weights from the previous frameworks to this one``,
     ``+ 0.2 x ((successes + 1) / (uses + 2) - 0.5)`` from recorded USED_BY.
     """
+    confidence: float | None = None
+    """For the first of a sentence's selection, the calibrated probability that it is the one
+    meant (:func:`mindrian.routing.score.confidence`); None otherwise."""
+
+    @property
+    def confident(self) -> bool:
+        """Whether the router stands behind this selection alone (the first of a sentence's,
+        with a confidence of at least :data:`mindrian.routing.score.CONFIDENT_AT`)."""
+        return self.confidence is not None and self.confidence >= CONFIDENT_AT
 
 
 @dataclass(frozen=True)
@@ -285,7 +294,7 @@ class Registry(ABC):
     ) -> tuple[Selection, ...]:
         """The best frameworks for a sentence by :mod:`mindrian.routing.score`."""
         ranked = self.rank_text(text, problem_types, previous, limit)
-        return tuple(Selection(c.id, c.name, c.score) for c in ranked)
+        return tuple(Selection(c.id, c.name, c.score, c.confidence) for c in ranked)
 
     def rank_text(
         self,

@@ -7,7 +7,9 @@ through three tools, declared by the skill as custom tools and called by Agno:
   questions (what, who, success) with a clarity score for each; call it every turn.
 * :func:`select_frameworks` ranks the frameworks the agent may delegate to for a
   free-text context, through the registry's selection (chain bonus after the
-  frameworks already consulted in the session).
+  frameworks already consulted in the session), each with its description and what its
+  author says it is not for (:mod:`mindrian.routing.candidates`), so the model can tell
+  near neighbours apart; a first answer the router stands behind alone says so.
 * :func:`delegate` hands the current :class:`~mindrian.handoff.ProblemClarity` and
   the earlier results to a framework through a :class:`HandoffManager` and returns
   the result as text for the conversation, which the agent then synthesises. It
@@ -34,7 +36,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mindrian.handoff.context import (
     MIN_CLARITY,
@@ -43,6 +45,12 @@ from mindrian.handoff.context import (
     ProblemClarity,
 )
 from mindrian.handoff.manager import HandoffManager
+
+if TYPE_CHECKING:
+    # The registry is imported when a tool first needs it: an agent that never selects
+    # does not load the ranking code.
+    from mindrian.graph.base import FrameworkRecord
+    from mindrian.routing.candidates import Candidate
 
 __all__ = [
     "TOOL_NAMES",
@@ -77,6 +85,8 @@ class _Selects(Protocol):
         previous: Iterable[str] = (),
         limit: int = 5,
     ) -> Sequence[Any]: ...
+
+    def get(self, framework_id: str) -> FrameworkRecord | None: ...
 
 
 class ClarityTracker:
@@ -410,8 +420,24 @@ def select_frameworks(context: str) -> str:
     chosen = orchestration.select(session, context)
     if not chosen:
         return "No framework you may delegate to matches this context; ask the user for more."
-    lines = [f"{rank}. {s.id} ({s.name}): score {s.score:.2f}" for rank, s in enumerate(chosen, 1)]
-    return "Frameworks, best first:\n" + "\n".join(lines)
+    from mindrian.routing.candidates import describe
+
+    candidates = describe(chosen, orchestration.registry.get)
+    lines = [line for rank, c in enumerate(candidates, 1) for line in _candidate_lines(rank, c)]
+    return (
+        "Frameworks, best first (what each is for, and what its author says it is not for):\n"
+        + "\n".join(lines)
+    )
+
+
+def _candidate_lines(rank: int, candidate: Candidate) -> list[str]:
+    """One candidate's lines in :func:`select_frameworks`' answer."""
+    sure = " (confident: the router stands behind it alone)" if candidate.confident else ""
+    lines = [f"{rank}. {candidate.id} ({candidate.name}): score {candidate.score:.2f}{sure}"]
+    if candidate.description:
+        lines.append(f"   for: {' '.join(candidate.description.split())}")
+    lines += [f"   not for: {line}" for line in candidate.not_for]
+    return lines
 
 
 def delegate(framework_id: str, task: str) -> str:

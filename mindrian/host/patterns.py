@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mindrian.errors import MindrianError
+
 __all__ = [
     "ARBITRARY_CODE_COMMANDS",
     "HOST_TOOLS",
@@ -58,7 +60,7 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _VERSIONED = re.compile(r"^(python|pypy|ruby|perl|php|lua|node)[0-9.]*$")
 
 
-class PatternError(ValueError):
+class PatternError(MindrianError, ValueError):
     """A malformed pattern: ``message`` says why, ``column`` (1-based) where in the pattern."""
 
     def __init__(self, message: str, column: int) -> None:

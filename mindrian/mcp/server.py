@@ -15,12 +15,16 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from mcp.server.extension import Extension
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
+from mindrian import __version__
 from mindrian.graph import (
     DEFAULT_SELECT_LIMIT,
     EmbeddedRegistry,
@@ -30,8 +34,15 @@ from mindrian.graph import (
 )
 from mindrian.graph import queries as q
 from mindrian.guards import CypherRejected, Scope, check_read_query, efficiency_warnings
+from mindrian.routing.candidates import describe
 
-__all__ = ["REGISTRY_SCOPE", "SERVER_NAME", "build_server", "open_source_registry"]
+__all__ = [
+    "MAX_SELECT_LIMIT",
+    "REGISTRY_SCOPE",
+    "SERVER_NAME",
+    "build_server",
+    "open_source_registry",
+]
 
 #: What ``read_neo4j_cypher`` may read: the registry's own labels and relationship types.
 REGISTRY_SCOPE = Scope(
@@ -40,6 +51,20 @@ REGISTRY_SCOPE = Scope(
 
 #: Name the server announces in the MCP handshake.
 SERVER_NAME = "mindrian-registry"
+#: Most frameworks one ``select_frameworks`` call returns (a registry holds a few hundred at most).
+MAX_SELECT_LIMIT = 100
+#: Longest context a selection ranks (``mindrian serve`` takes a message of the same length).
+MAX_TEXT_CHARS = 100_000
+#: Most triggers, problem types, previous frameworks or query parameters in one call.
+MAX_WORDS = 100
+#: Longest trigger, problem type or framework id.
+MAX_WORD_CHARS = 200
+#: Longest Cypher query (the guard tokenizes all of it before anything runs).
+MAX_QUERY_CHARS = 10_000
+#: A list argument of words, bounded in count and length.
+Words = Annotated[
+    list[Annotated[str, Field(max_length=MAX_WORD_CHARS)]] | None, Field(max_length=MAX_WORDS)
+]
 _YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -56,47 +81,68 @@ def open_source_registry(path: str | Path) -> Registry:
     return EmbeddedRegistry(source, read_only=True)
 
 
-def build_server(registry: Registry) -> MCPServer:
-    """An MCP server whose tools read ``registry`` (the caller closes it)."""
+def build_server(registry: Registry, *, extensions: Sequence[Extension] = ()) -> MCPServer:
+    """An MCP server whose tools read ``registry`` (the caller closes it).
+
+    ``extensions`` add what a project serves beside the registry (its skills, its
+    agents as tools). Every failure a caller can cause reaches it as a tool error
+    with its reason and costs the server one log line, never a traceback.
+    """
     server: MCPServer = MCPServer(
         SERVER_NAME,
         instructions="Pick thinking frameworks by trigger words, problem types and history.",
+        version=__version__,
+        extensions=list(extensions),
     )
 
     @server.tool()
     def select_frameworks(
-        triggers: list[str],
-        problem_types: list[str] | None = None,
-        previous: list[str] | None = None,
-        limit: int = DEFAULT_SELECT_LIMIT,
-        context: str | None = None,
+        context: Annotated[str | None, Field(max_length=MAX_TEXT_CHARS)] = None,
+        triggers: Words = None,
+        problem_types: Words = None,
+        previous: Words = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_SELECT_LIMIT)] = DEFAULT_SELECT_LIMIT,
     ) -> dict[str, Any]:
-        """Best registered frameworks, best first. With triggers: 0.6 for a trigger match,
-        0.4 for a problem-type match, plus 0.3 x the chaining weight to frameworks already
-        used. With context (the user's words, triggers empty): ranked by text relevance
-        over each framework's name, description, triggers and problem types, plus the same
-        problem-type, chaining and usage terms, as `mindrian select "..."` ranks.
+        """Best registered frameworks, best first; give context or triggers, not both.
+
+        With context (the user's words): ranked by text relevance over each
+        framework's name, description, triggers and problem types, plus the
+        problem-type, chaining and usage terms, as `mindrian select "..."` ranks; the
+        first is `confident` when the router stands behind it alone. With triggers: 0.6
+        for a trigger match, 0.4 for a problem-type match, plus 0.3 x the chaining
+        weight to frameworks already used. Each comes with its `description` and
+        `not_for`, what its author says it is not for: read them to choose between near
+        neighbours.
         """
-        if context:
-            if triggers:
-                raise ValueError("give context or triggers, not both")
-            chosen = registry.select_text(context, problem_types or (), previous or (), limit)
-            return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
-        chosen = registry.select(triggers, problem_types or (), previous or (), limit=limit)
-        return {"frameworks": [{"id": s.id, "name": s.name, "score": s.score} for s in chosen]}
+        if context and triggers:
+            raise ToolError("give context or triggers, not both")
+        if not context and not triggers:
+            raise ToolError("give context (the user's words) or triggers")
+        try:
+            if context:
+                chosen = registry.select_text(context, problem_types or (), previous or (), limit)
+            else:
+                chosen = registry.select(triggers or (), problem_types or (), previous or (), limit)
+            return {"frameworks": [c.plain() for c in describe(chosen, registry.get)]}
+        except GraphError as exc:
+            raise ToolError(f"selection failed: {exc}") from None
 
     @server.tool()
     def get_framework(
-        id: str,
+        id: Annotated[str, Field(max_length=MAX_WORD_CHARS)],
     ) -> dict[str, Any]:
         """One registered framework with its triggers, problem types and relationships."""
-        record = registry.get(id)
+        try:
+            record = registry.get(id)
+        except GraphError as exc:
+            raise ToolError(f"lookup failed: {exc}") from None
         plain = record.to_plain() if record is not None else None
         return {"found": record is not None, "framework": plain}
 
     @server.tool()
     def read_neo4j_cypher(
-        cypher_query: str, parameters: dict[str, Any] | None = None
+        cypher_query: Annotated[str, Field(max_length=MAX_QUERY_CHARS)],
+        parameters: Annotated[dict[str, Any] | None, Field(max_length=MAX_WORDS)] = None,
     ) -> dict[str, Any]:
         """Run one read-only Cypher query on the framework registry and return its rows.
 

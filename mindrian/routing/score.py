@@ -15,11 +15,26 @@ candidates. Explicit triggers (``select --trigger``) keep the structured query's
 per further trigger; in a sentence the triggers are one of the text fields, so the words
 an author chose count through relevance. Order: score, then relevance, then id only for
 frameworks equal in both (so the output is deterministic).
+
+The first candidate also gets a **confidence**, the probability that it is the framework
+meant, from its *lead*: its relevance minus the best relevance of any other candidate::
+
+    confidence = 1 / (1 + exp(-(CALIBRATION[0] + CALIBRATION[1] x lead)))
+
+and is marked **confident** when that reaches :data:`CONFIDENT_AT`: the router stands behind
+it alone (a caller may act on it without a judge). The lead is the only input kept: on
+../shared/routing, adding the first's own relevance changed nothing on the half the
+calibration was not fitted on, and whether the sentence uses words of what the skill says it
+is not for (its negative clauses, a body section headed "when not to use") went with right
+first answers more often than with wrong ones (such sentences use the skill's own words), so
+it cannot mark near-misses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,13 +43,16 @@ from mindrian.routing.rank import FieldMatch, RankedIndex, RoutingDocument
 from mindrian.routing.text import stemmed
 
 __all__ = [
+    "CALIBRATION",
     "CHAIN_WEIGHT",
+    "CONFIDENT_AT",
     "FIT_WEIGHT",
     "MIN_RELEVANCE",
     "TEXT_WEIGHT",
     "USAGE_WEIGHT",
     "RankedCandidate",
     "RoutingSnapshot",
+    "confidence",
     "rank_sentence",
 ]
 
@@ -46,6 +64,13 @@ USAGE_WEIGHT = 0.2
 #: matches). Learned on the development half of ../shared/routing by ``make routing-bench``
 #: (the value maximising top-1 hits minus false triggers; see bench/routing.py).
 MIN_RELEVANCE = 0.02
+#: Logistic calibration of the first candidate's lead (intercept, slope): fitted by maximum
+#: likelihood on half A of ../shared/routing (a first answer is right when a should-select
+#: query's skill ranks first, wrong when another does or when a near-miss's own skill does);
+#: ``make routing-bench`` prints its reliability on both halves.
+CALIBRATION = (-0.2, 7.1)
+#: The confidence from which the first candidate is marked confident: a lead of about 0.34.
+CONFIDENT_AT = 0.9
 # Two totals closer than this may round to the same six decimals.
 _ROUNDING = 1e-6
 
@@ -150,6 +175,22 @@ class RankedCandidate:
     """The usage term before weighting: smoothed success rate - 0.5."""
     matches: tuple[FieldMatch, ...] = ()
     """The matched terms, when explaining."""
+    confidence: float | None = None
+    """For the first candidate, the calibrated probability that it is the one meant
+    (:func:`confidence`, six decimals); None for the others."""
+
+    @property
+    def confident(self) -> bool:
+        """Whether the router stands behind this candidate alone: the first, with a confidence
+        of at least :data:`CONFIDENT_AT`."""
+        return self.confidence is not None and self.confidence >= CONFIDENT_AT
+
+
+def confidence(lead: float) -> float:
+    """The calibrated probability that a first candidate leading the others' best relevance
+    by ``lead`` is the framework meant (six decimals)."""
+    intercept, slope = CALIBRATION
+    return round(1.0 / (1.0 + math.exp(-(intercept + slope * lead))), 6)
 
 
 def rank_sentence(
@@ -194,10 +235,14 @@ def rank_sentence(
         for i, value in totals.items()
         if value >= kth
     )
-    return [
+    ranked = [
         _candidate(snapshot, i, -score, -rel, fits, chained, usage, text, explain)
         for score, rel, _, i in scored[:limit]
     ]
+    first = scored[0][3]
+    runner_up = max((r for i, r in relevance.items() if i != first), default=0.0)
+    lead = relevance.get(first, 0.0) - runner_up
+    return [dataclasses.replace(ranked[0], confidence=confidence(lead)), *ranked[1:]]
 
 
 def _candidate(

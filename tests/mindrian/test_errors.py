@@ -21,6 +21,10 @@ _NOT_FAILURES = {
     # returns a paused state. Under MindrianError, a handler's `except MindrianError`
     # around its own calls would swallow the pause and the run would go on.
     "mindrian.workflow.engine.Pause",
+    # A served run's host tool calls wait for the client: the served agent catches it and
+    # pauses the run. Under MindrianError, a caller's `except MindrianError` would report a
+    # failure for a run that is only waiting.
+    "mindrian.agents.base.ConfirmationNeeded",
 }
 
 

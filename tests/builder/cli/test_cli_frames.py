@@ -226,13 +226,13 @@ def test_register_frames_name_their_stage(
         (["build", "skills/demo", "--frames", "--json"], 2, "U014"),
         (["build", "skills/demo", "--frames", "--from", "nine"], 2, "U002"),
         (["register", "--frames"], 2, "U005"),
-        (["build", "--all", "--frames"], 2, "U007"),
+        (["build", "--all", "skills/demo", "--frames"], 2, "U004"),
     ],
 )
 def test_errors_before_any_build_are_framed_too(
     cli, tmp_path: Path, args: list[str], code: int, error_code: str
 ) -> None:
-    project = make_project(tmp_path, {} if "--all" in args else {"demo": skill_text("demo")})
+    project = make_project(tmp_path, {"demo": skill_text("demo")})
     result = cli(args, project)
     frames = frames_of(result)
     assert result.code == code

@@ -336,7 +336,12 @@ def test_select_a_sentence_matches_triggers_by_their_terms(cli, project: Path) -
     # jtbd: its triggers customer and market and its problem type market (GOOD_FOR 0.8);
     # lean-canvas: its problem type market (1.0). "risky" is not "risk".
     assert [r["id"] for r in document["results"]] == ["jtbd", "lean-canvas"]
-    assert [set(r) for r in document["results"]] == [{"rank", "id", "name", "score"}] * 2
+    first, second = document["results"]
+    assert set(first) == {"rank", "id", "name", "score", "confident", "confidence"}
+    assert set(second) == {"rank", "id", "name", "score", "confident"}
+    # Two candidates close together: the first is no answer to act on alone.
+    assert first["confident"] is second["confident"] is False
+    assert 0 < first["confidence"] < 0.9
 
 
 def test_a_sentence_and_triggers_together_are_a_usage_error(cli, project: Path) -> None:

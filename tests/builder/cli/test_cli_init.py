@@ -78,3 +78,22 @@ def test_init_refuses_what_it_would_have_to_clobber(
     done = cli(["init"], tmp_path)
     assert done.code == 1 and expected in done.err and "Traceback" not in done.err
     assert _snapshot(tmp_path) == before
+
+
+def test_init_inside_a_project_refuses_naming_it(cli, tmp_path: Path) -> None:
+    """Repro (issue 38, 4): ``init`` in ``skills/some-skill/`` made a nested project that then
+    captured every command run there."""
+    assert cli(["init"], tmp_path).code == 0
+    inner = tmp_path / "skills" / "some-skill"
+    inner.mkdir()
+    refused = cli(["init"], inner)
+    assert refused.code == 1
+    assert refused.err == (
+        f"{tmp_path.as_posix()}/pyproject.toml: error[N004]: . is inside the mindrian project "
+        f"{tmp_path.as_posix()}, whose commands it would capture; run mindrian there, or give "
+        "--force to make a project here anyway\n"
+    )
+    assert not (inner / "pyproject.toml").exists() and find_project_root(inner) == tmp_path
+    forced = cli(["init", "--force"], inner)
+    assert forced.code == 0 and find_project_root(inner) == inner
+    assert cli(["init"], inner).code == 0  # a project itself: idempotent, not nested

@@ -60,10 +60,29 @@ RULES = [
         "waits_for_user",
     ),
     (
-        "ordered steps",
+        # Numbered steps in the body are one agent's procedure, never a pipeline by inference.
+        "ordered steps from the body",
         dict(steps=(StepSpec("clarify"), StepSpec("analyze"))),
+        "operator",
+        "default",
+    ),
+    (
+        "phases declared in the front matter",
+        dict(steps=(StepSpec("clarify"), StepSpec("analyze")), field_lines={"phases": 4}),
         "pipeline",
-        "ordered_steps",
+        "declared_phases",
+    ),
+    (
+        "a gate on the user between steps",
+        dict(body="1. Draft the plan.\n2. Wait for the user's approval.\n3. Build it.\n"),
+        "guided",
+        "user_gate",
+    ),
+    (
+        "a gate only in an exception",
+        dict(body="1. Draft the plan.\n2. If anything is unclear, wait for the user's answer.\n"),
+        "operator",
+        "default",
     ),
     (
         # A workflow of no steps cannot run (it crashed phase 6 once): not inferred.
@@ -73,11 +92,19 @@ RULES = [
         "default",
     ),
     (
-        "persona: rules, no template",
+        # A rules section is how many task skills are written; it makes no persona.
+        "rules, no template",
         dict(behavioral_rules=("Ask, do not tell.",)),
-        "role",
-        "persona_rules",
+        "operator",
+        "default",
     ),
+    (
+        "persona heading",
+        dict(body="# Coach\n\n## Persona\n\nWarm, direct, brief.\n"),
+        "role",
+        "persona",
+    ),
+    ("persona in the name", dict(name="coach-personality"), "role", "persona"),
     (
         "rules plus template is an operator",
         dict(
@@ -102,6 +129,18 @@ def test_type_inference_rules(case: str, changes: dict, expected: str, rule: str
     decision = decide_type(skill(**changes))
     assert (decision.type, decision.rule) == (expected, rule)
     assert decision.reason
+
+
+def test_an_explicit_guided_skill_without_phases_takes_its_steps_from_its_gates() -> None:
+    body = "Draft the plan.\nWait for the user's approval.\nBuild it.\n"
+    decision = decide_type(skill(type="guided", body=body, body_line=5, field_lines={"type": 2}))
+    assert (decision.type, decision.rule) == ("guided", "explicit")
+    assert decision.steps is not None
+    assert [(s.waits_for_user, s.question) for s in decision.steps] == [
+        (True, "Wait for the user's approval."),
+        (False, ""),
+    ]
+    assert "line 6" in decision.reason
 
 
 def test_unknown_explicit_type_lists_the_five() -> None:
@@ -177,7 +216,7 @@ def test_model_from_skill_and_from_config() -> None:
 
 
 def test_bad_config_default_points_at_pyproject() -> None:
-    d = skill(behavioral_rules=("Ask questions.",))
+    d = skill(type="role", behavioral_rules=("Ask questions.",))
     with pytest.raises(ArchitectureError) as err:
         PHASE.run(phase_input({"skill_analysis": d}, models={"role": "nowhere:model"}))
     assert err.value.location.path == "pyproject.toml"
@@ -187,9 +226,9 @@ def test_bad_config_default_points_at_pyproject() -> None:
     "changes,temperature,thinking",
     [
         ({}, 0.3, None),
-        (dict(behavioral_rules=("Ask.",)), 0.7, None),
+        (dict(type="role", behavioral_rules=("Ask.",)), 0.7, None),
         (dict(sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b"))), None, 8000),
-        (dict(steps=(StepSpec("a"),)), None, 4000),
+        (dict(type="pipeline", steps=(StepSpec("a"),)), None, 4000),
     ],
 )
 def test_generation_settings_by_type(
@@ -291,7 +330,8 @@ def test_spec_round_trips_and_is_deterministic() -> None:
     assert rebuilt == first.output
     assert [c.name for c in first.checks] == list(PHASE.checks)
     assert all(c.passed for c in first.checks)
-    assert "persona_rules" not in first.checks[0].reason and "operator" in first.checks[0].reason
+    # Its rules section makes no persona: one agent, by the default rule.
+    assert first.checks[0].reason.startswith("type operator (default): ")
 
 
 def test_bad_provider_in_a_real_skill_file_points_at_its_line(tmp_path: Path) -> None:
@@ -360,3 +400,12 @@ def test_another_agno_version_asks_again(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(architecture, "installed_version", lambda name: "999.0")
     PHASE.run(phase_input({"skill_analysis": d}))
     assert len(list((tmp_path / "model-check").iterdir())) == 2
+
+
+def test_each_inferred_decision_cites_the_line_it_came_from() -> None:
+    steps = (StepSpec("clarify", line=9), StepSpec("analyze", line=11))
+    assert "(from line 9)" in decide_type(skill(steps=steps)).reason
+    team = (SubAgentSpec("White", "facts", 7), SubAgentSpec("Red", "feelings", 8))
+    assert "(from line 7)" in decide_type(skill(sub_agents=team)).reason
+    waiting = (StepSpec("ask", waits_for_user=True, line=12),)
+    assert "(from line 12)" in decide_type(skill(steps=waiting)).reason

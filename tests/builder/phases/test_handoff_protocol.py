@@ -21,9 +21,9 @@ from builder.skill.spec import AgentSpec
 
 TYPES = {
     "operator": {},
-    "role": dict(behavioral_rules=("Ask first.",)),
+    "role": dict(type="role", behavioral_rules=("Ask first.",)),
     "collaborative": dict(sub_agents=(SubAgentSpec("A", "a"), SubAgentSpec("B", "b"))),
-    "pipeline": dict(steps=(StepSpec("a"), StepSpec("b"))),
+    "pipeline": dict(type="pipeline", steps=(StepSpec("a"), StepSpec("b"))),
     "guided": dict(steps=(StepSpec("a", waits_for_user=True),)),
 }
 

@@ -246,3 +246,21 @@ def test_an_error_with_format_json_is_a_json_object_on_stdout(cli: Run, repo: Pa
     result = cli(["diff", "nope", "--format", "json"], repo)
     assert result.code == 1
     assert json.loads(result.out)["error"]["code"] == "V002"
+
+
+def test_an_edited_skill_not_yet_rebuilt_is_named_with_the_fix(cli: Run, repo: Path) -> None:
+    """Repro (issue 38, 5): after editing a SKILL.md, ``mindrian diff`` said "No agent changed"
+    with no hint that the package had not been rebuilt."""
+    skill = repo / "skills" / "alpha" / "SKILL.md"
+    skill.write_text(skill.read_text(encoding="utf-8") + "\nAlso plan the budget.\n")
+    result = cli(["diff", "HEAD"], repo)
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[:5] == [
+        "**No agent changed.**",
+        "",
+        "Agents at `working tree` compared with `HEAD`.",
+        "",
+        "Edited but not rebuilt: `skills/alpha/SKILL.md`; run `mindrian build --all` to see what "
+        "the edit changes.",
+    ]
+    assert _json(cli, repo, "HEAD")["not_rebuilt"] == ["skills/alpha/SKILL.md"]

@@ -153,7 +153,8 @@ def test_a_phases_list_without_stage_sections_keeps_its_items_as_steps() -> None
         ("Gather", "collect facts"),
         ("Report", "answer"),
     ]
-    assert decide_type(definition).rule == "ordered_steps"
+    # Without a stage sequence, numbered steps are one agent's procedure.
+    assert (decide_type(definition).type, decide_type(definition).rule) == ("operator", "default")
 
 
 def test_declared_phases_win_over_a_stage_list() -> None:

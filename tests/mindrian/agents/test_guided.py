@@ -193,3 +193,37 @@ def test_a_new_process_resumes_the_saved_session(canvas, state_dir, run, tmp_pat
         "Who is your customer?",
         "What hurts them?",
     ]
+
+
+def test_a_step_with_a_question_pauses_with_that_question(agent_class, state_dir, run) -> None:
+    gated = agent_class(
+        GuidedAgent,
+        agent_id="comment-fixer",
+        steps=(("Ask", "List the comments."), ("Fix", "Apply the fixes.")),
+        questions=("Ask the user which numbered comments should be addressed", ""),
+    )
+    models = {
+        "Ask": ScriptedModel("1. typo\n2. naming", id="Ask"),
+        "Fix": ScriptedModel("Done", id="Fix"),
+    }
+    agent = gated(part_models=models, state_dir=state_dir)
+
+    first = run(agent.start("Fix my PR", session_id="s1"))
+    second = run(agent.respond("s1", "only 2"))
+
+    assert first.prompt_for_user == (
+        "Ask the user which numbered comments should be addressed\n"
+        "Step 1 of 2 (Ask): answer to continue, or say 'redo' or 'skip'."
+    )
+    # A step the skill words no question for keeps the generic prompt.
+    assert second.prompt_for_user.startswith("Step 2 of 2 (Fix): answer to continue")
+    # The step's model is told where its step ends: at the skill's own question.
+    assert (
+        models["Ask"]
+        .calls[0]
+        .last_user_message.endswith(
+            "Stop there and wait for the user's answer to: "
+            "Ask the user which numbered comments should be addressed"
+        )
+    )
+    assert "wait for the user's answer" not in models["Fix"].calls[0].last_user_message

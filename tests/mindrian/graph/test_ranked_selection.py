@@ -17,6 +17,7 @@ from mindrian.graph.dialect import EMBEDDED_SCHEMA
 from mindrian.graph.embedded import FORMAT_SCHEMA, FORMAT_VERSION
 from mindrian.graph.errors import GraphError
 from mindrian.routing.rank import RankedIndex, RoutingDocument, negative_clauses
+from mindrian.routing.score import CONFIDENT_AT, confidence
 from mindrian.routing.text import prose, stem, stemmed, tokens
 
 
@@ -331,3 +332,51 @@ def test_rates_count_hits_abstentions_and_false_triggers(
     assert (plain["top1"], plain["abstention"], plain["false_trigger"]) == (0.5, 0.5, 0.5)
     assert [m.query for m in report.worst] == ["zzz"]
     assert "overall" in report.table()
+
+
+def test_only_the_first_carries_a_confidence_calibrated_on_its_lead(
+    registry: EmbeddedRegistry,
+) -> None:
+    # sql-review alone holds "sql" and "migrations": it leads every other candidate widely.
+    alone = registry.rank_text("please review these SQL migrations")
+    assert alone[0].confident and alone[0].confidence == confidence(alone[0].relevance)
+    # Two frameworks about reviewing: the first leads by little, so it is no answer to act on.
+    close = registry.rank_text("review the changes")
+    lead = close[0].relevance - close[1].relevance
+    assert close[0].confidence == confidence(lead) and not close[0].confident
+    assert all(c.confidence is None and not c.confident for c in (*alone[1:], *close[1:]))
+    assert registry.select_text("review the changes")[0].confidence == close[0].confidence
+    assert confidence(0.0) < 0.5 < confidence(0.2) < CONFIDENT_AT <= confidence(0.4) < 1.0
+
+
+def _answer(skill: str, confidence: float | None) -> tuple[Selection, ...]:
+    return (Selection(skill, skill, 1.0, confidence), Selection("other", "other", 0.5))
+
+
+def test_the_confident_mark_is_scored_by_precision_coverage_and_reliability(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.json"
+    queries = ["right sure", "wrong sure", "right unsure", "near-miss sure", "near-miss other"]
+    cases = [{"query": q, "should_trigger": not q.startswith("near")} for q in queries]
+    path.write_text(json.dumps({"skill_name": "mine", "cases": cases}), encoding="utf-8")
+    answers = {
+        "right sure": _answer("mine", 0.95),
+        "wrong sure": _answer("yours", 0.92),
+        "right unsure": _answer("mine", 0.55),
+        "near-miss sure": _answer("mine", 0.97),
+        # Another skill answered for a near-miss: not labelled either way.
+        "near-miss other": _answer("yours", 0.99),
+    }
+    report = run_evals(read_evals(path), answers.__getitem__)
+    plain = report.plain()["overall"]
+    # Confident: one right, one wrong skill, one near-miss triggered: 1 of 3 right; 2 of the
+    # 3 should-select queries were answered confidently.
+    assert plain["confident_precision"] == round(1 / 3, 6)
+    assert plain["confident_coverage"] == round(2 / 3, 6)
+    assert report.reliability() == (
+        (0.5, 0.6, 1, 0.55, 1.0),
+        (0.9, 1.0, 3, round((0.95 + 0.92 + 0.97) / 3, 6), round(1 / 3, 6)),
+    )
+    assert [r["answers"] for r in report.plain()["reliability"]] == [1, 3]
+    assert "confident first answers: precision 33.3%, coverage 66.7%" in report.table()

@@ -295,7 +295,8 @@ def test_larrys_select_frameworks_agrees(
     assert [_ranked(orchestration.select(session, s)) for s in SENTENCES] == expected["sentences"]
     with bound(orchestration, "agreement"):
         listed = select_frameworks(SENTENCES[1])
-    ids = [line.split(". ", 1)[1].split(" ", 1)[0] for line in listed.splitlines()[1:]]
+    ranks = [line for line in listed.splitlines()[1:] if line[:1].isdigit()]
+    ids = [line.split(". ", 1)[1].split(" ", 1)[0] for line in ranks]
     assert ids == [framework for framework, _ in expected["sentences"][1]]
 
 

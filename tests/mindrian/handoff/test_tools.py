@@ -105,7 +105,9 @@ def test_the_gate_then_the_delegation_and_its_summary(registry: Any) -> None:
         assert assess_clarity(**CLEAR).endswith(": ready to delegate.")
         listed = select_frameworks("is my idea worth it").splitlines()
         # Ranked by text relevance (README "Selection"): only the delegable pws is listed.
-        assert listed[0] == "Frameworks, best first:"
+        assert listed[0] == (
+            "Frameworks, best first (what each is for, and what its author says it is not for):"
+        )
         assert [line.split(": score")[0] for line in listed[1:]] == ["1. pws (PWS)"], (
             "larry itself and lean (not delegable) are left out"
         )

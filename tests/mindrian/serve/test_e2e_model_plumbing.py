@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench.e2e_model import recording_proxy, run_agent, table
+from bench.e2e_model import HOST_AGENT, host_project, recording_proxy, run_agent, table
 from mindrian.testing.served import free_port
 
 pytestmark = pytest.mark.slow  # mindrian run processes
@@ -100,3 +100,70 @@ def test_no_request_reaching_the_server_fails_the_row(tmp_path: Path) -> None:
         row = run_agent(_PWS, base_url + "/elsewhere", recorder, tmp_path)
     assert row.requests == 0
     assert not row.passed
+
+
+def _tool_call(name: str, arguments: dict[str, Any]) -> bytes:
+    call = {"id": "call_1", "type": "function", "function": {"name": name}}
+    call["function"]["arguments"] = json.dumps(arguments)
+    return json.dumps(
+        {
+            "id": "chatcmpl-2",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "stand-in",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                    "finish_reason": "tool_calls",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    ).encode()
+
+
+@contextmanager
+def tool_calling_server() -> Iterator[str]:
+    """A server whose model calls ``Bash(git status --short)`` first, then answers."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            answered = any(m.get("role") == "tool" for m in sent["messages"])
+            body = (
+                _completion('{"output": "all clear"}')
+                if answered
+                else _tool_call("Bash", {"command": "git status --short"})
+            )
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_host_skills_agent_is_offered_its_tools_and_a_call_runs_and_replays(
+    tmp_path: Path,
+) -> None:
+    project, workspace = host_project(tmp_path)
+    with tool_calling_server() as upstream:
+        with recording_proxy(upstream) as (base_url, recorder):
+            row = run_agent(
+                HOST_AGENT, base_url, recorder, tmp_path, project=project,
+                options=["--workspace", str(workspace)],
+            )  # fmt: skip
+    assert (row.requests, row.tools, row.tool_results) == (2, ("Bash", "Read", "read_reference"), 1)
+    assert (row.outcome, row.replayed) == ("answered", True)
+    assert "Bash,Read,read_reference (1 ran)" in table([row])

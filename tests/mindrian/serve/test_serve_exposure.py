@@ -19,6 +19,7 @@ from mindrian.serve import (
     check_exposure,
     is_loopback,
 )
+from mindrian.testing.served import free_port
 
 _AUTH_VARIABLES = ("OS_SECURITY_KEY", "JWT_VERIFICATION_KEY", "JWT_JWKS_FILE")
 
@@ -100,7 +101,7 @@ def test_a_sqlite_database_that_cannot_be_opened_exits_1_before_listening(tmp_pa
     """Repro: Agno logged "unable to open database file" and its tracebacks, and the server
     answered every request while storing no session or run."""
     url = f"sqlite:///{tmp_path}/no/such/folder/sessions.db"
-    done = _serve("--db", url, "--port", "1")
+    done = _serve("--db", url, "--port", str(free_port()))
 
     assert done.returncode == 1, done.stderr
     assert done.stderr == (
