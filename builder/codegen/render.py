@@ -371,6 +371,7 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("tests/conftest.py", "loads the offline guard when the tests run on their own"),
     ("tests/test_agent.py", "offline tests: the shared contract of the type on this package"),
     ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
+    ("skill/", "the skill's own files, byte for byte (scripts keep their mode)"),
 )
 
 

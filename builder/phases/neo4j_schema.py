@@ -30,6 +30,7 @@ from builder.graph.config import (
     PropertySpec,
     RelationshipSchema,
 )
+from builder.phases import phase_number
 from builder.phases.keys import embedded_label, linter_identity, linter_label
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
@@ -483,7 +484,7 @@ class Neo4jSchemaPhase(PhaseHooks[Outputs, GraphConfig]):
     """Phase 5: the GraphConfig of an agent, its queries checked by a Cypher front end."""
 
     name = "neo4j_schema"
-    number = 5
+    number = phase_number(name)
     checks = ("schema_valid", "queries_generated")
     output_type = GraphConfig
 

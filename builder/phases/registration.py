@@ -49,7 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builder.phases.keys import registration_extra
+from builder.phases import phase_number
+from builder.phases.keys import load_key, registration_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
@@ -62,6 +63,7 @@ from builder.pipeline.output_folder import (
     unfinished_removals,
     unfinished_retire,
 )
+from builder.pipeline.services import LONE, Services
 from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
 from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
@@ -207,7 +209,11 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
     """Phase 7; the registry location, the environment and the probe are injectable."""
 
     name = "registration"
-    number = 7
+    number = phase_number(name)
+    #: It writes the registry (one writer: skills in turn, in this process) and probes the
+    #: installed package in a child (declared with its key, which a batch reads without
+    #: importing this module).
+    traits = load_key(name).traits
     checks = ("registered", "e2e_passes")
     output_type = Registration
     #: The end-to-end probe runs the whole runtime, not only what this module imports.
@@ -218,19 +224,24 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         registry_path: Path | None = None,
         *,
         env: Mapping[str, str] | None = None,
-        probe: ProbeRunner = run_probe,
+        services: Services = LONE,
     ) -> None:
         """``registry_path`` None means the project's default; ``env`` replaces ``os.environ`` for
-        NEO4J_*."""
+        NEO4J_*; ``services`` says how the probe runs."""
         self.registry_path = registry_path
         self.env = env
-        self.probe = probe
+        self.services = services
 
-    def with_probe(self, probe: ProbeRunner) -> RegistrationPhase:
-        """A copy of this phase (registry, environment) probing packages through ``probe``."""
+    def with_services(self, services: Services) -> RegistrationPhase:
+        """A copy of this phase (registry, environment) probing packages as ``services`` says."""
         changed = copy.copy(self)
-        changed.probe = probe
+        changed.services = services
         return changed
+
+    @property
+    def probe(self) -> ProbeRunner:
+        """How this phase probes a package."""
+        return self.services.probe or run_probe
 
     def _environ(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
