@@ -9,6 +9,12 @@ name, under the same names, so a model's habits carry over. Each call is
 confined (:mod:`mindrian.host.confine`), checked (:mod:`mindrian.host.gate`),
 run, and recorded; a call that does not run returns one plain sentence saying
 why, which the model reads and the user sees.
+
+They are Agno ``Function`` objects of their own rather than Agno's
+``ShellTools``/``FileTools``/``Workspace`` toolkits: those take other names and
+parameters (``run_shell_command(args)``, ``read_file(path)``), and their command
+runner neither kills a process group on timeout, nor caps output while reading,
+nor leaves the parent's keys out of the environment, which these tools promise.
 """
 
 from __future__ import annotations
