@@ -11,28 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from builder.graph.select_output import select_json, select_table
 from builder.pipeline.errors import CompilerError, SourceLocation, UsageError
-from builder.pipeline.report import terminal_safe
 from mindrian.graph import (
     EmbeddedRegistry,
     Registry,
     RegistryYamlError,
-    Selection,
     open_registry,
     redact_uri,
     registry_from_yaml,
 )
 from mindrian.project import ProjectPaths
-from mindrian.routing.text import tokens
 
 __all__ = [
     "OpenedRegistry",
@@ -229,55 +226,3 @@ def shown_path(path: Path) -> str:
 
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split())
-
-
-def _cell(text: str) -> str:
-    """Registry text made safe for a terminal: control characters shown escaped."""
-    return terminal_safe(text)
-
-
-def select_table(selections: Sequence[Selection]) -> str:
-    """``rank id name score`` columns, best first."""
-    rows = [("rank", "id", "name", "score")] + [
-        (str(rank), _cell(s.id), _cell(s.name or ""), f"{s.score:.3f}")
-        for rank, s in enumerate(selections, 1)
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3] for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def select_json(
-    selections: Sequence[Selection],
-    where: str,
-    triggers: Sequence[str],
-    problem_types: Sequence[str],
-    previous: Sequence[str],
-    limit: int,
-    *,
-    text: str | None = None,
-) -> str:
-    """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms,
-    and each result of a sentence says whether the router stands behind it alone
-    (``confident``, true only for a first result; the first also carries its ``confidence``)."""
-    sentence = {} if text is None else {"text": text, "terms": list(dict.fromkeys(tokens(text)))}
-    document = {
-        "registry": where,
-        **sentence,
-        "triggers": list(triggers),
-        "problem_types": list(problem_types),
-        "previous": list(previous),
-        "limit": limit,
-        "results": [
-            {
-                "rank": rank,
-                "id": s.id,
-                "name": s.name,
-                "score": round(s.score, 6),
-                **({} if text is None else {"confident": s.confident}),
-                **({} if s.confidence is None else {"confidence": s.confidence}),
-            }
-            for rank, s in enumerate(selections, 1)
-        ],
-    }
-    return json.dumps(document, indent=2, ensure_ascii=False)
