@@ -348,3 +348,10 @@ def test_glob_and_grep_do_not_walk_out_through_a_link_to_the_root(place: Path) -
         "guide-link.md:2:Be brief.",  # a link to a skill file is shown by its own name
         "guide-link.md",
     ]
+
+
+def test_an_empty_command_is_refused_without_asking_anyone(place: Path) -> None:
+    nobody = Recorder(yes=True)
+    records, _ = run_calls(place, ToolCall("Bash", {"command": "  "}), approver=nobody)
+    assert (outcomes(records), records[0].output) == (["refused"], "Refused: the command is empty.")
+    assert nobody.asked == []
