@@ -484,6 +484,7 @@ def _debate_rounds(spec: AgentSpec) -> int:
 _REGISTRATION_QUERIES: tuple[str, ...] = (
     "constraint_framework_id",
     "constraint_problem_type_name",
+    "constraint_session_id",
     "register_frameworks",
     "merge_chains",
     "merge_good_for",

@@ -90,7 +90,7 @@ def _neo4j(uri: str, environ: Mapping[str, str]) -> OpenedRegistry:
     if problem:
         raise UsageError(problem, code="U009")
     # The URI is set, so no embedded registry is opened: there is no path to give.
-    return OpenedRegistry(open_registry(uri, None, env=environ), redact_uri(uri))
+    return OpenedRegistry(open_registry(uri, None, env=environ, read_only=True), redact_uri(uri))
 
 
 def uri_credentials_problem(uri: str) -> str | None:
@@ -148,19 +148,8 @@ def build_registry_from_yaml(
     database.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=database.parent, prefix=".registry-build-"))
     try:
-        try:
+        with _reading(exported, display):
             built = registry_from_yaml(exported, scratch / database.name)
-        except RegistryYamlError as exc:
-            raise CompilerError(
-                f"cannot be read as a registry: {exc.message}; restore it from version control",
-                location=SourceLocation((display or shown_path)(exported), exc.line, exc.column),
-                code="G014",
-            ) from None
-        except (OSError, ValueError) as exc:
-            raise CompilerError(
-                f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
-                code="G014",
-            ) from None
         try:
             count = built.counts().frameworks
             built.checkpoint()  # the scratch folder's log is deleted with it
@@ -171,6 +160,24 @@ def build_registry_from_yaml(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return count
+
+
+@contextlib.contextmanager
+def _reading(exported: Path, display: Callable[[Path], str] | None) -> Iterator[None]:
+    """registry.yaml that cannot be read becomes :class:`CompilerError` ``G014``, placed in it."""
+    try:
+        yield
+    except RegistryYamlError as exc:
+        raise CompilerError(
+            f"cannot be read as a registry: {exc.message}; restore it from version control",
+            location=SourceLocation((display or shown_path)(exported), exc.line, exc.column),
+            code="G014",
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise CompilerError(
+            f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
+            code="G014",
+        ) from None
 
 
 def restore_registry_once(
@@ -199,21 +206,46 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(handle)  # closing the descriptor releases the lock
 
 
-def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) -> str:
-    """``mindrian graph rebuild``: replace the embedded database by what registry.yaml lists.
+def rebuild_registry(
+    paths: ProjectPaths, display: Callable[[Path], str] = str, env: Mapping[str, str] | None = None
+) -> str:
+    """``mindrian graph rebuild``: make the registry hold exactly what registry.yaml lists.
 
-    The fix for a damaged database (:class:`RegistryDamaged`); returns the line to print.
+    The embedded database is replaced (the fix for a damaged one, :class:`RegistryDamaged`);
+    with ``NEO4J_URI`` set, the Neo4j database is brought to it under the writer lock: the
+    frameworks registry.yaml lacks unregistered, every listed one registered again. Returns the
+    line to print.
     """
+    environ = os.environ if env is None else env
     if not paths.registry_yaml.is_file():
         raise CompilerError(
             f"cannot rebuild the registry: {display(paths.registry_yaml)} does not exist",
             code="G011",
         )
-    count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry, display)
-    return (
-        f"rebuilt {display(paths.embedded_registry)} from {display(paths.registry_yaml)} "
-        f"({count} framework(s))"
-    )
+    uri = environ.get("NEO4J_URI") or None
+    if uri:
+        count = _rebuild_neo4j(uri, paths.registry_yaml, environ, display)
+        where = redact_uri(uri)
+    else:
+        count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry, display)
+        where = display(paths.embedded_registry)
+    return f"rebuilt {where} from {display(paths.registry_yaml)} ({count} framework(s))"
+
+
+def _rebuild_neo4j(
+    uri: str, exported: Path, environ: Mapping[str, str], display: Callable[[Path], str]
+) -> int:
+    problem = uri_credentials_problem(uri)
+    if problem:
+        raise UsageError(problem, code="U009")
+    with _reading(exported, display), registry_from_yaml(exported) as listed:
+        records = listed.export()  # read and checked before Neo4j is touched
+    with open_registry(uri, None, env=environ, exclusive=True) as registry:
+        keep = {r.id for r in records}
+        for gone in sorted({r.id for r in registry.export()} - keep):
+            registry.unregister(gone)
+        registry.register_many(records)
+        return registry.counts().frameworks
 
 
 def shown_path(path: Path) -> str:
