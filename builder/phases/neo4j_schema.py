@@ -121,6 +121,7 @@ _RELATIONSHIPS = (
 _CONSTRAINTS = (
     Constraint("Framework", "id", q.CONSTRAINT_FRAMEWORK_ID.name),
     Constraint("ProblemType", "name", q.CONSTRAINT_PROBLEM_TYPE_NAME.name),
+    Constraint("Session", "id", q.CONSTRAINT_SESSION_ID.name),
 )
 
 # String literals and comments are removed before looking for `$name`, so text inside
@@ -174,6 +175,7 @@ def _parameters(
     return {
         q.CONSTRAINT_FRAMEWORK_ID.name: {},
         q.CONSTRAINT_PROBLEM_TYPE_NAME.name: {},
+        q.CONSTRAINT_SESSION_ID.name: {},
         q.REGISTER_FRAMEWORKS.name: {"frameworks": [row]},
         q.OUTGOING_CHAINS.name: ids,
         q.OUTGOING_GOOD_FOR.name: ids,

@@ -22,9 +22,9 @@ What Agno runs is then exactly the wrapper's behaviour:
   AgentOS's continue route (``acontinue_run``) carries the user's answer, or
   ``back``/``skip``, and the progress lives in the session's ``session_data``,
   so a restarted server or another replica continues where it stopped;
-* with host tools enabled (``mindrian serve --host-tools``), an operator's
-  host tool calls work in a folder of the run's user, and a call no rule
-  allows pauses the run with AgentOS's human-in-the-loop confirmation: the run
+* with host tools enabled (``mindrian serve --host-tools``), host tool calls
+  work in a folder of the run's user, and an operator's or a role agent's call
+  no rule allows pauses the run with AgentOS's human-in-the-loop confirmation: the run
   is ``PAUSED`` with one requirement per pending call, the client confirms or
   rejects each (``tools`` on the continue route, ``confirmed`` true or false),
   and the run goes on. Agno's ``requires_confirmation`` is per tool, so every
