@@ -104,14 +104,25 @@ lint: setup
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy
 	$(BIN)/ruff check --output-format concise --select F,I,B --line-length 88 \
-		--config "src = ['generated']" --config "lint.isort.known-first-party = []" generated
+		--config "src = ['generated']" --config "lint.isort.known-first-party = []" \
+		--extend-exclude 'generated/*/skill' generated
 
 # The wheel and sdist a user installs (`pip install 'dist/mindrian-<version>-py3-none-any.whl[build]'`):
 # the runtime, the compiler, the templates (templates/ as builder/_templates) and the Cypher
-# linter's script; the sdist builds the same wheel.
-dist: setup
-	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
+# linter's script; the sdist builds the same wheel. Only `build` and the build backend are
+# installed for it (in .dist-venv, once), not the development environment, and `build` uses them
+# rather than a fresh isolated environment per step; its log is shown only when it fails.
+DIST_VENV := .dist-venv
+$(DIST_VENV)/.mindrian-installed: pyproject.toml constraints.txt
+	rm -rf $(DIST_VENV) && $(PYTHON) -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python $(PIP_INSTALL) -c constraints.txt build 'setuptools>=77'
+	touch $@
+
+dist: $(DIST_VENV)/.mindrian-installed
+	@rm -rf dist
+	@$(DIST_VENV)/bin/python -m build --no-isolation --outdir dist . > $(DIST_VENV)/build.log 2>&1 \
+		|| { cat $(DIST_VENV)/build.log; exit 1; }
+	@ls dist
 
 # Rebuild every skill into generated/ (commit the result).
 regen: setup

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -346,7 +346,7 @@ def _run_batch(
         if publish:
             built = {r.agent_id for r in reports if r.agent_id and not r.problem}
             publish_ready(output, built)
-        removed = _retire(reports, config, registration) if retire else ()
+        removed = _retire(reports, config, registration, printed) if retire else ()
     for framework_id in removed:
         printed(f"removed {framework_id}: its skill is gone (unregistered, package deleted)")
     if len(reports) > 1 and not request.quiet:
@@ -361,7 +361,10 @@ def _run_batch(
 
 
 def _retire(
-    reports: Sequence[BuildReport], config: BuildConfig, registration: RegistrationPhase | None
+    reports: Sequence[BuildReport],
+    config: BuildConfig,
+    registration: RegistrationPhase | None,
+    printed: Callable[[str], None],
 ) -> tuple[str, ...]:
     """Retire what skills no longer in the batch left installed; the ids removed.
 
@@ -369,9 +372,14 @@ def _retire(
     cannot be read stops both alike) removes nothing and is not printed again: that skill's
     report already carries the problem and its exit status.
     """
-    from builder.orchestration.batch import retire_removed
+    from builder.orchestration.batch import retire_removed, retire_waits
     from builder.pipeline.results import problem_of
 
+    if retire_waits(reports, config):
+        printed(
+            "note: packages of skills no longer here stay installed until every skill gets past "
+            "phase 1 (a failing skill might be their owner); the next such build --all retires them"
+        )
     try:
         return retire_removed(reports, config, registration)
     except CompilerError as error:

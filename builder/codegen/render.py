@@ -371,6 +371,7 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("tests/conftest.py", "loads the offline guard when the tests run on their own"),
     ("tests/test_agent.py", "offline tests: the shared contract of the type on this package"),
     ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
+    ("skill/", "the skill's own files, byte for byte (scripts keep their mode)"),
 )
 
 
@@ -446,9 +447,7 @@ _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 
 def _handoff_contract(spec: AgentSpec) -> dict[str, Any]:
     """Phase 3's contract as the package's tests expect the runtime to hold it."""
-    handoff = spec.handoff
-    if handoff is None:
-        raise CodegenError("phase 6 needs the handoff contract of phase 3", code="C027")
+    handoff = spec.contract
     return {
         "min_clarity": handoff.receives.min_clarity,
         "can_be_called_by": list(handoff.routing.can_be_called_by),
@@ -485,6 +484,7 @@ def _debate_rounds(spec: AgentSpec) -> int:
 _REGISTRATION_QUERIES: tuple[str, ...] = (
     "constraint_framework_id",
     "constraint_problem_type_name",
+    "constraint_session_id",
     "register_frameworks",
     "merge_chains",
     "merge_good_for",

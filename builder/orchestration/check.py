@@ -35,6 +35,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ __all__ = [
     "CheckResult",
     "check",
     "diff_trees",
+    "executables_in",
     "read_tree",
     "summary",
 ]
@@ -119,6 +121,19 @@ def read_tree(root: Path) -> dict[str, bytes]:
     return dict(sorted(files.items()))
 
 
+def executables_in(root: Path) -> frozenset[str]:
+    """The relative POSIX paths under ``root`` whose owner's executable bit is set (a package's
+    copied scripts keep their mode, and the check compares it as git does)."""
+    found = set()
+    for folder, subdirs, files in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d not in IGNORED_DIRS]
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.stat(path).st_mode & stat.S_IXUSR:
+                found.add(Path(path).relative_to(root).as_posix())
+    return frozenset(found)
+
+
 def _pip_leftover(prefix: str, name: str) -> bool:
     """``<package>/build`` or ``<package>/<name>.egg-info``: a folder of an in-place pip build."""
     return prefix.count("/") == 1 and (name == "build" or name.endswith(".egg-info"))
@@ -147,19 +162,32 @@ def _file_diff(name: str, old: bytes | None, new: bytes | None) -> str:
 
 
 def diff_trees(
-    committed: Mapping[str, bytes], fresh: Mapping[str, bytes], prefix: str
+    committed: Mapping[str, bytes],
+    fresh: Mapping[str, bytes],
+    prefix: str,
+    executables: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
 ) -> tuple[tuple[str, ...], str]:
-    """Paths that differ (``prefix/…``) and their unified diff, committed → regenerated."""
+    """Paths that differ (``prefix/…``) in bytes or in mode (``executables``: the executable
+    files committed and regenerated) and their unified diff, committed → regenerated."""
     drift = []
     parts = []
     for name in sorted(set(committed) | set(fresh)):
         old, new = committed.get(name), fresh.get(name)
-        if old == new:
+        modes = tuple(_MODES[name in side] for side in executables)
+        moved = old is not None and new is not None and modes[0] != modes[1]
+        if old == new and not moved:
             continue
         shown = f"{prefix}/{name}" if prefix else name
         drift.append(shown)
-        parts.append(_file_diff(shown, old, new))
+        if moved:
+            parts.append(f"diff a/{shown} b/{shown}\nold mode {modes[0]}\nnew mode {modes[1]}\n")
+        if old != new:
+            parts.append(_file_diff(shown, old, new))
     return tuple(drift), "".join(parts)
+
+
+#: A file's mode as git shows it, by whether it is executable.
+_MODES = {False: "100644", True: "100755"}
 
 
 def check(
@@ -222,11 +250,12 @@ def check(
         # The output's own state (staging, its registry index) is not generated output.
         shutil.rmtree(paths.output_state, ignore_errors=True)
         fresh = read_tree(out_dir)
+        modes = (executables_in(committed_dir), executables_in(out_dir))
     committed = read_tree(committed_dir)
     if not shard.whole:
         owners = spec_sources(fresh) | spec_sources(committed)
         committed, fresh = owned_tree(committed, shard, owners), owned_tree(fresh, shard, owners)
-    drift, diff = diff_trees(committed, fresh, _relative(committed_dir, root))
+    drift, diff = diff_trees(committed, fresh, _relative(committed_dir, root), modes)
     return CheckResult(
         builds=builds, drift=drift, diff=diff, files=len(set(committed) | set(fresh))
     )

@@ -55,6 +55,9 @@ class Seen:
     """The name of SKILL.md (or CHAIN.md) in its folder."""
     stats: dict[str, os.stat_result]
     """Each file's stat, by folder-relative name (the skill file included)."""
+    data: bytes = b""
+    """The skill file's bytes, read right after its stat (its links name the other files):
+    :func:`~builder.skill.source.load_source` takes them rather than reading it again."""
 
 
 @dataclass(frozen=True)
@@ -69,17 +72,16 @@ class Hit:
     """Some file had to be hashed: the stamp is written again so the next run need not."""
 
 
-def _names(path: Path, display: str) -> tuple[Path, str, tuple[str, ...]]:
-    file, shown = located_file(path, display)
-    return file, shown, (file.name, *folder_names(file, shown))
-
-
 def observe_source(path: Path, display: str) -> Seen | None:
-    """Stat a skill's files before :func:`~builder.skill.source.load_source` reads them; None
-    when they cannot be listed (the load reports why)."""
+    """Stat a skill's files before :func:`~builder.skill.source.load_source` reads them (the
+    skill file is read here, after its stat, for the files it links to); None when they cannot
+    be listed (the load reports why)."""
     try:
-        file, _, names = _names(path, display)
-        return Seen(file.name, observe(file.parent, names))
+        file, shown = located_file(path, display)
+        first = observe(file.parent, (file.name,))
+        data = file.read_bytes()
+        rest = observe(file.parent, folder_names(file, shown, data))
+        return Seen(file.name, {**first, **rest}, data)
     except (CompilerError, OSError):
         return None
 
@@ -93,8 +95,9 @@ def check_stamp(
         return None
     stamp, stamped_ns = found
     try:
-        file, shown, names = _names(path, display)
+        file, shown = located_file(path, display)
         data = file.read_bytes()
+        names = (file.name, *folder_names(file, shown, data))
     except (CompilerError, OSError):
         return None
     sources = verify_files(file.parent, names, stamp.sources, stamped_ns)

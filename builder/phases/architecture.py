@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import mindrian
+from builder.phases import phase_number
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.cache import (
     cache_dir,
@@ -503,8 +504,11 @@ def split_body(definition: SkillDefinition) -> tuple[InstructionBlock, ...]:
     return tuple(blocks)
 
 
-def build_instructions(definition: SkillDefinition, agent_type: str) -> InstructionSet:
-    """Instructions from the whole body plus reference elements; nothing is dropped."""
+def build_instructions(
+    definition: SkillDefinition, agent_type: str, files: tuple[str, ...] = ()
+) -> InstructionSet:
+    """Instructions from the whole body plus reference elements and the names of the skill's
+    other ``files``; nothing is dropped."""
     # The description is not repeated here: the runtime gives it to Agno as the agent's description.
     system_prompt = f"You are {definition.display_name}, a Mindrian {agent_type} agent."
     elements = tuple(
@@ -517,6 +521,7 @@ def build_instructions(definition: SkillDefinition, agent_type: str) -> Instruct
         behavioral_rules=definition.behavioral_rules,
         blocks=split_body(definition),
         elements=elements,
+        files=tuple(f for f in files if f not in {e.path for e in elements}),
     )
 
 
@@ -524,7 +529,7 @@ class ArchitecturePhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 2: decide type and model, assemble instructions."""
 
     name = "architecture"
-    number = 2
+    number = phase_number(name)
     checks = ("type_determined", "model_selected")
     output_type = AgentSpec
 
@@ -545,7 +550,9 @@ class ArchitecturePhase(PhaseHooks[Outputs, AgentSpec]):
             type_rule=decision.rule,
             type_reason=decision.reason,
             model=model,
-            instructions=build_instructions(d, decision.type),
+            instructions=build_instructions(
+                d, decision.type, tuple(name for name, _ in inputs.source.files)
+            ),
             sub_agents=d.sub_agents,
             steps=d.steps if decision.steps is None else decision.steps,
             scores=d.scores,

@@ -13,8 +13,8 @@ or the installed one (:meth:`CodeGenerationPhase.cache_valid`).
 
 from __future__ import annotations
 
+import copy
 import functools
-import hashlib
 import json
 import shutil
 from collections.abc import Callable, Mapping
@@ -36,16 +36,19 @@ from builder.codegen.render import (
     workflow_dot,
     write_tree,
 )
-from builder.phases.keys import codegen_extra
+from builder.phases import phase_number
+from builder.phases.keys import codegen_extra, load_key
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
-from builder.pipeline.errors import CodegenError, SourceLocation
+from builder.pipeline.errors import CodegenError, CompilerError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
-from builder.pipeline.transaction import PackageTransaction
+from builder.pipeline.services import LONE, Services, TestRunner
+from builder.pipeline.transaction import PackageTransaction, file_digest, path_digest
 from builder.pipeline.worker import ModuleRunner, run_module
 from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
+from builder.skill.source import SKILL_FOLDER, SkillFile, skill_files
 from builder.skill.spec import AgentSpec
 from mindrian.project import ProjectPaths
 
@@ -66,6 +69,7 @@ __all__ = [
     "run_generated_tests",
     "skip_generated_tests",
     "transaction",
+    "write_skill_files",
 ]
 
 #: The test summary of a package rendered with :func:`skip_generated_tests`.
@@ -79,14 +83,11 @@ class GeneratedPackage:
     identifier: str
     """Package name (the folder under the output directory)."""
     files: tuple[tuple[str, str], ...]
-    """``(package-relative path, sha256 hex of the bytes)`` for every file, sorted by path."""
+    """``(package-relative path, digest)`` for every file, sorted by path; the digest is the
+    sha256 hex of the bytes, marked for an executable file (:func:`file_digest`)."""
     tests: str
     """The pytest summary line of the generated tests without timing (``7 passed``), or why they did
     not run."""
-
-
-#: Runs the tests of a package staged at ``folder / identifier``.
-TestRunner = Callable[[Path, str], TestRun]
 
 
 def package_dir(inputs: Inputs, identifier: str) -> Path:
@@ -132,25 +133,38 @@ def skip_generated_tests(folder: Path, identifier: str) -> TestRun:
     return TestRun(True, SKIPPED_TESTS, (), "")
 
 
-def _digests(files: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple((p, hashlib.sha256(files[p].encode("utf-8")).hexdigest()) for p in sorted(files))
+def _digests(files: Mapping[str, str], skill: tuple[SkillFile, ...] = ()) -> dict[str, str]:
+    """The digest of every file of the package: rendered ``files`` and the ``skill`` copy."""
+    found = {p: file_digest(text.encode("utf-8"), False) for p, text in files.items()}
+    found.update({f"{SKILL_FOLDER}/{f.name}": file_digest(f.data, f.executable) for f in skill})
+    return dict(sorted(found.items()))
 
 
 def _on_disk(root: Path) -> dict[str, str]:
-    """sha256 of every file under ``root``, by relative POSIX path."""
+    """The digest of every file under ``root``, by relative POSIX path."""
     return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        p.relative_to(root).as_posix(): path_digest(p)
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
 
 
+def write_skill_files(skill: tuple[SkillFile, ...], package: Path) -> None:
+    """Copy the skill's files byte for byte under ``package/skill/``, executables as 0755."""
+    for file in skill:
+        target = package / SKILL_FOLDER / file.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(file.data)
+        target.chmod(0o755 if file.executable else 0o644)
+
+
 def _sweep(package: Path, files: Mapping[str, str]) -> None:
+    # ``files``: the digests the package must hold (:func:`_digests`).
     """Remove what running the tests left behind (caches), then insist the package is as
     rendered."""
     for path in sorted(package.rglob("__pycache__"), reverse=True):
         shutil.rmtree(path)
-    expected = dict(_digests(files))
+    expected = files
     actual = _on_disk(package)
     if actual != expected:
         changed = sorted(
@@ -253,26 +267,39 @@ def _workflow_dot(spec: AgentSpec) -> str | None:
 
 
 class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
-    """Phase 6; the test runner and template folder are injectable for tests."""
+    """Phase 6; the template folder is injectable for tests, the test runner comes from the
+    build's :class:`~builder.pipeline.services.Services`."""
 
     name = "code_generation"
-    number = 6
+    number = phase_number(name)
     checks = ("compiles", "tests_pass")
     output_type = GeneratedPackage
+    #: It writes the package folder, and tests the package it renders in a child (declared with
+    #: its key, which a batch reads without importing this module).
+    traits = load_key(name).traits
     #: The generated tests run the whole runtime, not only what this module imports.
     code_packages = ("mindrian",)
 
-    def __init__(
-        self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES
-    ) -> None:
-        self.run_tests = run_tests
+    def __init__(self, templates: Path = AGENT_TEMPLATES, services: Services = LONE) -> None:
         self.templates = templates
+        self.services = services
+
+    def with_services(self, services: Services) -> CodeGenerationPhase:
+        """This phase (its templates) testing packages as ``services`` says."""
+        changed = copy.copy(self)  # keeps the template digest already read
+        changed.services = services
+        return changed
+
+    @property
+    def run_tests(self) -> TestRunner:
+        """How this phase tests a staged package."""
+        if not self.services.tests:
+            return skip_generated_tests
+        return self.services.package_tests or run_generated_tests
 
     def extra_digest(self, inputs: Inputs) -> str:
         """The templates, the output folder and whether tests run: a change reruns the phase."""
-        return codegen_extra(
-            inputs, self._template_digest, tests=self.run_tests is not skip_generated_tests
-        )
+        return codegen_extra(inputs, self._template_digest, tests=self.services.tests)
 
     @functools.cached_property
     def _template_digest(self) -> str:
@@ -294,6 +321,21 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
         )
         return spec, files
 
+    def stage_tests(self, inputs: Inputs, folder: Path) -> bool:
+        """Render this skill's package into ``folder`` (a shared session tests it with the
+        others); False when it does not render or compile, so the phase runs and reports why."""
+        if not self.services.tests:
+            return False
+        try:
+            spec, files = self.render(inputs)
+        except CompilerError:
+            return False  # the phase raises it again and reports it as a build of its own does
+        if compile_errors(files):
+            return False
+        write_tree(files, folder / spec.identifier)
+        write_skill_files(skill_files(inputs.source), folder / spec.identifier)
+        return True
+
     def cache_valid(self, inputs: Inputs, stored: Callable[[], GeneratedPackage]) -> bool:
         """A checkpoint counts only while its package is the ready one, else the installed one."""
         output = stored()
@@ -309,22 +351,29 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
         txn.recover()
         staging = txn.workspace()
         try:
-            return self._stage(spec, files, staging, txn)
+            return self._stage(spec, files, skill_files(inputs.source), staging, txn)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
     def _stage(
-        self, spec: AgentSpec, files: dict[str, str], staging: Path, txn: PackageTransaction
+        self,
+        spec: AgentSpec,
+        files: dict[str, str],
+        skill: tuple[SkillFile, ...],
+        staging: Path,
+        txn: PackageTransaction,
     ) -> PhaseResult[GeneratedPackage]:
         package = staging / spec.identifier
         write_tree(files, package)
+        write_skill_files(skill, package)
+        digests = _digests(files, skill)
         errors = compile_errors(files)
         if errors:
             compiles = CheckResult(
                 "compiles", False, f"{len(errors)} file(s) do not compile: {'; '.join(errors)}"
             )
             tests = CheckResult("tests_pass", False, "not run: the package does not compile")
-            return self._result(spec, files, "not run", compiles, tests)
+            return self._result(spec, digests, "not run", compiles, tests)
         compiles = CheckResult(
             "compiles", True, f"{sum(p.endswith('.py') for p in files)} Python files compile"
         )
@@ -338,21 +387,23 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             tests = CheckResult(
                 "tests_pass", False, f"generated tests failed ({run.summary}){named}"
             )
-            return self._result(spec, files, run.summary, compiles, tests)
-        _sweep(package, files)
+            return self._result(spec, digests, run.summary, compiles, tests)
+        _sweep(package, digests)
         txn.stage(package)
         tests = CheckResult("tests_pass", True, f"generated tests: {run.summary}")
-        return self._result(spec, files, run.summary, compiles, tests)
+        return self._result(spec, digests, run.summary, compiles, tests)
 
     @staticmethod
     def _result(
-        spec: AgentSpec, files: dict[str, str], summary: str, *checks: CheckResult
+        spec: AgentSpec, digests: dict[str, str], summary: str, *checks: CheckResult
     ) -> PhaseResult[GeneratedPackage]:
-        output = GeneratedPackage(identifier=spec.identifier, files=_digests(files), tests=summary)
+        output = GeneratedPackage(
+            identifier=spec.identifier, files=tuple(digests.items()), tests=summary
+        )
         return PhaseResult(output=output, checks=checks)
 
 
 #: The phase object the runner loads.
 PHASE = CodeGenerationPhase()
 #: Phase 6 as ``mindrian check`` runs it by default: render, compile, install; no generated tests.
-RENDER_ONLY = CodeGenerationPhase(run_tests=skip_generated_tests)
+RENDER_ONLY = CodeGenerationPhase(services=Services(tests=False))

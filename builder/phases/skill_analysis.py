@@ -82,6 +82,7 @@ from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
+from builder.phases import phase_number
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
@@ -115,7 +116,12 @@ from builder.skill.model import (
     skill_id,
 )
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
-from builder.skill.source import MAX_REFERENCE_BYTES, MAX_SKILL_BYTES
+from builder.skill.source import (
+    MAX_COPIED_BYTES,
+    MAX_COPIED_FILE_BYTES,
+    MAX_REFERENCE_BYTES,
+    MAX_SKILL_BYTES,
+)
 from builder.skill.stages import find_stage_sequence
 from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
@@ -1028,6 +1034,19 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
     return tuple(references)
 
 
+def _left_out(source: SkillSource, doc: _Doc) -> None:
+    """Warn W122 for each file that travels with the skill but is over the copy limits."""
+    folder = PurePosixPath(source.path).parent
+    for name, size in source.left_out:
+        doc.warn_at(
+            "W122",
+            SourceLocation((folder / name).as_posix()),
+            f"{name} ({size} bytes) is left out of the package: a file beside references/ and "
+            f"scripts/ may have {MAX_COPIED_FILE_BYTES} bytes, and such files "
+            f"{MAX_COPIED_BYTES} bytes together",
+        )
+
+
 def _scripts(source: SkillSource) -> tuple[ScriptFile, ...]:
     return tuple(
         ScriptFile(
@@ -1191,6 +1210,7 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     _expand_shorthands(doc)
     _validate(doc)
     definition = _definition(source, doc)
+    _left_out(source, doc)
     checks = (
         CheckResult(
             "valid_yaml",
@@ -1214,7 +1234,7 @@ class SkillAnalysisPhase(PhaseHooks[Outputs, SkillDefinition]):
     """Phase 1: read the skill's bytes, produce its SkillDefinition."""
 
     name = "skill_analysis"
-    number = 1
+    number = phase_number(name)
     checks = ("valid_yaml", "required_fields")
     output_type = SkillDefinition
 

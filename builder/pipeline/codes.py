@@ -84,7 +84,6 @@ CODES: Mapping[str, ErrorCode] = registry(
         "code_generation",
         "an output template's JSON example does not fit the generated schema",
     ),
-    ErrorCode("C027", "code_generation", "phase 6 ran without phase 3's handoff contract"),
     ErrorCode(
         "D001", "check", "mindrian check found generated files that differ from a fresh build"
     ),
@@ -336,6 +335,11 @@ CODES: Mapping[str, ErrorCode] = registry(
         "W121",
         "skill_analysis",
         "a chain's stage list disagrees with its stage files (missing, extra or out of order)",
+    ),
+    ErrorCode(
+        "W122",
+        "skill_analysis",
+        "a file of the skill folder is over the copy limits and left out of the package",
     ),
     ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
     ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),

@@ -28,6 +28,7 @@ from mindrian.frames import Frame
 
 __all__ = [
     "FRAME_NAMESPACE",
+    "agent_tools",
     "build_json",
     "done_frame",
     "error_frame",
@@ -256,7 +257,71 @@ def explain_text(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str
         lines.extend(f"  warning: {w}" for w in data["warnings"])
         lines.extend(f"  decided {d}" for d in key_decisions(data["output"], previous_output))
         previous_output = data["output"]
+    tools = agent_tools(checkpoints)
+    lines += ["", "tools:", *map(_tool_line, tools)] if tools else ["", "tools: none"]
     return "\n".join(terminal_safe(line) for line in lines) + "\n"
+
+
+def agent_tools(checkpoints: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The agent's tools from its last checkpoint with a ``tools`` block (phase 4 on), each
+    with ``runs_without_asking``: ``all`` (every call), ``none`` or the pre-approved patterns
+    that let some calls run (the rest ask)."""
+    spec = next(
+        (
+            d["output"]
+            for d in reversed(checkpoints)
+            if isinstance(d.get("output"), Mapping) and d["output"].get("tools")
+        ),
+        None,
+    )
+    if spec is None:
+        return []
+    tools = spec["tools"]
+    elements = (spec.get("instructions") or {}).get("elements") or ()
+    found: list[dict[str, Any]] = [
+        {"tool": "read_reference", "kind": "references", "runs_without_asking": "all"}
+    ][: 1 if elements else 0]
+    found += [
+        {"tool": t, "kind": f"MCP server {s.get('name')}", "runs_without_asking": "all"}
+        for s in tools.get("mcp_servers") or ()
+        for t in s.get("tools") or ()
+    ]
+    found += [
+        {"tool": c.get("name"), "kind": "custom tool", "runs_without_asking": "all"}
+        for c in tools.get("custom_tools") or ()
+    ]
+    # Here, not at the top: every command imports this module, and the host package is large.
+    from mindrian.host.patterns import parse_pattern
+
+    host = tools.get("host") or {}
+    reasons = {r.get("tool"): r.get("reason", "") for r in host.get("reasons") or ()}
+    patterns = [parse_pattern(p) for p in host.get("allow") or ()]
+    for tool in host.get("grant") or ():
+        mine = [p for p in patterns if p.tool == tool]
+        approved: str | list[str] = (
+            "all" if any(p.every_call for p in mine) else [p.text for p in mine] or "none"
+        )
+        found.append(
+            {
+                "tool": tool,
+                "kind": "host tool",
+                "runs_without_asking": approved,
+                "reason": reasons.get(tool, ""),
+            }
+        )
+    return found
+
+
+def _tool_line(tool: Mapping[str, Any]) -> str:
+    approved = tool["runs_without_asking"]
+    if approved == "all":
+        how = "every call runs without asking"
+    elif approved == "none":
+        how = "every call asks"
+    else:
+        how = f"runs without asking: {', '.join(approved)}; other calls ask"
+    why = f" ({tool['reason']})" if tool.get("reason") else ""
+    return f"  {tool['kind']} {tool['tool']}{why}: {how}"
 
 
 def explain_json(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str:
@@ -276,7 +341,11 @@ def explain_json(agent_id: str, checkpoints: Sequence[Mapping[str, Any]]) -> str
             }
         )
         previous_output = data["output"]
-    return json.dumps({"agent_id": agent_id, "phases": phases}, indent=2, ensure_ascii=False)
+    return json.dumps(
+        {"agent_id": agent_id, "phases": phases, "tools": agent_tools(checkpoints)},
+        indent=2,
+        ensure_ascii=False,
+    )
 
 
 def _location_text(location: Mapping[str, Any]) -> str:

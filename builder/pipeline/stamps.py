@@ -34,10 +34,12 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from stat import S_IXUSR
 from typing import Any
 
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.serial import from_plain, to_plain
+from builder.pipeline.transaction import file_digest
 from mindrian.atomic import atomic_write_text
 
 __all__ = [
@@ -72,7 +74,8 @@ class FileStamp:
     ctime_ns: int
     """``st_ctime_ns`` when recorded (``os.utime`` cannot set it back)."""
     sha256: str
-    """SHA-256 hex of the bytes recorded."""
+    """SHA-256 hex of the bytes recorded, marked when the file is executable
+    (:func:`builder.pipeline.transaction.file_digest`: a changed mode is a changed file)."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ def stamp_files(
             seen[name].st_size,
             seen[name].st_mtime_ns,
             seen[name].st_ctime_ns,
-            hashlib.sha256(data[name]).hexdigest(),
+            file_digest(data[name], bool(seen[name].st_mode & S_IXUSR)),
         )
         for name in sorted(data)
     )
@@ -183,7 +186,7 @@ def verify_files(
         ):
             now.append(record)
             continue
-        if stat.st_size != record.size or _sha256(path) != record.sha256:
+        if stat.st_size != record.size or _digest(path, stat) != record.sha256:
             return None
         rewrite = True
         now.append(FileStamp(record.name, *times, record.sha256))
@@ -234,10 +237,11 @@ def _optional_string(value: Any) -> str | None:
     return value
 
 
-def _sha256(path: str) -> str | None:
+def _digest(path: str, found: os.stat_result) -> str | None:
+    """The file's digest as a package records it (its mode ``found`` by the caller's stat)."""
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            return file_digest(handle.read(), bool(found.st_mode & S_IXUSR))
     except OSError:
         return None
 

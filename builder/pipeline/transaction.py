@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -43,10 +44,13 @@ from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
 __all__ = [
+    "EXECUTABLE_MARK",
     "LOCK_NAME",
     "SESSION_PREFIX",
     "PackageTransaction",
+    "file_digest",
     "output_lock",
+    "path_digest",
     "publish_ready",
     "sweep_sessions",
 ]
@@ -175,23 +179,39 @@ class PackageTransaction:
         return tuple(sorted(names))
 
     def ready_matches(self, files: dict[str, str]) -> bool:
-        """Whether the ready package holds exactly ``files`` (relative path to sha256)."""
+        """Whether the ready package holds exactly ``files`` (relative path to digest)."""
         return _tree_digests(self.ready) == files
 
     def installed_matches(self, files: dict[str, str]) -> bool:
-        """Whether the installed package holds exactly ``files`` (relative path to sha256)."""
+        """Whether the installed package holds exactly ``files`` (relative path to digest)."""
         return _tree_digests(self.final) == files
 
     def _staging(self, suffix: str) -> Path:
         return self.paths.staging / f"{self.identifier}{suffix}"
 
 
+#: Appended to a file's sha256 when its executable bit is set: a package's digests cover modes.
+EXECUTABLE_MARK = "+x"
+
+
+def file_digest(data: bytes, executable: bool) -> str:
+    """A package file's digest: sha256 hex of ``data``, with :data:`EXECUTABLE_MARK` when
+    ``executable`` (the skill's scripts keep their mode)."""
+    return hashlib.sha256(data).hexdigest() + (EXECUTABLE_MARK if executable else "")
+
+
+def path_digest(path: Path) -> str:
+    """:func:`file_digest` of a file on disk (owner's executable bit)."""
+    return file_digest(path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
+
+
 def _tree_digests(root: Path) -> dict[str, str] | None:
-    """sha256 of every file under ``root`` by relative POSIX path; None when it is no folder."""
+    """:func:`path_digest` of every file under ``root`` by relative POSIX path; None when it is
+    no folder."""
     if not root.is_dir():
         return None
     return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        p.relative_to(root).as_posix(): path_digest(p)
         for p in sorted(root.rglob("*"))
         if p.is_file() and not _CACHE_PARTS.intersection(p.parts) and p.suffix != ".pyc"
     }

@@ -45,7 +45,17 @@ def verdict(diff: ReviewDiff) -> str:
             parts.append(f"{_plural(count, 'agent')} {_STATUS_WORDS[status]}")
     schema = any("schema" in a.aspects for a in diff.agents)
     tail = "schema changed" if schema else "no schema change"
+    granted = [f"{a.agent} {_granted(c)}" for a in diff.agents for c in a.permission_changes]
+    if granted:
+        tail += f"; permission change: {_joined(granted)}"
     return "; ".join(parts) + f"; {tail}."
+
+
+def _granted(change: Change) -> str:
+    """``gets "Write"`` for a host tool granted, ``pre-approves "Bash(git:*)"`` for a pattern
+    (skill text, quoted as everywhere in the report)."""
+    verb = "gets" if change.field == "host tool" else "pre-approves"
+    return f"{verb} {_quote(change.name)}"
 
 
 def _quote(text: str | None) -> str:
@@ -85,6 +95,15 @@ def markdown(diff: ReviewDiff) -> str:
         f"Agents at `{diff.head}` compared with `{diff.base}`.",
         "",
     ]
+    if diff.not_rebuilt:
+        edited = ", ".join(f"`{path}`" for path in diff.not_rebuilt)
+        lines.extend(
+            [
+                f"Edited but not rebuilt: {edited}; run `mindrian build --all` to see what the "
+                "edit changes.",
+                "",
+            ]
+        )
     for agent in diff.agents:
         lines.extend(_section(agent))
     return "\n".join(lines).rstrip("\n") + "\n"

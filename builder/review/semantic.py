@@ -1,6 +1,7 @@
 """What changed in each agent's behaviour between two snapshots, field by field.
 
-Each aspect of an agent (type, model, prompt, schema, routing, tools, handoff, workflow) is
+Each aspect of an agent (type, model, prompt, schema, routing, tools, permissions, handoff,
+workflow) is
 flattened into ``(field, name) → value`` entries, so one comparison serves them all: an entry
 only one side has was added or removed, an entry whose value differs was changed. The prompt is
 compared line by line instead, and each line is cited with its SKILL.md line.
@@ -15,7 +16,7 @@ from typing import Any
 
 from builder.review.revisions import AgentSnapshot, Snapshot
 
-__all__ = ["ASPECTS", "AgentDiff", "Change", "ReviewDiff", "compare"]
+__all__ = ["ASPECTS", "PERMISSIONS", "AgentDiff", "Change", "ReviewDiff", "compare"]
 
 #: The aspects of an agent, in report order.
 ASPECTS = (
@@ -26,9 +27,12 @@ ASPECTS = (
     "schema",
     "routing",
     "tools",
+    "permissions",
     "handoff",
     "workflow",
 )
+#: The aspect whose additions are permission changes: a host tool granted or a call pre-approved.
+PERMISSIONS = "permissions"
 
 #: A flattened aspect: ``(field, name)`` → shown value ("" when presence is all there is).
 Entries = dict[tuple[str, str], str]
@@ -73,6 +77,11 @@ class AgentDiff:
         seen = {c.aspect for c in self.changes}
         return tuple(a for a in ASPECTS if a in seen)
 
+    @property
+    def permission_changes(self) -> tuple[Change, ...]:
+        """Host tools newly granted and calls newly pre-approved (what a reviewer must see)."""
+        return tuple(c for c in self.changes if c.aspect == PERMISSIONS and c.kind == "added")
+
 
 @dataclass(frozen=True)
 class ReviewDiff:
@@ -84,6 +93,9 @@ class ReviewDiff:
     """The revision compared to (or ``working tree``)."""
     agents: tuple[AgentDiff, ...]
     """One entry per agent that differs, sorted by id; unchanged agents are left out."""
+    not_rebuilt: tuple[str, ...] = ()
+    """SKILL.md paths whose text differs while the agent built from it does not: edited, not
+    rebuilt yet (``mindrian build`` shows what the edit does), sorted."""
 
 
 def _text(value: Any) -> str:
@@ -143,6 +155,15 @@ def _tools(spec: Mapping[str, Any], _: AgentSnapshot) -> Entries:
     return entries
 
 
+def _permissions(spec: Mapping[str, Any], _: AgentSnapshot) -> Entries:
+    """The host tools granted (with why) and the calls pre-approved (``tools.host``)."""
+    host = (spec.get("tools") or {}).get("host") or {}
+    why = {r.get("tool"): _text(r.get("reason")) for r in host.get("reasons") or ()}
+    entries: Entries = {("host tool", str(t)): why.get(t, "") for t in host.get("grant") or ()}
+    entries |= {("pre-approved", str(p)): "runs without asking" for p in host.get("allow") or ()}
+    return entries
+
+
 def _handoff(spec: Mapping[str, Any], _: AgentSnapshot) -> Entries:
     handoff = spec.get("handoff") or {}
     receives, routing = handoff.get("receives") or {}, handoff.get("routing") or {}
@@ -180,6 +201,7 @@ _FLAT: Mapping[str, Callable[[Mapping[str, Any], AgentSnapshot], Entries]] = {
     "schema": _schema,
     "routing": _routing,
     "tools": _tools,
+    "permissions": _permissions,
     "handoff": _handoff,
     "workflow": _workflow,
 }
@@ -271,7 +293,16 @@ def compare(base: Snapshot, head: Snapshot) -> ReviewDiff:
         unbuilt = _source(old) in head.unbuilt
         diffs.append(AgentDiff(agent_id, "unbuilt" if unbuilt else "removed", _source(old)))
     diffs.extend(_newly_unbuilt(base, head))
-    return ReviewDiff(base.label, head.label, tuple(sorted(diffs, key=lambda d: d.agent)))
+    ordered = tuple(sorted(diffs, key=lambda d: d.agent))
+    return ReviewDiff(base.label, head.label, ordered, _not_rebuilt(base, head, ordered))
+
+
+def _not_rebuilt(base: Snapshot, head: Snapshot, diffs: Sequence[AgentDiff]) -> tuple[str, ...]:
+    """The SKILL.md files of unchanged agents whose text differs between the revisions."""
+    built = {_source(a) for a in head.agents.values()} - {d.source for d in diffs}
+    return tuple(
+        sorted(p for p in built if base.skills.get(p, head.skills.get(p)) != head.skills.get(p))
+    )
 
 
 def _newly_unbuilt(base: Snapshot, head: Snapshot) -> Sequence[AgentDiff]:

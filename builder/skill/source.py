@@ -1,4 +1,10 @@
-"""Reading a skill from disk: SKILL.md plus ``references/**`` and ``scripts/**`` of its folder.
+"""Reading a skill from disk: SKILL.md plus the files of its folder that travel with it.
+
+Those are ``references/**`` and ``scripts/**`` (phase 1 reads them), ``assets/**``,
+``examples/**`` and ``templates/**``, and any other file or folder of the skill folder that
+SKILL.md links to (a Markdown link or a path in backticks: ``[form](forms.md)``,
+```examples/load-context.sh```). All of them are copied into the package under ``skill/``
+(phase 6), scripts with their executable bit, which is part of the digest.
 
 This is the only place phase 1's input touches the file system. A folder is
 built from its SKILL.md, else from its CHAIN.md (a chain, :mod:`builder.skill.chain`),
@@ -10,29 +16,41 @@ skipped and never change the digest.
 Error codes: S100 cannot read, S107 SKILL.md over :data:`MAX_SKILL_BYTES`,
 S108 folder over :data:`MAX_FOLDER_FILES` files or :data:`MAX_FOLDER_BYTES`
 bytes, S112 a link that leads out of the skill folder (S113, a reference over
-:data:`MAX_REFERENCE_BYTES`, is phase 1's, which knows which files are references).
+:data:`MAX_REFERENCE_BYTES`, is phase 1's, which knows which files are references). A file
+outside ``references/`` and ``scripts/`` over :data:`MAX_COPIED_FILE_BYTES`, or beyond
+:data:`MAX_COPIED_BYTES` or :data:`MAX_FOLDER_FILES` of them together, is not read and is
+left out of the package (``SkillSource.left_out``; phase 1 warns W122 for each).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import stat
 from collections.abc import Iterable
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.chain_layout import is_chain, skill_file, stage_files
 
 __all__ = [
+    "COPIED_PARTS",
     "FOLDER_PARTS",
+    "MAX_COPIED_BYTES",
+    "MAX_COPIED_FILE_BYTES",
     "MAX_FOLDER_BYTES",
     "MAX_FOLDER_FILES",
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
+    "SKILL_FOLDER",
+    "SkillFile",
     "folder_names",
     "load_source",
     "located_file",
+    "skill_files",
     "source_digest",
 ]
 
@@ -47,34 +65,88 @@ MAX_FOLDER_BYTES = 16 << 20
 MAX_REFERENCE_BYTES = MAX_SKILL_BYTES
 #: Sub-folders of a skill that phase 1 reads.
 FOLDER_PARTS: tuple[str, ...] = ("references", "scripts")
+#: Sub-folders of a skill that only travel with it (copied into the package).
+COPIED_PARTS: tuple[str, ...] = ("assets", "examples", "templates")
+#: Largest file outside :data:`FOLDER_PARTS` copied into the package (1 MiB).
+MAX_COPIED_FILE_BYTES = 1 << 20
+#: Most bytes of files outside :data:`FOLDER_PARTS` copied into one package (4 MiB).
+MAX_COPIED_BYTES = 4 << 20
+
+#: The package folder that holds a copy of the skill's files.
+SKILL_FOLDER = "skill"
+
+#: A Markdown link's target or a span in backticks: where SKILL.md names a file of its folder.
+_LINKED = re.compile(r"\]\(\s*<?([^)\s>]+)|`([^`\s]+)`")
 
 
 def _error(code: str, message: str, path: str) -> SkillError:
     return SkillError(f"valid_yaml: {message}", location=SourceLocation(path), code=code)
 
 
-def source_digest(skill: bytes, files: Iterable[tuple[str, bytes]]) -> str:
+def source_digest(
+    skill: bytes,
+    files: Iterable[tuple[str, bytes]],
+    executables: Iterable[str] = (),
+    left_out: Iterable[tuple[str, int]] = (),
+) -> str:
     """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs
-    collide)."""
+    collide), then the names of the executable files and the names and sizes of the files left
+    out, when there are any (both change the package)."""
     digest = hashlib.sha256()
     for name, data in (("SKILL.md", skill), *files):
         encoded = name.encode("utf-8")
         digest.update(b"%d:%s\x00%d:" % (len(encoded), encoded, len(data)))
         digest.update(data)
+    for name in executables:
+        encoded = name.encode("utf-8")
+        digest.update(b"x%d:%s\x00" % (len(encoded), encoded))
+    for name, size in left_out:
+        encoded = name.encode("utf-8")
+        digest.update(b"o%d:%s\x00%d:" % (len(encoded), encoded, size))
     return digest.hexdigest()
 
 
-def load_source(path: Path, display: str | None = None) -> SkillSource:
+@dataclass(frozen=True)
+class SkillFile:
+    """A file of the skill as its package holds it (under :data:`SKILL_FOLDER`)."""
+
+    name: str
+    """Path relative to the skill's base directory (``scripts/check.py``, ``SKILL.md``)."""
+    data: bytes
+    """The bytes, as in the skill folder."""
+    executable: bool
+    """Whether it keeps the executable bit (git's mode 100755)."""
+
+
+def skill_files(source: SkillSource) -> tuple[SkillFile, ...]:
+    """Every file a package holds under :data:`SKILL_FOLDER`: the skill's own file (SKILL.md or
+    CHAIN.md) first, then the folder's files in name order."""
+    executables = set(source.executables)
+    own = SkillFile(PurePosixPath(source.path).name, source.data, False)
+    return (own, *(SkillFile(n, d, n in executables) for n, d in source.files))
+
+
+def load_source(path: Path, display: str | None = None, data: bytes | None = None) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
-    gets the file's name appended. Raises SkillError for a missing or unreadable
-    file, a folder without SKILL.md or CHAIN.md, and the size limits above.
+    gets the file's name appended; ``data``, the skill file's bytes when the caller has read
+    them already. Raises SkillError for a missing or unreadable file, a folder without
+    SKILL.md or CHAIN.md, and the size limits above.
     """
     file, shown = located_file(Path(path), display)
-    data = _read(file, shown, MAX_SKILL_BYTES, "S107")
-    files = _folder_files(file.parent, shown, folder_names(file, shown))
-    return SkillSource(path=shown, data=data, files=files, digest=source_digest(data, files))
+    data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
+    kept, left_out = _travelling(file, shown, data)
+    files = _folder_files(file.parent, shown, tuple(sorted({*_read_names(file, shown), *kept})))
+    executables = tuple(name for name, _ in files if _executable(file.parent / name))
+    return SkillSource(
+        path=shown,
+        data=data,
+        files=files,
+        digest=source_digest(data, files, executables, left_out),
+        executables=executables,
+        left_out=left_out,
+    )
 
 
 def located_file(path: Path, display: str | None = None) -> tuple[Path, str]:
@@ -91,14 +163,81 @@ def located_file(path: Path, display: str | None = None) -> tuple[Path, str]:
     return file, shown
 
 
-def folder_names(file: Path, shown: str) -> tuple[str, ...]:
+def folder_names(file: Path, shown: str, data: bytes | None = None) -> tuple[str, ...]:
     """Folder-relative POSIX names, sorted, of the files a build of ``file`` reads beside it
-    (nothing is read: a build stamp compares them with the names it recorded)."""
+    (a build stamp compares them with the names it recorded); ``data`` is the skill file's
+    bytes (read here when not given), whose links name some of them."""
+    data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
+    return tuple(sorted({*_read_names(file, shown), *_travelling(file, shown, data)[0]}))
+
+
+def _read_names(file: Path, shown: str) -> list[str]:
+    """The files phase 1 reads: references/, scripts/ and a chain's stage files."""
     folder = file.parent
     names = [name for part in FOLDER_PARTS for name in _walk(folder / part, folder, shown)]
     if is_chain(shown):
         names += [stage.path for stage in stage_files(_top_files(folder, folder, shown))]
-    return tuple(sorted(names))
+    return names
+
+
+def _travelling(
+    file: Path, shown: str, data: bytes
+) -> tuple[list[str], tuple[tuple[str, int], ...]]:
+    """(names copied, (name, size) left out) of the files that only travel with the skill:
+    :data:`COPIED_PARTS` and what SKILL.md links to, in name order, within the size limits."""
+    folder = file.parent
+    found = {name for part in COPIED_PARTS for name in _walk(folder / part, folder, shown)}
+    found |= _linked(file, shown, data.decode("utf-8", errors="replace"))
+    kept: list[str] = []
+    left_out: list[tuple[str, int]] = []
+    total = 0
+    for name in sorted(found):
+        if name.split("/", 1)[0] in FOLDER_PARTS or name == file.name:
+            continue
+        size = os.stat(folder / name).st_size
+        over = size > MAX_COPIED_FILE_BYTES or total + size > MAX_COPIED_BYTES
+        if over or len(kept) >= MAX_FOLDER_FILES:
+            left_out.append((name, size))
+            continue
+        total += size
+        kept.append(name)
+    return kept, tuple(left_out)
+
+
+def _linked(file: Path, shown: str, text: str) -> set[str]:
+    """Files of the skill folder that SKILL.md links to or names in backticks (a folder named
+    gives all its files); hidden names, ``..`` and absolute paths are never followed."""
+    folder = file.parent
+    names: set[str] = set()
+    for match in _LINKED.finditer(text):
+        target = (match.group(1) or match.group(2)).split("#", 1)[0].split("?", 1)[0]
+        parts = [p for p in target.removeprefix("./").split("/") if p]
+        if not parts or ":" in target or target.startswith(("/", "~", "\\")):
+            continue
+        if any(p.startswith(".") or p == "__pycache__" for p in parts):
+            continue
+        relative = "/".join(parts)
+        candidate = folder / relative
+        if candidate.is_symlink() and not _inside(candidate, folder):
+            continue  # prose may name such a link; it is never followed out of the folder
+        if candidate.is_dir() and not candidate.is_symlink():
+            names.update(_scan(os.fspath(candidate), relative, folder, shown))
+        elif candidate.is_file():
+            names.add(relative)
+    return names
+
+
+def _executable(path: Path) -> bool:
+    """Whether the owner may execute the file (what git records as mode 100755)."""
+    return bool(os.stat(path).st_mode & stat.S_IXUSR)
+
+
+def _checked(data: bytes, shown: str) -> bytes:
+    """The skill file's ``data`` as read by a caller, held to :data:`MAX_SKILL_BYTES`."""
+    if len(data) > MAX_SKILL_BYTES:
+        name = PurePosixPath(shown).name
+        raise _error("S107", f"{name} is over the limit of {MAX_SKILL_BYTES} bytes", shown)
+    return data
 
 
 def _read(file: Path, shown: str, limit: int, code: str) -> bytes:

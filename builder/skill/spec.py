@@ -124,6 +124,9 @@ class InstructionSet:
     """The whole body in document order, split at recognised sections."""
     elements: tuple[InstructionElement, ...] = ()
     """Reference files loaded only when the agent asks for them."""
+    files: tuple[str, ...] = ()
+    """The skill's other files its package holds (scripts, assets, examples, templates …),
+    relative to the skill's base directory, sorted; ``references/*.md`` are ``elements``."""
 
     def section(self, key: str) -> str:
         """Text of the first block with this key (heading line included), or ``""``."""
@@ -156,6 +159,11 @@ class InstructionSet:
             parts.append(
                 "On-demand reference elements (call `read_reference` with the name when "
                 "needed):\n" + listing
+            )
+        if self.files:
+            parts.append(
+                "The skill's own files, relative to its base directory:\n"
+                + "\n".join(f"- `{name}`" for name in self.files)
             )
         return "\n\n".join(p for p in parts if p) + "\n"
 
@@ -412,3 +420,11 @@ class AgentSpec:
     """Phase 4's tools; None until then."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Front-matter entries no phase models, kept for later phases."""
+
+    @property
+    def contract(self) -> HandoffConfig:
+        """Phase 3's contract, for the phases after it. The runner runs phase 3 before them, so
+        reading it sooner is a bug (a ``LookupError``, reported as internal), not bad input."""
+        if self.handoff is None:
+            raise LookupError(f"{self.id}: phase 3's handoff contract was read before phase 3 ran")
+        return self.handoff

@@ -219,3 +219,19 @@ def test_a_syntax_error_is_never_cached(tmp_path: Path, monkeypatch: pytest.Monk
         with pytest.raises(CodegenError):
             format_python("def (:\n", "broken.py")
     assert not (tmp_path / "black").exists()
+
+
+def test_a_spec_before_phase_3_is_a_bug_not_a_coded_error() -> None:
+    """Issue 38, 10: C027 ("phase 6 ran without phase 3's handoff contract") was a guard of the
+    kind removed with the typed hand-over: the runner never runs phase 6 before phase 3, so such
+    a spec is a bug (LookupError, reported as I001), and the code is retired."""
+    from phase_factories import run_phases, skill
+
+    from builder.pipeline.codes import CODES
+
+    results = run_phases(skill(), until=3)
+    before = results["architecture"].output
+    with pytest.raises(LookupError, match="read before phase 3 ran"):
+        before.contract  # noqa: B018
+    assert results["handoff_protocol"].output.contract is results["handoff_protocol"].output.handoff
+    assert "C027" not in CODES

@@ -62,6 +62,9 @@ def test_a_deleted_skill_is_unregistered_and_uninstalled_by_build_all(tmp_path: 
     blocked = mindrian(project, "build", "--all", "--json")
     assert blocked.returncode == 1
     assert "removed" not in json.loads(blocked.stdout)
+    assert "note: packages of skills no longer here stay installed until every skill" in (
+        blocked.stderr
+    )  # issue 38, 5: the postponement was silent
     assert (project / "generated" / "jtbd" / "agent.py").is_file()
     assert registered(project) == (["jtbd", "pws-validation"],) * 2
 

@@ -471,12 +471,17 @@ def test_load_source_accepts_file_or_folder_and_skips_hidden_files(tmp_path: Pat
     (folder / "references" / "a.md").write_text("# A\n")
     (folder / "references" / ".DS_Store").write_bytes(b"\x00junk")
     (folder / "scripts" / "__pycache__" / "x.pyc").write_bytes(b"\x00")
-    (folder / "assets" / "logo.txt").write_text("ignored")
+    (folder / "assets" / "logo.txt").write_text("travels with the skill")
+    (folder / "assets" / ".hidden").write_text("ignored")
     by_folder = load_source(folder, display="skills/demo")
     by_file = load_source(folder / "SKILL.md", display="skills/demo/SKILL.md")
     assert by_folder == by_file
     assert by_folder.path == "skills/demo/SKILL.md"
-    assert [name for name, _ in by_folder.files] == ["references/a.md", "references/b.md"]
+    assert [name for name, _ in by_folder.files] == [
+        "assets/logo.txt",
+        "references/a.md",
+        "references/b.md",
+    ]
     assert load_source(folder).path == f"{folder.as_posix()}/SKILL.md"
     (folder / "references" / "a.md").write_text("# A changed\n")
     assert load_source(folder).digest != by_folder.digest

@@ -33,7 +33,8 @@ class Edit:
     """Exactly what ``mindrian diff --format json`` must report: (aspect, kind, field, name,
     old, new, line)."""
     files: int
-    """Most files under generated/ the rebuild may change."""
+    """Most files under generated/ the rebuild may change (the package's copy of SKILL.md,
+    ``skill/SKILL.md``, is one)."""
     lines: int
     """Most lines (added + removed) under generated/ the rebuild may change."""
 
@@ -106,15 +107,15 @@ EDITS: dict[str, Edit] = {
         "      - validate\n",
         "      - sanity check\n      - validate\n",
         frozenset({("routing", "added", "trigger", "sanity check", None, "", None)}),
-        files=3,
-        lines=6,
+        files=4,
+        lines=7,
     ),
     "body sentence": Edit(
         "# PWS Validation\n",
         f"# PWS Validation\n\n{SENTENCE}\n",
         frozenset({("prompt", "added", "prompt line", "", None, SENTENCE, "line")}),
-        files=3,
-        lines=8,
+        files=4,
+        lines=10,
     ),
     "score bound": Edit(
         "          min: 60\n          max: 79\n",
@@ -122,8 +123,8 @@ EDITS: dict[str, Edit] = {
         frozenset(
             {("schema", "changed", "score band", "PIVOT", "60.0 to 79.0", "65.0 to 79.0", None)}
         ),
-        files=1,
-        lines=2,
+        files=2,
+        lines=4,
     ),
     "model setting": Edit(
         "    model: anthropic:claude-sonnet-4-5\n",
@@ -131,8 +132,8 @@ EDITS: dict[str, Edit] = {
         frozenset(
             {("model", "changed", "model_id", "", "claude-sonnet-4-5", "claude-opus-4-1", None)}
         ),
-        files=2,
-        lines=8,
+        files=3,
+        lines=10,
     ),
     "tool": Edit(
         "    handoff:\n",
@@ -151,8 +152,8 @@ EDITS: dict[str, Edit] = {
                 )
             }
         ),
-        files=3,
-        lines=35,
+        files=4,
+        lines=41,
     ),
     "chain weight": Edit(
         "        weight: 0.8\n",
@@ -160,8 +161,8 @@ EDITS: dict[str, Edit] = {
         frozenset(
             {("routing", "changed", "chain to", "devil-advocate", "weight 0.8", "weight 0.6", None)}
         ),
-        files=3,
-        lines=6,
+        files=4,
+        lines=8,
     ),
     # A type brings its own defaults (model settings, output format, accepted handoffs) and
     # names itself in the first prompt line: all of that is behaviour, and all is reported.
@@ -186,8 +187,8 @@ EDITS: dict[str, Edit] = {
                 ),
             }
         ),
-        files=8,
-        lines=91,
+        files=9,
+        lines=93,
     ),
 }
 

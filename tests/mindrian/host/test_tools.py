@@ -328,3 +328,23 @@ def test_webfetch_reaches_a_private_address_only_with_the_users_approval(
         place, ToolCall("WebFetch", {"url": local_site}), approver=Recorder(yes=True)
     )
     assert (outcomes(records), records[0].output) == (["ran"], "Local")
+
+
+def test_glob_and_grep_do_not_walk_out_through_a_link_to_the_root(place: Path) -> None:
+    (place / "W" / "disk").symlink_to("/")
+    (place / "W" / "guide-link.md").symlink_to(place / "pkg" / "skill" / "references" / "guide.md")
+    start = time.monotonic()
+    records, _ = run_calls(
+        place,
+        ToolCall("Glob", {"pattern": "**/passwd"}),
+        ToolCall("Grep", {"pattern": "root:", "glob": "passwd"}),
+        ToolCall("Grep", {"pattern": "brief", "glob": "*.md"}),
+        ToolCall("Glob", {"pattern": "*.md"}),
+    )
+    assert time.monotonic() - start < 20
+    assert [r.output for r in records] == [
+        "[no file matches]",
+        "[no match]",
+        "guide-link.md:2:Be brief.",  # a link to a skill file is shown by its own name
+        "guide-link.md",
+    ]
