@@ -11,8 +11,9 @@ of AgentOS's code runs (:class:`ServedRoutes`), and the API description
 
 Some values the served routes take reach AgentOS's code unchecked and fail
 there with a 500 (``page=0``, a ``limit`` beyond SQLite's integers) or a 503
-(``delete_media=true`` with no media storage). :class:`ServedRoutes` answers
-them with a 400 and a reason, and the description states the same bounds.
+(``delete_media=true`` with no media storage). :class:`ServedRoutes` answers an
+integer out of bounds with FastAPI's own 422 and ``delete_media=true`` with a
+400 and its reason, and the description states the same bounds.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def is_served(path: str) -> bool:
 
 
 class ServedRoutes:
-    """ASGI middleware: 404 for a path :func:`is_served` leaves out, 400 for a value the served
-    routes cannot take (see the module)."""
+    """ASGI middleware: 404 for a path :func:`is_served` leaves out, 422 or 400 for a value the
+    served routes cannot take (see the module)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -76,18 +77,25 @@ class ServedRoutes:
         await self.app(scope, receive, send)
 
 
-def _refusal(scope: Scope, path: str) -> tuple[int, str] | None:
+def _refusal(scope: Scope, path: str) -> tuple[int, Any] | None:
     query = parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1"), True)
     for name, value in query:
         if name == "delete_media" and value.strip().lower() in _TRUE:
             return 400, "delete_media: this server keeps no media storage"
         bounds = INTEGER_QUERY.get(name)
         if bounds is not None and _out_of(value, bounds):
-            return 400, f"{name} must be an integer from {bounds[0]} to {bounds[1]}"
+            return 422, _invalid(("query", name), value, bounds)
     checkpoint = _CHECKPOINT.fullmatch(path)
     if checkpoint is not None and _out_of(checkpoint.group(1), _MESSAGE_INDEX):
-        return 400, f"message_index must be from {_MESSAGE_INDEX[0]} to {_MESSAGE_INDEX[1]}"
+        return 422, _invalid(("path", "message_index"), checkpoint.group(1), _MESSAGE_INDEX)
     return None
+
+
+def _invalid(where: tuple[str, str], value: str, bounds: tuple[int, int]) -> list[Any]:
+    """FastAPI's own validation error for a value out of ``bounds`` (its 422's shape)."""
+    low, high = bounds
+    message = f"Input should be an integer from {low} to {high}"
+    return [{"type": "int_bounds", "loc": list(where), "msg": message, "input": value[:100]}]
 
 
 def _out_of(value: str, bounds: tuple[int, int]) -> bool:
@@ -98,7 +106,7 @@ def _out_of(value: str, bounds: tuple[int, int]) -> bool:
     return not bounds[0] <= int(text) <= bounds[1]
 
 
-async def _answer(send: Send, status: int, reason: str) -> None:
+async def _answer(send: Send, status: int, reason: Any) -> None:
     payload = json.dumps({"detail": reason}).encode()
     headers = [(b"content-type", b"application/json")]
     headers.append((b"content-length", str(len(payload)).encode()))
