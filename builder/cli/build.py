@@ -22,6 +22,7 @@ import typer
 from builder.cli.common import (
     CliState,
     annotate,
+    annotate_warning,
     display,
     frame,
     project_config,
@@ -311,7 +312,7 @@ def _run_batch(
     from builder.orchestration.batch import Target, build_many
     from builder.orchestration.runner import phase_range
     from builder.phases import PHASE_NAMES
-    from builder.pipeline.report import build_json
+    from builder.pipeline.report import build_json, warning_lines
     from builder.pipeline.transaction import output_lock, publish_ready
 
     if request.registry is not None and config.neo4j_uri:
@@ -357,6 +358,9 @@ def _run_batch(
     for report in reports if request.github else ():
         if report.problem is not None:
             annotate(report.problem, report.path)
+        warnings = (w for phase in report.phases for w in phase.warnings)
+        for line in warning_lines(warnings, report.path):
+            annotate_warning(line)
     return max((r.exit_code for r in reports), default=0)
 
 

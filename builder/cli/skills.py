@@ -9,7 +9,15 @@ from typing import Annotated
 
 import typer
 
-from builder.cli.common import annotate, display, err, out, project_config, project_root
+from builder.cli.common import (
+    annotate,
+    annotate_warning,
+    display,
+    err,
+    out,
+    project_config,
+    project_root,
+)
 from builder.cli.common import report_format as checked_format
 from builder.cli.extra import require_build_extra
 from builder.cli.options import FormatOpt, PathsArg, QuietOpt
@@ -74,6 +82,8 @@ def validate(
         if not report.problems and not quiet:
             for warning in report.warnings:
                 err(warning_line(warning, report.path))
+                if github:
+                    annotate_warning(warning_line(warning, report.path))
             out(validation_line(report))
         status = max(status, report.exit_code)
     return status

@@ -341,8 +341,13 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a file of the skill folder is over the copy limits and left out of the package",
     ),
-    ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
-    ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
+    ErrorCode("W123", "skill_analysis", "an unknown front-matter key is kept as metadata"),
+    ErrorCode(
+        "W124", "skill_analysis", "a field set at the top level and under metadata: the top wins"
+    ),
+    ErrorCode("W125", "skill_analysis", "the score bands leave some totals without a verdict"),
+    ErrorCode("W106", "skill_analysis", "the skill's name differs from its folder (Agent Skills)"),
+    ErrorCode("W107", "skill_analysis", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(
         "W201",
         "architecture",
