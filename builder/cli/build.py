@@ -255,7 +255,7 @@ def run_request(ctx: typer.Context, request: BatchRequest) -> int:
     phase_range(request.from_phase, request.until_phase)
     root = project_root(Path.cwd())
     chosen = Shard(1, 1) if request.shard is None else Shard.parse(request.shard)
-    found = targets(list(request.paths), request.all_skills, root)
+    found, outside = targets(list(request.paths), request.all_skills, root, say(framed))
     if not found:
         say(framed)(no_skills_note(root))
     chosen_paths = [p for p in found if chosen.owns(display(p, root))]
@@ -274,7 +274,8 @@ def run_request(ctx: typer.Context, request: BatchRequest) -> int:
         options,
         request,
         framed=framed,
-        retire=not request.reregister and whole and last == len(PHASE_NAMES),
+        # A skill behind a link out of the project exists: its package must not be retired.
+        retire=not request.reregister and whole and not outside and last == len(PHASE_NAMES),
         publish=not request.reregister and last == PHASE_NAMES.index("code_generation") + 1,
     )
 

@@ -21,7 +21,7 @@ from builder.cli.common import (
 from builder.cli.common import report_format as checked_format
 from builder.cli.extra import require_build_extra
 from builder.cli.options import FormatOpt, PathsArg, QuietOpt
-from builder.cli.targets import skill_file
+from builder.cli.targets import refuse_outside_link, skill_file
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.results import Problem, problem_of
 
@@ -73,6 +73,7 @@ def validate(
     config = project_config(root)
     status = 0
     for path in paths:
+        refuse_outside_link(path, root)
         target = skill_file(path)
         report = validate_one(target, config, display=display(target, root))
         for problem in report.problems:
