@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,13 +60,25 @@ def project_skills(root: Path, warn: Callable[[str], None]) -> Discovery:
 
 def project_of(root: Path) -> Path:
     """``root`` when it is a mindrian project; a usage error (U045) naming it otherwise."""
-    if find_project_root(root) is None:
+    if find_project_root(root) is None and not _for_config_to_report(root / "pyproject.toml"):
         raise UsageError(
             f"{root.as_posix()} is not a mindrian project (no pyproject.toml with "
             "[tool.mindrian] in it or above it); run mindrian init to make one",
             code="U045",
         )
     return root
+
+
+def _for_config_to_report(pyproject: Path) -> bool:
+    """Whether ``pyproject`` is there but unreadable or its ``tool`` no table: reading the
+    project's configuration reports that (U042), located, rather than "not a project"."""
+    if not pyproject.is_file():
+        return False
+    try:
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    return "tool" in table and not isinstance(table["tool"], dict)
 
 
 def no_skills_note(root: Path) -> str:
