@@ -21,8 +21,9 @@ A served agent's callers are not its operator: host tools (Bash, Read…) run
 only when the operator enables them (``host_tools``, ``--host-tools``). Each
 user then works in a folder of their own under the served workspace, and an
 operator's call that no rule of its skill allows pauses the run for the
-client's confirmation (:mod:`mindrian.agents.served`); the other types cannot
-pause in the middle of a part, so only their pre-approved calls run.
+client's confirmation (:mod:`mindrian.agents.served`), and so does a role
+agent's; the other types cannot pause in the middle of a part, so only their
+pre-approved calls run.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Any
 
 from mindrian.agents.base import STATE_DIR_ENV, MindrianAgent
 from mindrian.agents.operator import OperatorAgent
+from mindrian.agents.role import RoleAgent
 from mindrian.agents.served import ServedAgent
 from mindrian.errors import MindrianError
 from mindrian.host import Approving, Denying, HostSession, arbitrary_code_rules
@@ -47,6 +49,7 @@ from mindrian.packages import AgentPackage, agent_class, registered_packages
 from mindrian.project import ProjectPaths
 from mindrian.providers import ProviderModel, missing_credentials
 from mindrian.request_limits import RequestLimits
+from mindrian.served_api import ServedRoutes, describe_served
 
 __all__ = [
     "DB_URL_ENV",
@@ -225,10 +228,11 @@ def served_agents(
 
 
 def _served_host(agent: MindrianAgent, config: ServeConfig) -> HostSession:
-    """An operator pauses for the client on a call no rule allows (and runs the calls the client
-    confirmed); the other types deny such a call: they cannot pause inside a part."""
+    """An operator or a role agent pauses for the client on a call no rule allows (and runs the
+    calls the client confirmed); the other types deny such a call: they cannot pause inside a
+    part (a pipeline phase, a team member, a guided step)."""
     root = (config.workspace or Path.cwd()).resolve()
-    if isinstance(agent, OperatorAgent):
+    if isinstance(agent, (OperatorAgent, RoleAgent)):
         return HostSession(root, approver=Approving(), confirm_in_run=True, per_user=True)
     denial = (
         f"a served {agent.agent_type} agent cannot pause for the client's confirmation; "
@@ -316,7 +320,9 @@ def build_app(config: ServeConfig) -> Any:
         **_authentication(os.environ),
     )
     app = agent_os.get_app()
+    describe_served(app)
     app.add_middleware(RequestLimits)
+    app.add_middleware(ServedRoutes)
     from sqlalchemy.exc import InterfaceError, OperationalError
 
     for unavailable in (OperationalError, InterfaceError):

@@ -121,6 +121,145 @@ def test_the_import_scan_sees_every_form_of_import(tmp_path: Path) -> None:
     }
 
 
+#: Where the phases and the runners of their children are defined: only there may code ask which
+#: of them it holds (issue 35: the batch reads a phase's traits, never its class or function).
+PHASE_HOMES = ("builder.phases", "builder.probe.runner")
+#: Comparisons that test identity or membership (``==`` against a class or a function is one too).
+_IDENTITY = (ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Eq, ast.NotEq)
+
+
+def _home_objects(root: Path) -> tuple[set[str], set[str]]:
+    """The phase homes' modules (dotted) and the objects they define: classes, functions and
+    names bound to a call's result (``PHASE = RegistrationPhase()``), not data constants."""
+    modules: set[str] = set()
+    objects: set[str] = set()
+    for home in PHASE_HOMES:
+        where = root / home.replace(".", "/")
+        paths = sorted(where.rglob("*.py")) if where.is_dir() else [where.with_suffix(".py")]
+        for path in paths:
+            dotted = path.relative_to(root).with_suffix("").as_posix().replace("/", ".")
+            modules.add(dotted.removesuffix(".__init__"))
+            for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+                if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                    objects.add(node.name)
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    objects |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return modules, objects
+
+
+def _from_phase_homes(
+    tree: ast.AST, home_modules: set[str], objects: set[str]
+) -> tuple[set[str], set[str]]:
+    """The home objects a module imports (under the names it binds), and the names it gives the
+    home modules (``from builder.phases import code_generation``, ``import … as r``)."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in home_modules | {"builder.probe"}:
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if f"{node.module}.{alias.name}" in home_modules:
+                    modules.add(bound)
+                elif alias.name in objects:
+                    names.add(bound)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name in home_modules}
+    return names, modules
+
+
+def _named(node: ast.expr, names: set[str], modules: set[str], objects: set[str]) -> Iterator[str]:
+    """What an operand names of the phase homes: an imported object, an object of an imported
+    home module, or either inside a tuple."""
+    if isinstance(node, ast.Name) and node.id in names:
+        yield node.id
+    elif isinstance(node, ast.Attribute) and node.attr in objects:
+        if ast.unparse(node.value) in modules:
+            yield node.attr
+    elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+        for item in node.elts:
+            yield from _named(item, names, modules, objects)
+
+
+def _asks_which_phase(
+    path: Path, home_modules: set[str], objects: set[str]
+) -> Iterator[tuple[int, str]]:
+    """(line, name) of every ``isinstance`` or identity test in ``path`` against an object of
+    the phase homes."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names, modules = _from_phase_homes(tree, home_modules, objects)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2:
+            if node.func.id in {"isinstance", "issubclass"}:
+                found = _named(node.args[1], names, modules, objects)
+                yield from ((node.lineno, n) for n in found)
+        elif isinstance(node, ast.Compare) and any(isinstance(o, _IDENTITY) for o in node.ops):
+            for operand in (node.left, *node.comparators):
+                yield from ((node.lineno, n) for n in _named(operand, names, modules, objects))
+
+
+def _questions(root: Path) -> list[str]:
+    home_modules, objects = _home_objects(root)
+    return sorted(
+        f"{path.relative_to(root).as_posix()}:{line} tests against {name}"
+        for path in (root / "builder").rglob("*.py")
+        if path.relative_to(root).with_suffix("").as_posix().replace("/", ".") not in home_modules
+        for line, name in _asks_which_phase(path, home_modules, objects)
+    )
+
+
+def test_nothing_outside_the_phases_asks_which_phase_it_holds() -> None:
+    assert _questions(ROOT) == []
+
+
+def test_the_phase_question_scan_sees_each_form(tmp_path: Path) -> None:
+    for home in (
+        "phases/__init__",
+        "phases/code_generation",
+        "phases/registration",
+        "probe/runner",
+    ):
+        path = tmp_path / "builder" / f"{home}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            "class CodeGenerationPhase: ...\ndef run_generated_tests(): ...\n"
+            "def load_phase(): ...\ndef run_probe(): ...\nPHASE = CodeGenerationPhase()\n"
+            "RENDER_ONLY = CodeGenerationPhase()\nKEYS = ('id', 'name')\n",
+            encoding="utf-8",
+        )
+    (tmp_path / "builder" / "batch.py").write_text(
+        "from builder.phases import load_phase, code_generation\n"
+        "from builder.phases.code_generation import CodeGenerationPhase as Six\n"
+        "from builder.phases.code_generation import run_generated_tests\n"
+        "import builder.probe.runner as probes\n"
+        "def f(p, base, run_probe):\n"
+        "    from builder.phases.registration import PHASE\n"
+        "    isinstance(p, Six)\n"
+        "    isinstance(p, (int, code_generation.CodeGenerationPhase))\n"
+        "    p.run_tests is run_generated_tests\n"
+        "    base in (load_phase, code_generation.RENDER_ONLY)\n"
+        "    p.probe is not probes.run_probe\n"
+        "    p == PHASE\n"
+        "    p.probe is run_probe\n"
+        "    p.traits.serial is True\n"
+        "    isinstance(p, int)\n"
+        "    from builder.phases.code_generation import KEYS\n"
+        "    'name' in KEYS\n",
+        encoding="utf-8",
+    )
+    assert _questions(tmp_path) == sorted(
+        f"builder/batch.py:{line} tests against {name}"
+        for line, name in [
+            (7, "Six"),
+            (8, "CodeGenerationPhase"),
+            (9, "run_generated_tests"),
+            (10, "load_phase"),
+            (10, "RENDER_ONLY"),
+            (11, "run_probe"),
+            (12, "PHASE"),
+        ]
+    )
+
+
 def _module_name(path: Path, root: Path) -> str:
     parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

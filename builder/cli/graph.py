@@ -254,7 +254,7 @@ def graph_export(
 
 @graph_app.command("rebuild")
 def graph_rebuild() -> int:
-    """Rebuild the embedded registry database from generated/registry.yaml.
+    """Rebuild the registry database from generated/registry.yaml (Neo4j when NEO4J_URI is set).
 
     The fix when a command reports the database empty, damaged or from another
     version (G012): registry.yaml is the reviewed source of truth, the database

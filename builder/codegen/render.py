@@ -371,6 +371,7 @@ _FILE_NOTES: tuple[tuple[str, str], ...] = (
     ("tests/conftest.py", "loads the offline guard when the tests run on their own"),
     ("tests/test_agent.py", "offline tests: the shared contract of the type on this package"),
     ("pyproject.toml", "makes the folder installable: `pip install` it, then import it anywhere"),
+    ("skill/", "the skill's own files, byte for byte (scripts keep their mode)"),
 )
 
 
@@ -483,6 +484,7 @@ def _debate_rounds(spec: AgentSpec) -> int:
 _REGISTRATION_QUERIES: tuple[str, ...] = (
     "constraint_framework_id",
     "constraint_problem_type_name",
+    "constraint_session_id",
     "register_frameworks",
     "merge_chains",
     "merge_good_for",

@@ -11,28 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from builder.graph.select_output import select_json, select_table
 from builder.pipeline.errors import CompilerError, SourceLocation, UsageError
-from builder.pipeline.report import terminal_safe
 from mindrian.graph import (
     EmbeddedRegistry,
     Registry,
     RegistryYamlError,
-    Selection,
     open_registry,
     redact_uri,
     registry_from_yaml,
 )
 from mindrian.project import ProjectPaths
-from mindrian.routing.text import tokens
 
 __all__ = [
     "OpenedRegistry",
@@ -93,7 +90,7 @@ def _neo4j(uri: str, environ: Mapping[str, str]) -> OpenedRegistry:
     if problem:
         raise UsageError(problem, code="U009")
     # The URI is set, so no embedded registry is opened: there is no path to give.
-    return OpenedRegistry(open_registry(uri, None, env=environ), redact_uri(uri))
+    return OpenedRegistry(open_registry(uri, None, env=environ, read_only=True), redact_uri(uri))
 
 
 def uri_credentials_problem(uri: str) -> str | None:
@@ -151,19 +148,8 @@ def build_registry_from_yaml(
     database.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=database.parent, prefix=".registry-build-"))
     try:
-        try:
+        with _reading(exported, display):
             built = registry_from_yaml(exported, scratch / database.name)
-        except RegistryYamlError as exc:
-            raise CompilerError(
-                f"cannot be read as a registry: {exc.message}; restore it from version control",
-                location=SourceLocation((display or shown_path)(exported), exc.line, exc.column),
-                code="G014",
-            ) from None
-        except (OSError, ValueError) as exc:
-            raise CompilerError(
-                f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
-                code="G014",
-            ) from None
         try:
             count = built.counts().frameworks
             built.checkpoint()  # the scratch folder's log is deleted with it
@@ -174,6 +160,24 @@ def build_registry_from_yaml(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return count
+
+
+@contextlib.contextmanager
+def _reading(exported: Path, display: Callable[[Path], str] | None) -> Iterator[None]:
+    """registry.yaml that cannot be read becomes :class:`CompilerError` ``G014``, placed in it."""
+    try:
+        yield
+    except RegistryYamlError as exc:
+        raise CompilerError(
+            f"cannot be read as a registry: {exc.message}; restore it from version control",
+            location=SourceLocation((display or shown_path)(exported), exc.line, exc.column),
+            code="G014",
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise CompilerError(
+            f"{exported.as_posix()} cannot be read as a registry: {_one_line(exc)}",
+            code="G014",
+        ) from None
 
 
 def restore_registry_once(
@@ -202,21 +206,46 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(handle)  # closing the descriptor releases the lock
 
 
-def rebuild_registry(paths: ProjectPaths, display: Callable[[Path], str] = str) -> str:
-    """``mindrian graph rebuild``: replace the embedded database by what registry.yaml lists.
+def rebuild_registry(
+    paths: ProjectPaths, display: Callable[[Path], str] = str, env: Mapping[str, str] | None = None
+) -> str:
+    """``mindrian graph rebuild``: make the registry hold exactly what registry.yaml lists.
 
-    The fix for a damaged database (:class:`RegistryDamaged`); returns the line to print.
+    The embedded database is replaced (the fix for a damaged one, :class:`RegistryDamaged`);
+    with ``NEO4J_URI`` set, the Neo4j database is brought to it under the writer lock: the
+    frameworks registry.yaml lacks unregistered, every listed one registered again. Returns the
+    line to print.
     """
+    environ = os.environ if env is None else env
     if not paths.registry_yaml.is_file():
         raise CompilerError(
             f"cannot rebuild the registry: {display(paths.registry_yaml)} does not exist",
             code="G011",
         )
-    count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry, display)
-    return (
-        f"rebuilt {display(paths.embedded_registry)} from {display(paths.registry_yaml)} "
-        f"({count} framework(s))"
-    )
+    uri = environ.get("NEO4J_URI") or None
+    if uri:
+        count = _rebuild_neo4j(uri, paths.registry_yaml, environ, display)
+        where = redact_uri(uri)
+    else:
+        count = build_registry_from_yaml(paths.registry_yaml, paths.embedded_registry, display)
+        where = display(paths.embedded_registry)
+    return f"rebuilt {where} from {display(paths.registry_yaml)} ({count} framework(s))"
+
+
+def _rebuild_neo4j(
+    uri: str, exported: Path, environ: Mapping[str, str], display: Callable[[Path], str]
+) -> int:
+    problem = uri_credentials_problem(uri)
+    if problem:
+        raise UsageError(problem, code="U009")
+    with _reading(exported, display), registry_from_yaml(exported) as listed:
+        records = listed.export()  # read and checked before Neo4j is touched
+    with open_registry(uri, None, env=environ, exclusive=True) as registry:
+        keep = {r.id for r in records}
+        for gone in sorted({r.id for r in registry.export()} - keep):
+            registry.unregister(gone)
+        registry.register_many(records)
+        return registry.counts().frameworks
 
 
 def shown_path(path: Path) -> str:
@@ -229,55 +258,3 @@ def shown_path(path: Path) -> str:
 
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split())
-
-
-def _cell(text: str) -> str:
-    """Registry text made safe for a terminal: control characters shown escaped."""
-    return terminal_safe(text)
-
-
-def select_table(selections: Sequence[Selection]) -> str:
-    """``rank id name score`` columns, best first."""
-    rows = [("rank", "id", "name", "score")] + [
-        (str(rank), _cell(s.id), _cell(s.name or ""), f"{s.score:.3f}")
-        for rank, s in enumerate(selections, 1)
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3] for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def select_json(
-    selections: Sequence[Selection],
-    where: str,
-    triggers: Sequence[str],
-    problem_types: Sequence[str],
-    previous: Sequence[str],
-    limit: int,
-    *,
-    text: str | None = None,
-) -> str:
-    """The machine-readable result of ``select --json``; a sentence adds ``text`` and its terms,
-    and each result of a sentence says whether the router stands behind it alone
-    (``confident``, true only for a first result; the first also carries its ``confidence``)."""
-    sentence = {} if text is None else {"text": text, "terms": list(dict.fromkeys(tokens(text)))}
-    document = {
-        "registry": where,
-        **sentence,
-        "triggers": list(triggers),
-        "problem_types": list(problem_types),
-        "previous": list(previous),
-        "limit": limit,
-        "results": [
-            {
-                "rank": rank,
-                "id": s.id,
-                "name": s.name,
-                "score": round(s.score, 6),
-                **({} if text is None else {"confident": s.confident}),
-                **({} if s.confidence is None else {"confidence": s.confidence}),
-            }
-            for rank, s in enumerate(selections, 1)
-        ],
-    }
-    return json.dumps(document, indent=2, ensure_ascii=False)

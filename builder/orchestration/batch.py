@@ -52,11 +52,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.orchestration import runner
-from builder.orchestration.runner import Hold, KeyLoader, PhaseLoader, Progress, phase_range
+from builder.orchestration.runner import (
+    Hold,
+    KeyLoader,
+    PhaseLoader,
+    Phases,
+    Progress,
+    Serviced,
+    phase_range,
+)
+from builder.orchestration.schedule import Schedule
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
 from builder.orchestration.warm import default_providers, warm_children
-from builder.phases import PHASE_NAMES, load_phase, phase_number
-from builder.phases.keys import load_key, output_paths
+from builder.phases import PHASE_NAMES
+from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
@@ -74,11 +83,13 @@ from builder.pipeline.results import (
     Problem,
     problem_of,
 )
+from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
 from builder.skill.source import load_source
 
 if TYPE_CHECKING:
     from builder.orchestration.shared_tests import SharedResults
+    from builder.phases.registration import RegistrationPhase
     from builder.pipeline.worker import ModuleRunner, WarmWorker
 
 __all__ = [
@@ -99,10 +110,6 @@ __all__ = [
 
 #: Error code of two skills that map to the same agent id or package.
 COLLISION_CODE = "B001"
-_CODEGEN = phase_number("code_generation")
-_SCHEMA = phase_number("neo4j_schema")
-_REGISTRATION = phase_number("registration")
-_UNTIL_CODEGEN = PHASE_NAMES[_CODEGEN - 1]
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,7 @@ def _read_observed(
 def find_collisions(
     sources: Sequence[SkillSource],
     config: BuildConfig,
-    phases: PhaseLoader = load_phase,
+    phases: PhaseLoader = runner.SHIPPED.load,
     checkpoints: CheckpointStore | None = None,
     known: Mapping[str, tuple[Path, str, str | None]] | None = None,
 ) -> dict[str, Problem]:
@@ -319,27 +326,33 @@ def build_many(
     options: BatchOptions,
     *,
     listener: Listener | None = None,
-    registration: AnyPhase | None = None,
+    registration: RegistrationPhase | None = None,
     phases: PhaseLoader | None = None,
+    services: Services | None = None,
 ) -> tuple[BuildReport, ...]:
     """Build every target; the reports in input order.
 
     ``registration`` replaces the default phase 7 object (another registry, as
-    ``check`` needs). ``phases`` replaces the loader of every phase (tests); a
-    loader other than :func:`builder.phases.load_phase` need not survive
-    pickling, so with one everything runs in this process. Raises :class:`UsageError` only for bad
-    ``--from``/``--until``.
+    ``check`` needs). ``phases`` replaces the loader of every phase (tests); such
+    a loader need not survive pickling, so with one everything runs in this
+    process. ``services`` chooses how the phases' children run (a test's doubles);
+    what it leaves unset the batch fills (a warm worker, shared sessions). Raises
+    :class:`UsageError` only for bad ``--from``/``--until``.
     """
     start, stop = phase_range(options.from_phase, options.until_phase)
-    if options.scratch and (stop > _CODEGEN or options.run_tests or _reruns(options)):
-        raise ValueError("a scratch build renders phases 1-6 only, without tests")
+    chosen = Phases.local(phases) if phases is not None else runner.DEFAULT
+    keys = _keys(chosen.keys, registration)
+    if options.scratch and (
+        Schedule.of(keys).reaches_serial(stop) or options.run_tests or _reruns(options)
+    ):
+        raise ValueError("a scratch build renders the parallel phases only, without tests")
     hear = listener or Listener()
-    base = phases or _runner_loader()
-    if not options.run_tests:
-        base = _render_only(base)
+    own = services or Services()
+    given = replace(own, tests=own.tests and options.run_tests)
+    base = Serviced(chosen.load, given)
     store = CheckpointStore(options.checkpoints_dir)
     stamping = _stamping(options, stop)
-    hits = _hits(targets, config, options, _keys(base, registration)) if stamping else {}
+    hits = _hits(targets, config, options, keys) if stamping else {}
     sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
     paths = {t.display: t.path for t in targets}
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
@@ -350,32 +363,35 @@ def build_many(
     current = _current(buildable, config, options, loader)
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
-    # Generated tests in shared sessions (shared_tests): the workers only render, like ``check``.
-    shared = options.run_tests and start <= _CODEGEN <= stop and building > 1
-    shared = shared and _tests_alone(base)
-    parallel = base in (load_phase, _render_only_phases) and start <= _CODEGEN
-    pool = _pool(options.jobs, building, options.run_tests and not shared) if parallel else None
-    registering = building if stop == _REGISTRATION else 0
-    tests_here = options.run_tests and start <= _CODEGEN <= stop and not shared and pool is None
-    warm = warm_children(
-        base,
-        registration,
-        config,
-        tests_here=tests_here and building > 0,
-        registering=registering,
-        jobs=options.jobs,
-    )
-    with pool or _NoPool(), warm as children:
+    # Nothing to build: no phase module need be imported to know where phases would run.
+    schedule = Schedule.of(keys) if building else Schedule(len(PHASE_NAMES) + 1, None, False)
+    testing = given.tests and schedule.tests_packages(start, stop)
+    # Package tests in shared sessions (shared_tests): the workers only stage, like ``check``.
+    shared = testing and building > 1 and given.package_tests is None
+    parallel = chosen.portable and start <= schedule.last_parallel
+    pool = _pool(options.jobs, building, testing and not shared) if parallel else None
+    registering = building if schedule.reaches_serial(stop) else 0
+    plan = _Plan(config, options, start, stop, schedule)
+    with (
+        pool or _NoPool(),
+        warm_children(
+            _loader(chosen.load, registration),
+            config,
+            given,
+            schedule,
+            tests_here=testing and not shared and pool is None and building > 0,
+            registering=registering,
+            jobs=options.jobs,
+        ) as children,
+    ):
         early = [
             current.get(t.display)
-            or _submit(
-                None if shared else pool, t, buildable, blocked, config, options, start, stop, base
-            )
+            or _submit(None if shared else pool, t, buildable, blocked, plan, base)
             for t in targets
         ]
         if shared:
-            early = _test_together(targets, buildable, early, pool, config, options, base)
-        finisher = _Finisher(buildable, config, options, hear, children.loader, stop)
+            early = _test_together(targets, buildable, early, pool, plan, chosen.load, given)
+        finisher = _Finisher(buildable, plan, hear, children.loader)
         reports = []
         for target, entry in zip(targets, early, strict=True):
             children.plan(early)
@@ -386,10 +402,32 @@ def build_many(
         return tuple(reports)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every skill of a batch shares: its configuration, switches, phase range and
+    schedule."""
+
+    config: BuildConfig
+    """The build's configuration."""
+    options: BatchOptions
+    """The batch's switches."""
+    start: int
+    """Number of the first phase to run."""
+    stop: int
+    """Number of the last phase to run."""
+    schedule: Schedule
+    """Where the phases run."""
+
+    @property
+    def parallel_until(self) -> str:
+        """Name of the last phase a worker process runs."""
+        return self.schedule.parallel_until(self.stop)
+
+
 def _stamping(options: BatchOptions, stop: int) -> bool:
     """Whether this build decides and records no-ops with stamps (see
     :mod:`builder.orchestration.stamping`)."""
-    return stop == _REGISTRATION and options.run_tests and not _reruns(options)
+    return stop == len(PHASE_NAMES) and options.run_tests and not _reruns(options)
 
 
 def _reruns(options: BatchOptions) -> bool:
@@ -397,10 +435,9 @@ def _reruns(options: BatchOptions) -> bool:
     return options.force or options.reregister or options.from_phase is not None
 
 
-def _keys(base: PhaseLoader, registration: AnyPhase | None) -> KeyLoader:
-    """What the stamps are checked with: the phases' keys, unless a caller chose other phases
-    (a phase object is its own key; an explicit phase 7 is already imported)."""
-    keys: KeyLoader = load_key if base is load_phase else base
+def _keys(keys: KeyLoader, registration: AnyPhase | None) -> KeyLoader:
+    """What the stamps are checked with and the schedule read from: the phases' keys, with an
+    explicit phase 7 as its own key (it is already imported)."""
     if registration is None:
         return keys
     return lambda name: registration if name == "registration" else keys(name)
@@ -447,7 +484,9 @@ def _record(
 
 
 def retire_removed(
-    reports: Sequence[BuildReport], config: BuildConfig, registration: AnyPhase | None = None
+    reports: Sequence[BuildReport],
+    config: BuildConfig,
+    registration: RegistrationPhase | None = None,
 ) -> tuple[str, ...]:
     """After a build of every skill of a project: unregister and uninstall the frameworks whose
     skill is gone (deleted or renamed); the ids removed.
@@ -458,9 +497,9 @@ def retire_removed(
     keep = {r.agent_id for r in reports}
     if None in keep or not _anything_to_retire(config, {k for k in keep if k is not None}):
         return ()
-    from builder.phases.registration import PHASE, RegistrationPhase
+    from builder.phases.registration import PHASE
 
-    phase = registration if isinstance(registration, RegistrationPhase) else PHASE
+    phase = PHASE if registration is None else registration
     return tuple(phase.retire(config, {k for k in keep if k is not None}))
 
 
@@ -525,13 +564,10 @@ def _submit(
     target: Target,
     sources: Mapping[str, SkillSource],
     blocked: Mapping[str, Problem],
-    config: BuildConfig,
-    options: BatchOptions,
-    start: int,
-    stop: int,
+    plan: _Plan,
     phases: PhaseLoader,
 ) -> BuildReport | Future[BuildReport] | None:
-    """The early phases' report (or its future); None when they run later in this process.
+    """The parallel phases' report (or its future); None when they run later in this process.
 
     A skill that cannot be read, or collides with another, is not built: its report is the
     problem.
@@ -540,68 +576,69 @@ def _submit(
         return BuildReport(
             path=target.display, agent_id=None, phases=(), problem=blocked[target.display]
         )
-    if start > _CODEGEN:  # ``--from registration``: phase 7 alone
+    if plan.start > plan.schedule.last_parallel:  # ``--from registration``: serial phases alone
         return BuildReport(path=target.display, agent_id=None, phases=())
     if pool is None:
         return None
-    until = PHASE_NAMES[min(stop, _CODEGEN) - 1]
-    return pool.submit(_early, sources[target.display], config, options, until, None, phases)
+    source = sources[target.display]
+    return pool.submit(_early, source, plan.config, plan.options, plan.parallel_until, None, phases)
 
 
 @dataclass(frozen=True)
 class _Finisher:
     """What completing a skill in this process needs, the same for every skill of a batch: its
-    early phases awaited (or run here), phase 7, and its report told in input order."""
+    parallel phases awaited (or run here), the serial ones, and its report told in input
+    order."""
 
     sources: Mapping[str, SkillSource]
     """Sources of the skills to build, by display path."""
-    config: BuildConfig
-    """The build's configuration."""
-    options: BatchOptions
-    """The batch's switches."""
+    plan: _Plan
+    """The batch's configuration, switches, phase range and schedule."""
     hear: Listener
     """Told of each skill's start, phases and report."""
     loader: PhaseLoader
     """The loader of the phases run here (the warm children's)."""
-    stop: int
-    """Number of the last phase to run."""
 
     def finish(
         self, target: Target, early: BuildReport | Future[BuildReport] | None
     ) -> BuildReport:
-        """Every phase of one skill up to :attr:`stop`, told to :attr:`hear`; a bug while building
-        it fails that skill, not the batch."""
+        """Every phase of one skill up to the plan's last, told to :attr:`hear`; a bug while
+        building it fails that skill, not the batch."""
         self.hear.started(target)
-        report = _guarded(target, self.options, functools.partial(self._complete, target, early))
+        options = self.plan.options
+        report = _guarded(target, options, functools.partial(self._complete, target, early))
         self.hear.finished(report)
         return report
 
     def _complete(
         self, target: Target, early: BuildReport | Future[BuildReport] | None
     ) -> BuildReport:
-        """Every phase of one skill up to :attr:`stop`, after (or including) its early part.
+        """Every phase of one skill up to the plan's last, after (or including) its parallel
+        part.
 
         ``early`` is None only for a skill that is built (it has a source in :attr:`sources`).
         """
-        if early is None and not self.options.reregister:
+        plan = self.plan
+        if early is None and not plan.options.reregister:
             # In this process one pass through every phase does what the two parts below do.
-            return self._here(target, PHASE_NAMES[self.stop - 1])
+            return self._here(target, PHASE_NAMES[plan.stop - 1])
         if early is None:
-            report = self._here(target, PHASE_NAMES[min(self.stop, _CODEGEN) - 1])
+            report = self._here(target, plan.parallel_until)
         else:
             report = early.result() if isinstance(early, Future) else early
             for phase in report.phases:
                 self.hear.phase(phase)
-        registered = any(p.number == _REGISTRATION for p in report.phases)
-        if self.stop == _REGISTRATION and report.problem is None and not registered:
+        ran = {p.number for p in report.phases}
+        serial = plan.schedule.reaches_serial(plan.stop) and not plan.schedule.ran_serial(ran)
+        if serial and report.problem is None:
             source = self.sources[target.display]
-            report = _register(source, self.config, self.options, self.loader, report, self.hear)
+            report = _serial(source, plan, self.loader, report, self.hear)
         return report
 
     def _here(self, target: Target, until: str) -> BuildReport:
         """Phases up to ``until`` of one skill to build, in this process, each told as it ends."""
-        source = self.sources[target.display]
-        return _early(source, self.config, self.options, until, self.hear.phase, self.loader)
+        source, plan = self.sources[target.display], self.plan
+        return _early(source, plan.config, plan.options, until, self.hear.phase, self.loader)
 
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
@@ -615,11 +652,12 @@ def _test_together(
     sources: Mapping[str, SkillSource],
     early: list[BuildReport | Future[BuildReport] | None],
     pool: ProcessPoolExecutor | None,
-    config: BuildConfig,
-    options: BatchOptions,
-    base: PhaseLoader,
+    plan: _Plan,
+    load: PhaseLoader,
+    services: Services,
 ) -> list[BuildReport | Future[BuildReport] | None]:
-    """Phases 1-6 of every skill to build, their generated tests in shared pytest sessions.
+    """The parallel phases of every skill to build, their package tests in shared pytest
+    sessions.
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
     to build, which is built here in the two passes of
@@ -636,12 +674,13 @@ def _test_together(
     from mindrian.project import ProjectPaths
 
     building = [i for i, entry in enumerate(early) if entry is None]
+    config = plan.config
     chunked = _Chunked(
         targets,
         sources,
-        config,
-        options,
-        base,
+        plan,
+        load,
+        services,
         pool,
         clear_sessions(ProjectPaths(Path(config.root), Path(config.out_dir))),
     )
@@ -691,18 +730,19 @@ def _chunks(building: Sequence[int]) -> list[list[int]]:
 
 @dataclass(frozen=True)
 class _Chunked:
-    """Phases 1-6 of a batch's skills in two passes around shared sessions, chunk by chunk."""
+    """The parallel phases of a batch's skills in two passes around shared sessions, chunk by
+    chunk."""
 
     targets: Sequence[Target]
     """Every target of the batch; a chunk lists indexes into it."""
     sources: Mapping[str, SkillSource]
     """Sources by display path."""
-    config: BuildConfig
-    """The build's configuration."""
-    options: BatchOptions
-    """The batch's switches."""
-    base: PhaseLoader
+    plan: _Plan
+    """The batch's configuration, switches, phase range and schedule."""
+    load: PhaseLoader
     """The loader of every phase."""
+    services: Services
+    """How the phases' children run, but for the package tests, which the sessions answer."""
     pool: Executor | None
     """Where phases run (a process pool; threads in tests); None: in this process."""
     staging: Path
@@ -711,11 +751,13 @@ class _Chunked:
     def in_process(self, chunk: Sequence[int]) -> dict[int, BuildReport]:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
         folder, first = self._stage(chunk)
-        held = [i for i in chunk if _was_held(first[i])]
-        results = self._session(folder, held, self.options.jobs)
+        held = [i for i in chunk if _was_held(first[i], self.plan)]
+        results = self._session(folder, held, self.plan.options.jobs)
         done = dict(first)
         for i in held:
-            done[i] = _guarded(self.targets[i], self.options, self._second(i, results, first[i]))
+            done[i] = _guarded(
+                self.targets[i], self.plan.options, self._second(i, results, first[i])
+            )
         return done
 
     def stream(
@@ -733,11 +775,12 @@ class _Chunked:
         """
         from builder.pipeline.worker import WarmWorker
 
-        jobs = max(1, self.options.jobs)
+        jobs = max(1, self.plan.options.jobs)
         try:
             with contextlib.ExitStack() as stack:
                 idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
-                home, providers = Path(self.config.root).resolve(), default_providers(self.config)
+                config = self.plan.config
+                home, providers = Path(config.root).resolve(), default_providers(config)
                 for _ in range(jobs):
                     worker = stack.enter_context(WarmWorker(home=home, providers=providers))
                     worker.start()
@@ -747,11 +790,12 @@ class _Chunked:
                 for k, chunk in enumerate(chunks):
                     folder, futures = pending
                     first = {
-                        i: _guarded(self.targets[i], self.options, futures[i].result) for i in chunk
+                        i: _guarded(self.targets[i], self.plan.options, futures[i].result)
+                        for i in chunk
                     }
                     if k + 1 < len(chunks):
                         pending = self._staging(chunks[k + 1])
-                    held = [i for i in chunk if _was_held(first[i])]
+                    held = [i for i in chunk if _was_held(first[i], self.plan)]
                     for i in chunk:
                         if i not in held:
                             out[i].set_result(first[i])
@@ -772,7 +816,7 @@ class _Chunked:
         the pool."""
         worker = idle.get()
         try:
-            results = self._session(folder, held, self.options.jobs, workers=0, runner=worker)
+            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=worker)
         finally:
             idle.put(worker)
         for i in held:
@@ -789,7 +833,9 @@ class _Chunked:
         folder = self._folder()
         return folder, {
             i: _guarded(
-                self.targets[i], self.options, functools.partial(_early, *self._first(i, folder))
+                self.targets[i],
+                self.plan.options,
+                functools.partial(_early, *self._first(i, folder)),
             )
             for i in chunk
         }
@@ -833,7 +879,7 @@ class _Chunked:
 
         def settle(done: Future[BuildReport]) -> None:
             out.set_result(
-                _guarded(self.targets[i], self.options, lambda: _joined(first, done.result()))
+                _guarded(self.targets[i], self.plan.options, lambda: _joined(first, done.result()))
             )
 
         job.add_done_callback(settle)
@@ -847,35 +893,26 @@ class _Chunked:
         """The arguments of :func:`_early` for skill ``i``'s first pass, staging into ``folder``."""
         from builder.orchestration.shared_tests import Stager
 
+        plan = self.plan
+        phases = Serviced(self.load, self.services)
         return (
             self._source(i),
-            self.config,
-            self.options,
-            _UNTIL_CODEGEN,
+            plan.config,
+            plan.options,
+            plan.parallel_until,
             None,
-            self.base,
+            phases,
             Stager(folder),
         )
 
     def _second_job(self, i: int, results: SharedResults) -> _Job:
-        """The arguments of :func:`_early` for skill ``i``'s phase 6 with ``results``."""
-        from builder.orchestration.shared_tests import WithResults
-
-        phases = WithResults(self.base, results)
-        return (self._source(i), self.config, self.options, _UNTIL_CODEGEN, None, phases, None)
+        """The arguments of :func:`_early` for skill ``i``'s package tests with ``results``."""
+        plan = self.plan
+        phases = Serviced(self.load, self.services.filled(package_tests=results))
+        return (self._source(i), plan.config, plan.options, plan.parallel_until, None, phases, None)
 
     def _source(self, i: int) -> SkillSource:
         return self.sources[self.targets[i].display]
-
-
-def _tests_alone(base: PhaseLoader) -> bool:
-    """Whether ``base``'s phase 6 tests each package alone (a test's own phase 6 is kept as is)."""
-    from builder.orchestration.shared_tests import tests_alone
-
-    try:
-        return tests_alone(base("code_generation"))
-    except Exception:  # a broken phase 6: each skill's build reports it, as I001
-        return False
 
 
 def _guarded(
@@ -889,9 +926,12 @@ def _guarded(
         return _internal_failure(target, error)
 
 
-def _was_held(report: BuildReport) -> bool:
-    """A report of phases 1-5 only, without a problem: phase 6 waits for the shared session."""
-    return report.problem is None and all(p.number < _CODEGEN for p in report.phases)
+def _was_held(report: BuildReport, plan: _Plan) -> bool:
+    """A report without a problem that stops before the phase with package tests: it waits for
+    the shared session."""
+    package = plan.schedule.package
+    held = package is not None and all(p.number < package for p in report.phases)
+    return report.problem is None and held
 
 
 def _joined(first: BuildReport, second: BuildReport) -> BuildReport:
@@ -900,40 +940,11 @@ def _joined(first: BuildReport, second: BuildReport) -> BuildReport:
     return replace(second, phases=tuple(seen.get(p.number, p) for p in second.phases))
 
 
-def _runner_loader() -> PhaseLoader:
-    """The loader the runner uses by default, looked up now (tests may have replaced it)."""
-    return runner.load_phase
-
-
-def _render_only_phases(name: str) -> AnyPhase:
-    """:func:`load_phase` with phase 6 rendering without tests (a module function: it pickles)."""
-    if name == "code_generation":
-        from builder.phases.code_generation import RENDER_ONLY
-
-        return RENDER_ONLY
-    return load_phase(name)
-
-
-def _render_only(base: PhaseLoader) -> PhaseLoader:
-    """``base`` with phase 6's generated tests skipped."""
-    if base is load_phase:
-        return _render_only_phases
-
-    def loader(name: str) -> AnyPhase:
-        from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
-
-        phase = base(name)
-        if not isinstance(phase, CodeGenerationPhase):
-            return phase  # a test's own phase 6 keeps its own test runner
-        return CodeGenerationPhase(run_tests=skip_generated_tests, templates=phase.templates)
-
-    return loader
-
-
 def _loader(base: PhaseLoader, registration: AnyPhase | None) -> PhaseLoader:
+    """``base`` with ``registration`` in place of the phase of its name."""
     if registration is None:
         return base
-    return lambda name: registration if name == "registration" else base(name)
+    return lambda name: registration if name == registration.name else base(name)
 
 
 #: Skills per worker below which rendering without tests stays in this process: a spawned
@@ -988,28 +999,31 @@ def _scratch(
     progress: Progress | None,
     phases: PhaseLoader,
 ) -> BuildReport:
-    """A scratch build of one skill; a successful one's report carries phase 5's framework record,
-    taken from the output in memory (the worker's report is all that comes back)."""
+    """A scratch build of one skill; a successful one's report carries the framework record of
+    its graph, taken from the output in memory (the worker's report is all that comes back)."""
     report, outputs = runner.scratch_build(
         source, config, until_phase=until, progress=progress, phases=phases
     )
-    if report.problem is not None or all(p.number != _SCHEMA for p in report.phases):
+    if report.problem is not None:
         return report
-    return replace(report, framework=outputs.graph().to_framework_record())
+    try:
+        graph = outputs.graph()
+    except LookupError:  # the build stopped before the graph phase
+        return report
+    return replace(report, framework=graph.to_framework_record())
 
 
-def _register(
+def _serial(
     source: SkillSource,
-    config: BuildConfig,
-    options: BatchOptions,
+    plan: _Plan,
     loader: PhaseLoader,
     early: BuildReport,
     hear: Listener,
 ) -> BuildReport:
-    """Phase 7 of one skill after its earlier phases; the report joins both parts.
+    """The serial phases of one skill after its parallel ones; the report joins both parts.
 
-    Earlier phases come from the checkpoints just written (cached), or are
-    loaded from them when ``--from``/``--force`` asks phase 7 to run again.
+    Parallel phases come from the checkpoints just written (cached), or are
+    loaded from them when ``--from``/``--force`` asks the serial ones to run again.
     """
     seen = {p.number: p for p in early.phases}
 
@@ -1017,11 +1031,13 @@ def _register(
         if report.number not in seen:
             hear.phase(report)
 
+    options = plan.options
     late = runner.build_source(
         source,
-        config,
+        plan.config,
         checkpoints_dir=options.checkpoints_dir,
-        from_phase="registration" if _reruns(options) else None,
+        from_phase=PHASE_NAMES[plan.schedule.serial - 1] if _reruns(options) else None,
+        until_phase=PHASE_NAMES[plan.stop - 1],
         progress=progress,
         phases=loader,
     )

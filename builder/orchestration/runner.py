@@ -22,13 +22,13 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from builder import __version__
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
-from builder.phases.keys import DigestKey
+from builder.phases.keys import DigestKey, load_key
 from builder.phases.outputs import AnyPhase, Inputs, Outputs
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
@@ -45,22 +45,25 @@ from builder.pipeline.results import (
     problem_of,
 )
 from builder.pipeline.serial import from_plain, to_plain
+from builder.pipeline.services import Services
 from builder.pipeline.stamps import Stamp
 
 __all__ = [
+    "SHIPPED",
     "BuildReport",
     "Hold",
     "KeyLoader",
     "PhaseLoader",
     "PhaseReport",
+    "Phases",
     "Progress",
+    "Serviced",
     "ValidationReport",
     "build_source",
     "chain_digest",
     "current_report",
     "identity",
     "input_digest",
-    "load_phase",
     "located",
     "name_line",
     "phase_range",
@@ -85,6 +88,44 @@ PhaseLoader = Callable[[str], AnyPhase]
 #: stands for :func:`builder.phases.load_phase` without importing the phases; any phase loader
 #: is one too.
 KeyLoader = Callable[[str], DigestKey]
+
+
+@dataclass(frozen=True)
+class Phases:
+    """The phases a build runs, and what a batch may do with them."""
+
+    load: PhaseLoader
+    """Each phase by name."""
+    keys: KeyLoader
+    """What stamps check each phase's digest with (no phase need be imported)."""
+    portable: bool
+    """A worker process gets the same phases by loading them again (the shipped ones, which
+    pickle by name); False: phases that exist in this process only (a test's doubles)."""
+
+    @classmethod
+    def local(cls, load: PhaseLoader) -> Phases:
+        """Phases a caller made (a test's doubles): they are their own keys and stay here."""
+        return cls(load, load, portable=False)
+
+
+#: The phases of the pipeline as shipped.
+SHIPPED = Phases(load_phase, load_key, portable=True)
+#: The phases a build runs when its caller names none; tests put their doubles here.
+DEFAULT = SHIPPED
+
+
+@dataclass(frozen=True)
+class Serviced:
+    """A phase loader whose phases run their children as :attr:`services` say (it pickles when
+    :attr:`base` and the services do)."""
+
+    base: PhaseLoader
+    """The loader of every phase."""
+    services: Services
+    """How their children run."""
+
+    def __call__(self, name: str) -> AnyPhase:
+        return self.base(name).with_services(self.services)
 
 
 class _Done:
@@ -232,7 +273,7 @@ def build_source(
     start, stop = phase_range(from_phase, until_phase)
     rerun = force or from_phase is not None
     store = CheckpointStore(checkpoints_dir)
-    run = _Build(source, config, store, start, rerun, progress, phases or load_phase)
+    run = _Build(source, config, store, start, rerun, progress, phases or DEFAULT.load)
     run.hold = hold
     return run.through(stop)
 
@@ -254,7 +295,7 @@ def scratch_build(
     what is skipped is rendering each output as checkpoint YAML.
     """
     _, stop = phase_range(None, until_phase)
-    run = _Build(source, config, None, 1, True, progress, phases or load_phase)
+    run = _Build(source, config, None, 1, True, progress, phases or DEFAULT.load)
     return run.through(stop), run.outputs
 
 
@@ -281,7 +322,7 @@ def current_report(
     """
     _, stop = phase_range(None, until_phase)
     run = _Build(
-        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or load_phase
+        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or DEFAULT.load
     )
     run.cached_only = True
     try:
@@ -702,7 +743,7 @@ def validate(
     shown = display or Path(path).as_posix()
     try:
         source = load_source(Path(path), display=shown)
-        phase = (phases or load_phase)(PHASE_NAMES[0])
+        phase = (phases or DEFAULT.load)(PHASE_NAMES[0])
         result: PhaseResult[Any] = phase.run(
             PhaseInput(source=source, config=config, previous=Outputs())
         )

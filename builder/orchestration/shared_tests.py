@@ -8,8 +8,9 @@ cuts the chunks, :func:`builder.orchestration.batch.build_many`):
    :data:`~builder.orchestration.runner.Hold`) renders its package into the
    session folder instead of letting phase 6 run;
 2. after the session, phase 6 runs as usual with :class:`SharedResults` as
-   its test runner, which answers from the session for a package whose files
-   are exactly what was tested, and tests any other package alone.
+   its test runner (the build's ``Services.package_tests``), which answers
+   from the session for a package whose files are exactly what was tested,
+   and tests any other package alone.
 
 Phase 6 itself is unchanged, so its checkpoint, report and staged package are
 what a build of the skill alone writes. A package the stager cannot stage (it
@@ -19,23 +20,14 @@ does not render or compile) is left to phase 6, which reports why.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeGuard
 
-from builder.codegen.render import write_tree
-from builder.phases.code_generation import (
-    CodeGenerationPhase,
-    compile_errors,
-    run_generated_tests,
-    write_skill_files,
-)
+from builder.phases.code_generation import run_generated_tests
 from builder.phases.outputs import AnyPhase, Inputs
-from builder.pipeline.errors import CompilerError
 from builder.pipeline.package_tests import TestRun, tree_digest
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
-from builder.skill.source import skill_files
 from mindrian.project import ProjectPaths
 
 __all__ = [
@@ -43,7 +35,6 @@ __all__ = [
     "Stager",
     "clear_sessions",
     "new_session",
-    "tests_alone",
 ]
 
 
@@ -59,30 +50,15 @@ def new_session(staging: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=staging))
 
 
-def tests_alone(phase: AnyPhase) -> TypeGuard[CodeGenerationPhase]:
-    """Whether ``phase`` is phase 6 testing each package in a pytest run of its own."""
-    return isinstance(phase, CodeGenerationPhase) and phase.run_tests is run_generated_tests
-
-
 @dataclass(frozen=True)
 class Stager:
-    """Holds phase 6 back, its package rendered into the session folder."""
+    """Holds a phase with package tests back, what they test staged into the session folder."""
 
     folder: Path
     """The session folder: one subfolder per package."""
 
     def __call__(self, phase: AnyPhase, inputs: Inputs) -> bool:
-        if not tests_alone(phase):
-            return False
-        try:
-            spec, files = phase.render(inputs)
-        except CompilerError:
-            return False  # phase 6 raises it again and reports it as a build of its own does
-        if compile_errors(files):
-            return False
-        write_tree(files, self.folder / spec.identifier)
-        write_skill_files(skill_files(inputs.source), self.folder / spec.identifier)
-        return True
+        return phase.stage_tests(inputs, self.folder)
 
 
 @dataclass(frozen=True)
@@ -97,19 +73,3 @@ class SharedResults:
         if found is not None and found[0] == tree_digest(folder / identifier):
             return found[1]
         return run_generated_tests(folder, identifier)
-
-
-@dataclass(frozen=True)
-class WithResults:
-    """A phase loader (picklable) whose phase 6 takes its test outcomes from a shared session."""
-
-    base: Callable[[str], AnyPhase]
-    """The loader of every phase."""
-    results: SharedResults
-    """The session's outcomes."""
-
-    def __call__(self, name: str) -> AnyPhase:
-        phase = self.base(name)
-        if not tests_alone(phase):
-            return phase
-        return CodeGenerationPhase(run_tests=self.results, templates=phase.templates)

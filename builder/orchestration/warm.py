@@ -21,10 +21,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.orchestration.runner import PhaseLoader
-from builder.phases.outputs import AnyPhase
+from builder.orchestration.runner import PhaseLoader, Serviced
+from builder.orchestration.schedule import Schedule
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
+from builder.pipeline.services import Services
 from builder.probe.runner import WarmProbes
 
 __all__ = ["Warm", "default_providers", "warm_children"]
@@ -37,20 +38,24 @@ class Warm:
     """The phases of a build with the warm worker put in, and the probes to run ahead."""
 
     loader: PhaseLoader
-    """Every phase, phase 6 and 7 running their children in the worker where they may."""
+    """Every phase, running its children as the build's services say (in the worker where
+    they may)."""
+    schedule: Schedule
+    """Where the phases run (which of them wait for the probes planned here)."""
     probes: WarmProbes | None = None
-    """The :class:`~builder.probe.runner.WarmProbes` of phase 7, None when phase 7 keeps its own."""
+    """The :class:`~builder.probe.runner.WarmProbes` of the serial phases, None when the build's
+    services chose another probe."""
     config: BuildConfig | None = None
     """The build's configuration (where ready packages wait)."""
     _planned: int = 0
     _ready: dict[str, str] = field(default_factory=dict, repr=False)
 
     def plan(self, early: Sequence[BuildReport | Future[BuildReport] | None]) -> None:
-        """Start the probes of skills whose phases 1-6 are done, in order, from the first not yet
-        planned up to the first still building."""
+        """Start the probes of skills whose parallel phases are done, in order, from the first not
+        yet planned up to the first still building."""
         if self.probes is None or self.config is None:
             return
-        from builder.phases.registration import project_paths
+        from mindrian.project import ProjectPaths
 
         start = self._planned
         while self._planned < len(early) and _available(early[self._planned]):
@@ -59,14 +64,19 @@ class Warm:
         waiting = [
             r.agent_id
             for r in reports
-            if r is not None and r.agent_id is not None and _waits_for_phase7(r)
+            if r is not None and r.agent_id is not None and self._waits(r)
         ]
-        staging = project_paths(self.config).staging
+        staging = ProjectPaths(Path(self.config.root), Path(self.config.out_dir)).staging
         if any(agent_id not in self._ready for agent_id in waiting):
             # Streamed chunks stage their packages as they go: look again.
             self._ready = _ready_packages(staging)
         identifiers = [self._ready[a] for a in waiting if a in self._ready]
         self.probes.plan([(staging / f"{i}.ready", i) for i in identifiers])
+
+    def _waits(self, report: BuildReport) -> bool:
+        """The parallel phases passed and no serial one has run (it is not current)."""
+        ran = {p.number for p in report.phases}
+        return report.problem is None and self.schedule.waits_for_serial(ran)
 
 
 def _available(entry: BuildReport | Future[BuildReport] | None) -> bool:
@@ -77,16 +87,6 @@ def _report(entry: BuildReport | Future[BuildReport] | None) -> BuildReport | No
     if isinstance(entry, Future):
         return entry.result() if entry.exception() is None else None
     return entry
-
-
-def _waits_for_phase7(report: BuildReport) -> bool:
-    """Phases 1-6 passed and phase 7 has not run (it is not current)."""
-    from builder.phases import phase_number
-
-    if report.problem is not None:
-        return False
-    ran = {p.number for p in report.phases}
-    return phase_number("code_generation") in ran and phase_number("registration") not in ran
 
 
 def _ready_packages(staging: Path) -> dict[str, str]:
@@ -106,53 +106,40 @@ def _ready_packages(staging: Path) -> dict[str, str]:
 
 @contextlib.contextmanager
 def warm_children(
-    base: PhaseLoader,
-    registration: AnyPhase | None,
+    loader: PhaseLoader,
     config: BuildConfig,
+    services: Services,
+    schedule: Schedule,
     *,
     tests_here: bool,
     registering: int,
     jobs: int,
 ) -> Iterator[Warm]:
-    """The build's phases with one started warm worker when phase 6 tests a package in this
-    process (``tests_here``) or skills reach phase 7 (``registering``); else as given.
+    """The build's phases with ``services``, and one started warm worker running what they leave
+    to the build: package tests run in this process (``tests_here``), and the probes of the
+    serial phases when skills reach them (``registering``).
 
-    Only the real phases with their default test runner and probe are changed; a test's phase
-    or probe is kept.
+    A runner the caller's services already chose (a test's double) is kept.
     """
-    if not tests_here and registering == 0:
+    warm_tests = tests_here and services.tests and services.package_tests is None
+    warm_probes = registering > 0 and schedule.probes and services.probe is None
+    if not (warm_tests or warm_probes):
         # Nothing to test or register (a no-op): the phase modules need not even be imported.
-        yield Warm(_with(base, registration))
+        yield Warm(Serviced(loader, services), schedule)
         return
     from builder.pipeline.worker import WarmWorker
 
-    providers = default_providers(config) if tests_here else ()
+    providers = default_providers(config) if warm_tests else ()
     with WarmWorker(home=Path(config.root).resolve(), providers=providers) as worker:
         # Started before the phase modules are imported: the worker's imports are the longest
-        # step of a small build. Only a test's own phases can leave it unused (closed below).
+        # step of a small build.
         worker.start()
-        from builder.orchestration.shared_tests import tests_alone
-        from builder.phases.code_generation import CodeGenerationPhase, run_generated_tests
-        from builder.phases.registration import RegistrationPhase
-        from builder.probe.runner import run_probe
+        from builder.phases.code_generation import run_generated_tests
 
-        phase6 = base("code_generation") if tests_here else None
-        phase7 = registration if registration is not None else base("registration")
-        warm6 = tests_alone(phase6) if phase6 is not None else False
-        warm7 = (
-            registering > 0 and isinstance(phase7, RegistrationPhase) and phase7.probe is run_probe
-        )
-        if not (warm6 or warm7):
-            worker.close()
-            yield Warm(_with(base, registration))
-            return
-        probes = WarmProbes(worker, at_once=max(1, jobs)) if warm7 else None
-        if isinstance(phase7, RegistrationPhase) and probes is not None:
-            registration = phase7.with_probe(probes)
-        if isinstance(phase6, CodeGenerationPhase) and warm6:
-            tests = functools.partial(run_generated_tests, runner=worker)
-            phase6 = CodeGenerationPhase(run_tests=tests, templates=phase6.templates)
-        yield Warm(_with(base, registration, phase6 if warm6 else None), probes, config)
+        probes = WarmProbes(worker, at_once=max(1, jobs)) if warm_probes else None
+        tests = functools.partial(run_generated_tests, runner=worker) if warm_tests else None
+        warmed = services.filled(package_tests=tests, probe=probes)
+        yield Warm(Serviced(loader, warmed), schedule, probes, config)
 
 
 def default_providers(config: BuildConfig) -> tuple[str, ...]:
@@ -160,16 +147,3 @@ def default_providers(config: BuildConfig) -> tuple[str, ...]:
     default models, which most skills use (a skill naming another provider's model imports it in
     its own test run)."""
     return tuple(sorted({ref.partition(":")[0].strip().lower() for ref in config.models.values()}))
-
-
-def _with(
-    base: PhaseLoader, registration: AnyPhase | None, codegen: AnyPhase | None = None
-) -> PhaseLoader:
-    if registration is None and codegen is None:
-        return base
-    replaced = {"registration": registration, "code_generation": codegen}
-
-    def loader(name: str) -> AnyPhase:
-        return replaced.get(name) or base(name)
-
-    return loader

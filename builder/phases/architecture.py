@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import mindrian
+from builder.phases import phase_number
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.cache import (
     cache_dir,
@@ -528,7 +529,7 @@ class ArchitecturePhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 2: decide type and model, assemble instructions."""
 
     name = "architecture"
-    number = 2
+    number = phase_number(name)
     checks = ("type_determined", "model_selected")
     output_type = AgentSpec
 

@@ -13,6 +13,7 @@ or the installed one (:meth:`CodeGenerationPhase.cache_valid`).
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import shutil
@@ -35,12 +36,14 @@ from builder.codegen.render import (
     workflow_dot,
     write_tree,
 )
-from builder.phases.keys import codegen_extra
+from builder.phases import phase_number
+from builder.phases.keys import codegen_extra, load_key
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
-from builder.pipeline.errors import CodegenError, SourceLocation
+from builder.pipeline.errors import CodegenError, CompilerError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
+from builder.pipeline.services import LONE, Services, TestRunner
 from builder.pipeline.transaction import PackageTransaction, file_digest, path_digest
 from builder.pipeline.worker import ModuleRunner, run_module
 from builder.skill.chain import chain_stage_bytes
@@ -85,10 +88,6 @@ class GeneratedPackage:
     tests: str
     """The pytest summary line of the generated tests without timing (``7 passed``), or why they did
     not run."""
-
-
-#: Runs the tests of a package staged at ``folder / identifier``.
-TestRunner = Callable[[Path, str], TestRun]
 
 
 def package_dir(inputs: Inputs, identifier: str) -> Path:
@@ -268,26 +267,39 @@ def _workflow_dot(spec: AgentSpec) -> str | None:
 
 
 class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
-    """Phase 6; the test runner and template folder are injectable for tests."""
+    """Phase 6; the template folder is injectable for tests, the test runner comes from the
+    build's :class:`~builder.pipeline.services.Services`."""
 
     name = "code_generation"
-    number = 6
+    number = phase_number(name)
     checks = ("compiles", "tests_pass")
     output_type = GeneratedPackage
+    #: It writes the package folder, and tests the package it renders in a child (declared with
+    #: its key, which a batch reads without importing this module).
+    traits = load_key(name).traits
     #: The generated tests run the whole runtime, not only what this module imports.
     code_packages = ("mindrian",)
 
-    def __init__(
-        self, run_tests: TestRunner = run_generated_tests, templates: Path = AGENT_TEMPLATES
-    ) -> None:
-        self.run_tests = run_tests
+    def __init__(self, templates: Path = AGENT_TEMPLATES, services: Services = LONE) -> None:
         self.templates = templates
+        self.services = services
+
+    def with_services(self, services: Services) -> CodeGenerationPhase:
+        """This phase (its templates) testing packages as ``services`` says."""
+        changed = copy.copy(self)  # keeps the template digest already read
+        changed.services = services
+        return changed
+
+    @property
+    def run_tests(self) -> TestRunner:
+        """How this phase tests a staged package."""
+        if not self.services.tests:
+            return skip_generated_tests
+        return self.services.package_tests or run_generated_tests
 
     def extra_digest(self, inputs: Inputs) -> str:
         """The templates, the output folder and whether tests run: a change reruns the phase."""
-        return codegen_extra(
-            inputs, self._template_digest, tests=self.run_tests is not skip_generated_tests
-        )
+        return codegen_extra(inputs, self._template_digest, tests=self.services.tests)
 
     @functools.cached_property
     def _template_digest(self) -> str:
@@ -308,6 +320,21 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             root=self.templates,
         )
         return spec, files
+
+    def stage_tests(self, inputs: Inputs, folder: Path) -> bool:
+        """Render this skill's package into ``folder`` (a shared session tests it with the
+        others); False when it does not render or compile, so the phase runs and reports why."""
+        if not self.services.tests:
+            return False
+        try:
+            spec, files = self.render(inputs)
+        except CompilerError:
+            return False  # the phase raises it again and reports it as a build of its own does
+        if compile_errors(files):
+            return False
+        write_tree(files, folder / spec.identifier)
+        write_skill_files(skill_files(inputs.source), folder / spec.identifier)
+        return True
 
     def cache_valid(self, inputs: Inputs, stored: Callable[[], GeneratedPackage]) -> bool:
         """A checkpoint counts only while its package is the ready one, else the installed one."""
@@ -379,4 +406,4 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
 #: The phase object the runner loads.
 PHASE = CodeGenerationPhase()
 #: Phase 6 as ``mindrian check`` runs it by default: render, compile, install; no generated tests.
-RENDER_ONLY = CodeGenerationPhase(run_tests=skip_generated_tests)
+RENDER_ONLY = CodeGenerationPhase(services=Services(tests=False))

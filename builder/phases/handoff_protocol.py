@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 
 from builder.codegen.render import OUTPUT_TYPES
+from builder.phases import phase_number
 from builder.phases.architecture import field_line
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
@@ -275,7 +276,7 @@ class HandoffProtocolPhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 3: attach a HandoffConfig checked against the runtime."""
 
     name = "handoff_protocol"
-    number = 3
+    number = phase_number(name)
     checks = ("receives_defined", "returns_defined")
     output_type = AgentSpec
 

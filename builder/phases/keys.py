@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from builder.codegen.templates import AGENT_TEMPLATES, template_digest
+from builder.pipeline.contract import PhaseTraits
 from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
@@ -62,6 +63,11 @@ class DigestKey(Protocol):
         """The type its checkpoint's output is read as."""
         ...
 
+    @property
+    def traits(self) -> PhaseTraits:
+        """What a batch needs to know to schedule it."""
+        ...
+
     def extra_digest(self, inputs: Inputs) -> object:
         """What else its output depends on, as plain data."""
         ...
@@ -81,12 +87,19 @@ class PhaseKey:
 
     name: str
     """The phase's name."""
-    number: int
-    """Its 1-based number."""
     extra: Callable[[Inputs], object] = field(default=lambda inputs: None)
     """Its ``extra_digest``."""
+    traits: PhaseTraits = field(default_factory=PhaseTraits)
+    """Its ``traits``."""
     code_packages: tuple[str, ...] = ()
     """Packages every file of which counts toward its code digest (its ``code_packages``)."""
+
+    @property
+    def number(self) -> int:
+        """Its 1-based number: its position in the pipeline."""
+        from builder.phases import phase_number
+
+        return phase_number(self.name)
 
     @property
     def code_module(self) -> str:
@@ -243,17 +256,28 @@ def _resolved(path: Path) -> str:
 _KEYS = {
     key.name: key
     for key in (
-        PhaseKey("skill_analysis", 1),
-        PhaseKey("architecture", 2),
-        PhaseKey("handoff_protocol", 3),
-        PhaseKey("tool_assembly", 4, custom_tools_extra),
-        PhaseKey("neo4j_schema", 5, _validators_extra),
-        PhaseKey("code_generation", 6, _codegen_with_tests, ("mindrian",)),
-        PhaseKey("registration", 7, registration_extra, ("mindrian",)),
+        PhaseKey("skill_analysis"),
+        PhaseKey("architecture"),
+        PhaseKey("handoff_protocol"),
+        PhaseKey("tool_assembly", custom_tools_extra),
+        PhaseKey("neo4j_schema", _validators_extra),
+        PhaseKey(
+            "code_generation",
+            _codegen_with_tests,
+            PhaseTraits(writes=True, tests="package"),
+            ("mindrian",),
+        ),
+        PhaseKey(
+            "registration",
+            registration_extra,
+            PhaseTraits(writes=True, serial=True, tests="probe"),
+            ("mindrian",),
+        ),
     )
 }
 
 
 def load_key(name: str) -> PhaseKey:
-    """The key of the phase :func:`builder.phases.load_phase` returns for ``name``."""
-    return _KEYS[name]
+    """The key of the phase :func:`builder.phases.load_phase` returns for ``name``: a phase that
+    computes (nothing beyond the runner's digest, default traits) needs no entry above."""
+    return _KEYS.get(name) or PhaseKey(name)

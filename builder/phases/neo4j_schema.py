@@ -30,6 +30,7 @@ from builder.graph.config import (
     PropertySpec,
     RelationshipSchema,
 )
+from builder.phases import phase_number
 from builder.phases.keys import embedded_label, linter_identity, linter_label
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
@@ -120,6 +121,7 @@ _RELATIONSHIPS = (
 _CONSTRAINTS = (
     Constraint("Framework", "id", q.CONSTRAINT_FRAMEWORK_ID.name),
     Constraint("ProblemType", "name", q.CONSTRAINT_PROBLEM_TYPE_NAME.name),
+    Constraint("Session", "id", q.CONSTRAINT_SESSION_ID.name),
 )
 
 # String literals and comments are removed before looking for `$name`, so text inside
@@ -173,6 +175,7 @@ def _parameters(
     return {
         q.CONSTRAINT_FRAMEWORK_ID.name: {},
         q.CONSTRAINT_PROBLEM_TYPE_NAME.name: {},
+        q.CONSTRAINT_SESSION_ID.name: {},
         q.REGISTER_FRAMEWORKS.name: {"frameworks": [row]},
         q.OUTGOING_CHAINS.name: ids,
         q.OUTGOING_GOOD_FOR.name: ids,
@@ -483,7 +486,7 @@ class Neo4jSchemaPhase(PhaseHooks[Outputs, GraphConfig]):
     """Phase 5: the GraphConfig of an agent, its queries checked by a Cypher front end."""
 
     name = "neo4j_schema"
-    number = 5
+    number = phase_number(name)
     checks = ("schema_valid", "queries_generated")
     output_type = GraphConfig
 

@@ -26,7 +26,11 @@ database write and the registry.yaml write leaves a journal file
 framework back as registry.yaml holds it (:class:`_Journal`). Retiring the frameworks of
 skills that are gone (``build --all``) is one transaction too: the database, registry.yaml and
 their packages change together, and a retire killed anywhere is undone or finished by the
-next phase 7 (:class:`_Retiring`).
+next phase 7 (:class:`_Retiring`). A registration into Neo4j keeps the same promises: it holds
+the database's writer lock (:class:`mindrian.graph.Neo4jRegistry`, ``exclusive``) from its first
+read to its last write, so the journal and the retire work as on the embedded file, and a
+database that holds no framework yet is first filled from registry.yaml
+(:func:`_seed_from_yaml`), as a missing embedded one is built from it.
 
 The phase is cached like the others: its digest covers the registry target and
 the output folder, not the database's contents; and a checkpoint holds only while
@@ -49,7 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builder.phases.keys import registration_extra
+from builder.phases import phase_number
+from builder.phases.keys import load_key, registration_extra
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
@@ -62,6 +67,7 @@ from builder.pipeline.output_folder import (
     unfinished_removals,
     unfinished_retire,
 )
+from builder.pipeline.services import LONE, Services
 from builder.pipeline.transaction import PackageTransaction
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
 from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
@@ -207,7 +213,11 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
     """Phase 7; the registry location, the environment and the probe are injectable."""
 
     name = "registration"
-    number = 7
+    number = phase_number(name)
+    #: It writes the registry (one writer: skills in turn, in this process) and probes the
+    #: installed package in a child (declared with its key, which a batch reads without
+    #: importing this module).
+    traits = load_key(name).traits
     checks = ("registered", "e2e_passes")
     output_type = Registration
     #: The end-to-end probe runs the whole runtime, not only what this module imports.
@@ -218,19 +228,24 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         registry_path: Path | None = None,
         *,
         env: Mapping[str, str] | None = None,
-        probe: ProbeRunner = run_probe,
+        services: Services = LONE,
     ) -> None:
         """``registry_path`` None means the project's default; ``env`` replaces ``os.environ`` for
-        NEO4J_*."""
+        NEO4J_*; ``services`` says how the probe runs."""
         self.registry_path = registry_path
         self.env = env
-        self.probe = probe
+        self.services = services
 
-    def with_probe(self, probe: ProbeRunner) -> RegistrationPhase:
-        """A copy of this phase (registry, environment) probing packages through ``probe``."""
+    def with_services(self, services: Services) -> RegistrationPhase:
+        """A copy of this phase (registry, environment) probing packages as ``services`` says."""
         changed = copy.copy(self)
-        changed.probe = probe
+        changed.services = services
         return changed
+
+    @property
+    def probe(self) -> ProbeRunner:
+        """How this phase probes a package."""
+        return self.services.probe or run_probe
 
     def _environ(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
@@ -269,7 +284,13 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 problem = uri_credentials_problem(uri)
                 if problem:
                     raise RegistrationError(problem, code="R010")
-                return open_registry(uri, db, env=self._environ())
+                registry = open_registry(uri, db, env=self._environ(), exclusive=True)
+                try:
+                    _seed_from_yaml(registry, yaml_path)
+                except BaseException:
+                    registry.close()
+                    raise
+                return registry
             if not db.exists() and yaml_path.is_file():
                 restore_registry_once(yaml_path, db)
             return EmbeddedRegistry(db, wait=REGISTRY_WAIT_SECONDS, on_wait=_tell_waiting)
@@ -289,7 +310,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         out_dir = _out_dir(inputs)
         yaml_path = out_dir / REGISTRY_YAML
         backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
-        journal = _Journal(project_paths(inputs.config), locked=backend == "embedded")
+        journal = _Journal(project_paths(inputs.config))
+        sealed = backend == "embedded"
         db = self._db_path(inputs.config)
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()
@@ -301,10 +323,10 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         written: tuple[str, RegistryLayout] | None = None
         with self._open(inputs.config) as registry:
             try:
-                _Retiring(journal.paths, locked=journal.locked).recover(registry)
+                _Retiring(journal.paths).recover(registry)
                 journal.recover(registry)
-                listed = _vouched(db, yaml_path) if journal.locked else None
-                held, committed = _held(registry, yaml_path, record.id, listed)
+                listed = _vouched(db, yaml_path) if sealed else None
+                held = _held(registry, yaml_path, record.id, listed)
                 before = registry.get(record.id)
                 journal.begin(record.id, identifier)
                 registry.register(record)
@@ -319,9 +341,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 e2e = _e2e_check(selection, probed)
                 if not (registered.passed and e2e.passed):
                     raise _Undo
-                text, layout = _registry_text(
-                    registry, listed, held, stored, committed, journal.locked
-                )
+                text, layout = _registry_text(registry, listed, held, stored)
                 if installing:
                     txn.commit(text)  # the package and registry.yaml in one step
                 else:
@@ -337,7 +357,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 leaving = listed.leaving if listed is not None else None
             finally:
                 journal.end(identifier)
-            if written is not None and journal.locked:
+            if written is not None and sealed:
                 leaving = _Leaving.of(yaml_path, *written)
         if leaving is not None:  # sealed with the database's files as the close left them
             leaving.seal(db)
@@ -385,13 +405,13 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
 
         paths = project_paths(config)
         db = self._db_path(config)
-        locked = self._neo4j_uri(config) is None
-        retiring = _Retiring(paths, locked=locked)
+        sealed = self._neo4j_uri(config) is None
+        retiring = _Retiring(paths)
         leaving: _Leaving | None = None
         with self._open(config) as registry:
             try:
                 retiring.recover(registry)
-                _Journal(paths, locked=locked).recover(registry)
+                _Journal(paths).recover(registry)
                 # A killed registration's package transaction may have been rolled forward.
                 committed = _committed_records(paths.registry_yaml) or {}
                 gone = sorted(set(committed) - set(keep))
@@ -417,7 +437,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 if isinstance(exc, GraphError):
                     raise RegistrationError(str(exc), code="R006") from None
                 raise
-            if locked:
+            if sealed:
                 leaving = _Leaving.of(paths.registry_yaml, text, layout)
         if leaving is not None:
             leaving.seal(db)
@@ -439,21 +459,17 @@ def _listed_ids(paths: ProjectPaths) -> Collection[str]:
     return (_committed_records(paths.registry_yaml) or {}) if ids is None else ids
 
 
-def _held(
-    registry: Any, yaml_path: Path, own: str, listed: _Listed | None
-) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
-    """Every framework the registry holds, each other than ``own`` checked against registry.yaml,
-    and registry.yaml's frameworks by id.
+def _held(registry: Any, yaml_path: Path, own: str, listed: _Listed | None) -> tuple[Any, ...]:
+    """Every framework the registry holds, each other than ``own`` checked against registry.yaml.
 
     Reading and comparing both whole costs O(registry) per skill. Nothing is read
     when ``listed``: the seal vouches that the database holds what registry.yaml lists.
     """
     if listed is not None:
-        return (), None
-    committed = _committed_records(yaml_path)
+        return ()
     held = tuple(registry.export())
-    _check_against(held, committed, own, "holds")
-    return held, committed
+    _check_against(held, _committed_records(yaml_path), own, "holds")
+    return held
 
 
 def _registry_text(
@@ -461,26 +477,32 @@ def _registry_text(
     listed: _Listed | None,
     held: tuple[Any, ...],
     stored: Any,
-    committed: Mapping[str, Any] | None,
-    locked: bool,
 ) -> tuple[str, RegistryLayout]:
     """registry.yaml's text now that ``stored`` is registered, and its layout.
 
-    With ``listed`` only the framework's entry is rendered, into the sealed text. When
-    ``locked`` (the embedded database, whose writer lock is held from the first
-    read to the write) only this registration changed it: the text is ``held`` with
-    the framework's entry replaced. Neo4j takes no such lock, so other clients' writes
-    are looked for in a second export.
+    With ``listed`` only the framework's entry is rendered, into the sealed text. Else the
+    text is ``held`` with the framework's entry replaced: the writer lock, held from the first
+    read to the write, lets no other registration change the registry in between.
     """
     from mindrian.graph import laid_out_registry_yaml, splice_registry_yaml
 
     if listed is not None:
         return splice_registry_yaml(listed.text, listed.leaving.layout, put=(stored,))
-    if locked:
-        return laid_out_registry_yaml((*(r for r in held if r.id != stored.id), stored))
-    exported = registry.export()
-    _check_against(exported, committed, stored.id, "would write")
-    return laid_out_registry_yaml(exported)
+    return laid_out_registry_yaml((*(r for r in held if r.id != stored.id), stored))
+
+
+def _seed_from_yaml(registry: Any, yaml_path: Path) -> None:
+    """Fill a Neo4j database that holds no framework yet with what registry.yaml lists.
+
+    A fresh database beside a committed registry.yaml is a new clone's first build: the other
+    frameworks must be there before one is registered, or the registry and registry.yaml
+    disagree. Called under the writer lock, so one of several builds starting at once fills it.
+    """
+    from mindrian.graph import with_routing_bodies
+
+    committed = _committed_records(yaml_path)
+    if committed and registry.counts().frameworks == 0:
+        registry.register_many(with_routing_bodies(committed.values(), yaml_path))
 
 
 #: Suffix of the seal beside the embedded database's file (see :class:`_Leaving`).
@@ -585,36 +607,30 @@ class _Journal:
 
     A build killed in between leaves the database ahead of registry.yaml for that
     framework, and every later build would refuse the registry (R007). The next
-    registration, under the same writer lock, finds the file, finishes or undoes
-    the package's transaction, and puts the framework back as registry.yaml then
-    holds it (:meth:`recover`).
+    registration, under the same writer lock (the embedded file's, or Neo4j's lock node), finds
+    the file, finishes or undoes the package's transaction, and puts the framework back as
+    registry.yaml then holds it (:meth:`recover`). Only that lock keeps another build's
+    registration in progress from looking like a killed one.
     """
 
     paths: ProjectPaths
     """The project layout of the build's output folder."""
-    locked: bool
-    """Whether the registry is the embedded one: only its writer lock keeps another
-    build's registration in progress from looking like a killed one."""
 
     def _file(self, identifier: str) -> Path:
         return self.paths.staging / f"{identifier}{_REGISTERING}"
 
     def begin(self, framework_id: str, identifier: str) -> None:
         """Record that ``framework_id`` (package ``identifier``) is about to be written."""
-        if self.locked:
-            entry = {"framework": framework_id, "identifier": identifier}
-            _write_file(self._file(identifier), json.dumps(entry, sort_keys=True))
+        entry = {"framework": framework_id, "identifier": identifier}
+        _write_file(self._file(identifier), json.dumps(entry, sort_keys=True))
 
     def end(self, identifier: str) -> None:
         """The registration is committed or undone: nothing is left to recover."""
-        if self.locked:
-            self._file(identifier).unlink(missing_ok=True)
+        self._file(identifier).unlink(missing_ok=True)
 
     def recover(self, registry: Any) -> bool:
         """Bring every framework a killed registration left behind back to registry.yaml;
         whether there was any."""
-        if not self.locked:
-            return False
         found = sorted(self.paths.staging.glob(f"*{_REGISTERING}"))
         for left in found:
             entry = json.loads(left.read_text(encoding="utf-8"))
@@ -646,25 +662,16 @@ class _Retiring:
 
     paths: ProjectPaths
     """The project layout of the build's output folder."""
-    locked: bool
-    """Whether the registry is the embedded one (see :attr:`_Journal.locked`); without its
-    lock the retire writes registry.yaml and deletes the packages directly."""
 
     def begin(self, framework_ids: Collection[str], packages: Collection[str]) -> None:
         """Record that ``framework_ids``, installed as ``packages``, are about to be removed."""
-        if self.locked:
-            entry = {"frameworks": sorted(framework_ids), "packages": sorted(packages)}
-            self._pending.mkdir(parents=True)
-            _write_file(self._pending / _RETIRE_ENTRY, json.dumps(entry, sort_keys=True))
+        entry = {"frameworks": sorted(framework_ids), "packages": sorted(packages)}
+        self._pending.mkdir(parents=True)
+        _write_file(self._pending / _RETIRE_ENTRY, json.dumps(entry, sort_keys=True))
 
     def commit(self, registry_yaml: str, packages: Collection[str]) -> None:
         """Write ``registry_yaml`` (the database has lost the frameworks) and delete
         ``packages``, those :meth:`begin` was given."""
-        if not self.locked:
-            _write_file(self.paths.registry_yaml, registry_yaml)
-            for name in packages:
-                _remove_package(self.paths.generated / name, self.paths.staging)
-            return
         _write_file(self._pending / _NEW_YAML, registry_yaml)
         os.rename(self._pending, self._committed)
         self._roll_forward(packages)
@@ -674,7 +681,7 @@ class _Retiring:
         """Finish or undo the retire a killed run left; whether there was one."""
         done = self._committed.is_dir()
         folder = self._committed if done else self._pending
-        if not self.locked or not folder.is_dir():
+        if not folder.is_dir():
             return False
         entry = self._entry(folder)
         if done:

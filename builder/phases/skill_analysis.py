@@ -87,6 +87,7 @@ from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
+from builder.phases import phase_number
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
@@ -1243,7 +1244,7 @@ class SkillAnalysisPhase(PhaseHooks[Outputs, SkillDefinition]):
     """Phase 1: read the skill's bytes, produce its SkillDefinition."""
 
     name = "skill_analysis"
-    number = 1
+    number = phase_number(name)
     checks = ("valid_yaml", "required_fields")
     output_type = SkillDefinition
 

@@ -25,6 +25,7 @@ from builder.mcp.describe import (
 )
 from builder.mcp.probe import HandshakeProbe, Probe, ProbeResult, check_configuration
 from builder.mcp.tooldefs import definition_errors, definition_to_plain
+from builder.phases import phase_number
 from builder.phases.architecture import field_line
 from builder.phases.keys import custom_tools_extra
 from builder.phases.outputs import Inputs, Outputs
@@ -301,7 +302,7 @@ class ToolAssemblyPhase(PhaseHooks[Outputs, AgentSpec]):
     """Phase 4: attach a ToolConfig whose servers and tools are all usable."""
 
     name = "tool_assembly"
-    number = 4
+    number = phase_number(name)
     checks = ("mcps_connected", "tools_available")
     output_type = AgentSpec
 

@@ -14,12 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from pathlib import Path
+from typing import Generic, Literal, Protocol, Self, TypeVar
 
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import SourceLocation
+from builder.pipeline.services import Services
 
-__all__ = ["CheckResult", "Phase", "PhaseHooks", "PhaseInput", "PhaseResult", "SkillSource"]
+__all__ = [
+    "CheckResult",
+    "Phase",
+    "PhaseHooks",
+    "PhaseInput",
+    "PhaseResult",
+    "PhaseTraits",
+    "SkillSource",
+    "TestKind",
+]
 
 T = TypeVar("T")
 #: What the earlier phases hand over (``builder.phases.outputs.Outputs``).
@@ -84,6 +95,28 @@ class PhaseResult(Generic[T]):
     """Things worth a look that do not stop the build."""
 
 
+#: How a phase's children run: ``none`` (it starts none), ``package`` (it tests the package it
+#: renders in a child through ``Services.package_tests``, so a batch may stage many packages for
+#: one shared pytest session with :meth:`Phase.stage_tests`), ``probe`` (it probes the installed
+#: package in a child through ``Services.probe``, so a batch may run the probes ahead).
+TestKind = Literal["none", "package", "probe"]
+
+
+@dataclass(frozen=True)
+class PhaseTraits:
+    """What a batch needs to know of a phase to schedule it (sqlglot's rules habit: the nature
+    of a step lives with the step, and the scheduler reads it rather than naming the step)."""
+
+    writes: bool = False
+    """It writes beyond its checkpoint (a package folder, the registry), so its digest names
+    where."""
+    serial: bool = False
+    """Skills go through it one at a time, in input order, in the build's own process (the
+    registry has one writer); the phases before the first serial one may run in parallel."""
+    tests: TestKind = "none"
+    """How its children run (:data:`TestKind`)."""
+
+
 class Phase(Protocol[P, T]):
     """One step of the pipeline, as the runner sees it (read-only attributes: a class attribute
     of a phase satisfies them)."""
@@ -104,6 +137,11 @@ class Phase(Protocol[P, T]):
         ...
 
     @property
+    def traits(self) -> PhaseTraits:
+        """What a batch needs to know to schedule it."""
+        ...
+
+    @property
     def output_type(self) -> type[T]:
         """The frozen dataclass of its output (checkpoints are read back into it)."""
         ...
@@ -120,9 +158,29 @@ class Phase(Protocol[P, T]):
         """Whether a passing checkpoint still holds; ``stored`` reads its output."""
         ...
 
+    def with_services(self, services: Services) -> Phase[P, T]:
+        """This phase running its children as ``services`` says."""
+        ...
+
+    def stage_tests(self, inputs: PhaseInput[P], folder: Path) -> bool:
+        """Put what its tests test into ``folder`` for a shared session instead of running;
+        False when it has nothing to stage (it runs as usual and reports why)."""
+        ...
+
 
 class PhaseHooks(Generic[P, T]):
     """The defaults of a phase's optional hooks: a phase class derives from this."""
+
+    #: A phase that computes: no side effects, no children, any number of skills at once.
+    traits = PhaseTraits()
+
+    def with_services(self, services: Services) -> Self:
+        """A phase without children runs the same whatever the services."""
+        return self
+
+    def stage_tests(self, inputs: PhaseInput[P], folder: Path) -> bool:
+        """Nothing to stage: a phase without package tests runs as usual."""
+        return False
 
     def extra_digest(self, inputs: PhaseInput[P]) -> object:
         """Nothing beyond what the runner hashes (source, configuration, code, earlier outputs)."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builder.pipeline.services import ProbeResult, ProbeRunner
 from builder.pipeline.worker import ModuleRunner, WarmWorker, run_module
 
 __all__ = [
@@ -29,20 +30,6 @@ __all__ = [
 PROBE_MODULE = "builder.probe.e2e"
 #: Upper bound for the end-to-end probe subprocess.
 E2E_TIMEOUT_SECONDS = 120.0
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """The end-to-end probe's verdict, as parsed from the subprocess."""
-
-    success: bool
-    """The handoff succeeded offline."""
-    summary: str
-    """What happened, one line."""
-
-
-#: Runs the probe for package ``identifier`` installed under ``out_dir``.
-ProbeRunner = Callable[[Path, str], ProbeResult]
 
 
 def run_probe(

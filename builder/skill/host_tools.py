@@ -58,8 +58,8 @@ _ARBITRARY = "W403"
 #: A path in backticks: a file name with an extension, or a path with a folder.
 _PATH = r"`\.?/?[\w.<>{}*-]+(?:/[\w.<>{}*-]+)*\.\w+`|`[\w.<>{}-]+/[\w.<>{}/*-]+`"
 #: Where an instruction starts: the line's start after list markers, numbering and emphasis,
-#: or after a sentence's end or a colon.
-_START = r"(?:^[\s>*_+-]*(?:\d+[.)]\s*)?(?:\*\*|__)?|[.:;]\s+(?:\*\*|__)?)"
+#: or after a sentence's end (not after a colon: "`scripts/x.py`: Create reports" describes).
+_START = r"(?:^[\s>*_+-]*(?:\d+[.)]\s*)?(?:\*\*|__)?|[.;]\s+(?:\*\*|__)?)"
 _WRITE = re.compile(
     _START + r"(?:write|save|create)\b[^`\n]{0,60}?(?:" + _PATH + ")",
     re.IGNORECASE | re.MULTILINE,

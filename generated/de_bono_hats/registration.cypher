@@ -66,6 +66,10 @@ FOR (f:Framework) REQUIRE f.id IS UNIQUE;
 CREATE CONSTRAINT problem_type_name IF NOT EXISTS
 FOR (p:ProblemType) REQUIRE p.name IS UNIQUE;
 
+// constraint_session_id
+CREATE CONSTRAINT session_id IF NOT EXISTS
+FOR (s:Session) REQUIRE s.id IS UNIQUE;
+
 // register_frameworks
 UNWIND $frameworks AS row
 MERGE (f:Framework {id: row.id})

@@ -307,10 +307,13 @@ class GuidedAgent(MindrianAgent):
     def _step_prompt(self, progress: GuidedProgress) -> str:
         name, _ = self.steps[progress.position]
         earlier = [_describe(p) for p in progress.partials]
+        asked = self._question(progress.position)
         sections = [
             f"# Task\n{progress.task}",
             "## Earlier steps\n\n" + "\n\n".join(earlier) if earlier else "",
-            f"## Now\nStep {progress.position + 1} of {len(self.steps)}: {name}.",
+            f"## Now\nStep {progress.position + 1} of {len(self.steps)}: {name}."
+            # The skill's own gate ends the step: the user answers it before the next one runs.
+            + (f"\nStop there and wait for the user's answer to: {asked}" if asked else ""),
         ]
         return "\n\n".join(s for s in sections if s)
 
@@ -324,7 +327,7 @@ class GuidedAgent(MindrianAgent):
             f"Step {progress.position + 1} of {len(self.steps)} ({name}): "
             f"answer to continue, or say {listed}."
         )
-        asked = self.questions[progress.position] if progress.position < len(self.questions) else ""
+        asked = self._question(progress.position)
         if asked:
             question = f"{asked}\n{question}"
         return AgentReply(
@@ -333,6 +336,10 @@ class GuidedAgent(MindrianAgent):
             awaiting_input=True,
             prompt_for_user=question,
         )
+
+    def _question(self, position: int) -> str:
+        """The skill's question for the pause after step ``position``, or ""."""
+        return self.questions[position] if position < len(self.questions) else ""
 
     def current_reply(self, progress: GuidedProgress) -> AgentReply:
         """What the session shows now: the waiting step and its question, or the final reply."""

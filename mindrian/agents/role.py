@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -115,13 +116,17 @@ class RoleAgent(MindrianAgent):
 
     async def run(self, message: str, *, session_id: str | None = None) -> AgentReply:
         session = session_id or self.session_id
-        if not self.orchestrates:
+        with self._orchestrated(session):
             output = await self.agent.arun(message, session_id=session)
-        else:
-            # Resolved lazily: a turn that calls no orchestration tool opens no registry.
-            with bound(lambda: self.orchestration, session):
-                output = await self.agent.arun(message, session_id=session)
+            output = await self._settled(self.agent, output, session)
         return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
+
+    def _orchestrated(self, session: str) -> AbstractContextManager[Any]:
+        """The orchestration tools bound to ``session`` for a block (nothing without them)."""
+        if not self.orchestrates:
+            return nullcontext()
+        # Resolved lazily: a turn that calls no orchestration tool opens no registry.
+        return bound(lambda: self.orchestration, session)
 
     async def turn(
         self, message: str, earlier: Sequence[tuple[str, str]], *, session_id: str
@@ -134,11 +139,19 @@ class RoleAgent(MindrianAgent):
         kept = list(earlier)[-2 * self.history_runs :]
         conversation = [Message(role=role, content=text) for role, text in kept]
         conversation.append(Message(role="user", content=message))
-        if not self.orchestrates:
+        with self._orchestrated(session_id):
             output = await self.stateless_agent.arun(conversation, session_id=session_id)
-        else:
-            with bound(lambda: self.orchestration, session_id):
-                output = await self.stateless_agent.arun(conversation, session_id=session_id)
+            output = await self._settled(self.stateless_agent, output, session_id)
+        return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
+
+    async def resume(self, paused: Any) -> AgentReply:
+        """Go on with a served turn whose host tool calls the client answered."""
+        session_id = paused.session_id or self.session_id
+        with self._orchestrated(session_id):
+            output = await self.stateless_agent.acontinue_run(
+                run_response=paused, requirements=paused.requirements, session_id=session_id
+            )
+            output = await self._settled(self.stateless_agent, output, session_id)
         return AgentReply(content=text_of(check_run(output, f"role {self.agent_id!r}")))
 
     def history(self, session_id: str | None = None) -> tuple[tuple[str, str], ...]:

@@ -22,9 +22,9 @@ What Agno runs is then exactly the wrapper's behaviour:
   AgentOS's continue route (``acontinue_run``) carries the user's answer, or
   ``back``/``skip``, and the progress lives in the session's ``session_data``,
   so a restarted server or another replica continues where it stopped;
-* with host tools enabled (``mindrian serve --host-tools``), an operator's
-  host tool calls work in a folder of the run's user, and a call no rule
-  allows pauses the run with AgentOS's human-in-the-loop confirmation: the run
+* with host tools enabled (``mindrian serve --host-tools``), host tool calls
+  work in a folder of the run's user, and an operator's or a role agent's call
+  no rule allows pauses the run with AgentOS's human-in-the-loop confirmation: the run
   is ``PAUSED`` with one requirement per pending call, the client confirms or
   rejects each (``tools`` on the continue route, ``confirmed`` true or false),
   and the run goes on. Agno's ``requires_confirmation`` is per tool, so every
@@ -130,18 +130,20 @@ class ServedAgent(BaseExternalAgent):
         message = _text(input)
         session: AgentSession | None = kwargs.get("session")
         session_id: str = kwargs["session_id"]
+        user_id: str | None = kwargs.get("user_id")
         async with agent.mcp_connections():
-            if isinstance(agent, GuidedAgent):
-                reply = await self._guided_turn(agent, message, session, session_id)
-            elif isinstance(agent, RoleAgent):
-                reply = await agent.turn(message, _exchanges(history), session_id=session_id)
-            else:
-                owned = _owned_key(session_id, kwargs.get("user_id"))
-                try:
-                    with _host_scope(agent, kwargs.get("user_id")):
+            try:
+                with _host_scope(agent, user_id):
+                    if isinstance(agent, GuidedAgent):
+                        reply = await self._guided_turn(agent, message, session, session_id)
+                    elif isinstance(agent, RoleAgent):
+                        exchanges = _exchanges(history)
+                        reply = await agent.turn(message, exchanges, session_id=session_id)
+                    else:
+                        owned = _owned_key(session_id, user_id)
                         reply = await agent.run(message, session_id=owned)
-                except ConfirmationNeeded as pause:
-                    return _await_confirmation(pause, session, kwargs)
+            except ConfirmationNeeded as pause:
+                return _await_confirmation(pause, session, kwargs)
         if reply.awaiting_input:
             kwargs["run_state"][_PAUSED] = True
         return ExternalRunResult(content=_shown(reply), structured_output=reply.structured)
@@ -347,7 +349,8 @@ class ServedAgent(BaseExternalAgent):
         run.messages = [*(run.messages or []), Message(role="user", content=answer, created_at=now)]
         try:
             async with agent.mcp_connections():
-                moved, reply = await agent.advance(progress, answer)
+                with _host_scope(agent, session.user_id):
+                    moved, reply = await agent.advance(progress, answer)
         except AgentRunError as error:
             run.status, run.content, run.content_type = RunStatus.error, str(error), "str"
             return

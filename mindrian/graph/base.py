@@ -34,6 +34,7 @@ __all__ = [
     "Selection",
     "Usage",
     "check_params",
+    "stored_revision",
 ]
 
 #: Frameworks per write transaction in :meth:`Registry.register_many`.
@@ -326,7 +327,7 @@ class Registry(ABC):
         Read from the graph, since other clients of a server write to it too; a backend
         that only ever sees its own writes overrides this without a query.
         """
-        frameworks = _stored_revision(run)
+        frameworks = stored_revision(run)
         usage = run(q.ROUTING_USAGE_REVISION, {})[0]
         return frameworks, (int(usage["n"]), int(usage["successes"] or 0))
 
@@ -346,7 +347,7 @@ class Registry(ABC):
             if cached.index.explainable or not explain:
                 return cached
         kept = self._index_cache_file()
-        stored = _stored_revision(run) if kept is not None else revision
+        stored = stored_revision(run) if kept is not None else revision
         loaded = None if explain else load_snapshot(kept, stored, revision)
         if loaded is not None:
             self._routing = loaded
@@ -453,8 +454,9 @@ class Registry(ABC):
         return self._read(_counts)
 
 
-def _stored_revision(run: Run) -> tuple[int, str]:
-    """(registered frameworks, latest registration time) as the graph stores them."""
+def stored_revision(run: Run) -> tuple[int, str]:
+    """(registered frameworks, latest registration time) as the graph stores them: every
+    registration and retire changes it."""
     frameworks = run(q.ROUTING_REVISION, {})[0]
     return int(frameworks["n"]), str(frameworks["latest"])
 

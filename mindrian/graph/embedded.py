@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mindrian.graph import queries as q
-from mindrian.graph.base import Registry, Row, Run, check_params
+from mindrian.graph.base import DEFAULT_SELECT_LIMIT, Registry, Row, Run, check_params
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
 from mindrian.graph.index_cache import KeptIndex, index_cache_file
+from mindrian.routing import glosses
+from mindrian.routing.quick import (
+    glossary_file,
+    holds,
+    quick_file,
+    signature,
+    stamp,
+    write_quick,
+)
+from mindrian.routing.score import RankedCandidate, RoutingSnapshot
 
 if TYPE_CHECKING:
     import ladybug
@@ -76,6 +86,9 @@ class EmbeddedRegistry(Registry):
         # text index on disk. A writer's index changes with its own writes, and one in memory
         # has no identity to key it on (its revision is new on every load).
         self._kept_index = None if path is None or not read_only else Path(path)
+        # Taken before the open: the handle sees the file as it was then (mindrian.routing.quick).
+        self._signature = None if self._kept_index is None else signature(self._kept_index)
+        self._quick_kept = False
         # One connection serves one transaction at a time; MCP handlers may run in threads.
         self._lock = threading.Lock()
         existed = path is not None and Path(path).exists()
@@ -176,6 +189,34 @@ class EmbeddedRegistry(Registry):
 
     def _index_cache_file(self) -> KeptIndex | None:
         return None if self._kept_index is None else index_cache_file(self._kept_index)
+
+    def rank_text(
+        self,
+        text: str,
+        problem_types: Iterable[str] = (),
+        previous: Iterable[str] = (),
+        limit: int = DEFAULT_SELECT_LIMIT,
+        explain: bool = False,
+    ) -> tuple[RankedCandidate, ...]:
+        """:meth:`Registry.rank_text`; a read-only handle of a file then keeps the index it
+        ranked with as a quick index too (once per handle), for one-shot selections."""
+        ranked = super().rank_text(text, problem_types, previous, limit, explain)
+        if self._signature is not None and not self._quick_kept and self._routing is not None:
+            self._quick_kept = True
+            self._keep_quick(self._signature, self._routing)
+        return ranked
+
+    def _keep_quick(self, found: str, snapshot: RoutingSnapshot) -> None:
+        """Write the quick index of this file's state when opened (signature ``found``)."""
+        assert self._kept_index is not None
+        file = quick_file(self._kept_index)
+        wanted = stamp(self._kept_index, found)
+        if file is None or holds(file, wanted):
+            return
+        usage = self._usage[1] if self._usage is not None else {}
+        glossary = glossary_file(file.parent.parent)
+        words = None if glossary.is_file() else glosses.dictionary()
+        write_quick(file, wanted, snapshot, usage, words)
 
     def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:
         # An open database keeps the state it opened with: another process's commits stay

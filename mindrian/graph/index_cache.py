@@ -82,6 +82,8 @@ _OWNER = _DIGEST + _OWNER_LENGTH.size
 _MAX_OWNER = 1 << 16
 #: Kept files and atomic_write_bytes's temporaries of them; other names are left alone.
 _KEPT_NAME = re.compile(r"[0-9a-f]{64}" + re.escape(_SUFFIX))
+#: The quick index of the same registry file (mindrian.routing.quick): pruned with the kept one.
+_QUICK_NAME = re.compile(r"([0-9a-f]{64})\.quick\.sqlite")
 _TEMPORARY_NAME = re.compile(r"\.[0-9a-f]{64}\..*\.tmp")
 
 
@@ -167,7 +169,8 @@ def load_snapshot(
 
 def prune_index_cache(folder: Path, now: float) -> None:
     """Delete from ``folder`` the kept files whose registry file no longer exists or whose
-    head is not this format's, and the temporaries untouched for :data:`ABANDONED_SECONDS`
+    head is not this format's, the quick indexes (:mod:`mindrian.routing.quick`) of kept files
+    gone, and the temporaries untouched for :data:`ABANDONED_SECONDS`
     before ``now``; files of other names are left alone, and a file that cannot be read or
     deleted is kept (another pass may manage)."""
     try:
@@ -177,8 +180,11 @@ def prune_index_cache(folder: Path, now: float) -> None:
     for name in names:
         path = folder / name
         try:
+            quick = _QUICK_NAME.fullmatch(name)
             if _KEPT_NAME.fullmatch(name):
                 stale = _orphaned(path)
+            elif quick:
+                stale = not (folder / (quick.group(1) + _SUFFIX)).exists()
             elif _TEMPORARY_NAME.fullmatch(name):
                 stale = now - path.stat().st_mtime > ABANDONED_SECONDS
             else:

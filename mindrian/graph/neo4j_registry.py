@@ -2,26 +2,56 @@
 
 Writes go through ``session.execute_write``: the driver retries the whole transaction
 function on transient errors, which is safe because every statement MERGEs by id.
-Reads use READ access sessions with ``execute_read``.
+Reads use READ access sessions with ``execute_read``. Neo4j reads committed data statement by
+statement, not from one snapshot, so a read of several statements (a framework and its
+relationships, the routing index's fields) could mix two registrations; each read transaction
+is therefore bracketed by the registry's revision (registered count, last registration time)
+and done again when a registration committed in between (:func:`_whole`).
+
+An ``exclusive`` registry holds the registry's writer lock from construction to
+:meth:`~Neo4jRegistry.close`, as an embedded one holds its file's: a transaction kept open
+on the one ``(:RegistryLock {name: 'registration'})`` node, which the server releases when
+the transaction ends, rolled back by ``close`` or by the server once the connection of a
+killed process is gone. Builds registering into one database at once (two builds, or the
+shards of a CI matrix) thereby take turns, as they do on an embedded file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from mindrian.graph import queries as q
-from mindrian.graph.base import Registry, Row, Run, check_params
+from mindrian.graph.base import Registry, Row, Run, check_params, stored_revision
 from mindrian.graph.errors import GraphError
 
-__all__ = ["DriverFactory", "Neo4jRegistry", "redact_uri"]
+__all__ = ["LOCK_SCHEMA", "LOCK_WAIT_SECONDS", "DriverFactory", "Neo4jRegistry", "redact_uri"]
 
 _T = TypeVar("_T")
 _REDACTED = "***"
 #: The driver's access modes (``neo4j.WRITE_ACCESS``, ``neo4j.READ_ACCESS``), without importing it.
 _WRITE_ACCESS, _READ_ACCESS = "WRITE", "READ"
+#: How long the writer lock's transaction may live: past it the server ends it, so a holder
+#: that hangs cannot stall every other build for longer, and a waiter gives up after as long.
+LOCK_WAIT_SECONDS = 600.0
+#: Neo4j-only statements of the writer lock, apart from :data:`queries.SCHEMA` (which every
+#: generated registration.cypher shows): the lock node, unique by name, and taking it.
+LOCK_SCHEMA = (
+    q.Query(
+        "constraint_registry_lock",
+        "CREATE CONSTRAINT registry_lock_name IF NOT EXISTS\n"
+        "FOR (l:RegistryLock) REQUIRE l.name IS UNIQUE",
+    ),
+    q.Query("create_registry_lock", "MERGE (:RegistryLock {name: 'registration'})"),
+)
+_TAKE_LOCK = "MATCH (l:RegistryLock {name: 'registration'})\nSET l.taken = true"
+#: How often a read is done again because a registration committed while it ran.
+_READ_ATTEMPTS = 20
+#: The server's status code for a database that does not exist.
+_NO_DATABASE = "Neo.ClientError.Database.DatabaseNotFound"
 
 
 class DriverFactory(Protocol):
@@ -55,12 +85,17 @@ class Neo4jRegistry(Registry):
         database: str | None = None,
         *,
         driver_factory: DriverFactory | None = None,
+        read_only: bool = False,
+        exclusive: bool = False,
     ) -> None:
+        """Connect; then, unless ``read_only``, create the constraints; with ``exclusive``, wait
+        for the writer lock and hold it until :meth:`close`."""
         self._uri = redact_uri(uri)
         self._user = user
         self._database = database
         self._password = password
         self._driver = None
+        self._lock: tuple[Any, Any] | None = None
         # The driver costs ~0.2 s to import; only a Neo4j registry pays for it.
         import neo4j
         from neo4j.exceptions import DriverError, Neo4jError
@@ -72,13 +107,46 @@ class Neo4jRegistry(Registry):
         except (Neo4jError, DriverError, ValueError, OSError) as exc:
             self.close()
             raise self._error("cannot connect", exc) from None
-        for statement in q.SCHEMA:
-            self._write(functools.partial(_run_alone, statement))
+        try:
+            if read_only:
+                # The database is named by the first statement: a missing one fails here.
+                self._read(functools.partial(_run_alone, q.COUNT_PROBLEM_TYPES))
+                return
+            for statement in (*q.SCHEMA, *LOCK_SCHEMA):
+                self._write(functools.partial(_run_alone, statement))
+            if exclusive:
+                self._take_lock()
+        except BaseException:
+            self.close()
+            raise
 
     def __repr__(self) -> str:
         return f"Neo4jRegistry(uri={self._uri!r}, user={self._user!r}, database={self._database!r})"
 
+    def _take_lock(self) -> None:
+        """Open the transaction that holds the writer lock (waiting while another holds it)."""
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        assert self._driver is not None
+        session = self._driver.session(database=self._database, default_access_mode=_WRITE_ACCESS)
+        try:
+            transaction = session.begin_transaction(timeout=LOCK_WAIT_SECONDS)
+            transaction.run(_TAKE_LOCK).consume()
+        except (Neo4jError, DriverError) as exc:
+            session.close()
+            raise self._error("cannot take the registry's writer lock", exc) from None
+        self._lock = (session, transaction)
+
     def close(self) -> None:
+        """Release the writer lock (its transaction rolled back: it changed nothing) and the
+        driver."""
+        if self._lock is not None:
+            session, transaction = self._lock
+            self._lock = None
+            with contextlib.suppress(Exception):  # a lost connection released it already
+                transaction.rollback()
+            with contextlib.suppress(Exception):
+                session.close()
         if self._driver is not None:
             self._driver.close()
             self._driver = None
@@ -87,7 +155,7 @@ class Neo4jRegistry(Registry):
         return self._session_call(_WRITE_ACCESS, work)
 
     def _read(self, work: Callable[[Run], _T]) -> _T:
-        return self._session_call(_READ_ACCESS, work)
+        return self._session_call(_READ_ACCESS, functools.partial(_whole, work))
 
     def _session_call(self, mode: str, work: Callable[[Run], _T]) -> _T:
         from neo4j.exceptions import DriverError, Neo4jError
@@ -102,11 +170,37 @@ class Neo4jRegistry(Registry):
             raise self._error("query failed", exc) from None
 
     def _error(self, what: str, exc: BaseException) -> GraphError:
-        # The driver's own text is kept for diagnosis, minus anything resembling the password.
-        detail = str(exc).replace(self._password, _REDACTED) if self._password else str(exc)
+        """One line: where, what failed, the server's message (any password scrubbed), and the
+        fix when the failure says what it is."""
+        from neo4j.exceptions import Neo4jError
+
+        message = exc.message if isinstance(exc, Neo4jError) and exc.message else str(exc)
+        detail = " ".join(message.split())
+        if self._password:
+            detail = detail.replace(self._password, _REDACTED)
         return GraphError(
-            f"Neo4j at {self._uri} (user {self._user}): {what}: {type(exc).__name__}: {detail}"
+            f"Neo4j at {self._uri} (user {self._user}): {what}: {type(exc).__name__}: "
+            f"{detail}{_fix(exc, self._database)}"
         )
+
+
+def _fix(exc: BaseException, database: str | None) -> str:
+    """What to do about ``exc``, as a clause to end the message with; "" when it is not known."""
+    from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+
+    if isinstance(exc, AuthError):
+        return "; check NEO4J_USERNAME and NEO4J_PASSWORD"
+    if isinstance(exc, Neo4jError) and exc.code == _NO_DATABASE:
+        return (
+            f"; the server has no database {database!r}: create it, or unset NEO4J_DATABASE to "
+            "use the server's default (Neo4j Community has only that one)"
+        )
+    if isinstance(exc, (ServiceUnavailable, SessionExpired, OSError)):
+        return (
+            "; is the server running and NEO4J_URI right? Nothing of the failed transaction was "
+            "kept: run the command again once the server answers"
+        )
+    return ""
 
 
 def _runner(tx: Any) -> Run:
@@ -116,6 +210,19 @@ def _runner(tx: Any) -> Run:
         return [record.data() for record in tx.run(query.text, dict(params))]
 
     return run
+
+
+def _whole(work: Callable[[Run], _T], run: Run) -> _T:
+    """``work``'s result from reads no registration committed during."""
+    for _ in range(_READ_ATTEMPTS):
+        before = stored_revision(run)
+        result = work(run)
+        if stored_revision(run) == before:
+            return result
+    raise GraphError(
+        f"the registry changed during each of {_READ_ATTEMPTS} attempts to read it; "
+        "try again once the build registering into it is done"
+    )
 
 
 def _run_alone(statement: q.Query, run: Run) -> list[Row]:

@@ -15,6 +15,7 @@ __all__ = [
     "CALLER_QUERY",
     "CONSTRAINT_FRAMEWORK_ID",
     "CONSTRAINT_PROBLEM_TYPE_NAME",
+    "CONSTRAINT_SESSION_ID",
     "COUNT_CHAINS",
     "COUNT_FRAMEWORKS",
     "COUNT_GOOD_FOR",
@@ -107,8 +108,15 @@ CONSTRAINT_PROBLEM_TYPE_NAME = Query(
     "FOR (p:ProblemType) REQUIRE p.name IS UNIQUE",
 )
 
+# RECORD_USAGE MERGEs the session by id: without the constraint two handoffs of one new
+# session recorded at once could create it twice, and each MERGE scans every Session.
+CONSTRAINT_SESSION_ID = Query(
+    "constraint_session_id",
+    "CREATE CONSTRAINT session_id IF NOT EXISTS\nFOR (s:Session) REQUIRE s.id IS UNIQUE",
+)
+
 #: Statements that make the schema; each is idempotent.
-SCHEMA = (CONSTRAINT_FRAMEWORK_ID, CONSTRAINT_PROBLEM_TYPE_NAME)
+SCHEMA = (CONSTRAINT_FRAMEWORK_ID, CONSTRAINT_PROBLEM_TYPE_NAME, CONSTRAINT_SESSION_ID)
 
 # A row of $frameworks: {id, name, type, description, triggers, problem_types, version,
 # source_digest}.

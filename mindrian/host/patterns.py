@@ -8,7 +8,8 @@ specifier in parentheses (``Bash(git status:*)``, ``Write(src/**)``,
 
 Syntax checked here (each a :class:`PatternError` with its 1-based column in the pattern):
 
-* the tool name is a letter followed by letters, digits or ``_`` (``mcp__server__tool`` too);
+* the tool name is a letter followed by letters, digits, ``_``, ``-`` or ``.``
+  (``mcp__my-server__tool``, ``context7_resolve-library-id``);
 * a ``(`` is closed by the last character, which is ``)``, and nothing follows it;
 * the specifier is not empty and not only blanks;
 * in ``Bash``, the legacy prefix marker ``:*`` comes only at the end (Claude Code's rule);
@@ -55,7 +56,8 @@ ARBITRARY_CODE_COMMANDS: frozenset[str] = frozenset(
     """.split()
 )
 
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+#: MCP tools' names carry their server's (``mcp__github-server__get_issue``): hyphens and dots.
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 #: ``python3.11``, ``python3.12``: interpreters named with their version.
 _VERSIONED = re.compile(r"^(python|pypy|ruby|perl|php|lua|node)[0-9.]*$")
 

@@ -48,6 +48,7 @@ __all__ = [
     "RuleError",
     "allowed_rules",
     "arbitrary_code_rules",
+    "glob_regex",
     "parse_command",
     "parse_rule",
     "parse_rules",
@@ -248,11 +249,13 @@ def _path_matches(specifier: str, path: Path, workspace: Path) -> bool:
         relative = path.relative_to(base.resolve()).as_posix()
     except ValueError:
         return False
-    return _glob_regex(glob).fullmatch(relative) is not None
+    # A folder pattern covers what is inside it.
+    return re.fullmatch(glob_regex(glob).pattern + "(?:/.*)?", relative, re.DOTALL) is not None
 
 
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    """gitignore-style: ``**/`` any folders (none too), ``**`` anything, ``*`` and ``?`` in one."""
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """A glob over ``/``-separated relative paths: ``**/`` any folders (none too), ``**``
+    anything, ``*`` and ``?`` within one name."""
     out = []
     index = 0
     while index < len(glob):
@@ -271,5 +274,4 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(glob[index]))
             index += 1
-    # A folder pattern covers what is inside it.
-    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
+    return re.compile("".join(out), re.DOTALL)

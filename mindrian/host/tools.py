@@ -9,11 +9,18 @@ name, under the same names, so a model's habits carry over. Each call is
 confined (:mod:`mindrian.host.confine`), checked (:mod:`mindrian.host.gate`),
 run, and recorded; a call that does not run returns one plain sentence saying
 why, which the model reads and the user sees.
+
+They are Agno ``Function`` objects of their own rather than Agno's
+``ShellTools``/``FileTools``/``Workspace`` toolkits: those take other names and
+parameters (``run_shell_command(args)``, ``read_file(path)``), and their command
+runner neither kills a process group on timeout, nor caps output while reading,
+nor leaves the parent's keys out of the environment, which these tools promise.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -37,7 +44,7 @@ from mindrian.host.gate import (
     ToolRequest,
 )
 from mindrian.host.process import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, run_command, shell_argv
-from mindrian.host.rules import Rule, parse_command
+from mindrian.host.rules import Rule, glob_regex, parse_command
 
 __all__ = ["HostSession", "HostTools", "host_functions", "host_note", "scoped_session"]
 
@@ -48,6 +55,8 @@ _LINE_CHARS = 2000
 _MATCHES = 500
 #: Files larger than this are not searched by Grep, nor read by Read.
 _FILE_CAP = 10_000_000
+#: Files Glob and Grep look at, at most.
+_FILES_WALKED = 100_000
 
 
 @dataclass(frozen=True)
@@ -113,7 +122,7 @@ class HostTools:
         whatever anyone says (nothing runs, the model is told why)."""
         try:
             request = self.request(tool, arguments)
-        except (OutsideError, FetchRefusedError):
+        except (OutsideError, FetchRefusedError, _Stop):
             return True
         return self.gate.preapproved(request) is not None
 
@@ -133,8 +142,10 @@ class HostTools:
         call is refused before anyone is asked)."""
         confinement = self.confinement
         if tool == "Bash":
-            command = str(arguments.get("command") or "")
-            return ToolRequest(tool, command, command=parse_command(command))
+            command = parse_command(str(arguments.get("command") or ""))
+            if command.why_shell == "empty":
+                raise _Stop("refused", "Refused: the command is empty.")
+            return ToolRequest(tool, command.text, command=command)
         if tool == "WebFetch":
             url = str(arguments.get("url") or "")
             return ToolRequest(tool, url, target=target_of(url))
@@ -190,8 +201,6 @@ class HostTools:
     def bash(self, request: ToolRequest, timeout_ms: Any) -> str:
         command = request.command
         assert command is not None
-        if command.why_shell == "empty":
-            raise _Stop("refused", "Refused: the command is empty.")
         seconds = _seconds(timeout_ms)
         argv = list(command.argv) if command.argv is not None else shell_argv(command.text)
         return run_command(argv, cwd=self.confinement.workspace, timeout=seconds).text(seconds)
@@ -246,7 +255,8 @@ class HostTools:
         pattern = request.subject
         if pattern.startswith("/") or ".." in Path(pattern).parts:
             raise _Stop("refused", "Refused: a Glob pattern is relative to its path, without '..'.")
-        found = sorted(str(p.relative_to(root)) for p in self._inside(root.glob(pattern)))
+        wanted = glob_regex(pattern.removeprefix("./"))
+        found = [shown for shown, _ in self._readable(root) if wanted.fullmatch(shown)]
         return _listing(found, "no file matches")
 
     def grep(self, request: ToolRequest, file_glob: Any) -> str:
@@ -256,15 +266,17 @@ class HostTools:
             regex = re.compile(request.subject)
         except re.error as error:
             raise _Stop("refused", f"Refused: not a regular expression: {error}.") from None
-        files = [root] if root.is_file() else root.rglob(str(file_glob or "*"))
+        names = str(file_glob or "**")
+        wanted = glob_regex(names if "/" in names else "**/" + names)
         hits = []
-        for file in sorted(self._inside(files)):
-            hits.extend(_grep_file(file, regex, file.relative_to(root) if file != root else file))
+        for shown, resolved in self._readable(root):
+            if wanted.fullmatch(shown):
+                hits.extend(_grep_file(resolved, regex, shown))
             if len(hits) > _MATCHES:
                 break
         return _listing(hits, "no match")
 
-    def webfetch(self, request: ToolRequest, prompt: Any) -> str:
+    def webfetch(self, request: ToolRequest) -> str:
         assert request.target is not None
         # A call that reached this point was approved; a private address needs the user's word,
         # which the gate gave only if a user rule or the user allowed it.
@@ -272,15 +284,29 @@ class HostTools:
         user_approved = rule is None or rule in self.session.approved
         return fetch(request.target, allow_private=user_approved)
 
-    def _inside(self, paths: Any) -> Iterator[Path]:
-        """Files of ``paths`` that resolve inside what the tools may read."""
+    def _readable(self, root: Path) -> Iterator[tuple[str, Path]]:
+        """(path shown, resolved path) of each file under ``root`` that resolves inside what the
+        tools may read, in name order. Links to folders are not followed (one leading to ``/``
+        would walk the whole disk), and at most 100,000 files are looked at."""
         confinement = self.confinement
-        for path in paths:
+        if root.is_file():
+            yield root.name, root
+            return
+        for count, path in enumerate(_files(root)):
+            if count >= _FILES_WALKED:
+                return
             try:
-                if path.is_file():
-                    yield confinement.readable(str(path))
+                yield path.relative_to(root).as_posix(), confinement.readable(str(path))
             except (OutsideError, OSError):
                 continue
+
+
+def _files(root: Path) -> Iterator[Path]:
+    """The files under ``root``, folders in name order, links to folders not followed."""
+    for folder, folders, files in os.walk(root, followlinks=False):
+        folders.sort()
+        for name in sorted(files):
+            yield Path(folder) / name
 
 
 def _seconds(timeout_ms: Any) -> float:
@@ -301,7 +327,7 @@ def _existing_file(request: ToolRequest) -> Path:
     return path
 
 
-def _grep_file(file: Path, regex: re.Pattern[str], shown: Path) -> list[str]:
+def _grep_file(file: Path, regex: re.Pattern[str], shown: str) -> list[str]:
     try:
         if file.stat().st_size > _FILE_CAP:
             return []
@@ -465,7 +491,8 @@ def _webfetch(tools: HostTools) -> Callable[..., Awaitable[str]]:
             prompt: Optional note of what you are looking for in the page.
         """
         arguments = _given(url=url, prompt=prompt)
-        return await tools.acall("WebFetch", arguments, lambda r: tools.webfetch(r, prompt))
+        # The page comes back whole: the model reads it with its prompt in mind.
+        return await tools.acall("WebFetch", arguments, tools.webfetch)
 
     return WebFetch
 

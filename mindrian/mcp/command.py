@@ -113,7 +113,7 @@ def open_project_registry(config: McpConfig, env: Mapping[str, str]) -> Registry
         if source:
             return open_source_registry(source)
         if config.neo4j_uri or env.get("NEO4J_URI"):
-            return open_registry(config.neo4j_uri, None, env=env)
+            return open_registry(config.neo4j_uri, None, env=env, read_only=True)
         project = config.project
         if project is not None:
             for candidate in (project.embedded_registry, project.registry_yaml):

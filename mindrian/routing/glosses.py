@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 from mindrian.routing.text import tokens
 
-__all__ = ["GLOSS_SENSES", "MAX_WORD", "chinese_words", "gloss"]
+__all__ = ["GLOSS_SENSES", "MAX_WORD", "chinese_words", "dictionary", "gloss"]
 
 #: Longest headword tried at each position: four characters cover the idioms and most
 #: compounds, and each longer try is one more dictionary lookup per character.
@@ -38,6 +38,12 @@ _NOTE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 # Senses that are no translation: measure words, variant and cross references, surnames.
 _NOT_A_MEANING = ("CL:", "variant of", "old variant of", "see ", "surname ", "abbr. for")
 _DATA = "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+
+
+def dictionary() -> Mapping[str, str]:
+    """Headword (simplified and traditional, 2 to :data:`MAX_WORD` characters) to its senses,
+    ``/``-separated, as CC-CEDICT writes them (read once per process)."""
+    return _dictionary()
 
 
 @functools.cache
@@ -62,12 +68,13 @@ def _dictionary() -> Mapping[str, str]:
     return found
 
 
-def chinese_words(text: str) -> list[str]:
-    """The dictionary words of ``text``'s Han runs, in order (two characters or more)."""
+def chinese_words(text: str, lookup: Mapping[str, str] | None = None) -> list[str]:
+    """The dictionary words of ``text``'s Han runs, in order (two characters or more);
+    ``lookup`` stands for :func:`dictionary` (a store of the same headwords)."""
     runs = _HAN.findall(unicodedata.normalize("NFKC", text))
     if not runs:
         return []
-    dictionary = _dictionary()
+    dictionary = _dictionary() if lookup is None else lookup
     words: list[str] = []
     for run in runs:
         at = 0
@@ -86,9 +93,9 @@ def chinese_words(text: str) -> list[str]:
     return words
 
 
-def gloss(word: str) -> list[str]:
+def gloss(word: str, lookup: Mapping[str, str] | None = None) -> list[str]:
     """The :func:`~mindrian.routing.text.tokens` of ``word``'s first senses (none when
-    the dictionary does not hold it)."""
-    senses = _dictionary().get(word, "").split("/")
+    the dictionary, or ``lookup`` standing for it, does not hold it)."""
+    senses = (_dictionary() if lookup is None else lookup).get(word, "").split("/")
     meanings = [s for s in senses if s and not s.startswith(_NOT_A_MEANING)]
     return [t for sense in meanings[:GLOSS_SENSES] for t in tokens(_NOTE.sub(" ", sense))]

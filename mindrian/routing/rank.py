@@ -212,6 +212,7 @@ class RankedIndex:
             for term, at in self._negative.items()
         }
         self._both: dict[str, dict[int, float]] = {}
+        self._words: Mapping[str, str] | None = None
 
     @property
     def explainable(self) -> bool:
@@ -242,7 +243,31 @@ class RankedIndex:
         if len(index.ids) != len(index.names):
             raise TypeError("ids and names differ in length")
         index._positive, index._negative, index._counts = {}, {}, None
-        index._both = {}
+        index._both, index._words = {}, None
+        return index
+
+    @classmethod
+    def from_lookups(
+        cls,
+        ids: Sequence[str],
+        names: Sequence[str],
+        gain: Mapping[str, Mapping[int, float]],
+        loss: Mapping[str, Mapping[int, float]],
+        idf: Mapping[str, float],
+        count: int,
+        written: Mapping[str, int],
+        words: Mapping[str, str] | None,
+    ) -> RankedIndex:
+        """An index reading what :meth:`to_plain` describes through mappings that may fetch
+        each term on demand (a store holding one registry's index); ``words`` stands for the
+        Chinese dictionary (:func:`mindrian.routing.glosses.dictionary`). It ranks as the one
+        built when they hold the same values, and cannot :meth:`explain`."""
+        index = cls.__new__(cls)
+        index.ids, index.names = ids, names  # type: ignore[assignment]
+        index._gain, index._loss, index._idf = gain, loss, idf  # type: ignore[assignment]
+        index._count, index._written = count, dict(written)
+        index._positive, index._negative, index._counts = {}, {}, None
+        index._both, index._words = {}, words
         return index
 
     def idf(self, term: str) -> float:
@@ -258,9 +283,9 @@ class RankedIndex:
         :data:`GLOSS_WEIGHT` for the English gloss of each Chinese word of it that no
         framework holds (:mod:`mindrian.routing.glosses`; none of its bigrams indexed)."""
         terms = dict.fromkeys(tokens(text), 1.0)
-        for word in chinese_words(text):
+        for word in chinese_words(text, self._words):
             if not any(word[k : k + 2] in self._gain for k in range(len(word) - 1)):
-                for term in gloss(word):
+                for term in gloss(word, self._words):
                     terms.setdefault(term, GLOSS_WEIGHT)
         return terms
 

@@ -6,12 +6,13 @@ A module of its own (not conftest.py) so that tests import it by a name no other
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from builder.orchestration.runner import build_source
 from builder.phases import PHASE_NAMES, phase_number
+from builder.phases.keys import load_key
 from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseInput, PhaseResult, SkillSource
@@ -38,6 +39,8 @@ class FakePhase(PhaseHooks[Outputs, "Trail"]):
     def __init__(self, name: str) -> None:
         self.name = name
         self.number = phase_number(name)
+        # Scheduled as the real phase is, but starts no child (no warm worker, no session).
+        self.traits = replace(load_key(name).traits, tests="none")
         self.checks = (f"{name}_done", "consistent")
         self.output_type = Trail
         self.calls = 0

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from build_factories import FakePipeline, make_pipeline, make_project, skill_text
 
+from builder.orchestration.runner import Phases
+
 # Slow: builds through the command line.
 pytestmark = pytest.mark.slow
 
@@ -24,7 +26,7 @@ def _fake(monkeypatch: pytest.MonkeyPatch) -> FakePipeline:
     pipeline["handoff_protocol"].warnings = (_UNLOCATED,)
     pipeline["tool_assembly"].warnings = (_OPTIONAL_SERVER,)
     pipeline["neo4j_schema"].warnings = (_OPTIONAL_SERVER,)
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     return pipeline
 
 

@@ -13,6 +13,7 @@ from build_factories import FakePipeline, make_pipeline, make_project, skill_tex
 
 from builder import __version__
 from builder.cli.app import project_root
+from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
 
 # Slow: whole builds through the command line.
@@ -28,7 +29,7 @@ def project(tmp_path: Path) -> Path:
 
 def use(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> FakePipeline:
     """Make ``mindrian build`` run the fake phases."""
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     return pipeline
 
 

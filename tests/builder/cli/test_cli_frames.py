@@ -9,6 +9,7 @@ import pytest
 from build_factories import CliResult, FakePipeline, make_pipeline, make_project, skill_text
 
 from builder.orchestration.batch import BatchOptions, Target
+from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.pipeline.results import BuildReport, PhaseReport
@@ -27,7 +28,7 @@ def project(tmp_path: Path) -> Path:
 
 def use(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> FakePipeline:
     """Make the CLI run the fake phases."""
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     return pipeline
 
 

@@ -29,13 +29,15 @@ from builder.orchestration.batch import (
     find_collisions,
     read_sources,
 )
+from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
 from builder.phases.registration import RegistrationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.pipeline.results import BuildReport, PhaseReport
-from builder.probe.runner import ProbeResult, WarmProbes, run_probe
+from builder.pipeline.services import ProbeResult, ProbeRunner, Services
+from builder.probe.runner import WarmProbes, run_probe
 
 # Slow: whole builds of several skills, phases 1-7.
 pytestmark = pytest.mark.slow
@@ -288,7 +290,7 @@ def test_build_all_on_the_command_line_reports_in_order_and_exits_1(
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken", "c")})
     pipeline = make_pipeline()
     pipeline.phases["skill_analysis"] = FailsFor("skill_analysis", "broken")
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     result = cli(["build", "--all", "--jobs", "2"], tmp_path)
     assert result.code == 1
     starts = [line for line in result.err.splitlines() if line.startswith("build ")]
@@ -307,7 +309,7 @@ def test_build_all_on_the_command_line_reports_in_order_and_exits_1(
 def test_register_reruns_phase_seven_only(cli, tmp_path: Path, monkeypatch) -> None:
     make_project(tmp_path, {"a": "x"})
     pipeline: FakePipeline = make_pipeline()
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     assert cli(["build", "--all"], tmp_path).code == 0
     result = cli(["register", "skills/a"], tmp_path)
     assert result.code == 0
@@ -324,9 +326,9 @@ class ProbeWatcher(RegistrationPhase):
     checks = ("registration_done", "consistent")
     output_type = Trail
 
-    def __init__(self, probe: object = run_probe) -> None:
-        super().__init__(env={}, probe=probe)  # type: ignore[arg-type]
-        self.probes: list[object] = []
+    def __init__(self) -> None:
+        super().__init__(env={})
+        self.probes: list[object] = []  # shared with the copies the batch makes
 
     def run(self, inputs: PhaseInput) -> PhaseResult:
         self.probes.append(self.probe)
@@ -340,16 +342,16 @@ def _own_probe(out_dir: Path, identifier: str) -> ProbeResult:
 @pytest.mark.parametrize(
     ("skills", "probe", "shared_server"),
     [
-        (("alpha", "beta"), run_probe, True),
-        (("alpha",), run_probe, True),
+        (("alpha", "beta"), None, True),
+        (("alpha",), None, True),
         (("alpha", "beta"), _own_probe, False),
     ],
 )
 def test_every_skill_probes_through_one_warm_worker_unless_a_probe_was_chosen(
-    tmp_path: Path, skills: tuple[str, ...], probe: object, shared_server: bool
+    tmp_path: Path, skills: tuple[str, ...], probe: ProbeRunner | None, shared_server: bool
 ) -> None:
     make_project(tmp_path, {name: skill_text(name) for name in skills})
-    registration = ProbeWatcher(probe)
+    registration = ProbeWatcher()
     pipeline = make_pipeline()
     reports = build_many(
         targets(tmp_path),
@@ -357,13 +359,14 @@ def test_every_skill_probes_through_one_warm_worker_unless_a_probe_was_chosen(
         options(tmp_path),
         registration=registration,
         phases=pipeline.load,
+        services=Services(probe=probe),
     )
     assert all(r.problem is None for r in reports)
     assert len(registration.probes) == len(skills)
     expected = registration.probes[0] if shared_server else probe
     assert isinstance(expected, WarmProbes) is shared_server
     assert all(p is expected for p in registration.probes)
-    assert registration.probe is probe  # the caller's phase itself is left as it was
+    assert registration.probe is run_probe  # the caller's phase itself is left as it was
 
 
 @pytest.mark.parametrize("phase", ["skill_analysis", "code_generation"])
@@ -399,7 +402,7 @@ def test_json_report_is_complete_when_one_skill_crashes(cli, tmp_path: Path, mon
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken", "c")})
     pipeline = make_pipeline()
     pipeline.phases["code_generation"] = CrashesFor("code_generation", "broken")
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     result = cli(["build", "--all", "--jobs", "2", "--json"], tmp_path)
     assert result.code == 3
     report = json.loads(result.out)
@@ -419,7 +422,7 @@ def test_frames_carry_the_crashed_skills_error(cli, tmp_path: Path, monkeypatch)
     make_project(tmp_path, {name: "x" for name in ("a", "b-broken")})
     pipeline = make_pipeline()
     pipeline.phases["architecture"] = CrashesFor("architecture", "broken")
-    monkeypatch.setattr("builder.orchestration.runner.load_phase", pipeline.load)
+    monkeypatch.setattr("builder.orchestration.runner.DEFAULT", Phases.local(pipeline.load))
     result = cli(["build", "--all", "--frames"], tmp_path)
     assert result.code == 3
     frames = [json.loads(line.split(":", 2)[2][:-3]) for line in result.out.splitlines()]

@@ -343,3 +343,15 @@ def test_a_scratch_regeneration_catches_a_stale_registry_and_an_unbuilt_skill_ed
     drifted = {line for line in edited.out.splitlines() if line.startswith("--- a/")}
     assert {"--- a/generated/registry.yaml", "--- a/generated/demo_skill/spec.yaml"} <= drifted
     assert "+  description: Edited, not rebuilt." in edited.out.splitlines()
+
+
+def test_a_changed_executable_bit_is_drift_shown_as_git_shows_it() -> None:
+    files = {"pkg/skill/scripts/run.sh": b"#!/bin/sh\n", "pkg/spec.yaml": b"id: x\n"}
+    same = frozenset({"pkg/skill/scripts/run.sh"})
+    assert diff_trees(files, files, "generated", (same, same)) == ((), "")
+    drift, diff = diff_trees(files, files, "generated", (same, frozenset()))
+    assert drift == ("generated/pkg/skill/scripts/run.sh",)
+    assert diff == (
+        "diff a/generated/pkg/skill/scripts/run.sh b/generated/pkg/skill/scripts/run.sh\n"
+        "old mode 100755\nnew mode 100644\n"
+    )

@@ -19,12 +19,12 @@ from build_factories import make_project, skill_text, tree
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.orchestration.check import check
 from builder.phases import load_phase
-from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
+from builder.phases.code_generation import skip_generated_tests
 from builder.phases.outputs import AnyPhase
 from builder.phases.registration import RegistrationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
-from builder.probe.runner import ProbeResult
+from builder.pipeline.services import ProbeResult, Services
 from mindrian.project import ProjectPaths
 
 # Slow: whole builds, phases 1-7.
@@ -46,12 +46,11 @@ class Project:
         self.options = BatchOptions(
             checkpoints_dir=root / ".mindrian" / "checkpoints", out_dir=self.generated
         )
-        self.registration = RegistrationPhase(root / "registry.lbug", env={}, probe=_passing_probe)
-        self.codegen = CodeGenerationPhase(run_tests=skip_generated_tests)
+        self.registration = RegistrationPhase(root / "registry.lbug", env={})
+        # The test's doubles: generated tests not run, a probe that passes.
+        self.services = Services(package_tests=skip_generated_tests, probe=_passing_probe)
 
     def load(self, name: str) -> AnyPhase:
-        if name == "code_generation":
-            return self.codegen
         return self.registration if name == "registration" else load_phase(name)
 
     def build(self, only: str | None = None) -> tuple[BuildReport, ...]:
@@ -61,7 +60,9 @@ class Project:
             for p in discover(self.root)
             if only is None or p.parent.name == only
         ]
-        reports = build_many(targets, self.config, self.options, phases=self.load)
+        reports = build_many(
+            targets, self.config, self.options, phases=self.load, services=self.services
+        )
         assert all(r.problem is None for r in reports), [r.problem for r in reports]
         return reports
 

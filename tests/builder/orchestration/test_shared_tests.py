@@ -146,6 +146,9 @@ def test_a_skill_whose_build_crashes_before_the_session_fails_alone(tmp_path: Pa
             def __getattr__(self, attribute: str) -> Any:
                 return getattr(phase, attribute)
 
+            def with_services(self, services: Any) -> Any:
+                return self  # the crash stays whatever the batch's services
+
             def run(self, inputs: Any) -> Any:
                 if "beta" in inputs.source.path:
                     raise RuntimeError("a bug in phase 5")

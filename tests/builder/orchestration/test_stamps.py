@@ -16,13 +16,13 @@ from build_factories import make_project, skill_text
 
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.phases import load_phase
-from builder.phases.code_generation import CodeGenerationPhase, skip_generated_tests
+from builder.phases.code_generation import skip_generated_tests
 from builder.phases.outputs import AnyPhase
 from builder.phases.registration import RegistrationPhase
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
+from builder.pipeline.services import ProbeResult, Services
 from builder.pipeline.stamps import StampStore
-from builder.probe.runner import ProbeResult
 
 # Slow: whole builds, phases 1-7.
 pytestmark = pytest.mark.slow
@@ -67,17 +67,18 @@ class Project:
         self.options = BatchOptions(
             checkpoints_dir=root / ".mindrian" / "checkpoints", out_dir=root / "generated"
         )
-        self.registration = RegistrationPhase(root / "registry.lbug", env={}, probe=_passing_probe)
-        self.codegen = CodeGenerationPhase(run_tests=skip_generated_tests)
+        self.registration = RegistrationPhase(root / "registry.lbug", env={})
+        # The test's doubles: generated tests not run, a probe that passes.
+        self.services = Services(package_tests=skip_generated_tests, probe=_passing_probe)
 
     def load(self, name: str) -> AnyPhase:
-        if name == "code_generation":
-            return self.codegen
         return self.registration if name == "registration" else load_phase(name)
 
     def build(self) -> BuildReport:
         targets = [Target(p, p.relative_to(self.root).as_posix()) for p in discover(self.root)]
-        (report,) = build_many(targets, self.config, self.options, phases=self.load)
+        (report,) = build_many(
+            targets, self.config, self.options, phases=self.load, services=self.services
+        )
         assert report.problem is None, report.problem
         return report
 

@@ -15,10 +15,13 @@ from build_factories import make_project, skill_text, tree
 import builder.pipeline.package_tests as package_tests
 from builder.orchestration import batch
 from builder.orchestration.batch import BatchOptions, Target, discover
+from builder.orchestration.schedule import Schedule
 from builder.orchestration.shared_tests import clear_sessions
-from builder.phases import load_phase
+from builder.phases import PHASE_NAMES, load_phase
+from builder.phases.keys import load_key
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
+from builder.pipeline.services import Services
 from builder.pipeline.transaction import SESSION_PREFIX
 from builder.pipeline.worker import run_module
 from mindrian.project import ProjectPaths
@@ -67,7 +70,8 @@ def _streamed(root: Path, chunks: list[list[int]], phases: Any) -> list[BuildRep
     staging = clear_sessions(ProjectPaths(root, root / "gen"))
     out: dict[int, Future[BuildReport]] = {i: Future() for i in range(len(targets))}
     with ThreadPoolExecutor(2) as pool:
-        chunked = batch._Chunked(targets, sources, config, _options(root), phases, pool, staging)
+        plan = batch._Plan(config, _options(root), 1, len(PHASE_NAMES), Schedule.of(load_key))
+        chunked = batch._Chunked(targets, sources, plan, phases, Services(), pool, staging)
         chunked.stream(chunks, out)
         reports = [out[i].result(timeout=600) for i in range(len(targets))]
     assert list(staging.glob(f"{SESSION_PREFIX}*")) == []  # every session folder is gone
@@ -113,6 +117,9 @@ def test_a_skill_that_crashes_in_a_chunk_fails_alone(tmp_path: Path) -> None:
         class Crashing:
             def __getattr__(self, attribute: str) -> Any:
                 return getattr(phase, attribute)
+
+            def with_services(self, services: Any) -> Any:
+                return self  # the crash stays whatever the batch's services
 
             def run(self, inputs: Any) -> Any:
                 if "beta" in inputs.source.path:

@@ -7,8 +7,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builder.orchestration.schedule import Schedule
 from builder.orchestration.warm import Warm
 from builder.phases import PHASE_NAMES
+from builder.phases.keys import load_key
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport, PhaseReport, Problem
 from builder.pipeline.worker import WarmWorker
@@ -49,7 +51,8 @@ def test_probes_start_in_order_for_skills_done_with_phase_6_up_to_one_still_buil
     first = ready(staging, "first_pkg", "first")
     third = ready(staging, "third_pkg", "third")
     probes = Planned(WarmWorker())
-    warm = Warm(lambda name: None, probes, config)  # type: ignore[arg-type, return-value]
+    schedule = Schedule.of(load_key)
+    warm = Warm(lambda name: None, schedule, probes, config)  # type: ignore[arg-type, return-value]
     pending: Future[BuildReport] = Future()
     early: list[BuildReport | Future[BuildReport] | None] = [
         report("first"),

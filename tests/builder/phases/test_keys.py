@@ -33,7 +33,7 @@ def _inputs(tmp_path: Path, data: bytes, **config: object) -> PhaseInput:
 def test_each_key_digests_as_its_phase(name: str, data: bytes, tmp_path: Path) -> None:
     key, phase = load_key(name), load_phase(name)
     inputs = _inputs(tmp_path, data)
-    assert (key.name, key.number) == (phase.name, phase.number)
+    assert (key.name, key.number, key.traits) == (phase.name, phase.number, phase.traits)
     assert key.code_packages == tuple(getattr(phase, "code_packages", ()))
     assert key.code_module == type(phase).__module__
     assert phase_code_digest(key) == phase_code_digest(phase)

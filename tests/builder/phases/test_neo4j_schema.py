@@ -107,7 +107,7 @@ def test_pws_golden_graph_config_linted_by_neo4j(
         ("schema_valid", True),
         ("queries_generated", True),
     ]
-    assert result.checks[0].reason == f"linted by {LINTER_LABEL}: 14 queries, 0 diagnostics"
+    assert result.checks[0].reason == f"linted by {LINTER_LABEL}: 15 queries, 0 diagnostics"
     assert result.output.validator == LINTER_LABEL
     text = dump_yaml(to_plain(result.output))
     assert text == dump_yaml(to_plain(PHASE.run(pws_input).output)), (
@@ -153,7 +153,7 @@ def test_fallback_to_ladybug_when_linter_unavailable() -> None:
     assert schema.passed
     version = ladybug.__version__
     assert schema.reason == (
-        f"Neo4j linter unavailable (node not found); parsed by LadybugDB {version} instead: 14 "
+        f"Neo4j linter unavailable (node not found); parsed by LadybugDB {version} instead: 15 "
         "queries, 0 diagnostics"
     )
     assert result.output.validator == f"LadybugDB {version}"
@@ -192,7 +192,7 @@ def test_linter_findings_decide_schema_valid(severity: str, passes: bool) -> Non
         )
     else:
         assert schema.reason == (
-            "linted by stub 1.0: 1 problem(s) in 14 queries; first: select_frameworks:3:7: "
+            "linted by stub 1.0: 1 problem(s) in 15 queries; first: select_frameworks:3:7: "
             f"{severity}: something about score"
         )
 
@@ -232,7 +232,7 @@ def test_embedded_parser_checks_constraints_as_primary_keys() -> None:
     graph = build_graph_config(phase5_input().previous.spec())
     assert EmbeddedParser().validate(graph) == ()
     wrong = replace(
-        graph, constraints=(replace(graph.constraints[0], property="name"), graph.constraints[1])
+        graph, constraints=(replace(graph.constraints[0], property="name"), *graph.constraints[1:])
     )
     (finding,) = EmbeddedParser().validate(wrong)
     assert finding.query == "constraint_framework_id"
@@ -375,7 +375,7 @@ def test_queries_generated_fails(case: str) -> None:
 def test_queries_generated_reason() -> None:
     verdict = queries_check(build_graph_config(phase5_input().previous.spec()))
     assert verdict.reason == (
-        "14 queries for 5 roles; 12 parameter values provided, $ids, $pairs filled by the registry "
+        "15 queries for 5 roles; 12 parameter values provided, $ids, $pairs filled by the registry "
         "from the graph at run time"
     )
 

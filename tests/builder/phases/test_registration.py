@@ -22,8 +22,9 @@ from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.output_folder import committed_ids
 from builder.pipeline.serial import from_plain, to_plain
+from builder.pipeline.services import ProbeResult, Services
 from builder.pipeline.worker import WarmWorker
-from builder.probe.runner import ProbeResult, WarmProbes, run_probe
+from builder.probe.runner import WarmProbes, run_probe
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,
@@ -87,7 +88,9 @@ def inputs(root: Path, record: FrameworkRecord = RECORD, **config: Any) -> Phase
 
 
 def phase(root: Path, probe: Probe | None = None, **options: Any) -> RegistrationPhase:
-    return RegistrationPhase(root / "registry.lbug", probe=probe or Probe(), **options)
+    return RegistrationPhase(
+        root / "registry.lbug", services=Services(probe=probe or Probe()), **options
+    )
 
 
 def stored(root: Path) -> tuple[FrameworkRecord, ...]:
@@ -692,12 +695,12 @@ def test_a_name_that_is_not_an_identifier_is_judged_as_run_probe_judges_it(tmp_p
         assert WarmProbes(worker)(tmp_path, "not-a-module") == run_probe(tmp_path, "not-a-module")
 
 
-def test_with_probe_keeps_the_registry_and_environment(tmp_path: Path) -> None:
+def test_with_services_keeps_the_registry_and_environment(tmp_path: Path) -> None:
     original = RegistrationPhase(
         tmp_path / "registry.lbug", env={"NEO4J_URI": "bolt://db.example:7687"}
     )
     probe = Probe()
-    changed = original.with_probe(probe)
+    changed = original.with_services(Services(probe=probe))
     assert (changed.registry_path, changed.env, changed.probe) == (
         original.registry_path,
         original.env,

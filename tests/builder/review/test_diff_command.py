@@ -264,3 +264,35 @@ def test_an_edited_skill_not_yet_rebuilt_is_named_with_the_fix(cli: Run, repo: P
         "the edit changes.",
     ]
     assert _json(cli, repo, "HEAD")["not_rebuilt"] == ["skills/alpha/SKILL.md"]
+
+
+def _host(grant: list[str], allow: list[str]) -> dict[str, Any]:
+    reasons = [{"tool": t, "reason": f"allowed-tools names {t}"} for t in grant]
+    return {"host": {"grant": grant, "allow": allow, "reasons": reasons}}
+
+
+def test_a_new_grant_or_pre_approval_is_a_permission_change(cli: Run, repo: Path) -> None:
+    _write_agent(repo, _spec("alpha", "alpha", tools=_host(["Bash"], ["Bash(git:*)"])), "Plan.")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "--quiet", "-m", "bash")
+    tools = _host(["Bash", "Write"], ["Bash(git status:*)", "Write"])
+    _write_agent(repo, _spec("alpha", "alpha", tools=tools), "Plan.")
+    report = _json(cli, repo, "HEAD")
+    (agent,) = report["agents"]
+    assert {
+        (c["kind"], c["field"], c["name"]) for c in agent["changes"] if c["aspect"] == "permissions"
+    } == {
+        ("added", "host tool", "Write"),
+        ("added", "pre-approved", "Write"),
+        ("added", "pre-approved", "Bash(git status:*)"),
+        ("removed", "pre-approved", "Bash(git:*)"),
+    }
+    assert report["verdict"] == (
+        "1 agent changed: permissions; no schema change; permission change: alpha gets "
+        '`"Write"`, alpha pre-approves `"Bash(git status:*)"` and alpha pre-approves `"Write"`.'
+    )
+    narrowed = _host(["Bash"], [])
+    _write_agent(repo, _spec("alpha", "alpha", tools=narrowed), "Plan.")
+    assert _json(cli, repo, "HEAD")["verdict"] == (
+        "1 agent changed: permissions; no schema change."
+    )

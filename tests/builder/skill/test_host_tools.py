@@ -94,6 +94,7 @@ SHELL = "Intro.\n\n```bash\ngit status\n```\n"
         ("Update `README.md` with the result.\n", (), ("Edit",), 6),
         ("The writer may save time.\n", (), (), 0),
         ("Agents write code; see `docs/plan.md`.\n", (), (), 0),
+        ("- `scripts/report.py`: Create and diff `out.json` reports.\n", (), (), 0),
     ],
 )
 def test_what_the_body_shows(

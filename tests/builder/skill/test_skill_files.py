@@ -93,3 +93,15 @@ def test_what_is_left_out_is_part_of_the_digest(folder: Path) -> None:
     before = load_source(folder / "SKILL.md").digest
     (folder / "assets/big.bin").write_bytes(b"\0" * (MAX_COPIED_FILE_BYTES + 1))
     assert load_source(folder / "SKILL.md").digest != before
+
+
+def test_phase_1_warns_w122_at_each_file_left_out(folder: Path) -> None:
+    from builder.phases.skill_analysis import analyse
+
+    (folder / "assets/big.bin").write_bytes(b"\0" * (MAX_COPIED_FILE_BYTES + 1))
+    result = analyse(load_source(folder / "SKILL.md", "skills/demo/SKILL.md"))
+    (warning,) = [w for w in result.warnings if "W122" in w]
+    assert warning.startswith(
+        "skills/demo/assets/big.bin: warning[W122]: assets/big.bin (1048577 bytes) is left out "
+        "of the package"
+    )

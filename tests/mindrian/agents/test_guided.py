@@ -217,3 +217,13 @@ def test_a_step_with_a_question_pauses_with_that_question(agent_class, state_dir
     )
     # A step the skill words no question for keeps the generic prompt.
     assert second.prompt_for_user.startswith("Step 2 of 2 (Fix): answer to continue")
+    # The step's model is told where its step ends: at the skill's own question.
+    assert (
+        models["Ask"]
+        .calls[0]
+        .last_user_message.endswith(
+            "Stop there and wait for the user's answer to: "
+            "Ask the user which numbered comments should be addressed"
+        )
+    )
+    assert "wait for the user's answer" not in models["Fix"].calls[0].last_user_message

@@ -8,10 +8,12 @@ from typing import Any
 
 from agno.db.sqlite import SqliteDb
 from agno.run.base import RunStatus
+from agno.run.requirement import RunRequirement
 
 from mindrian.agents import OperatorAgent, RoleAgent
 from mindrian.agents.served import ServedAgent
-from mindrian.testing import ScriptedModel
+from mindrian.host import Approving, Denying, HostGrant, HostSession, parse_rules
+from mindrian.testing import ScriptedModel, Step, ToolCall
 
 
 class _Persona(RoleAgent):
@@ -62,3 +64,64 @@ def test_an_answer_breaking_the_schema_is_a_failed_run(tmp_path: Path) -> None:
     assert good.content.output == "fine"
     assert bad.status == RunStatus.error
     assert bad.content.startswith("output did not match schema: HandoffOutput: confidence:")
+
+
+def test_a_served_role_agents_host_tools_work_in_the_users_own_folder(tmp_path: Path) -> None:
+    class Writer(RoleAgent):
+        agent_id = "writer"
+        host_grant = HostGrant(("Write", "Edit"), parse_rules(["Write"]))
+
+    model = ScriptedModel(
+        Step(tool_calls=(ToolCall("Write", {"file_path": "note.md", "content": "hi"}),)),
+        Step(
+            tool_calls=(
+                ToolCall("Edit", {"file_path": "note.md", "old_string": "hi", "new_string": "ho"}),
+            )
+        ),
+        "Done.",
+    )
+    agent = Writer(model=model, state_dir=tmp_path / "state")
+    root = tmp_path / "root"
+    root.mkdir()
+    agent.use_host(HostSession(root, approver=Denying("no client to ask"), per_user=True))
+    served = ServedAgent.of(agent, db=SqliteDb(db_file=str(tmp_path / "s.db")))
+    run = asyncio.run(served.arun("write", session_id="s", user_id="alice", stream=False))
+    assert (run.status, run.content) == (RunStatus.completed, "Done.")
+    assert (root / "alice" / "note.md").read_text() == "hi"  # the Edit was denied
+    assert not (root / "note.md").exists()
+    assert model.calls[2].contents("tool")[-1] == "Denied: Edit(note.md): no client to ask."
+
+
+def test_a_served_role_agents_call_waits_for_the_clients_confirmation(tmp_path: Path) -> None:
+    class Writer(RoleAgent):
+        agent_id = "writer"
+        host_grant = HostGrant(("Write",), ())
+
+    model = ScriptedModel(
+        Step(tool_calls=(ToolCall("Write", {"file_path": "note.md", "content": "hi"}),)),
+        "Written.",
+    )
+    agent = Writer(model=model, state_dir=tmp_path / "state")
+    root = tmp_path / "root"
+    root.mkdir()
+    agent.use_host(HostSession(root, approver=Approving(), confirm_in_run=True, per_user=True))
+    served = ServedAgent.of(agent, db=SqliteDb(db_file=str(tmp_path / "s.db")))
+
+    async def ask_then_confirm() -> tuple[Any, Any]:
+        paused = await served.arun("write", session_id="s", user_id="bob", stream=False)
+        assert not (root / "bob" / "note.md").exists()
+        call = paused.requirements[0].tool_execution
+        call.confirmed = True
+        done = await served.acontinue_run(
+            paused.run_id, requirements=[RunRequirement(tool_execution=call)],
+            session_id="s", user_id="bob",
+        )  # fmt: skip
+        return paused, done
+
+    paused, done = asyncio.run(ask_then_confirm())
+    assert (paused.status, paused.requirements[0].tool_execution.tool_name) == (
+        RunStatus.paused,
+        "Write",
+    )
+    assert (done.status, done.content) == (RunStatus.completed, "Written.")
+    assert (root / "bob" / "note.md").read_text() == "hi"

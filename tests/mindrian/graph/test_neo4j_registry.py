@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +16,14 @@ from neo4j.exceptions import AuthError, ServiceUnavailable, TransientError
 
 from mindrian.graph import (
     EmbeddedRegistry,
+    FrameworkRecord,
     GraphError,
     Neo4jRegistry,
     open_registry,
     redact_uri,
 )
 from mindrian.graph import queries as q
+from mindrian.graph.neo4j_registry import LOCK_SCHEMA
 from mindrian.testing.neo4j_server import Neo4jServer
 
 PASSWORD = "s3cret-pa55"
@@ -123,7 +127,7 @@ def connect(driver: FakeDriver, uri: str = "neo4j://db.example:7687") -> Neo4jRe
 
 
 def names_of(tx: FakeTx) -> list[str]:
-    by_text = {query.text: name for name, query in q.ALL_QUERIES.items()}
+    by_text = {query.text: query.name for query in (*q.ALL_QUERIES.values(), *LOCK_SCHEMA)}
     return [by_text[text] for text, _ in tx.statements]
 
 
@@ -133,6 +137,9 @@ def test_construction_creates_the_constraints_in_write_transactions() -> None:
     assert [names_of(t.tx) for t in driver.transactions] == [
         ["constraint_framework_id"],
         ["constraint_problem_type_name"],
+        ["constraint_session_id"],
+        ["constraint_registry_lock"],
+        ["create_registry_lock"],
     ]
     assert {(t.kind, t.mode, t.database) for t in driver.transactions} == {
         ("write", neo4j.WRITE_ACCESS, "frameworks")
@@ -230,16 +237,20 @@ def test_reads_use_read_sessions() -> None:
     first, second = (names_of(t.tx) for t in driver.transactions[:2])
     revisions = [q.ROUTING_REVISION.name, q.ROUTING_USAGE_REVISION.name]
     # The first selection at a revision is the query; the second reads the stored fields
-    # once into postings and computes the score from them.
-    assert first == [*revisions, q.SELECT_FRAMEWORKS.name]
+    # once into postings and computes the score from them. Each read is bracketed by the
+    # registry's revision, read again when a registration committed in between.
+    bracket = q.ROUTING_REVISION.name
+    assert first == [bracket, *revisions, q.SELECT_FRAMEWORKS.name, bracket]
     assert second == [
+        bracket,
         *revisions,
         q.ROUTING_TRIGGERS.name,
         q.EXPORT_GOOD_FOR.name,
         q.EXPORT_CHAINS.name,
         q.ROUTING_USAGE.name,
+        bracket,
     ]
-    select_params = driver.transactions[0].tx.statements[2][1]
+    select_params = driver.transactions[0].tx.statements[3][1]
     assert select_params == {
         "triggers": ["scqa"],
         "problem_types": ["ill-defined"],
@@ -370,3 +381,72 @@ def test_the_test_server_is_neo4j_community_5_26(neo4j_server: Neo4jServer) -> N
         )
     assert row["name"] == "Neo4j Kernel" and row["edition"] == "community"
     assert row["versions"][0].startswith("5.26.")
+
+
+def test_a_read_a_registration_committed_during_is_done_again() -> None:
+    # Neo4j reads committed data statement by statement: a revision that moved between the
+    # start and the end of a read means its statements may have seen two registrations.
+    revisions = iter([1, 2, 2, 2])
+
+    def responder(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if text == q.ROUTING_REVISION.text:
+            return [{"n": next(revisions), "latest": "t"}]
+        return []
+
+    driver = FakeDriver(responder=responder)
+    registry = connect(driver)
+    driver.transactions.clear()
+    assert registry.get("minto") is None
+    (read,) = driver.transactions
+    assert names_of(read.tx).count(q.GET_FRAMEWORK.name) == 2  # 1 != 2, then 2 == 2
+
+    ever = itertools.count()
+    driver.responder = lambda text, params: (
+        [{"n": next(ever), "latest": "t"}] if text == q.ROUTING_REVISION.text else []
+    )
+    with pytest.raises(GraphError, match="changed during each of 20 attempts"):
+        registry.get("minto")
+
+
+def _versions() -> tuple[FrameworkRecord, ...]:
+    """Two registrations of one framework, every field and relationship different."""
+    return tuple(
+        replace(
+            by_id("minto"),
+            name=f"Minto {v}",
+            triggers=(f"trigger-{v}",),
+            chains_to=tuple((f"target-{v}-{k}", 0.5) for k in range(12)),
+            good_for=tuple((f"type-{v}-{k}", 0.5) for k in range(12)),
+            body=f"body {v}",
+        )
+        for v in "ab"
+    )
+
+
+def test_a_reader_sees_whole_registrations_while_another_client_writes(
+    neo4j_server: Neo4jServer,
+) -> None:
+    versions = _versions()
+    with _real(neo4j_server) as writer:
+        writer.register(versions[0])
+    done = threading.Event()
+
+    def write() -> None:
+        with _real(neo4j_server) as other:
+            for turn in range(40):
+                other.register(versions[turn % 2])
+        done.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    seen: list[FrameworkRecord | None] = []
+    try:
+        with _real(neo4j_server) as reader:
+            while not done.is_set():
+                seen.append(reader.get("minto"))
+                seen.extend(r for r in reader.export() if r.id == "minto")
+    finally:
+        thread.join()
+    mixed = [record for record in seen if record not in versions]
+    assert not mixed, f"{len(mixed)} of {len(seen)} reads mixed two registrations"
+    assert {record.name for record in seen if record} == {"Minto a", "Minto b"}

@@ -23,6 +23,8 @@ from mindrian.host.patterns import (
         ("WebFetch(domain:example.com)", "WebFetch", "domain:example.com"),
         ("Bash(echo (x))", "Bash", "echo (x)"),
         ("mcp__github__get_issue", "mcp__github__get_issue", ""),
+        ("context7_resolve-library-id", "context7_resolve-library-id", ""),
+        ("mcp__my-server__get.item", "mcp__my-server__get.item", ""),
     ],
 )
 def test_well_formed_patterns_parse(text: str, tool: str, specifier: str) -> None:

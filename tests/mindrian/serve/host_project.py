@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,11 +58,4 @@ def build_host_project(root: Path) -> Path:
     spec = yaml.safe_load((root / "generated" / "repo_check" / "spec.yaml").read_text())
     assert spec["tools"]["host"]["grant"] == ["Bash", "Read", "Write"]
     assert spec["tools"]["host"]["allow"] == ["Bash(git status:*)", "Bash(python3:*)", "Read"]
-    _copy_skill_files(root / "generated" / "repo_check", skill)
     return root
-
-
-def _copy_skill_files(package: Path, skill: Path) -> None:
-    """The package's copy of the skill's files, for as long as the build does not make it."""
-    if not (package / "skill").is_dir():
-        shutil.copytree(skill, package / "skill")

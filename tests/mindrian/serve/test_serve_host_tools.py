@@ -74,8 +74,10 @@ def _answer(server: Server, run: dict[str, Any], confirmed: bool, **form: str) -
     )
 
 
-def test_a_call_no_rule_allows_pauses_the_run_until_confirmed(served: Any) -> None:
+def test_a_call_no_rule_allows_waits_for_the_client_in_each_users_folder(served: Any) -> None:
+    # One scenario, in the order the script answers (a module's tests may run on other workers).
     server, root, _skill = served
+    # 1. A pre-approved read runs at once; the write pauses the run until it is confirmed.
     run = _start(server, "write the report")
     assert run["status"] == "PAUSED"
     pending = [r["tool_execution"] for r in run["requirements"]]
@@ -91,23 +93,17 @@ def test_a_call_no_rule_allows_pauses_the_run_until_confirmed(served: Any) -> No
         f"/agents/repo-check/runs/{run['run_id']}", params={"session_id": run["session_id"]}
     )
     assert stored.json()["status"] == "COMPLETED"
-
-
-def test_a_rejected_call_does_not_run_and_the_run_goes_on(served: Any) -> None:
-    server, root, _skill = served
+    # 2. A rejected call does not run, and the run goes on.
     run = _start(server, "write another")
     assert run["status"] == "PAUSED"
     done = _answer(server, run, confirmed=False)
     assert (done.json()["status"], done.json()["content"]["output"]) == ("COMPLETED", "not written")
     assert not (root / "anonymous" / "other.md").exists()
-
-
-def test_each_user_works_in_a_folder_of_their_own(served: Any) -> None:
-    server, root, _skill = served
+    # 3. Each user works in a folder of their own; a user id that is a path is a digest.
     run = _start(server, "as someone", user_id="../../etc")
     done = _answer(server, run, confirmed=True, user_id="../../etc")
     assert done.json()["status"] == "COMPLETED", done.text
-    (written,) = [p for p in root.rglob("x.md")]
+    (written,) = list(root.rglob("x.md"))
     assert written.parent.parent == root and written.parent.name.startswith("u-")
 
 
@@ -116,3 +112,20 @@ def test_a_run_cannot_go_on_with_calls_left_unanswered(served: Any) -> None:
     run = {"run_id": "nope", "session_id": "nope", "requirements": []}
     refused = _answer(server, run, confirmed=True)
     assert refused.status_code == 404
+
+
+def test_serve_says_at_start_what_the_host_tools_allow_or_that_they_are_off(served: Any) -> None:
+    from mindrian.model_choice import ModelChoice
+    from mindrian.project import ProjectPaths
+    from mindrian.serve import ServeConfig, host_tool_warnings
+
+    project = ProjectPaths(served[2].parents[2])
+    off = ServeConfig(project, ModelChoice(None))
+    assert host_tool_warnings(off) == [
+        "note: host tools are off (--host-tools turns them on); granted by: repo-check"
+    ]
+    on = ServeConfig(project, ModelChoice(None), host_tools=True)
+    assert host_tool_warnings(on) == [
+        "warning: repo-check pre-approves commands that run arbitrary code for every user, "
+        "without asking: Bash(python3:*)"
+    ]

@@ -1,0 +1,183 @@
+"""The quick index: a one-shot select ranks from it without opening the registry, exactly as the
+registry ranks, and only while the registry file is as it was (mindrian.routing.quick,
+builder.entry)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from builder.cli.app import main as application
+from builder.entry import quick_select
+from mindrian.graph import EmbeddedRegistry, FrameworkRecord
+from mindrian.graph.index_cache import index_cache_file, prune_index_cache
+from mindrian.routing import quick
+from mindrian.routing.score import rank_sentence
+
+SENTENCES = (
+    "please review these SQL migrations",
+    "review the changes before release",
+    "帮我准备明天的面试",  # Chinese: cut and glossed through the kept glossary
+    "帮我整理文档",
+    "we have schema drift in the database",
+    "zzz qqq",
+)
+
+
+def _records() -> list[FrameworkRecord]:
+    return [
+        FrameworkRecord(
+            "sql-review",
+            "SQL review",
+            "operator",
+            description="Review SQL migrations for locking risks. Not for application code.",
+            triggers=("migration",),
+            problem_types=("schema drift",),
+            good_for=(("schema drift", 0.7),),
+        ),
+        FrameworkRecord(
+            "code-review", "Code review", "operator", description="Review code changes."
+        ),
+        FrameworkRecord(
+            "interview", "Interview coach", "role", description="Prepare a job interview."
+        ),
+        FrameworkRecord("tidy", "整理", "operator", description="帮我整理文档和笔记"),
+        FrameworkRecord(
+            "notes",
+            "Release notes",
+            "operator",
+            description="Write release notes.",
+            chains_to=(("code-review", 0.5),),
+        ),
+    ]
+
+
+def _settle(database: Path) -> None:
+    """Date the registry's files back past SETTLED_SECONDS, as if written a while ago."""
+    past = time.time() - 60
+    for path in database.parent.glob(database.name + "*"):
+        os.utime(path, (past, past))
+
+
+@pytest.fixture
+def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as registry:
+        registry.register_many(_records())
+        registry.record_usage("code-review", "s1", "h1", True)
+    _settle(path)
+    return path
+
+
+def _kept(database: Path) -> dict[str, object]:
+    """Rank every sentence through a read-only handle (which keeps the quick index)."""
+    with EmbeddedRegistry(database, read_only=True) as registry:
+        return {s: registry.rank_text(s, limit=3) for s in SENTENCES}
+
+
+def test_the_quick_index_ranks_as_the_registry(database: Path) -> None:
+    expected = _kept(database)
+    file = quick.quick_file(database)
+    assert file is not None and file.is_file()
+    found = quick.signature(database)
+    assert found is not None
+    for sentence in SENTENCES:
+        index = quick.load_quick(file, quick.stamp(database, found), sentence)
+        assert index is not None
+        assert index.usage == {"code-review": (1, 1)}
+        got = tuple(rank_sentence(index.snapshot, sentence, (), (), index.usage, 3))
+        assert got == expected[sentence], sentence
+    assert expected["帮我准备明天的面试"][0].id == "interview"  # glossed: 面试 is interview
+
+
+def test_a_changed_or_unsettled_registry_is_not_served(database: Path) -> None:
+    _kept(database)
+    file = quick.quick_file(database)
+    assert file is not None
+    before = quick.signature(database)
+    assert before is not None
+    with EmbeddedRegistry(database) as registry:
+        registry.register(FrameworkRecord("new", "New", "operator", description="SQL review"))
+    # Just written: no signature can be trusted yet.
+    assert quick.signature(database) is None
+    _settle(database)
+    after = quick.signature(database)
+    assert after is not None and after != before
+    assert quick.load_quick(file, quick.stamp(database, after), SENTENCES[0]) is None
+    # Another registry path or code stamp is not served either.
+    other = dict(quick.stamp(database, before), registry="/elsewhere")
+    assert quick.load_quick(file, other, SENTENCES[0]) is None
+
+
+def test_a_damaged_file_is_ignored(database: Path) -> None:
+    _kept(database)
+    file = quick.quick_file(database)
+    assert file is not None
+    file.write_bytes(b"not a database" * 100)
+    found = quick.signature(database)
+    assert found is not None
+    assert quick.load_quick(file, quick.stamp(database, found), SENTENCES[0]) is None
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_the_script_prints_what_the_command_prints(
+    database: Path,
+    sentence: str,
+    json_out: bool,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(database.parent)
+    args = ["select", sentence, "--registry", database.name, "--limit", "3"]
+    args += ["--json"] if json_out else []
+    assert application(args) == 0
+    expected = capfd.readouterr()
+    # The command's run kept the quick index; the script now answers from it.
+    answered = quick_select(args, database.parent, {})
+    assert answered == (expected.out, expected.err)
+
+
+def test_other_command_lines_go_to_the_application(database: Path) -> None:
+    _kept(database)
+    where = database.parent
+    for args in (
+        ["select", "review", "--registry", str(database), "--explain"],
+        ["select", "-t", "review", "--registry", str(database)],
+        ["select", "review", "more", "--registry", str(database)],
+        ["select", "review", "--registry", str(database), "--limit", "0"],
+        ["select", "review", "--registry", str(where / "missing.lbug")],
+        ["build", "--all"],
+        [],
+    ):
+        assert quick_select(args, where, {}) is None, args
+    # No --registry: the project's registry, unless a Neo4j URI is set.
+    assert quick_select(["select", "review"], where, {"NEO4J_URI": "bolt://x"}) is None
+
+
+def test_the_quick_index_is_pruned_with_the_kept_one(database: Path) -> None:
+    _kept(database)
+    kept = index_cache_file(database)
+    file = quick.quick_file(database)
+    assert kept is not None and file is not None and file.is_file()
+    database.unlink()
+    for leftover in database.parent.glob(database.name + ".*"):
+        leftover.unlink()
+    prune_index_cache(kept.file.parent, time.time())
+    assert not kept.file.exists() and not file.exists()
+
+
+def test_a_current_quick_index_is_not_written_again(database: Path) -> None:
+    _kept(database)
+    file = quick.quick_file(database)
+    assert file is not None
+    written = file.stat().st_mtime_ns, file.stat().st_ino
+    _kept(database)
+    assert (file.stat().st_mtime_ns, file.stat().st_ino) == written
+    found = quick.signature(database)
+    assert found is not None and quick.holds(file, quick.stamp(database, found))
+    assert not quick.holds(file, quick.stamp(database, found + "x"))
