@@ -27,6 +27,10 @@ __all__ = [
 ]
 
 
+#: The warning of a link under skills/ to a folder outside the project (builder.pipeline.codes).
+_OUTSIDE_LINK = "W126"
+
+
 def targets(
     paths: list[Path] | None, all_skills: bool, root: Path, warn: Callable[[str], None]
 ) -> tuple[list[Path], tuple[str, ...]]:
@@ -51,9 +55,9 @@ def project_skills(root: Path, warn: Callable[[str], None]) -> Discovery:
     found = discover_skills(project_of(root))
     for name in found.outside:
         warn(
-            f"{name}: warning[W126]: links to a folder outside the project, so its skill is not "
-            "built (and no package is retired for it); move the skill into the project or link "
-            "to a folder inside it"
+            f"{name}: warning[{_OUTSIDE_LINK}]: links to a folder outside the project, so its "
+            "skill is not built (and no package is retired for it); move the skill into the "
+            "project or link to a folder inside it"
         )
     return found
 
