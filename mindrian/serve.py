@@ -49,6 +49,7 @@ from mindrian.packages import AgentPackage, agent_class, registered_packages
 from mindrian.project import ProjectPaths
 from mindrian.providers import ProviderModel, missing_credentials
 from mindrian.request_limits import RequestLimits
+from mindrian.served_api import ServedRoutes, describe_served
 
 __all__ = [
     "DB_URL_ENV",
@@ -319,7 +320,9 @@ def build_app(config: ServeConfig) -> Any:
         **_authentication(os.environ),
     )
     app = agent_os.get_app()
+    describe_served(app)
     app.add_middleware(RequestLimits)
+    app.add_middleware(ServedRoutes)
     from sqlalchemy.exc import InterfaceError, OperationalError
 
     for unavailable in (OperationalError, InterfaceError):

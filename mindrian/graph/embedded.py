@@ -14,7 +14,14 @@ from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_te
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
 from mindrian.graph.index_cache import KeptIndex, index_cache_file
 from mindrian.routing import glosses
-from mindrian.routing.quick import glossary_file, quick_file, signature, stamp, write_quick
+from mindrian.routing.quick import (
+    glossary_file,
+    holds,
+    quick_file,
+    signature,
+    stamp,
+    write_quick,
+)
 from mindrian.routing.score import RankedCandidate, RoutingSnapshot
 
 if TYPE_CHECKING:
@@ -203,12 +210,13 @@ class EmbeddedRegistry(Registry):
         """Write the quick index of this file's state when opened (signature ``found``)."""
         assert self._kept_index is not None
         file = quick_file(self._kept_index)
-        if file is None:
+        wanted = stamp(self._kept_index, found)
+        if file is None or holds(file, wanted):
             return
         usage = self._usage[1] if self._usage is not None else {}
         glossary = glossary_file(file.parent.parent)
         words = None if glossary.is_file() else glosses.dictionary()
-        write_quick(file, stamp(self._kept_index, found), snapshot, usage, words)
+        write_quick(file, wanted, snapshot, usage, words)
 
     def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:
         # An open database keeps the state it opened with: another process's commits stay

@@ -37,7 +37,7 @@ __all__ = [
 DEFAULT_TIMEOUT_S = 120.0
 #: The longest a call may ask for.
 MAX_TIMEOUT_S = 600.0
-#: Characters of output the model is given (Claude Code's cap); the rest is counted, not kept.
+#: Characters of output the model is given (Claude Code's cap): the first and the last half.
 OUTPUT_CAP = 30_000
 #: The only variables a command inherits (when set): what programs need to find themselves.
 KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
@@ -51,17 +51,16 @@ class CommandOutcome:
     """What a command did."""
 
     output: str
-    """Its output, stdout and stderr interleaved, cut at the cap."""
+    """Its output, stdout and stderr interleaved; beyond the cap, its first and last halves
+    around a line saying how much was cut."""
     exit_status: int | None
     """Its exit status; None when it was killed on timeout."""
     dropped: int = 0
-    """Bytes of output beyond the cap."""
+    """Bytes of output cut from the middle."""
 
     def text(self, timeout: float) -> str:
-        """The output as the model is told it, with what was cut and how the command ended."""
+        """The output as the model is told it, with how the command ended."""
         notes = []
-        if self.dropped:
-            notes.append(f"[output cut: {self.dropped} more bytes not shown]")
         if self.exit_status is None:
             notes.append(f"[killed after {timeout:g} s: the command did not finish in time]")
         elif self.exit_status != 0:
@@ -104,26 +103,49 @@ def run_command(
         )
     except OSError as error:
         return CommandOutcome(f"{argv[0]}: {error.strerror}", 126)
-    kept, dropped, timed_out = _collect(process, time.monotonic() + timeout, cap)
+    kept = _Kept(cap)
+    timed_out = _collect(process, time.monotonic() + timeout, kept)
     process.wait()
-    text = kept.decode("utf-8", errors="replace")
-    if len(text) > cap:
-        dropped += len(text[cap:].encode("utf-8"))
-        text = text[:cap]
+    text, dropped = kept.text()
     return CommandOutcome(text, None if timed_out else process.returncode, dropped)
 
 
-def _collect(
-    process: subprocess.Popen[bytes], deadline: float, cap: int
-) -> tuple[bytes, int, bool]:
-    """Read the output until it ends: (kept bytes, bytes dropped, whether it timed out).
+class _Kept:
+    """The first and the last bytes of an output, enough for ``cap`` characters in all (the
+    end of a test run's output says what failed), and how many bytes went by."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.half = cap * 2  # bytes for half the characters: a character takes at most four
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = max(0, self.half - len(self.head))
+        self.head.extend(chunk[:room])
+        self.tail.extend(chunk)
+        del self.tail[: max(0, len(self.tail) - self.half)]
+
+    def text(self) -> tuple[str, int]:
+        """The output as text, cut in the middle beyond the cap; and the bytes cut."""
+        whole = self.head.decode("utf-8", errors="replace")
+        if self.total <= len(self.head) and len(whole) <= self.cap:
+            return whole, 0
+        first = whole[: self.cap // 2]
+        last = self.tail.decode("utf-8", errors="replace")[-(self.cap // 2) :]
+        cut = max(0, self.total - len(first.encode()) - len(last.encode()))
+        return f"{first}\n[output cut: {cut} bytes not shown]\n{last}", cut
+
+
+def _collect(process: subprocess.Popen[bytes], deadline: float, kept: _Kept) -> bool:
+    """Read the output into ``kept`` until it ends; whether the command timed out.
 
     The group is killed at ``deadline``, and as soon as the command itself has
     exited (children it left behind would hold the pipe open).
     """
     assert process.stdout is not None
-    kept = bytearray()
-    dropped = 0
     timed_out = killed = False
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
@@ -143,12 +165,10 @@ def _collect(
             chunk = os.read(process.stdout.fileno(), _CHUNK)
             if not chunk:
                 break
-            room = max(0, cap * 4 - len(kept))  # bytes: a character takes at most four
-            kept.extend(chunk[:room])
-            dropped += len(chunk) - min(room, len(chunk))
+            kept.add(chunk)
     process.stdout.close()
     _kill_group(process)
-    return bytes(kept), dropped, timed_out
+    return timed_out
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> bool:

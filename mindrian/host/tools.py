@@ -122,7 +122,7 @@ class HostTools:
         whatever anyone says (nothing runs, the model is told why)."""
         try:
             request = self.request(tool, arguments)
-        except (OutsideError, FetchRefusedError):
+        except (OutsideError, FetchRefusedError, _Stop):
             return True
         return self.gate.preapproved(request) is not None
 
@@ -142,8 +142,10 @@ class HostTools:
         call is refused before anyone is asked)."""
         confinement = self.confinement
         if tool == "Bash":
-            command = str(arguments.get("command") or "")
-            return ToolRequest(tool, command, command=parse_command(command))
+            command = parse_command(str(arguments.get("command") or ""))
+            if command.why_shell == "empty":
+                raise _Stop("refused", "Refused: the command is empty.")
+            return ToolRequest(tool, command.text, command=command)
         if tool == "WebFetch":
             url = str(arguments.get("url") or "")
             return ToolRequest(tool, url, target=target_of(url))
@@ -199,8 +201,6 @@ class HostTools:
     def bash(self, request: ToolRequest, timeout_ms: Any) -> str:
         command = request.command
         assert command is not None
-        if command.why_shell == "empty":
-            raise _Stop("refused", "Refused: the command is empty.")
         seconds = _seconds(timeout_ms)
         argv = list(command.argv) if command.argv is not None else shell_argv(command.text)
         return run_command(argv, cwd=self.confinement.workspace, timeout=seconds).text(seconds)
@@ -276,7 +276,7 @@ class HostTools:
                 break
         return _listing(hits, "no match")
 
-    def webfetch(self, request: ToolRequest, prompt: Any) -> str:
+    def webfetch(self, request: ToolRequest) -> str:
         assert request.target is not None
         # A call that reached this point was approved; a private address needs the user's word,
         # which the gate gave only if a user rule or the user allowed it.
@@ -491,7 +491,8 @@ def _webfetch(tools: HostTools) -> Callable[..., Awaitable[str]]:
             prompt: Optional note of what you are looking for in the page.
         """
         arguments = _given(url=url, prompt=prompt)
-        return await tools.acall("WebFetch", arguments, lambda r: tools.webfetch(r, prompt))
+        # The page comes back whole: the model reads it with its prompt in mind.
+        return await tools.acall("WebFetch", arguments, tools.webfetch)
 
     return WebFetch
 

@@ -56,6 +56,7 @@ __all__ = [
     "SETTLED_SECONDS",
     "QuickIndex",
     "glossary_file",
+    "holds",
     "load_quick",
     "quick_file",
     "signature",
@@ -201,6 +202,16 @@ def write_quick(
     except (OSError, sqlite3.Error):
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
+
+
+def holds(file: Path, stamp: Mapping[str, Any]) -> bool:
+    """Whether ``file`` is a quick index written under ``stamp`` (its head alone is read)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)) as db:
+            found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
+        return found is not None and json.loads(found[0]) == dict(stamp)
+    except (sqlite3.Error, ValueError):
+        return False
 
 
 def load_quick(file: Path, stamp: Mapping[str, Any], text: str) -> QuickIndex | None:

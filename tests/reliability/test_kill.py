@@ -22,8 +22,12 @@ worker, the registry, the packages and ``registry.yaml`` changing skill after
 skill): every skill's package must match its own entry in ``registry.yaml``
 (both of one variant), whatever the others are.
 
+The batch suite runs twice: registering into the embedded file, and into the test Neo4j (the
+registry's writer lock there is a server transaction, which the server must release when the
+killed build's connection goes).
+
 ``MINDRIAN_KILL_TRIALS`` sets the number of trials (default 20, what CI runs),
-``MINDRIAN_KILL_BATCH_TRIALS`` those of the batch suite (default 6), and
+``MINDRIAN_KILL_BATCH_TRIALS`` those of the batch suite (default 6; 4 on Neo4j), and
 ``MINDRIAN_KILL_REPORT`` names a JSON file that receives the counts.
 """
 
@@ -45,8 +49,9 @@ import pytest
 import yaml
 
 from builder.pipeline.transaction import PackageTransaction
-from mindrian.graph import EmbeddedRegistry, load_registry_yaml
+from mindrian.graph import EmbeddedRegistry, Neo4jRegistry, load_registry_yaml
 from mindrian.project import ProjectPaths
+from mindrian.testing.neo4j_server import Neo4jServer
 
 pytestmark = [
     pytest.mark.slow,
@@ -56,6 +61,9 @@ pytestmark = [
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = int(os.environ.get("MINDRIAN_KILL_TRIALS", "20"))
 BATCH_TRIALS = int(os.environ.get("MINDRIAN_KILL_BATCH_TRIALS", "6"))
+#: The Neo4j variant's trials: each costs a build of its own, and CI runs both variants.
+NEO4J_BATCH_TRIALS = int(os.environ.get("MINDRIAN_KILL_BATCH_TRIALS", "4"))
+_NEO4J = ("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE")
 SEED = 20261123
 PACKAGE = "pws_validation"
 SKILL = Path("skills") / "pws" / "SKILL.md"
@@ -243,10 +251,14 @@ def test_kills_at_random_points_lose_leak_and_leave_nothing(tmp_path: Path) -> N
     shutil.rmtree(project, ignore_errors=True)
 
 
-def start_batch(project: Path, variant: str, log: Path) -> subprocess.Popen[bytes]:
+def start_batch(
+    project: Path, variant: str, log: Path, server: Neo4jServer | None = None
+) -> subprocess.Popen[bytes]:
+    """``build --all`` of ``variant``, registering into ``server`` (else the embedded file)."""
     for skill in BATCH_SKILLS:
         (project / skill).write_text(variant_text(variant, skill), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {k: v for k, v in os.environ.items() if k not in _NEO4J}
+    env.update({"PYTHONPATH": str(REPO), **(server.env() if server else {})})
     with log.open("wb") as err:
         return subprocess.Popen(
             [sys.executable, "-m", "builder", "build", "--all", "--jobs", "2"],
@@ -283,8 +295,20 @@ def package_tree_at(root: Path) -> dict[str, bytes]:
 BatchState = tuple[dict[str, Any], dict[str, Any]]
 
 
+def held_ids(project: Path, server: Neo4jServer | None) -> set[str]:
+    """The frameworks the registry the batch wrote into holds."""
+    if server is None:
+        with EmbeddedRegistry(ProjectPaths(project).embedded_registry, wait=30) as registry:
+            return {r.id for r in registry.export()}
+    with Neo4jRegistry(server.uri, server.user, server.password, read_only=True) as graph:
+        return {r.id for r in graph.export()}
+
+
 def batch_consistent(
-    project: Path, references: dict[str, BatchState], owners: dict[str, str]
+    project: Path,
+    references: dict[str, BatchState],
+    owners: dict[str, str],
+    server: Neo4jServer | None = None,
 ) -> str:
     """Why a killed batch left some skill's package and registry entry apart, or ""."""
     paths = ProjectPaths(project)
@@ -301,8 +325,7 @@ def batch_consistent(
     journal = [p.name for p in paths.staging.glob("*") if p.suffix in (".previous", ".committed")]
     if journal:
         problems.append(f"recovery left {sorted(journal)}")
-    with EmbeddedRegistry(paths.embedded_registry, wait=30) as registry:
-        held = {r.id for r in registry.export()}
+    held = held_ids(project, server)
     if not set(records) <= held:
         problems.append(f"the database lacks {sorted(set(records) - held)}")
     return "; ".join(problems)
@@ -352,7 +375,14 @@ def kill_while_registering(
     return ""
 
 
-def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["embedded", "neo4j"])
+def test_kills_during_a_batch_registration_leave_every_skill_consistent(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    server: Neo4jServer | None = None
+    trials = BATCH_TRIALS
+    if engine == "neo4j":
+        server, trials = request.getfixturevalue("neo4j_server"), NEO4J_BATCH_TRIALS
     project = make_project(tmp_path / "project")
     for skill in BATCH_SKILLS:
         (project / skill).parent.mkdir(parents=True, exist_ok=True)
@@ -360,7 +390,7 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
     references: dict[str, BatchState] = {}
     window = 0.0
     for variant in ("B", "A"):
-        build = start_batch(project, variant, log)
+        build = start_batch(project, variant, log, server)
         window = max(window, registration_seconds(build, log))
         references[variant] = batch_state(project)
     owners = {package: framework_of(project, package) for package in references["A"][0]}
@@ -371,9 +401,9 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
 
     rng = random.Random(SEED)
     counts, problems, killed = Counts(), [], 0
-    for trial in range(BATCH_TRIALS):
+    for trial in range(trials):
         counts.trials += 1
-        build = start_batch(project, "B" if trial % 2 == 0 else "A", log)
+        build = start_batch(project, "B" if trial % 2 == 0 else "A", log, server)
         # Delays drawn over the registration as the reference builds timed it, so the kills
         # land inside it however fast phase 7 becomes.
         problem = kill_while_registering(build, log, rng.uniform(0.0, window), counts)
@@ -386,16 +416,17 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(tmp_path
                 os.kill(pid, signal.SIGKILL)
         if problem:
             problems.append(f"trial {trial}:{problem}")
-        reason = batch_consistent(project, references, owners)
+        reason = batch_consistent(project, references, owners, server)
         if reason:
             counts.inconsistent_states += 1
             problems.append(f"trial {trial}: {reason}")
 
     assert killed, "no trial was killed before its batch finished: nothing was tested"
-    final = "B" if BATCH_TRIALS % 2 == 0 else "A"
-    build = start_batch(project, final, log)
+    final = "B" if trials % 2 == 0 else "A"
+    build = start_batch(project, final, log, server)
     assert build.wait(timeout=900) == 0, log.read_text("utf-8", "replace")
     assert batch_state(project) == references[final]
+    assert held_ids(project, server) == set(references[final][1])
     assert list(ProjectPaths(project).staging.iterdir()) == []
     assert survivors(project, grace=5) == []
     assert (counts.crashes, counts.hangs, counts.leaks, counts.inconsistent_states) == (

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import ladybug
@@ -15,10 +16,12 @@ from build_factories import make_project
 from builder.graph.export import cypher_statements
 from mindrian.graph import (
     EmbeddedRegistry,
+    Neo4jRegistry,
     RoutingBodyWarning,
     load_registry_yaml,
     registry_from_yaml,
 )
+from mindrian.testing.neo4j_server import Neo4jServer
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "registry.yaml"
 INJECTION = "1.0', f.pwned = true, f.note = '"
@@ -387,3 +390,29 @@ def test_a_framework_ranked_without_its_body_is_a_coded_warning_line(cli, tmp_pa
     # Library callers still get the Python warning, with the file's path first.
     with pytest.warns(RoutingBodyWarning, match=r"^/.*/generated/registry.yaml: ranked without"):
         registry_from_yaml(generated / "registry.yaml").close()
+
+
+# --- on the test Neo4j ------------------------------------------------------------
+
+
+def test_rebuild_and_export_on_neo4j(
+    cli, project: Path, neo4j_server: Neo4jServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With NEO4J_URI set, ``graph rebuild`` makes Neo4j hold exactly registry.yaml (a framework
+    it lacks unregistered, the others registered) and ``graph export`` reads it back
+    byte-identical to the file; no embedded database is created."""
+    for name, value in neo4j_server.env().items():
+        monkeypatch.setenv(name, value)
+    stray = replace(load_registry_yaml(FIXTURE)[0], id="stray", triggers=("stray",))
+    with Neo4jRegistry(neo4j_server.uri, neo4j_server.user, neo4j_server.password) as graph:
+        graph.register(stray)
+    listed = len(load_registry_yaml(FIXTURE))
+
+    rebuilt = cli(["graph", "rebuild"], project)
+    assert rebuilt.code == 0, rebuilt.err
+    assert f"rebuilt {neo4j_server.uri} from generated/registry.yaml ({listed}" in rebuilt.err
+    exported = cli(["graph", "export"], project)
+    assert exported.code == 0 and exported.out == FIXTURE.read_text(encoding="utf-8")
+    assert cli(["graph", "rebuild"], project).code == 0  # again: nothing changes
+    assert cli(["graph", "export"], project).out == exported.out
+    assert not (project / ".mindrian" / "registry.lbug").exists()

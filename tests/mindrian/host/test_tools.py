@@ -243,10 +243,11 @@ def test_commands_do_not_see_the_providers_keys(place: Path, monkeypatch: Any) -
     assert "OPENAI_API_KEY" not in records[0].output and "PATH" in records[0].output
 
 
-def test_a_huge_output_is_cut(place: Path) -> None:
-    code = "import sys; sys.stdout.write('x' * 5_000_000)"
+def test_a_huge_output_keeps_its_first_and_last_halves(place: Path) -> None:
+    code = "import sys; sys.stdout.write('a' * 3_000_000 + 'b' * 2_000_000)"
     records, _ = run_calls(place, ToolCall("Bash", {"command": f'python3 -c "{code}"'}))
-    assert records[0].output.startswith("x" * 30_000 + "\n[output cut: 4970000 more bytes")
+    cut = "\n[output cut: 4970000 bytes not shown]\n"
+    assert records[0].output == "a" * 15_000 + cut + "b" * 15_000
 
 
 def test_a_command_that_never_ends_is_killed_with_its_children(place: Path) -> None:
@@ -348,3 +349,10 @@ def test_glob_and_grep_do_not_walk_out_through_a_link_to_the_root(place: Path) -
         "guide-link.md:2:Be brief.",  # a link to a skill file is shown by its own name
         "guide-link.md",
     ]
+
+
+def test_an_empty_command_is_refused_without_asking_anyone(place: Path) -> None:
+    nobody = Recorder(yes=True)
+    records, _ = run_calls(place, ToolCall("Bash", {"command": "  "}), approver=nobody)
+    assert (outcomes(records), records[0].output) == (["refused"], "Refused: the command is empty.")
+    assert nobody.asked == []

@@ -169,3 +169,15 @@ def test_the_quick_index_is_pruned_with_the_kept_one(database: Path) -> None:
         leftover.unlink()
     prune_index_cache(kept.file.parent, time.time())
     assert not kept.file.exists() and not file.exists()
+
+
+def test_a_current_quick_index_is_not_written_again(database: Path) -> None:
+    _kept(database)
+    file = quick.quick_file(database)
+    assert file is not None
+    written = file.stat().st_mtime_ns, file.stat().st_ino
+    _kept(database)
+    assert (file.stat().st_mtime_ns, file.stat().st_ino) == written
+    found = quick.signature(database)
+    assert found is not None and quick.holds(file, quick.stamp(database, found))
+    assert not quick.holds(file, quick.stamp(database, found + "x"))

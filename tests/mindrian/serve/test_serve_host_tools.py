@@ -112,3 +112,20 @@ def test_a_run_cannot_go_on_with_calls_left_unanswered(served: Any) -> None:
     run = {"run_id": "nope", "session_id": "nope", "requirements": []}
     refused = _answer(server, run, confirmed=True)
     assert refused.status_code == 404
+
+
+def test_serve_says_at_start_what_the_host_tools_allow_or_that_they_are_off(served: Any) -> None:
+    from mindrian.model_choice import ModelChoice
+    from mindrian.project import ProjectPaths
+    from mindrian.serve import ServeConfig, host_tool_warnings
+
+    project = ProjectPaths(served[2].parents[2])
+    off = ServeConfig(project, ModelChoice(None))
+    assert host_tool_warnings(off) == [
+        "note: host tools are off (--host-tools turns them on); granted by: repo-check"
+    ]
+    on = ServeConfig(project, ModelChoice(None), host_tools=True)
+    assert host_tool_warnings(on) == [
+        "warning: repo-check pre-approves commands that run arbitrary code for every user, "
+        "without asking: Bash(python3:*)"
+    ]
