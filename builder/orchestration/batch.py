@@ -36,6 +36,7 @@ import multiprocessing
 import os
 import queue
 import shutil
+import signal
 import sys
 import threading
 import traceback
@@ -373,7 +374,7 @@ def build_many(
     registering = building if schedule.reaches_serial(stop) else 0
     plan = _Plan(config, options, start, stop, schedule)
     with (
-        pool or _NoPool(),
+        _closing(pool),
         warm_children(
             _loader(chosen.load, registration),
             config,
@@ -549,14 +550,29 @@ def _current(
     return found
 
 
-class _NoPool:
-    """Stands in for the pool's context manager when everything runs in this process."""
+@contextlib.contextmanager
+def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
+    """Shut ``pool`` down on the way out, waiting for its work; on an exception (Ctrl-C), at
+    once: queued work is cancelled and the workers, which ignore SIGINT so that they print no
+    traceback of their own (:func:`_ignore_interrupts`), are terminated rather than waited for."""
+    if pool is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        # The executor keeps no public handle on its processes; terminating is the only way not
+        # to wait for a running phase 6.
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
-    def __enter__(self) -> None:
-        return None
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+def _ignore_interrupts() -> None:
+    """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _submit(
@@ -964,7 +980,11 @@ def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
     workers = min(jobs, count // share)
     if workers <= 1:
         return None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_ignore_interrupts,
+    )
 
 
 def _early(
