@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,6 +75,8 @@ def project_of(root: Path) -> Path:
 def _for_config_to_report(pyproject: Path) -> bool:
     """Whether ``pyproject`` is there but unreadable or its ``tool`` no table: reading the
     project's configuration reports that (U042), located, rather than "not a project"."""
+    import tomllib  # not for every command line: mindrian --help reads no configuration
+
     if not pyproject.is_file():
         return False
     try:
