@@ -373,9 +373,8 @@ def test_open_registry_has_no_default_registry_file(
 # --- on the test Neo4j server -----------------------------------------------------------
 
 
-def _real(server: Neo4jServer, **overrides: Any) -> Neo4jRegistry:
-    given = {"uri": server.uri, "user": server.user, "password": server.password, **overrides}
-    return Neo4jRegistry(given["uri"], given["user"], given["password"], given.get("database"))
+def _real(server: Neo4jServer, read_only: bool = False) -> Neo4jRegistry:
+    return Neo4jRegistry(server.uri, server.user, server.password, read_only=read_only)
 
 
 def test_the_test_server_is_neo4j_community_5_26(neo4j_server: Neo4jServer) -> None:
