@@ -10,7 +10,6 @@ session databases.
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +41,8 @@ class ProjectNotFoundError(MindrianError, LookupError):
 
 def find_project_root(start: Path | None = None) -> Path | None:
     """The nearest mindrian project folder from ``start`` (default: the working directory) up."""
+    import tomllib  # only a command that looks for its project pays for the TOML parser
+
     origin = (start or Path.cwd()).absolute()
     for folder in (origin, *origin.parents):
         pyproject = folder / "pyproject.toml"

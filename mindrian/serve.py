@@ -29,8 +29,10 @@ pre-approved calls run.
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import os
+import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,12 +51,14 @@ from mindrian.packages import AgentPackage, agent_class, registered_packages
 from mindrian.project import ProjectPaths
 from mindrian.providers import ProviderModel, missing_credentials
 from mindrian.request_limits import RequestLimits
+from mindrian.served_api import ServedRoutes, describe_served
 
 __all__ = [
     "DB_URL_ENV",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "JWT_ALGORITHM_ENV",
+    "AgentDatabaseId",
     "AuthMode",
     "DatabaseUnusableError",
     "ExposedWithoutAuthError",
@@ -319,12 +323,69 @@ def build_app(config: ServeConfig) -> Any:
         **_authentication(os.environ),
     )
     app = agent_os.get_app()
+    describe_served(app)
     app.add_middleware(RequestLimits)
+    app.add_middleware(ServedRoutes)
+    app.add_middleware(AgentDatabaseId, db_id=_DB_ID)
     from sqlalchemy.exc import InterfaceError, OperationalError
 
     for unavailable in (OperationalError, InterfaceError):
         app.add_exception_handler(unavailable, _database_unavailable)
     return app
+
+
+class AgentDatabaseId:
+    """ASGI middleware: ``GET /agents/{id}`` names the sessions database as ``GET /agents``
+    does. AgentOS answers an agent of another framework (each served agent is one, a
+    :class:`ServedAgent`) with ``db_id`` None, though its sessions are in that database."""
+
+    def __init__(self, app: Any, db_id: str) -> None:
+        self.app = app
+        self.db_id = db_id
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "GET"
+            or not _AGENT_ROUTE.fullmatch(scope["path"])
+        ):
+            await self.app(scope, receive, send)
+            return
+        started: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def hold(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                await _send_with_db_id(send, started, b"".join(chunks), self.db_id)
+
+        await self.app(scope, receive, hold)
+
+
+#: ``/agents/{agent_id}`` and nothing below it.
+_AGENT_ROUTE = re.compile(r"/agents/[^/]+/?")
+
+
+async def _send_with_db_id(send: Any, start: dict[str, Any], body: bytes, db_id: str) -> None:
+    """Send the held response, the agent's ``db_id`` set to ``db_id`` when it was a 200 without
+    one."""
+    if start.get("status") == 200:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        # AgentOS leaves out a None field: an agent's answer without its database names none.
+        if isinstance(data, dict) and "id" in data and data.get("db_id") is None:
+            body = json.dumps({**data, "db_id": db_id}).encode("utf-8")
+            headers = [
+                (k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"
+            ]
+            start = {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+    await send(start)
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _database_unavailable(request: Any, error: Exception) -> Any:

@@ -73,13 +73,16 @@ def _checkout_state_untouched() -> Iterator[None]:
     assert not changed, f"the test wrote the checkout's .mindrian/: {changed[:5]}"
 
 
-#: Fixtures that reach the test Neo4j; a test using one is marked ``neo4j`` (``-m neo4j``).
+#: Fixtures that reach the test Neo4j; a test using one, or run with ``engine="neo4j"`` (which
+#: asks for the server when it runs), is marked ``neo4j`` (``-m neo4j``).
 _NEO4J_FIXTURES = frozenset({"neo4j_server", "neo4j_test_server"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if _NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+        callspec = getattr(item, "callspec", None)
+        on_neo4j = callspec is not None and callspec.params.get("engine") == "neo4j"
+        if on_neo4j or _NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.neo4j)
 
 

@@ -2,7 +2,8 @@
 property tests run without deadlines (derandomised under CI), builder/pipeline imports
 nothing above it, no module of builder/ or mindrian/ imports itself through others (an import
 loop, hidden by a function-local import or not), no module of the command line is over 500
-lines, and every exception either raises derives from the one ``MindrianError``."""
+lines, every exception either raises derives from the one ``MindrianError``, and no two test
+modules share a basename."""
 
 from __future__ import annotations
 
@@ -402,3 +403,17 @@ def test_one_error_root_across_the_builder_and_the_runtime() -> None:
     )
     assert strays == []
     assert "builder.pipeline.errors.UsageError" in classes
+
+
+def test_test_modules_have_unique_basenames() -> None:
+    # The test folders have no __init__.py, so pytest imports each test file by its basename:
+    # two files of one name stop collection of the whole suite ("import file mismatch").
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if "golden" in path.relative_to(ROOT).parts:
+            continue
+        first = seen.setdefault(path.name, path)
+        if first != path:
+            clashes.append(f"{first.relative_to(ROOT)} and {path.relative_to(ROOT)}")
+    assert not clashes, clashes

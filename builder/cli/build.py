@@ -22,6 +22,7 @@ import typer
 from builder.cli.common import (
     CliState,
     annotate,
+    annotate_warning,
     display,
     frame,
     project_config,
@@ -254,7 +255,7 @@ def run_request(ctx: typer.Context, request: BatchRequest) -> int:
     phase_range(request.from_phase, request.until_phase)
     root = project_root(Path.cwd())
     chosen = Shard(1, 1) if request.shard is None else Shard.parse(request.shard)
-    found = targets(list(request.paths), request.all_skills, root)
+    found, outside = targets(list(request.paths), request.all_skills, root, say(framed))
     if not found:
         say(framed)(no_skills_note(root))
     chosen_paths = [p for p in found if chosen.owns(display(p, root))]
@@ -273,7 +274,8 @@ def run_request(ctx: typer.Context, request: BatchRequest) -> int:
         options,
         request,
         framed=framed,
-        retire=not request.reregister and whole and last == len(PHASE_NAMES),
+        # A skill behind a link out of the project exists: its package must not be retired.
+        retire=not request.reregister and whole and not outside and last == len(PHASE_NAMES),
         publish=not request.reregister and last == PHASE_NAMES.index("code_generation") + 1,
     )
 
@@ -311,7 +313,7 @@ def _run_batch(
     from builder.orchestration.batch import Target, build_many
     from builder.orchestration.runner import phase_range
     from builder.phases import PHASE_NAMES
-    from builder.pipeline.report import build_json
+    from builder.pipeline.report import build_json, warning_lines
     from builder.pipeline.transaction import output_lock, publish_ready
 
     if request.registry is not None and config.neo4j_uri:
@@ -357,6 +359,9 @@ def _run_batch(
     for report in reports if request.github else ():
         if report.problem is not None:
             annotate(report.problem, report.path)
+        warnings = (w for phase in report.phases for w in phase.warnings)
+        for line in warning_lines(warnings, report.path):
+            annotate_warning(line)
     return max((r.exit_code for r in reports), default=0)
 
 

@@ -23,7 +23,7 @@ from builder.cli.common import (
 )
 from builder.cli.extra import require_build_extra
 from builder.cli.options import FormatOpt, FramesOpt, JobsOpt, QuietOpt, ShardOpt
-from builder.cli.targets import no_skills_note, progress_bar, project_of
+from builder.cli.targets import no_skills_note, progress_bar, project_skills
 from builder.pipeline.errors import SourceLocation, UsageError
 from mindrian.project import ProjectPaths
 
@@ -83,7 +83,7 @@ def check(
     --format github also prints each failed build and each differing file as an annotation.
     """
     from builder.cli.listeners import ErrorPrinter, FramePrinter, ProgressPrinter
-    from builder.orchestration.batch import Target, default_jobs, discover
+    from builder.orchestration.batch import Target, default_jobs
     from builder.orchestration.check import check as run_check
     from builder.orchestration.check import summary
     from builder.orchestration.shard import Shard
@@ -98,7 +98,7 @@ def check(
         raise UsageError("give --quiet or --verbose, not both", code="U044")
     printed = say(framed)
     root = project_root(Path.cwd())
-    skills = discover(project_of(root))
+    skills = project_skills(root, printed).skills
     if not skills:
         printed(no_skills_note(root))
     targets = [Target(path=p, display=display(p, root)) for p in skills]

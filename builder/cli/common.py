@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from builder.pipeline.annotations import Annotation, github_line
+from builder.pipeline.annotations import Annotation, github_line, warning_annotation
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.terminal import terminal_line
 from mindrian.project import find_project_root
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CliState",
     "annotate",
+    "annotate_warning",
     "display",
     "err",
     "frame",
@@ -83,6 +84,13 @@ def annotate(problem: Problem, path: str | None = None) -> None:
     """Print ``problem`` as a GitHub annotation on stdout (at ``path`` when it has no place)."""
     where = problem.location or (SourceLocation(path) if path else None)
     typer.echo(github_line(Annotation(problem.code, problem.message, where)))
+
+
+def annotate_warning(line: str) -> None:
+    """Print a located, coded warning line as a GitHub ``::warning`` annotation on stdout."""
+    found = warning_annotation(line)
+    if found is not None:
+        typer.echo(github_line(found))
 
 
 def project_root(start: Path) -> Path:

@@ -39,10 +39,10 @@ def init(
             show_default=False,
         ),
     ] = Path("."),
-    force: Annotated[
+    nested: Annotated[
         bool,
         typer.Option(
-            "--force", help="Make a project even inside another one (it then owns its folder)."
+            "--nested", help="Make a project even inside another one (it then owns its folder)."
         ),
     ] = False,
 ) -> None:
@@ -51,7 +51,7 @@ def init(
 
     Only adds: pyproject.toml keeps every other byte, existing files are never replaced, and a
     second run changes nothing. Prints what it did and the commands to type next. A folder
-    inside another project is refused (exit status 1), naming it, unless --force.
+    inside another project is refused (exit status 1), naming it, unless --nested.
     """
     from builder.codegen.init import init_project
 
@@ -61,7 +61,7 @@ def init(
         raise ScaffoldError(
             "no such folder", location=SourceLocation(folder.as_posix()), code="N002"
         )
-    result = init_project(folder, force=force)
+    result = init_project(folder, nested=nested)
     for change in result.changed:
         typer.echo(change)
     if not result.changed:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -279,6 +278,8 @@ def _app(config: ServeConfig) -> Any:
 def _quiet_agno() -> None:
     """Agno's warnings (a failed parse, an errored run) repeat what the result's error says; its
     errors go to stderr (without a terminal Agno writes them to stdout, where --json is)."""
+    import logging  # only agent commands pay for it, not every command line
+
     # A filter, not a level: Agno sets its loggers back to INFO at the start of every run.
     for name in ("agno", "agno-team", "agno-workflow"):
         logger = logging.getLogger(name)

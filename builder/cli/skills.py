@@ -9,11 +9,19 @@ from typing import Annotated
 
 import typer
 
-from builder.cli.common import annotate, display, err, out, project_config, project_root
+from builder.cli.common import (
+    annotate,
+    annotate_warning,
+    display,
+    err,
+    out,
+    project_config,
+    project_root,
+)
 from builder.cli.common import report_format as checked_format
 from builder.cli.extra import require_build_extra
 from builder.cli.options import FormatOpt, PathsArg, QuietOpt
-from builder.cli.targets import skill_file
+from builder.cli.targets import refuse_outside_link, skill_file
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.results import Problem, problem_of
 
@@ -65,6 +73,7 @@ def validate(
     config = project_config(root)
     status = 0
     for path in paths:
+        refuse_outside_link(path, root)
         target = skill_file(path)
         report = validate_one(target, config, display=display(target, root))
         for problem in report.problems:
@@ -74,6 +83,8 @@ def validate(
         if not report.problems and not quiet:
             for warning in report.warnings:
                 err(warning_line(warning, report.path))
+                if github:
+                    annotate_warning(warning_line(warning, report.path))
             out(validation_line(report))
         status = max(status, report.exit_code)
     return status

@@ -3,41 +3,87 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builder.pipeline.errors import UsageError
+from builder.cli.common import display
+from builder.pipeline.errors import SkillError, SourceLocation, UsageError
 from mindrian.project import find_project_root
 
 if TYPE_CHECKING:
     from builder.cli.progress import ProgressBar
+    from builder.orchestration.batch import Discovery
 
-__all__ = ["no_skills_note", "progress_bar", "project_of", "skill_file", "targets"]
+__all__ = [
+    "no_skills_note",
+    "progress_bar",
+    "project_of",
+    "project_skills",
+    "refuse_outside_link",
+    "skill_file",
+    "targets",
+]
 
 
-def targets(paths: list[Path] | None, all_skills: bool, root: Path) -> list[Path]:
+#: The warning of a link under skills/ to a folder outside the project (builder.pipeline.codes).
+_OUTSIDE_LINK = "W126"
+
+
+def targets(
+    paths: list[Path] | None, all_skills: bool, root: Path, warn: Callable[[str], None]
+) -> tuple[list[Path], tuple[str, ...]]:
     """The skill files to build: every skill of the project (``--all``; none in a project that
-    has no skill yet) or those ``paths`` name (a plugin root stands for its contents)."""
+    has no skill yet) or those ``paths`` name (a plugin root stands for its contents); and the
+    links under skills/ that ``--all`` did not follow (:func:`project_skills`)."""
     if all_skills and paths:
         raise UsageError("give SKILL.md paths or --all, not both", code="U004")
     if all_skills:
-        from builder.orchestration.batch import discover
-
-        return list(discover(project_of(root)))
+        found = project_skills(root, warn)
+        return list(found.skills), found.outside
     if not paths:
         raise UsageError("give at least one SKILL.md path, or --all", code="U005")
-    return [file for p in paths for file in _expanded(p)]
+    return [file for p in paths for file in _expanded(p, root)], ()
+
+
+def project_skills(root: Path, warn: Callable[[str], None]) -> Discovery:
+    """Every skill of the project at ``root`` (a U045 error when it is none); ``warn`` is told
+    of each link under skills/ to a folder outside the project, which is not built."""
+    from builder.orchestration.batch import discover_skills
+
+    found = discover_skills(project_of(root))
+    for name in found.outside:
+        warn(
+            f"{name}: warning[{_OUTSIDE_LINK}]: links to a folder outside the project, so its "
+            "skill is not built (and no package is retired for it); move the skill into the "
+            "project or link to a folder inside it"
+        )
+    return found
 
 
 def project_of(root: Path) -> Path:
     """``root`` when it is a mindrian project; a usage error (U045) naming it otherwise."""
-    if find_project_root(root) is None:
+    if find_project_root(root) is None and not _for_config_to_report(root / "pyproject.toml"):
         raise UsageError(
             f"{root.as_posix()} is not a mindrian project (no pyproject.toml with "
             "[tool.mindrian] in it or above it); run mindrian init to make one",
             code="U045",
         )
     return root
+
+
+def _for_config_to_report(pyproject: Path) -> bool:
+    """Whether ``pyproject`` is there but unreadable or its ``tool`` no table: reading the
+    project's configuration reports that (U042), located, rather than "not a project"."""
+    import tomllib  # not for every command line: mindrian --help reads no configuration
+
+    if not pyproject.is_file():
+        return False
+    try:
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    return "tool" in table and not isinstance(table["tool"], dict)
 
 
 def no_skills_note(root: Path) -> str:
@@ -55,10 +101,29 @@ def skill_file(path: Path) -> Path:
     return found(path)
 
 
-def _expanded(path: Path) -> list[Path]:
+def refuse_outside_link(path: Path, root: Path) -> None:
+    """Refuse (S114) a path inside the project that a link leads to a folder outside it: build
+    --all leaves such a skill out, so naming it must not build it either."""
+    where = (path if path.is_absolute() else Path.cwd() / path).absolute()
+    inside = root.absolute()
+    if not where.is_relative_to(inside) or where.resolve().is_relative_to(inside.resolve()):
+        return
+    link = next(
+        (p for p in (where, *where.parents) if p.is_relative_to(inside) and p.is_symlink()), where
+    )
+    raise SkillError(
+        f"{display(link, inside)} links to {link.resolve().as_posix()}, outside the project: "
+        "build --all leaves it out, so it is not built here either",
+        location=SourceLocation(display(link, inside)),
+        code="S114",
+    )
+
+
+def _expanded(path: Path, root: Path) -> list[Path]:
     """The files to build for one path: a plugin root's contents, else its skill or chain file."""
     from builder.skill.plugin import PLUGIN_PARTS, is_plugin_root, plugin_contents
 
+    refuse_outside_link(path, root)
     if not is_plugin_root(path):
         return [skill_file(path)]
     contents = plugin_contents(path)

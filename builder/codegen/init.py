@@ -8,7 +8,7 @@ pip's in-place build leftovers to ``.gitignore``. Running it again changes nothi
 replaces a file: a ``skills`` or ``generated`` that is not a folder, or a ``pyproject.toml``
 the table cannot be appended to, is an error naming the file. A folder inside another project
 is refused, naming that project (a nested one would capture every command run below it), unless
-forced.
+asked for (``--nested``).
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ class InitResult:
     """What was created or added to, as ``"created skills/"``-style phrases, in order."""
 
 
-def init_project(root: Path, *, force: bool = False) -> InitResult:
+def init_project(root: Path, *, nested: bool = False) -> InitResult:
     """Make ``root`` a mindrian project; idempotent, never overwrites; refuses a folder inside
-    another project unless ``force``."""
-    if not force:
+    another project unless ``nested``."""
+    if not nested:
         _refuse_nested(root)
     for name in ("skills", DEFAULT_OUT_DIR):
         if (root / name).exists() and not (root / name).is_dir():
@@ -79,7 +79,7 @@ def _refuse_nested(root: Path) -> None:
     if enclosing is not None:
         raise ScaffoldError(
             f"{root.as_posix()} is inside the mindrian project {enclosing.as_posix()}, whose "
-            "commands it would capture; run mindrian there, or give --force to make a project "
+            "commands it would capture; run mindrian there, or give --nested to make a project "
             "here anyway",
             location=SourceLocation((enclosing / "pyproject.toml").as_posix()),
             code="N004",

@@ -38,6 +38,7 @@ import multiprocessing
 import os
 import queue
 import shutil
+import signal
 import sys
 import threading
 import traceback
@@ -97,11 +98,13 @@ if TYPE_CHECKING:
 __all__ = [
     "COLLISION_CODE",
     "BatchOptions",
+    "Discovery",
     "Listener",
     "Target",
     "build_many",
     "default_jobs",
     "discover",
+    "discover_skills",
     "find_collisions",
     "read_sources",
     "retire_removed",
@@ -162,32 +165,62 @@ def default_jobs() -> int:
 
 
 def discover(root: Path) -> tuple[Path, ...]:
-    """Every ``skills/**/SKILL.md`` under ``root``, sorted by relative POSIX path.
+    """Every ``skills/**/SKILL.md`` under ``root``, sorted by relative POSIX path
+    (:func:`discover_skills`, whose links out of the project are left out)."""
+    return discover_skills(root).skills
 
-    What ``(root / "skills").glob("**/SKILL.md")`` finds (every folder, hidden
-    ones too, links to folders not followed), from one listing of each folder:
-    a no-op build of many skills starts here, and the glob stats every entry.
+
+@dataclass(frozen=True)
+class Discovery:
+    """What ``skills/`` holds: the skill files to build and the links not followed."""
+
+    skills: tuple[Path, ...]
+    """Every ``skills/**/SKILL.md``, sorted by relative POSIX path."""
+    outside: tuple[str, ...]
+    """Root-relative names of the links under ``skills/`` to a folder outside the project,
+    sorted: not followed, so their skills are not built (and nothing is retired for them)."""
+
+
+def discover_skills(root: Path) -> Discovery:
+    """Every ``skills/**/SKILL.md`` under ``root`` (hidden folders too), from one listing of each
+    folder: a no-op build of many skills starts here, and a glob stats every entry.
+
+    A link to a folder is followed when it leads to a folder inside the project (not when it
+    leads back to a folder it is in: that would never end), and left out, named in
+    ``outside``, when it leads outside: the project's sources are what is under its root.
     """
     top = root / "skills"
     if not top.is_dir():
-        return ()
-    return tuple(root / name for name in sorted(_skill_files(os.fspath(top), "skills")))
+        return Discovery((), ())
+    outside: list[str] = []
+    found = _skill_files(os.fspath(top), "skills", os.path.realpath(root), (), outside)
+    return Discovery(tuple(root / name for name in sorted(found)), tuple(sorted(outside)))
 
 
-def _skill_files(folder: str, relative: str) -> Iterator[str]:
+def _skill_files(
+    folder: str, relative: str, root: str, above: tuple[str, ...], outside: list[str]
+) -> Iterator[str]:
     """Root-relative names of the ``SKILL.md`` in ``folder`` (``relative`` to the root) and in
-    every folder below it."""
+    every folder below it (links to folders as :func:`discover_skills` says)."""
     try:
         with os.scandir(folder) as listing:
             entries = list(listing)
     except (PermissionError, FileNotFoundError, NotADirectoryError):
         return
+    here = (*above, os.path.realpath(folder))
     for entry in entries:
         # Path.exists: a link counts when it leads somewhere.
         if entry.name == "SKILL.md" and (not entry.is_symlink() or os.path.exists(entry.path)):
             yield f"{relative}/SKILL.md"
+        name = f"{relative}/{entry.name}"
         if _is_folder(entry):
-            yield from _skill_files(entry.path, f"{relative}/{entry.name}")
+            yield from _skill_files(entry.path, name, root, here, outside)
+        elif entry.is_symlink() and os.path.isdir(entry.path):
+            target = os.path.realpath(entry.path)
+            if os.path.commonpath((target, root)) != root:
+                outside.append(name)
+            elif target not in here:
+                yield from _skill_files(entry.path, name, root, here, outside)
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
@@ -359,7 +392,7 @@ def build_many(
     registering = building if schedule.reaches_serial(stop) else 0
     plan = _Plan(config, options, start, stop, schedule, primed)
     with (
-        pool or _NoPool(),
+        _closing(pool),
         warm_children(
             _loader(chosen.load, registration),
             config,
@@ -537,14 +570,29 @@ def _surveys(
     }
 
 
-class _NoPool:
-    """Stands in for the pool's context manager when everything runs in this process."""
+@contextlib.contextmanager
+def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
+    """Shut ``pool`` down on the way out, waiting for its work; on an exception (Ctrl-C), at
+    once: queued work is cancelled and the workers, which ignore SIGINT so that they print no
+    traceback of their own (:func:`_ignore_interrupts`), are terminated rather than waited for."""
+    if pool is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        # The executor keeps no public handle on its processes; terminating is the only way not
+        # to wait for a running phase 6.
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
-    def __enter__(self) -> None:
-        return None
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+def _ignore_interrupts() -> None:
+    """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _submit(
@@ -966,7 +1014,11 @@ def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
     workers = min(jobs, count // share)
     if workers <= 1:
         return None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_ignore_interrupts,
+    )
 
 
 def _early(

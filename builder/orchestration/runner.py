@@ -844,7 +844,6 @@ def validate(
     phases: PhaseLoader | None = None,
 ) -> ValidationReport:
     """Run phase 1 only, writing nothing: every failed check or the error raised."""
-    from builder.skill.portability import portability_warnings
     from builder.skill.source import load_source
 
     shown = display or Path(path).as_posix()
@@ -865,5 +864,5 @@ def validate(
         path=shown,
         agent_id=result.output.id,
         agent_type=result.output.type,
-        warnings=(*result.warnings, *portability_warnings(result.output)),
+        warnings=result.warnings,
     )

@@ -631,6 +631,10 @@ class _Journal:
     def recover(self, registry: Any) -> bool:
         """Bring every framework a killed registration left behind back to registry.yaml;
         whether there was any."""
+        # A journal file killed while it was written (mindrian.atomic's temporary file, never
+        # renamed into place) was begun before any database write: nothing to put back.
+        for torn in self.paths.staging.glob(f".*{_REGISTERING}.*.tmp"):
+            torn.unlink(missing_ok=True)
         found = sorted(self.paths.staging.glob(f"*{_REGISTERING}"))
         for left in found:
             entry = json.loads(left.read_text(encoding="utf-8"))

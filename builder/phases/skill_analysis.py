@@ -48,6 +48,11 @@ W105    ``description`` is longer than the Agent Skills limit (1,024 characters)
 W120    an ``agents/*.md`` without front matter: named by its file, described by
         its first paragraph (:mod:`builder.skill.subagent`)
 W121    a chain's stage list disagrees with its stage files (:mod:`builder.skill.chain`)
+W123    an unknown front-matter key: kept as metadata (with "did you mean" when close)
+W124    a Mindrian field at the top level and under ``metadata``: the top level wins
+W125    the score bands do not cover every total the dimensions add up to
+W106    (from :mod:`builder.skill.portability`) ``name`` differs from the skill's folder
+W107    (from :mod:`builder.skill.portability`) ``name`` is not an Agent Skills name
 ======  ===================================================================
 
 A ``type`` within edit distance 2 of a Mindrian type (``operater``) is a typo,
@@ -115,6 +120,7 @@ from builder.skill.model import (
     shadowed_module,
     skill_id,
 )
+from builder.skill.portability import portability_warnings
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
 from builder.skill.source import (
     MAX_COPIED_BYTES,
@@ -265,10 +271,11 @@ class _Doc:
             if present and chosen is None:
                 chosen = (self.lookup(present[0]), present[0])
             elif present and chosen is not None:
-                self.warnings.append(
-                    f"{_dotted(present[0])} (line {self.line(present[0])}) is ignored: "
-                    f"{_dotted(chosen[1])} (line {self.line(chosen[1])}) is set at the top level "
-                    "and wins"
+                self.warn(
+                    "W124",
+                    present[0],
+                    f"{_dotted(present[0])} is ignored: {_dotted(chosen[1])} (line "
+                    f"{self.line(chosen[1])}) is set at the top level and wins",
                 )
         return chosen
 
@@ -933,10 +940,12 @@ def _scores(doc: _Doc) -> tuple[tuple[ScoreDimension, ...], tuple[ScoreBand, ...
             sum(d.maximum for d in dimensions),
         )
         if bands[-1][0].minimum > total_min or bands[0][0].maximum < total_max:
-            doc.warnings.append(
+            doc.warn(
+                "W125",
+                bands_path,
                 f"score bands cover {bands[-1][0].minimum:g}–{bands[0][0].maximum:g} but the "
                 "dimensions add up to "
-                f"{total_min:g}–{total_max:g}; some totals get no verdict"
+                f"{total_min:g}–{total_max:g}; some totals get no verdict",
             )
     return tuple(dimensions), tuple(b for b, _ in bands)
 
@@ -981,13 +990,14 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
             continue
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        doc.warnings.append(
-            f"unknown front-matter key {key!r} on line {doc.line((key,))} is kept as "
-            f"metadata{suggestion}"
+        doc.warn(
+            "W123", (key,), f"unknown front-matter key {key!r} is kept as metadata{suggestion}"
         )
         if key in result:
-            doc.warnings.append(
-                f"top-level {key!r} replaces metadata.{key} (line {doc.line(('metadata', key))})"
+            doc.warn(
+                "W124",
+                (key,),
+                f"top-level {key!r} replaces metadata.{key} (line {doc.line(('metadata', key))})",
             )
         result[key] = value
     result.update(doc.foreign)
@@ -1225,9 +1235,9 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
             "references)",
         ),
     )
-    return PhaseResult(
-        output=definition, checks=checks, warnings=tuple(dict.fromkeys(doc.warnings))
-    )
+    # Where other hosts are stricter: every command that runs phase 1 says so alike.
+    warnings = (*doc.warnings, *portability_warnings(definition))
+    return PhaseResult(output=definition, checks=checks, warnings=tuple(dict.fromkeys(warnings)))
 
 
 class SkillAnalysisPhase(PhaseHooks[Outputs, SkillDefinition]):

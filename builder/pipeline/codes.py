@@ -228,6 +228,7 @@ CODES: Mapping[str, ErrorCode] = registry(
     ErrorCode("S111", "skill_analysis", "the front matter nests too deeply"),
     ErrorCode("S112", "skill_analysis", "a file of the skill folder links outside it"),
     ErrorCode("S113", "skill_analysis", "a references/ Markdown file exceeds the size limit"),
+    ErrorCode("S114", "skill_analysis", "a skill named through a link to outside the project"),
     ErrorCode("S201", "skill_analysis", "a required field is missing"),
     ErrorCode(
         "S202",
@@ -341,8 +342,16 @@ CODES: Mapping[str, ErrorCode] = registry(
         "skill_analysis",
         "a file of the skill folder is over the copy limits and left out of the package",
     ),
-    ErrorCode("W106", "validate", "the skill's name differs from its folder (Agent Skills)"),
-    ErrorCode("W107", "validate", "the skill's name is not an Agent Skills name (a slug)"),
+    ErrorCode("W123", "skill_analysis", "an unknown front-matter key is kept as metadata"),
+    ErrorCode(
+        "W124", "skill_analysis", "a field set at the top level and under metadata: the top wins"
+    ),
+    ErrorCode("W125", "skill_analysis", "the score bands leave some totals without a verdict"),
+    ErrorCode(
+        "W126", "batch", "a link under skills/ leads outside the project: its skill is not built"
+    ),
+    ErrorCode("W106", "skill_analysis", "the skill's name differs from its folder (Agent Skills)"),
+    ErrorCode("W107", "skill_analysis", "the skill's name is not an Agent Skills name (a slug)"),
     ErrorCode(
         "W201",
         "architecture",

@@ -23,11 +23,11 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import CompilerError, SourceLocation, UsageError
 from mindrian.errors import MindrianError
 
 if TYPE_CHECKING:
+    from builder.pipeline.contract import CheckResult
     from mindrian.graph.base import FrameworkRecord
 
 __all__ = [

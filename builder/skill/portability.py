@@ -1,4 +1,5 @@
-"""Where the Agent Skills specification is stricter than phase 1: ``mindrian validate``'s warnings.
+"""Where the Agent Skills specification is stricter than phase 1: warnings phase 1 adds to its own,
+so ``validate`` and ``build`` print them alike.
 
 mindrian builds a skill whose ``name`` is a title (``PWS Validation``) or differs from its
 folder; other hosts, and the reference validator ``agentskills validate``, refuse it. These
@@ -9,7 +10,7 @@ W106    ``name`` differs from the skill's folder (the specification requires the
 W107    ``name`` is not 1-64 lowercase letters, digits and single hyphens
 ======  ==========================================================================
 
-(W105, a description over 1,024 characters, is phase 1's own: ``build`` prints it too.)
+(W105, a description over 1,024 characters, is phase 1's own check of the same kind.)
 """
 
 from __future__ import annotations

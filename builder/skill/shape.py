@@ -183,7 +183,7 @@ def quote(gate: Gate) -> str:
 
 def _step_name(lines: list[str], start: int, end: int, fallback: str) -> str:
     """The nearest heading at or above line ``end`` (not before ``start``), else ``fallback``."""
-    heads = [h for h in headings(lines) if h.index <= end]
+    heads = [h for h in headings(lines) if h.index <= end and _plain(h.text)]
     above = [h for h in heads if h.index >= start] or heads
     return _plain(above[-1].text) if above else fallback
 

@@ -14,15 +14,19 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mindrian.agents.base import STATE_DIR_ENV
 from mindrian.agents.errors import AgentRunError
 from mindrian.atomic import atomic_write_text
+from mindrian.serial import from_plain
+
+T = TypeVar("T")
 
 __all__ = [
     "configured_state_dir",
     "dump_json",
+    "load_state",
     "read_state",
     "session_file",
     "write_atomic",
@@ -74,3 +78,22 @@ def read_state(path: Path, agent_id: str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or owner != agent_id:
         raise AgentRunError(f"{path} belongs to agent {owner!r}, not {agent_id!r}")
     return data
+
+
+def load_state(path: Path, agent_id: str, cls: type[T]) -> T | None:
+    """The ``cls`` record saved at ``path`` (:func:`read_state`), or None if nothing was saved.
+
+    A file damaged or from another version (a key missing, a value of the wrong type) raises
+    :class:`AgentRunError` naming the file, not the ``KeyError`` or ``TypeError`` of reading it.
+    """
+    data = read_state(path, agent_id)
+    if data is None:
+        return None
+    try:
+        state: T = from_plain(cls, data)
+    except (KeyError, TypeError, ValueError) as error:
+        raise AgentRunError(
+            f"{path}: a damaged {cls.__name__} state file ({type(error).__name__}: {error}); "
+            "delete it to start the session over"
+        ) from None
+    return state

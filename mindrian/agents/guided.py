@@ -32,7 +32,7 @@ from agno.workflow import Step, Workflow
 
 from mindrian.agents._state import (
     dump_json,
-    read_state,
+    load_state,
     session_file,
     write_atomic,
 )
@@ -180,8 +180,7 @@ class GuidedAgent(MindrianAgent):
 
     def load_progress(self, session_id: str) -> GuidedProgress | None:
         """The saved progress of ``session_id``, or None if it never started."""
-        data = read_state(self.progress_file(session_id), self.agent_id)
-        return None if data is None else GuidedProgress.from_data(data)
+        return load_state(self.progress_file(session_id), self.agent_id, GuidedProgress)
 
     async def start(self, task: str, *, session_id: str) -> AgentReply:
         """Begin a session: run the first step and pause for the user."""

@@ -31,7 +31,7 @@ from agno.workflow.workflow import WorkflowStep
 from mindrian.agents._state import (
     configured_state_dir,
     dump_json,
-    read_state,
+    load_state,
     session_file,
     write_atomic,
 )
@@ -212,8 +212,7 @@ class PipelineAgent(MindrianAgent):
         """The saved checkpoint of ``session_id``, or None if there is none."""
         if self.state_dir is None:
             return None
-        data = read_state(self.checkpoint_file(session_id), self.agent_id)
-        return None if data is None else PipelineCheckpoint.from_data(data)
+        return load_state(self.checkpoint_file(session_id), self.agent_id, PipelineCheckpoint)
 
     def run_digest(self, task: str) -> str:
         """What a checkpoint must match to be resumed: the task and everything phases are told."""

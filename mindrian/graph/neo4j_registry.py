@@ -101,7 +101,11 @@ class Neo4jRegistry(Registry):
         from neo4j.exceptions import DriverError, Neo4jError
 
         try:
-            factory = driver_factory or neo4j.GraphDatabase.driver
+            # The server's notifications (a label not created yet, in an empty database) would
+            # reach the user as driver log lines about the registry's own fixed queries.
+            factory = driver_factory or functools.partial(
+                neo4j.GraphDatabase.driver, notifications_min_severity="OFF"
+            )
             self._driver = factory(uri, auth=(user, password))
             self._driver.verify_connectivity()
         except (Neo4jError, DriverError, ValueError, OSError) as exc:

@@ -12,9 +12,10 @@ paths, percent-encoding and links leading out of a skill cannot name another
 file. Links are followed while the files are collected only when their target
 stays inside the skill's folder.
 
-Where a skill's files are read: the package's own copy (``generated/<pkg>/skill/``)
-when it has one, so an installed package serves without the source tree,
-else the folder of the ``SKILL.md`` its ``spec.yaml`` names (``source_path``).
+A skill's files are read from its package's own copy (``generated/<pkg>/skill/``,
+byte-identical to the skill's folder), so a project serves its skills without
+the source tree; a package without one (built before the copy) is left out with
+a warning line.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def catalog_of_project(project: ProjectPaths) -> SkillCatalog:
         _log.warning("skills: none served: %s", error)
         return SkillCatalog(())
     for package in packages:
-        skill = _served(package, project)
+        skill = _served(package)
         if skill is not None:
             found.setdefault(skill.uri, []).append(skill)
     for uri, same in sorted(found.items()):
@@ -175,9 +176,14 @@ def catalog_of_project(project: ProjectPaths) -> SkillCatalog:
     return SkillCatalog(tuple(same[0] for _, same in sorted(found.items()) if len(same) == 1))
 
 
-def _served(package: AgentPackage, project: ProjectPaths) -> ServedSkill | None:
-    folder = _skill_folder(package, project)
-    if folder is None or not (folder / "SKILL.md").is_file():
+def _served(package: AgentPackage) -> ServedSkill | None:
+    folder = _skill_folder(package)
+    if folder is None:
+        _log.warning(
+            "skills: %s not served: its package has no skill/ (rebuild it)", package.agent_id
+        )
+        return None
+    if not (folder / "SKILL.md").is_file():
         return None  # a chain, plugin or subagent skill: no SKILL.md folder to serve
     try:
         frontmatter = _frontmatter((folder / "SKILL.md").read_bytes())
@@ -193,16 +199,9 @@ def _served(package: AgentPackage, project: ProjectPaths) -> ServedSkill | None:
     return ServedSkill(name, frontmatter, files)
 
 
-def _skill_folder(package: AgentPackage, project: ProjectPaths) -> Path | None:
+def _skill_folder(package: AgentPackage) -> Path | None:
     copy = package.folder / PACKAGE_SKILL_DIR
-    if copy.is_dir():
-        return copy
-    spec = yaml.safe_load((package.folder / "spec.yaml").read_text(encoding="utf-8")) or {}
-    source = spec.get("source_path")
-    if not isinstance(source, str):
-        return None
-    path = project.root / source
-    return path.parent if path.name == "SKILL.md" else None
+    return copy if copy.is_dir() else None
 
 
 def _frontmatter(data: bytes) -> dict[str, Any]:

@@ -91,9 +91,9 @@ def test_init_inside_a_project_refuses_naming_it(cli, tmp_path: Path) -> None:
     assert refused.err == (
         f"{tmp_path.as_posix()}/pyproject.toml: error[N004]: . is inside the mindrian project "
         f"{tmp_path.as_posix()}, whose commands it would capture; run mindrian there, or give "
-        "--force to make a project here anyway\n"
+        "--nested to make a project here anyway\n"
     )
     assert not (inner / "pyproject.toml").exists() and find_project_root(inner) == tmp_path
-    forced = cli(["init", "--force"], inner)
+    forced = cli(["init", "--nested"], inner)
     assert forced.code == 0 and find_project_root(inner) == inner
     assert cli(["init"], inner).code == 0  # a project itself: idempotent, not nested

@@ -1,5 +1,6 @@
-"""``mindrian validate`` prints phase 1's warnings as ``build`` does, and where the Agent Skills
-specification is stricter than mindrian (issue 27, item 7)."""
+"""``mindrian validate`` and ``build`` print the same warnings of phase 1, coded and located,
+including where the Agent Skills specification is stricter than mindrian (issue 27, item 7;
+issue 38, item 6)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,35 @@ def test_a_foreign_type_is_w101_in_validate_as_in_build(cli, tmp_path: Path) -> 
     )
 
 
-def test_uncoded_warnings_are_printed_with_their_file(cli, tmp_path: Path) -> None:
+def test_an_unknown_key_is_a_coded_located_warning(cli, tmp_path: Path) -> None:
+    """Repro (issue 38, 6): ``unknown front-matter key 'cowork' on line 5`` had no code and no
+    ``path:line:col``."""
     project = make_project(tmp_path, {"demo": skill_text("demo", colour="blue")})
     result = cli(["validate", "skills/demo/SKILL.md"], project)
     assert result.err == (
-        "skills/demo/SKILL.md: warning: unknown front-matter key 'colour' on line 5 is kept as "
+        "skills/demo/SKILL.md:5:1: warning[W123]: unknown front-matter key 'colour' is kept as "
         "metadata\n"
     )
+
+
+def test_build_prints_the_warnings_validate_prints(cli, tmp_path: Path) -> None:
+    """Repro (issue 38, 6): on 41 skills validate printed 49 warnings (W106, W107) and build one;
+    with --format github neither printed them as annotations."""
+    project = make_project(tmp_path, {"folder": skill_text("Other Name", colour="blue")})
+    validated = cli(["validate", "skills/folder/SKILL.md", "--format", "github"], project)
+    warnings = [line for line in validated.err.splitlines() if "warning[" in line]
+    assert [line.split("warning[")[1][:4] for line in warnings] == ["W123", "W107", "W106"]
+    args = ["build", "skills/folder", "--until", "skill_analysis", "--format", "github"]
+    built = cli(args, project)
+    assert built.code == 0, built.err
+    assert [line for line in built.err.splitlines() if "warning[" in line] == warnings
+    annotations = [line for line in built.out.splitlines() if line.startswith("::warning ")]
+    assert annotations == [line for line in validated.out.splitlines() if line.startswith("::")]
+    assert annotations[0] == (
+        "::warning file=skills/folder/SKILL.md,line=5,col=1,title=W123::unknown front-matter "
+        "key 'colour' is kept as metadata"
+    )
+    assert len(annotations) == 3
 
 
 def test_where_the_specification_is_stricter(cli, tmp_path: Path) -> None:

@@ -95,4 +95,19 @@ def test_skeleton_is_deterministic(tmp_path: Path) -> None:
     second = new_skill("same", "collaborative", tmp_path / "b").read_bytes()
     assert first == second
     assert b"\r" not in first
-    assert sorted(p.name for p in (tmp_path / "a" / "same").iterdir()) == ["SKILL.md"]
+    # The model script of the README's first run is written beside it (issue 38, 7).
+    assert sorted(p.name for p in (tmp_path / "a" / "same").iterdir()) == [
+        "SKILL.md",
+        "model-script.yaml",
+    ]
+
+
+@pytest.mark.parametrize("agent_type", ["operator", "role", "collaborative", "pipeline", "guided"])
+def test_the_model_script_beside_the_skill_loads_and_repeats(
+    tmp_path: Path, agent_type: str
+) -> None:
+    from mindrian.model_choice import load_script
+
+    new_skill("try-it", agent_type, tmp_path)
+    script = load_script(tmp_path / "try-it" / "model-script.yaml")
+    assert script.repeat and script.answers

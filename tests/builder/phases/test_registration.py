@@ -291,6 +291,21 @@ def test_a_killed_first_registration_leaves_the_framework_unregistered(tmp_path:
     assert journal_files(tmp_path) == []
 
 
+def test_a_journal_file_killed_while_written_is_removed_by_the_next_registration(
+    tmp_path: Path,
+) -> None:
+    # Killed inside atomic_write_text: its temporary file, never renamed into place, was
+    # written before any database write. The kill suite found one left in staging/ for good.
+    phase(tmp_path).run(inputs(tmp_path))
+    staging = ProjectPaths(tmp_path).staging
+    staging.mkdir(parents=True, exist_ok=True)
+    torn = staging / ".demo_skill.registering.ab12cd34.tmp"
+    torn.write_text('{"framework": "demo-sk', encoding="utf-8")
+    result = phase(tmp_path).run(inputs(tmp_path, OTHER))
+    assert all(c.passed for c in result.checks), result.checks
+    assert not torn.exists() and journal_files(tmp_path) == []
+
+
 def install_package(root: Path, record: FrameworkRecord) -> Path:
     """A package folder the output holds for ``record`` (found by its spec.yaml's head)."""
     folder = root / "generated" / record.id.replace("-", "_")

@@ -31,7 +31,8 @@ from builder.skill.source import load_source, source_digest
 
 REPO = Path(__file__).resolve().parents[3]
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "phase1"
-HEAD = "name: Sample\ndescription: Does one thing well.\n"
+# A name the Agent Skills specification accepts for skills/sample/: no W106/W107 in the way.
+HEAD = "name: sample\ndescription: Does one thing well.\n"
 
 
 def source(
@@ -183,7 +184,7 @@ def test_top_level_wins_over_metadata_mindrian_with_a_warning() -> None:
     assert result.output.type == "role"
     assert result.output.tone == "calm"  # only nested: still used
     assert result.warnings == (
-        "metadata.mindrian.type (line 7) is ignored: "
+        "skills/sample/SKILL.md:7:5: warning[W124]: metadata.mindrian.type is ignored: "
         "type (line 4) is set at the top level and wins",
     )
     assert result.output.field_lines["metadata.mindrian.type"] == 7
@@ -195,8 +196,8 @@ def test_unknown_keys_are_kept_as_metadata_with_a_hint() -> None:
     assert result.output.metadata == {"author": "me", "mindrian": {"extra": 1}, "trigers": ["a"]}
     assert result.output.triggers == ("sample", "well")  # inferred: a typo sets none
     assert result.warnings == (
-        "unknown front-matter key 'trigers' on line 4 is kept as metadata (did you mean "
-        "'triggers'?)",
+        "skills/sample/SKILL.md:4:1: warning[W123]: unknown front-matter key 'trigers' is kept "
+        "as metadata (did you mean 'triggers'?)",
     )
 
 
@@ -246,7 +247,8 @@ WARNINGS = [
         "scores:\n  dimensions: [{name: a, max: 10}, {name: b, max: 10}]\n  bands: [{label: OK, "
         "min: 5, max: 20}]\n",
         "d",
-        "score bands cover 5–20 but the dimensions add up to 0–20; some totals get no verdict",
+        "skills/sample/SKILL.md:6:3: warning[W125]: score bands cover 5–20 but the dimensions "
+        "add up to 0–20; some totals get no verdict",
     ),
 ]
 
@@ -255,7 +257,7 @@ WARNINGS = [
     "front, description, warning", [w[1:] for w in WARNINGS], ids=[w[0] for w in WARNINGS]
 )
 def test_warnings(front: str, description: str, warning: str) -> None:
-    result = analyse(source(skill(front, head=f"name: Sample\ndescription: {description}\n")))
+    result = analyse(source(skill(front, head=f"name: sample\ndescription: {description}\n")))
     assert result.warnings == (warning,)
 
 
@@ -674,7 +676,7 @@ def test_a_near_miss_type_is_an_error_with_did_you_mean(typo: str, nearest: str)
 
 def test_metadata_mindrian_id_overrides_the_id_from_the_name() -> None:
     d = definition("metadata:\n  mindrian:\n    id: Sample Checker\n")
-    assert (d.name, d.id, d.identifier) == ("Sample", "sample-checker", "sample_checker")
+    assert (d.name, d.id, d.identifier) == ("sample", "sample-checker", "sample_checker")
     with pytest.raises(SkillError) as err:
         definition("metadata:\n  mindrian:\n    id: ../escape\n")
     assert (err.value.code, err.value.location.line) == ("S203", 6)

@@ -73,11 +73,17 @@ def _analyse(text: str):  # type: ignore[no-untyped-def]
     return analyse(SkillSource("x/SKILL.md", text.encode()))
 
 
+def _lenient(warnings: tuple[str, ...]) -> tuple[str, ...]:
+    """The warnings of lenient reading: W106 (the fixtures' names differ from their folder x)
+    left out."""
+    return tuple(w for w in warnings if "warning[W106]" not in w)
+
+
 def test_unquoted_colon_is_read_as_the_text_with_a_located_warning() -> None:
     result = _analyse(COLON)
     assert result.output.description == 'Use when: the user asks "why" \\ or how'
     assert result.output.license == "MIT"
-    assert result.warnings == (
+    assert _lenient(result.warnings) == (
         "x/SKILL.md:3:1: warning[W103]: description: the value holds ': ' unquoted, which "
         'strict YAML refuses; it is read as text. Quote it (description: "…") or run mindrian fmt',
     )
@@ -118,7 +124,7 @@ def test_a_mapping_compatibility_is_kept_as_metadata_with_a_warning() -> None:
     assert result.output.compatibility is None
     assert result.output.metadata["compatibility"] == {"claude-code": ">=1.0"}
     assert result.output.allowed_tools == ("Read",)
-    assert result.warnings == (
+    assert _lenient(result.warnings) == (
         "x/SKILL.md:4:1: warning[W104]: compatibility is a mapping; the Agent Skills standard "
         "defines it as text, so it is kept as metadata.compatibility and not used",
     )
@@ -167,7 +173,7 @@ def test_a_tool_list_whose_item_became_a_mapping_is_kept_as_metadata() -> None:
     result = _analyse(text)
     assert result.output.allowed_tools == ()
     assert result.output.metadata["allowed-tools"] == ["Read", {"Query (or fallback": "Search)"}]
-    assert result.warnings == (
+    assert _lenient(result.warnings) == (
         "x/SKILL.md:4:1: warning[W104]: allowed-tools is a list whose item on line 6 is a "
         "mapping; the Agent Skills standard defines it as text, or a list of texts, so it is "
         "kept as metadata.allowed-tools and not used",

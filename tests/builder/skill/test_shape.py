@@ -139,3 +139,8 @@ def test_phase_two_gives_the_gated_steps_to_the_spec() -> None:
         "",
     ]
     assert "line 12" in spec.type_reason
+
+
+def test_a_heading_of_nothing_but_marks_names_no_step() -> None:
+    body = "## **\nWait for the user's answer.\nThen go on.\n"
+    assert [s.name for s in gate_steps(body, 1, find_gates(body, 1))] == ["Step 1", "Step 2"]

@@ -61,3 +61,36 @@ def test_a_field_of_the_wrong_type_is_refused() -> None:
         GuidedProgress.from_data(
             {"agent_id": "a", "session_id": "s", "task": "t", "position": "2", "partials": []}
         )
+
+
+@pytest.mark.parametrize(
+    ("kind", "cls"), [("guided", GuidedProgress), ("pipeline", PipelineCheckpoint)]
+)
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"agent_id": "canvas"},  # keys missing: was a KeyError
+        {
+            "agent_id": "canvas",
+            "session_id": "s",
+            "task": "t",
+            "position": 0,
+            "digest": "d",
+            "partials": 7,
+        },  # a value of the wrong type: was a TypeError
+    ],
+)
+def test_a_damaged_state_file_is_an_error_naming_it(
+    tmp_path, kind: str, cls: type, damage: dict[str, object]
+) -> None:
+    """Issue 38, 10: a damaged guided or pipeline state file raised a plain KeyError or
+    TypeError; both read through one function that names the file."""
+    import json
+
+    from mindrian.agents._state import load_state
+    from mindrian.agents.errors import AgentRunError
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(damage), encoding="utf-8")
+    with pytest.raises(AgentRunError, match=f"^{path}: a damaged {cls.__name__} state file"):
+        load_state(path, "canvas", cls)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import neo4j
 import pytest
@@ -369,9 +373,8 @@ def test_open_registry_has_no_default_registry_file(
 # --- on the test Neo4j server -----------------------------------------------------------
 
 
-def _real(server: Neo4jServer, **overrides: Any) -> Neo4jRegistry:
-    given = {"uri": server.uri, "user": server.user, "password": server.password, **overrides}
-    return Neo4jRegistry(given["uri"], given["user"], given["password"], given.get("database"))
+def _real(server: Neo4jServer, read_only: bool = False) -> Neo4jRegistry:
+    return Neo4jRegistry(server.uri, server.user, server.password, read_only=read_only)
 
 
 def test_the_test_server_is_neo4j_community_5_26(neo4j_server: Neo4jServer) -> None:
@@ -450,3 +453,67 @@ def test_a_reader_sees_whole_registrations_while_another_client_writes(
     mixed = [record for record in seen if record not in versions]
     assert not mixed, f"{len(mixed)} of {len(seen)} reads mixed two registrations"
     assert {record.name for record in seen if record} == {"Minto a", "Minto b"}
+
+
+class _Proxy:
+    """A TCP relay to the server that can cut every connection: the server going away."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            self.sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def cut(self) -> None:
+        # shutdown() ends the accept() blocked in the relay's thread; close() alone does not.
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        for connection in self.sockets:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+
+
+def test_a_server_that_goes_away_is_one_line_naming_the_fix_and_nothing_half_written(
+    neo4j_server: Neo4jServer,
+) -> None:
+    address = urlsplit(neo4j_server.uri)
+    proxy = _Proxy((address.hostname or "", address.port or 7687))
+    relayed = f"bolt://127.0.0.1:{proxy.port}"
+    # The real driver, retrying a lost server for 1 s instead of its default 30.
+    quick = functools.partial(neo4j.GraphDatabase.driver, max_transaction_retry_time=1.0)
+    registry = Neo4jRegistry(
+        relayed, neo4j_server.user, neo4j_server.password, driver_factory=quick
+    )
+    registry.register(by_id("pws"))
+    proxy.cut()
+    with pytest.raises(GraphError) as caught:
+        registry.register_many(SIX)
+    message = str(caught.value)
+    assert "\n" not in message and relayed in message
+    assert "is the server running and NEO4J_URI right?" in message
+    assert neo4j_server.password not in message
+    registry.close()
+    with _real(neo4j_server) as direct:
+        assert [r.id for r in direct.export()] == ["pws"]

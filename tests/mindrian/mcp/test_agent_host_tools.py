@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,9 +58,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = yaml.safe_load((root / "generated" / "note_taker" / "spec.yaml").read_text())
     assert "Write" in spec["tools"]["host"]["grant"]
     assert spec["tools"]["host"]["allow"] == ["Read"]
-    package = root / "generated" / "note_taker" / "skill"
-    if not package.is_dir():  # until the build copies the skill's files into the package
-        shutil.copytree(skill, package)
     return root
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,15 +20,14 @@ SKILL_MD = (
 
 
 def _project(root: Path, skills: dict[str, bytes]) -> ProjectPaths:
-    """A project whose registered agents have these SKILL.md sources (skills/<name>/)."""
+    """A project whose registered agents have these SKILL.md files (in their package's skill/)."""
     (root / "pyproject.toml").write_text("[tool.mindrian]\n", encoding="utf-8")
     records = []
     for name, text in skills.items():
-        folder = root / "skills" / name
+        package = root / "generated" / name.replace("-", "_")
+        folder = package / "skill"
         folder.mkdir(parents=True)
         (folder / "SKILL.md").write_bytes(text)
-        package = root / "generated" / name.replace("-", "_")
-        package.mkdir(parents=True)
         (package / "spec.yaml").write_text(
             f"id: {name}\nidentifier: {name.replace('-', '_')}\ntype: operator\n"
             f"source_path: skills/{name}/SKILL.md\n",
@@ -53,7 +53,7 @@ def _paths(catalog: SkillCatalog) -> dict[str, list[str]]:
 
 def test_every_file_of_the_skill_folder_is_served_sorted_with_its_digest(tmp_path: Path) -> None:
     project = _project(tmp_path, {"alpha": SKILL_MD})
-    folder = tmp_path / "skills" / "alpha"
+    folder = tmp_path / "generated" / "alpha" / "skill"
     (folder / "references").mkdir()
     (folder / "references" / "guide.md").write_bytes(b"guide\r\n")
     (folder / "assets").mkdir()
@@ -80,18 +80,25 @@ def test_every_file_of_the_skill_folder_is_served_sorted_with_its_digest(tmp_pat
     assert catalog_of_project(project) == catalog_of_project(project)
 
 
-def test_the_package_copy_wins_over_the_source_folder(tmp_path: Path) -> None:
-    project = _project(tmp_path, {"alpha": SKILL_MD})
-    copy = tmp_path / "generated" / "alpha" / "skill"
-    copy.mkdir()
-    (copy / "SKILL.md").write_bytes(SKILL_MD + b"packaged\n")
-    (skill,) = catalog_of_project(project).skills
-    assert skill.files[0].content.endswith(b"packaged\n")
+def test_the_package_copy_is_served_and_the_source_tree_is_not_needed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    project = _project(tmp_path, {"alpha": SKILL_MD, "beta": SKILL_MD.replace(b"alpha", b"beta")})
+    source = tmp_path / "skills" / "alpha"
+    source.mkdir(parents=True)
+    (source / "SKILL.md").write_bytes(b"---\nname: alpha\ndescription: the source\n---\n")
+    (source / "extra.md").write_text("only in the source", encoding="utf-8")
+    shutil.rmtree(tmp_path / "generated" / "beta" / "skill")  # built before the copy existed
+    with caplog.at_level(logging.WARNING, logger="mindrian.mcp"):
+        (skill,) = catalog_of_project(project).skills
+    assert [f.path for f in skill.files] == ["SKILL.md"]
+    assert skill.files[0].content == SKILL_MD
+    assert "beta not served: its package has no skill/" in caplog.text
 
 
 def test_links_that_leave_the_skill_are_not_followed(tmp_path: Path) -> None:
     project = _project(tmp_path, {"alpha": SKILL_MD})
-    folder = tmp_path / "skills" / "alpha"
+    folder = tmp_path / "generated" / "alpha" / "skill"
     secret = tmp_path / "secret.txt"
     secret.write_text("do not serve", encoding="utf-8")
     os.symlink(secret, folder / "leak.txt")
@@ -108,7 +115,7 @@ def test_a_skill_over_the_file_limit_is_not_served_and_says_why(
 ) -> None:
     beta = SKILL_MD.replace(b"alpha", b"beta")
     project = _project(tmp_path, {"alpha": SKILL_MD, "beta": beta})
-    many = tmp_path / "skills" / "beta" / "many"
+    many = tmp_path / "generated" / "beta" / "skill" / "many"
     many.mkdir()
     for index in range(MAX_SKILL_FILES):
         (many / f"{index}.txt").write_text("x", encoding="utf-8")

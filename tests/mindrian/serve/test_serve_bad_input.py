@@ -118,3 +118,20 @@ def _run(server: Server, agent: str, **form: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
+
+
+def test_values_agentos_fails_on_are_refused_before_it(server: Server) -> None:
+    # Before: page=0 was a 500 (ValueError), a huge limit a 500 (OverflowError).
+    for params in ({"page": "0"}, {"limit": str(10**20)}, {"page": str(10**20)}):
+        response = server.client.get("/sessions", params=params)
+        assert response.status_code == 422, response.text
+        assert response.json()["detail"][0]["loc"] == ["query", next(iter(params))]
+    # Before: 503, media storage is not configured.
+    deleted = server.client.delete("/sessions/s1", params={"delete_media": "true"})
+    _refused(deleted, 400, "no media storage")
+
+
+@pytest.mark.parametrize("path", ["/queue", "/memories", "/knowledge/content", "/approvals"])
+def test_agentos_features_mindrian_does_not_use_are_off(server: Server, path: str) -> None:
+    assert server.client.get(path).status_code == 404
+    assert path not in server.client.get("/openapi.json").json()["paths"]
