@@ -41,8 +41,11 @@ class Issuer:
         )
 
     def token(self, user: str, scopes: tuple[str, ...] = USER_SCOPES) -> str:
-        """A token for ``user`` (its ``sub``) with ``scopes``, valid for ten minutes."""
-        claims = {"sub": user, "scopes": list(scopes), "exp": int(time.time()) + 600}
+        """A token for ``user`` (its ``sub``) with ``scopes``, valid for a day.
+
+        Modules mint their tokens when they are collected, and a loaded machine can reach their
+        tests long after: ten minutes made them expire mid-suite."""
+        claims = {"sub": user, "scopes": list(scopes), "exp": int(time.time()) + 86_400}
         return jwt.encode(claims, self._key, algorithm="RS256")
 
     def headers(self, user: str, scopes: tuple[str, ...] = USER_SCOPES) -> dict[str, str]:
