@@ -306,10 +306,11 @@ def build_app(config: ServeConfig) -> Any:
     from agno.os import AgentOS
 
     agents: list[Agent | RemoteAgent | AgentProtocol | AgentFactory] = []
+    # Before the database and the environment: a project with nothing to serve is refused with
+    # nothing written and nothing changed in the process.
+    packages = registered_packages(config.project)
     # Wrappers that keep files (pipeline checkpoints) keep them in the project, not a temp dir.
     os.environ.setdefault(STATE_DIR_ENV, str(config.project.state_dir))
-    # Before the database: a project with nothing to serve is refused with nothing written.
-    packages = registered_packages(config.project)
     db = open_database(config.db_url, config.project)
     agents.extend(served_agents(config, db, packages))
     agent_os = AgentOS(

@@ -3,6 +3,7 @@ folder that is no project is named as such (issue 38, 2 and 5)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -34,6 +35,9 @@ def test_build_all_outside_a_project_says_so(cli, tmp_path: Path) -> None:
 def test_serve_with_nothing_to_serve_writes_nothing(cli, tmp_path: Path) -> None:
     """Repro: ``serve`` wrote ``.mindrian/sessions.db`` before refusing (X001)."""
     assert cli(["init"], tmp_path).code == 0
+    environment = dict(os.environ)
     refused = cli(["serve", "--model", "openai:gpt-4o"], tmp_path)
     assert refused.code == 1 and refused.err.startswith("error[X001]: ")
     assert not (tmp_path / ".mindrian").exists()
+    # Nor is the process changed: its state folder would leak into the tests after this one.
+    assert dict(os.environ) == environment

@@ -15,7 +15,8 @@ def _globbed(root: Path) -> tuple[Path, ...]:
 
 
 def test_discovery_finds_what_the_glob_finds(tmp_path: Path) -> None:
-    skills = tmp_path / "skills"
+    root = tmp_path / "project"
+    skills = root / "skills"
     for folder in ("b", "a", "a/nested", ".hidden", "plain/deeper/deepest", "SKILL.md"):
         (skills / folder).mkdir(parents=True, exist_ok=True)
     for folder in ("b", "a", "a/nested", ".hidden", "plain/deeper/deepest"):
@@ -24,15 +25,21 @@ def test_discovery_finds_what_the_glob_finds(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "SKILL.md").write_text("", encoding="utf-8")
-    os.symlink(outside, skills / "linked")  # a link to a folder: not followed
+    os.symlink(outside, skills / "linked")  # a link to a folder outside the project: left out
+    inside = root / "kept-elsewhere"
+    inside.mkdir()
+    (inside / "SKILL.md").write_text("", encoding="utf-8")
+    os.symlink(inside, skills / "inside")  # a link to a folder inside the project: followed
     (skills / "dangling").mkdir()
     os.symlink(tmp_path / "missing", skills / "dangling" / "SKILL.md")  # leads nowhere
     (skills / "alias").mkdir()
     os.symlink(outside / "SKILL.md", skills / "alias" / "SKILL.md")  # leads to a file
 
-    found = discover(tmp_path)
+    found = discover(root)
 
-    assert found == _globbed(tmp_path)
+    # The glob follows no link to a folder; discovery follows those staying in the project.
+    assert set(found) - set(_globbed(root)) == {skills / "inside" / "SKILL.md"}
+    assert set(_globbed(root)) <= set(found)
     assert [p.relative_to(skills).as_posix() for p in found] == [
         ".hidden/SKILL.md",
         "SKILL.md",  # a folder named SKILL.md: the glob counts it too
@@ -40,6 +47,7 @@ def test_discovery_finds_what_the_glob_finds(tmp_path: Path) -> None:
         "a/nested/SKILL.md",
         "alias/SKILL.md",
         "b/SKILL.md",
+        "inside/SKILL.md",
         "plain/deeper/deepest/SKILL.md",
     ]
 
