@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -104,7 +105,9 @@ def skill_file(path: Path) -> Path:
 def refuse_outside_link(path: Path, root: Path) -> None:
     """Refuse (S114) a path inside the project that a link leads to a folder outside it: build
     --all leaves such a skill out, so naming it must not build it either."""
-    where = (path if path.is_absolute() else Path.cwd() / path).absolute()
+    # Lexically normalised: ``../elsewhere/SKILL.md`` named from the project is outside it, not
+    # a path inside it that a link leads out of (a skill anywhere may be built by its path).
+    where = Path(os.path.normpath(path if path.is_absolute() else Path.cwd() / path))
     inside = root.absolute()
     if not where.is_relative_to(inside) or where.resolve().is_relative_to(inside.resolve()):
         return

@@ -76,3 +76,17 @@ def test_a_skill_linked_from_outside_is_never_retired(
     (project / "skills" / "far-skill").unlink()
     assert cli(["build", "--all"], project).code == 0
     assert len(retired) == 1  # with no link out of the project, retiring goes on
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_a_skill_named_by_a_path_outside_the_project_is_built_as_before(
+    cli, tmp_path: Path, command: str
+) -> None:
+    """Repro: ``build ../outside/far-skill/SKILL.md`` from the project was refused as a link
+    (S114): the path was compared before its ``..`` was folded."""
+    project = _linked(tmp_path)
+    named = ["../outside/far-skill/SKILL.md"] + (
+        ["--until", "skill_analysis"] * (command == "build")
+    )
+    done = cli([command, *named], project)
+    assert done.code == 0, done.err
