@@ -218,9 +218,21 @@ def _runner(tx: Any) -> Run:
 
 def _whole(work: Callable[[Run], _T], run: Run) -> _T:
     """``work``'s result from reads no registration committed during."""
+    from neo4j.exceptions import DriverError, Neo4jError
+
     for _ in range(_READ_ATTEMPTS):
         before = stored_revision(run)
-        result = work(run)
+        try:
+            result = work(run)
+        except (Neo4jError, DriverError):
+            raise
+        except Exception:
+            # A relationship deleted between its match and the read of its weight reads as
+            # null, and the torn rows then fail to form a record: such a read is done again,
+            # while a failure on a registry nobody changed is the registry's own.
+            if stored_revision(run) == before:
+                raise
+            continue
         if stored_revision(run) == before:
             return result
     raise GraphError(

@@ -68,7 +68,9 @@ class Transaction:
 class FakeDriver:
     """Stands in for neo4j.Driver: sessions run transaction functions on FakeTx."""
 
-    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = lambda text, params: []
+    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = (
+        lambda text, params: []
+    )
     connect_error: Exception | None = None
     transient_failures: int = 0
     transactions: list[Transaction] = field(default_factory=list)
@@ -108,7 +110,9 @@ class FakeSession:
                 result = work(tx)
             except TransientError:
                 continue
-            self.driver.transactions.append(Transaction(kind, self.mode, self.database, tx))
+            self.driver.transactions.append(
+                Transaction(kind, self.mode, self.database, tx)
+            )
             return result
 
     def execute_write(self, work: Callable[[FakeTx], Any]) -> Any:
@@ -125,13 +129,17 @@ def connect(driver: FakeDriver, uri: str = "neo4j://db.example:7687") -> Neo4jRe
         seen.update(uri=given_uri, auth=auth)
         return driver
 
-    registry = Neo4jRegistry(uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory)
+    registry = Neo4jRegistry(
+        uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory
+    )
     assert seen == {"uri": uri, "auth": ("neo4j", PASSWORD)}
     return registry
 
 
 def names_of(tx: FakeTx) -> list[str]:
-    by_text = {query.text: query.name for query in (*q.ALL_QUERIES.values(), *LOCK_SCHEMA)}
+    by_text = {
+        query.text: query.name for query in (*q.ALL_QUERIES.values(), *LOCK_SCHEMA)
+    }
     return [by_text[text] for text, _ in tx.statements]
 
 
@@ -202,8 +210,12 @@ def test_stale_relationships_are_deleted_and_placeholders_pruned() -> None:
     driver.transactions.clear()
     registry.register(by_id("minto"))
     (only,) = driver.transactions
-    statements = dict(zip(names_of(only.tx), (p for _, p in only.tx.statements), strict=True))
-    assert statements["delete_chains"] == {"pairs": [{"source": "minto", "target": "old"}]}
+    statements = dict(
+        zip(names_of(only.tx), (p for _, p in only.tx.statements), strict=True)
+    )
+    assert statements["delete_chains"] == {
+        "pairs": [{"source": "minto", "target": "old"}]
+    }
     assert statements["prune_placeholders"] == {"ids": ["old"]}
 
 
@@ -221,8 +233,53 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
     ]
 
 
+def _torn_get(moving: bool) -> Neo4jRegistry:
+    """A registry whose first read of minto's chains meets a relationship another client
+    deleted meanwhile (its weight reads as null); the revision moves with it when ``moving``.
+    """
+    minto = {
+        "id": "minto",
+        "name": "Minto",
+        "type": "framework",
+        "description": "d",
+        "triggers": ["scqa"],
+        "problem_types": [],
+        "version": "1",
+        "source_digest": "x",
+    }
+    revisions = iter([1, 2])  # the concurrent commit lands during the first read only
+    chain_reads = iter([[{"target": "pws", "weight": None}]])
+
+    def responder(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if text == q.ROUTING_REVISION.text:
+            n = next(revisions, 2) if moving else 1
+            return [{"n": 1, "latest": f"2026-01-01T00:00:{n:02d}"}]
+        if text == q.GET_FRAMEWORK.text:
+            return [minto]
+        if text == q.GET_CHAINS.text:
+            return next(chain_reads, [{"target": "pws", "weight": 0.5}])
+        return []
+
+    return connect(FakeDriver(responder=responder))
+
+
+def test_a_read_torn_by_a_concurrent_registration_is_done_again() -> None:
+    record = _torn_get(moving=True).get("minto")
+    assert record is not None and record.chains_to == (("pws", 0.5),)
+
+
+def test_a_malformed_read_of_a_registry_nobody_changed_is_not_hidden() -> None:
+    with pytest.raises(TypeError):
+        _torn_get(moving=False).get("minto")
+
+
 def test_reads_use_read_sessions() -> None:
-    minto = {"id": "minto", "name": "Minto", "triggers": ["scqa"], "problem_types": ["ill-defined"]}
+    minto = {
+        "id": "minto",
+        "name": "Minto",
+        "triggers": ["scqa"],
+        "problem_types": ["ill-defined"],
+    }
     answers = {
         q.ROUTING_REVISION.text: [{"n": 1, "latest": "2026-01-01T00:00:00"}],
         q.ROUTING_USAGE_REVISION.text: [{"n": 0, "successes": None}],
@@ -237,7 +294,9 @@ def test_reads_use_read_sessions() -> None:
         assert [(s.id, s.score) for s in chosen] == [("minto", 1.0)]
     assert registry.get("minto") is None
     assert registry.export() == ()
-    assert {(t.kind, t.mode) for t in driver.transactions} == {("read", neo4j.READ_ACCESS)}
+    assert {(t.kind, t.mode) for t in driver.transactions} == {
+        ("read", neo4j.READ_ACCESS)
+    }
     first, second = (names_of(t.tx) for t in driver.transactions[:2])
     revisions = [q.ROUTING_REVISION.name, q.ROUTING_USAGE_REVISION.name]
     # The first selection at a revision is the query; the second reads the stored fields
@@ -474,7 +533,9 @@ class _Proxy:
             server = socket.create_connection(self.target)
             self.sockets += [client, server]
             for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+                threading.Thread(
+                    target=self._pump, args=(source, sink), daemon=True
+                ).start()
 
     @staticmethod
     def _pump(source: socket.socket, sink: socket.socket) -> None:
@@ -502,7 +563,9 @@ def test_a_server_that_goes_away_is_one_line_naming_the_fix_and_nothing_half_wri
     proxy = _Proxy((address.hostname or "", address.port or 7687))
     relayed = f"bolt://127.0.0.1:{proxy.port}"
     # The real driver, retrying a lost server for 1 s instead of its default 30.
-    quick = functools.partial(neo4j.GraphDatabase.driver, max_transaction_retry_time=1.0)
+    quick = functools.partial(
+        neo4j.GraphDatabase.driver, max_transaction_retry_time=1.0
+    )
     registry = Neo4jRegistry(
         relayed, neo4j_server.user, neo4j_server.password, driver_factory=quick
     )
