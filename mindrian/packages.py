@@ -26,6 +26,7 @@ from mindrian.errors import MindrianError
 from mindrian.graph.registry_yaml import load_registry_yaml
 from mindrian.handoff.context import MIN_CLARITY
 from mindrian.project import ProjectPaths
+from mindrian.serial import load_yaml
 
 if TYPE_CHECKING:  # imported where a package is loaded: listing packages needs no Agno
     from mindrian.agents.base import MindrianAgent
@@ -98,7 +99,7 @@ def agent_class(package: AgentPackage) -> type[MindrianAgent]:
 def _folders_by_id(generated: Path) -> dict[str, AgentPackage]:
     found: dict[str, AgentPackage] = {}
     for spec_file in sorted(generated.glob("*/spec.yaml")):
-        spec = yaml.safe_load(spec_file.read_text(encoding="utf-8")) or {}
+        spec = load_yaml(spec_file.read_text(encoding="utf-8")) or {}
         agent_id, identifier = spec.get("id"), spec.get("identifier")
         if isinstance(agent_id, str) and isinstance(identifier, str):
             found[agent_id] = AgentPackage(
@@ -182,7 +183,7 @@ class PackageFolder:
         """Every package's routing facts, by framework id."""
         found: dict[str, PackageInfo] = {}
         for spec_file in sorted(self.folder.glob("*/spec.yaml")):
-            spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
+            spec = load_yaml(spec_file.read_text(encoding="utf-8"))
             if isinstance(spec, Mapping) and "id" in spec and "identifier" in spec:
                 info = _info(spec)
                 found[info.id] = info

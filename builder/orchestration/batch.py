@@ -66,7 +66,7 @@ from builder.orchestration.runner import (
 )
 from builder.orchestration.schedule import Schedule
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
-from builder.orchestration.warm import default_providers, warm_children
+from builder.orchestration.warm import warm_children
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
@@ -827,10 +827,9 @@ class _Chunked:
         try:
             with contextlib.ExitStack() as stack:
                 idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
-                config = self.plan.config
-                home, providers = Path(config.root).resolve(), default_providers(config)
+                home = Path(self.plan.config.root).resolve()
                 for _ in range(jobs):
-                    worker = stack.enter_context(WarmWorker(home=home, providers=providers))
+                    worker = stack.enter_context(WarmWorker(home=home))
                     worker.start()
                     idle.put(worker)
                 sessions = stack.enter_context(ThreadPoolExecutor(jobs, "session"))

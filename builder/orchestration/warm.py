@@ -28,7 +28,7 @@ from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.probe.runner import WarmProbes
 
-__all__ = ["Warm", "default_providers", "warm_children"]
+__all__ = ["Warm", "warm_children"]
 
 _SPEC_ID = re.compile(rb"^id: *['\"]?([^'\"\n]+?)['\"]? *$", re.MULTILINE)
 
@@ -129,8 +129,7 @@ def warm_children(
         return
     from builder.pipeline.worker import WarmWorker
 
-    providers = default_providers(config) if warm_tests else ()
-    with WarmWorker(home=Path(config.root).resolve(), providers=providers) as worker:
+    with WarmWorker(home=Path(config.root).resolve()) as worker:
         # Started before the phase modules are imported: the worker's imports are the longest
         # step of a small build.
         worker.start()
@@ -140,10 +139,3 @@ def warm_children(
         tests = functools.partial(run_generated_tests, runner=worker) if warm_tests else None
         warmed = services.filled(package_tests=tests, probe=probes)
         yield Warm(Serviced(loader, warmed), schedule, probes, config)
-
-
-def default_providers(config: BuildConfig) -> tuple[str, ...]:
-    """The model providers a worker running generated tests imports ahead: those of the build's
-    default models, which most skills use (a skill naming another provider's model imports it in
-    its own test run)."""
-    return tuple(sorted({ref.partition(":")[0].strip().lower() for ref in config.models.values()}))

@@ -13,11 +13,11 @@ does survives it, and several run at once (a batch's probes).
 The server imports no module a child names on its command line: pytest
 rewrites the asserts of a plugin it is asked to load (``-p``) only if the
 plugin is not imported yet, and would warn otherwise, so a forked run
-counts the same outcomes and warnings as a fresh one. It may also import the
-Agno model modules of the providers it is told (:attr:`WarmWorker.providers`):
-a package's generated tests build its spec's model, and the provider's SDK is
-most of what a test run imports. Before the first fork it freezes what it
-imported out of the garbage collector's reach, so a child's collections (pytest
+counts the same outcomes and warnings as a fresh one. No provider's SDK is
+imported: generated tests build their models as stand-ins
+(:class:`~mindrian.testing.contract.StandInModel`) and probes script theirs.
+Before the first fork it freezes what it imported out of the garbage
+collector's reach, so a child's collections (pytest
 runs some at the end of a session) neither walk nor copy those pages; while
 it imports it collects nothing (collections cost a fresh process a sixth of its
 import time), and it caches its imports' bytecode as the builder does.
@@ -132,9 +132,6 @@ class WarmWorker:
     home: Path | None = None
     """The server's working folder (the project being built, so it is seen to belong to it); None
     for the runtime's folder. Nothing is imported from it."""
-    providers: tuple[str, ...] = ()
-    """Model providers (``anthropic``) whose Agno model module the server imports too, for the
-    children that build a model of theirs (generated tests: about 0.8 s for Anthropic's SDK)."""
     _process: subprocess.Popen[bytes] | None = None
     _ready: bool | None = None
     _usable: bool = True
@@ -167,7 +164,6 @@ class WarmWorker:
                     "-m",
                     "builder.pipeline.worker",
                     str(self.home or runtime),
-                    *self.providers,
                 ],
                 cwd=runtime,  # ``-m`` imports from here; the server then moves to ``home``
                 env=env,
@@ -405,20 +401,7 @@ def _finish(child: _Child, replies: TextIO) -> None:
     )
 
 
-def _import_providers(providers: Sequence[str]) -> None:
-    """Import the Agno model module of each provider (see :attr:`WarmWorker.providers`)."""
-    if not providers:
-        return
-    from mindrian.providers import model_class
-
-    for provider in providers:
-        # An unknown provider, or one whose SDK is missing, fails in the child that builds its
-        # model, with the message a fresh process would give.
-        with contextlib.suppress(ImportError, KeyError):
-            model_class(provider)
-
-
-def _warm_up(providers: Sequence[str]) -> None:
+def _warm_up() -> None:
     """Import what the children share, then leave the process as they should start."""
     # Imports make many objects and little garbage: collecting while they run costs a sixth of
     # their time, and collecting once at the end a tenth of a second to free a few thousand
@@ -426,17 +409,16 @@ def _warm_up(providers: Sequence[str]) -> None:
     gc.disable()
     for name in WARM_MODULES:
         importlib.import_module(name)
-    _import_providers(providers)
     gc.freeze()
     gc.enable()  # for the children, as in a fresh process
     sys.dont_write_bytecode = True  # nor do they write bytecode (offline_env)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 
-def serve(requests: IO[Any], replies: TextIO, providers: Sequence[str] = ()) -> int:
+def serve(requests: IO[Any], replies: TextIO) -> int:
     """Answer every request line of ``requests``, running them at once, until it ends and every
-    child has finished; ``providers`` as :attr:`WarmWorker.providers`; see the module docstring."""
-    _warm_up(providers)
+    child has finished; see the module docstring."""
+    _warm_up()
     refusal = _fork_refusal()
     _reply(replies, ready=not refusal, reason=refusal)
     if refusal:
@@ -466,17 +448,17 @@ def serve(requests: IO[Any], replies: TextIO, providers: Sequence[str] = ()) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m builder.pipeline.worker HOME [PROVIDER ...]``: serve requests from stdin (see
-    :func:`serve`) in the folder ``HOME``, with the model modules of ``PROVIDER`` imported."""
+    """``python -m builder.pipeline.worker HOME``: serve requests from stdin (see :func:`serve`)
+    in the folder ``HOME``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        print("usage: python -m builder.pipeline.worker HOME [PROVIDER ...]", file=sys.stderr)
+    if len(args) != 1:
+        print("usage: python -m builder.pipeline.worker HOME", file=sys.stderr)
         return 2
     os.chdir(args[0])  # the import path is fixed already: nothing is imported from HOME
     # The protocol gets its own copy of stdout, so stray prints of the runtime cannot corrupt it.
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    return serve(sys.stdin, replies, args[1:])
+    return serve(sys.stdin, replies)
 
 
 if __name__ == "__main__":
