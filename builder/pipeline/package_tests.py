@@ -58,6 +58,9 @@ GUARD_PLUGIN = "mindrian.testing.pytest_plugin"
 #: (2-core machine, measured), a package's tests about 1 s.
 PACKAGES_PER_WORKER = 16
 _OUTCOMES_PLUGIN = "builder.pipeline.pytest_outcomes"
+#: pytest's own plugins a generated test run does without (no test asks for their fixtures or
+#: options).
+_UNUSED_PLUGINS = ("logging", "junitxml", "pastebin", "legacypath", "stepwise", "doctest")
 _OUTCOMES_FILE = "outcomes.json"
 #: The run's ``--basetemp`` inside its folder (a dot folder: pytest does not collect it).
 _BASETEMP = ".pytest-tmp"
@@ -133,6 +136,9 @@ def _arguments(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> lis
         _OUTCOMES_PLUGIN,
         "-p",
         "no:cacheprovider",
+        # pytest's plugins generated tests have no use for: each runs hooks for every test
+        # (logging captures records at each step of each test; a twentieth of a session).
+        *(arg for name in _UNUSED_PLUGINS for arg in ("-p", f"no:{name}")),
         "-c",
         str(folder / "pytest.ini"),
         "--rootdir",

@@ -30,6 +30,7 @@ history, team synthesis, phase order, guided pauses).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import sys
@@ -66,6 +67,8 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+#: Numbers the tests' state folders (:meth:`AgentContract.state_dir`).
+_STATE_DIRS = itertools.count()
 #: Agent class attributes holding (part name, its own text) pairs, by type.
 _PART_ATTRIBUTES = ("perspectives", "phases", "steps")
 
@@ -189,15 +192,22 @@ class AgentContract:
 
     # -- what each type provides ------------------------------------------------------
 
-    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+    def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         """Run the agent once on a task; every model that acted, by part label."""
         raise NotImplementedError
 
-    def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
-        """An instance of the agent class with test state under ``tmp_path``."""
+    def new_agent(self, state_dir: Path, **options: Any) -> MindrianAgent:
+        """An instance of the agent class with test state under ``state_dir``."""
         return self.agent_class(**options)
 
     # -- fixtures -----------------------------------------------------------------------
+
+    @pytest.fixture
+    def state_dir(self, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """A folder of this test's own for the agent's saved state, not made yet: the agents that
+        save any make it, and most never do. (pytest's ``tmp_path`` makes and numbers a folder
+        for every test, listing those made before: a sixth of a package's test run.)"""
+        return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
 
     @pytest.fixture(autouse=True)
     def _mcp_servers_stay_offline(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -212,38 +222,38 @@ class AgentContract:
 
     # -- the prompt ------------------------------------------------------------------------
 
-    def system_prompts(self, tmp_path: Path) -> dict[str, str]:
+    def system_prompts(self, state_dir: Path) -> dict[str, str]:
         """Part label → the system message its model received when the agent ran once."""
-        models = self.acting_models(tmp_path)
+        models = self.acting_models(state_dir)
         prompts = {}
         for label, model in models.items():
             assert model.calls, f"{label} was never asked"
             prompts[label] = system_text(model.calls[0])
         return prompts
 
-    def test_every_skill_item_reaches_every_model(self, tmp_path: Path) -> None:
+    def test_every_skill_item_reaches_every_model(self, state_dir: Path) -> None:
         assert self.skill_items, "the skill gave no items to check"
-        for label, system in self.system_prompts(tmp_path).items():
+        for label, system in self.system_prompts(state_dir).items():
             missing = [item for item in self.skill_items if item not in system]
             assert not missing, f"{label} was not told {len(missing)} item(s), first: {missing[:3]}"
 
-    def test_the_description_is_stated_once(self, tmp_path: Path) -> None:
+    def test_the_description_is_stated_once(self, state_dir: Path) -> None:
         description = self.agent_class.description.strip()
         assert description
         # The skill's own lines may hold the description's words too (a title equal to it);
         # they are told as written: the description itself is added exactly once.
         parts = [text for key in _PART_ATTRIBUTES for _, text in getattr(self.agent_class, key, ())]
         written = "\n".join([self.agent_class.instructions, *parts]).count(description)
-        for label, system in self.system_prompts(tmp_path).items():
+        for label, system in self.system_prompts(state_dir).items():
             told = system.count(description)
             assert 1 <= told <= 1 + written, (
                 f"{label} was told the description {told} times ({written} in the skill's text)"
             )
 
-    def test_each_part_is_told_its_own_instructions(self, tmp_path: Path) -> None:
+    def test_each_part_is_told_its_own_instructions(self, state_dir: Path) -> None:
         if not self.part_items:
             pytest.skip("the skill states no part instructions of its own")
-        prompts = self.system_prompts(tmp_path)
+        prompts = self.system_prompts(state_dir)
         for name, text in self.part_items.items():
             assert name in prompts, f"part {name!r} never acted"
             assert text in prompts[name], f"part {name!r} was not told its instructions"
@@ -259,7 +269,7 @@ class AgentContract:
         return [m for m in models if m is not None]
 
     def test_built_models_carry_the_spec_settings(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, state_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         # The spec's provider resolves to a stand-in with the setting fields of Anthropic's class,
         # built through Agno's registry of providers as the real model would be, so no provider
@@ -271,7 +281,7 @@ class AgentContract:
         monkeypatch.setitem(classes, provider, (StandInModel.__module__, StandInModel.__name__))
         settings = ModelSettings.from_spec(self.model_settings)
         thinking = settings.thinking_budget
-        models = self.built_models(self.new_agent(tmp_path))
+        models = self.built_models(self.new_agent(state_dir))
         assert models
         for model in models:
             assert isinstance(model, StandInModel), (
@@ -292,12 +302,12 @@ class AgentContract:
         assert cls.allowed_callers == frozenset(self.handoff_contract["can_be_called_by"])
         assert {t.value for t in cls.accepted_handoffs} == set(self.handoff_contract["supports"])
 
-    def test_too_little_clarity_is_refused_without_a_model_call(self, tmp_path: Path) -> None:
+    def test_too_little_clarity_is_refused_without_a_model_call(self, state_dir: Path) -> None:
         needed = float(self.handoff_contract["min_clarity"])
         if needed <= 0:
             pytest.skip("the spec asks for no minimum clarity")
         model = ScriptedModel()
-        agent = self.new_agent(tmp_path, model=model)
+        agent = self.new_agent(state_dir, model=model)
         context = agent.create_handoff_context(
             "Help", problem_clarity=clear_problem(needed / 2), from_agent=self.caller
         )
@@ -310,12 +320,12 @@ class AgentContract:
         )
         assert not model.calls, "the model was asked although the problem is unclear"
 
-    def test_callers_outside_the_contract_are_refused(self, tmp_path: Path) -> None:
+    def test_callers_outside_the_contract_are_refused(self, state_dir: Path) -> None:
         callers = self.handoff_contract["can_be_called_by"]
         if not callers:
             pytest.skip("the spec lets any agent call it")
         model = ScriptedModel()
-        agent = self.new_agent(tmp_path, model=model)
+        agent = self.new_agent(state_dir, model=model)
         stranger = "-".join(sorted(callers)) + "-stranger"
         context = agent.create_handoff_context(
             "Help", problem_clarity=clear_problem(), from_agent=stranger
@@ -324,14 +334,14 @@ class AgentContract:
         assert result.error_code == "caller_refused"
         assert not model.calls
 
-    def test_handoff_types_outside_the_contract_are_refused(self, tmp_path: Path) -> None:
+    def test_handoff_types_outside_the_contract_are_refused(self, state_dir: Path) -> None:
         accepted = set(self.handoff_contract["supports"])
         refused = [t for t in HandoffType if t.value not in accepted]
         if not refused:
             pytest.skip("the spec accepts every handoff type")
         for kind in refused:
             model = ScriptedModel()
-            agent = self.new_agent(tmp_path, model=model)
+            agent = self.new_agent(state_dir, model=model)
             context = agent.create_handoff_context(
                 "Help", problem_clarity=clear_problem(), from_agent=self.caller, handoff_type=kind
             )
@@ -370,7 +380,7 @@ class AgentContract:
             assert action["action"] in self.agent_class.instructions
 
     def test_refuses_to_run_while_a_required_mcp_server_is_down(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, state_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         package = self.agent_class.package
         assert package is not None
@@ -395,7 +405,7 @@ class AgentContract:
         monkeypatch.setattr(self.agent_class, "mcp_servers", down)
         model = ScriptedModel()
         with pytest.raises(McpUnavailableError) as refused:
-            run(self.new_agent(tmp_path, model=model).run("Anything at all"))
+            run(self.new_agent(state_dir, model=model).run("Anything at all"))
         for server in down:
             assert (f"MCP server {server['name']!r}" in str(refused.value)) is server["required"]
         assert not model.calls, "the model was asked before the servers were checked"
@@ -453,8 +463,8 @@ class StructuredAnswers(AgentContract):
         """Constructor arguments making the agent give ``answer`` as its final structured turn."""
         raise NotImplementedError
 
-    def handoff(self, tmp_path: Path, answer: Any, **options: Any) -> HandoffResult:
-        agent = self.new_agent(tmp_path, **self.script(answer))
+    def handoff(self, state_dir: Path, answer: Any, **options: Any) -> HandoffResult:
+        agent = self.new_agent(state_dir, **self.script(answer))
         context = agent.create_handoff_context(
             "Assess the scripted opportunity",
             problem_clarity=clear_problem(),
@@ -464,9 +474,9 @@ class StructuredAnswers(AgentContract):
         )
         return run(agent.process_handoff(context))
 
-    def test_handoff_returns_the_structured_answer(self, tmp_path: Path) -> None:
+    def test_handoff_returns_the_structured_answer(self, state_dir: Path) -> None:
         answer = self.answer()
-        result = self.handoff(tmp_path, answer)
+        result = self.handoff(state_dir, answer)
         assert result.success, result.error
         assert result.output_format == "structured"
         assert result.key_findings == tuple(answer["key_findings"])
@@ -478,7 +488,7 @@ class StructuredAnswers(AgentContract):
         for key, value in answer.get("data", {}).items():
             assert result.data[key] == value
 
-    def test_an_answer_following_the_skill_examples_succeeds(self, tmp_path: Path) -> None:
+    def test_an_answer_following_the_skill_examples_succeeds(self, state_dir: Path) -> None:
         if not self.output_examples:
             pytest.skip("the skill's output instructions hold no JSON example")
         data = self.data_examples()
@@ -489,24 +499,24 @@ class StructuredAnswers(AgentContract):
                 answer = self.answer(data=dict(example))
             else:
                 answer = self.answer(scores=dict(example))
-            result = self.handoff(tmp_path, answer)
+            result = self.handoff(state_dir, answer)
             assert result.success, result.error
             for name, value in answer.get("scores", {}).items():
                 assert result.scores[name] == value
             for key, value in answer.get("data", {}).items():
                 assert result.data[key] == value
 
-    def test_the_model_is_sent_every_score_with_its_range(self, tmp_path: Path) -> None:
+    def test_the_model_is_sent_every_score_with_its_range(self, state_dir: Path) -> None:
         if not self.score_ranges:
             pytest.skip("the skill declares no scores")
         models = self.script(self.answer())
-        self.handoff_with(tmp_path, models)
+        self.handoff_with(state_dir, models)
         schema = sent_schema(models["model"].calls[-1])
         for name, (low, high) in self.score_ranges.items():
             assert _declares(schema, name, low, high), f"the schema does not declare {name}"
 
-    def handoff_with(self, tmp_path: Path, models: dict[str, Any]) -> HandoffResult:
-        agent = self.new_agent(tmp_path, **models)
+    def handoff_with(self, state_dir: Path, models: dict[str, Any]) -> HandoffResult:
+        agent = self.new_agent(state_dir, **models)
         context = agent.create_handoff_context(
             "Assess", problem_clarity=clear_problem(), from_agent=self.caller
         )
@@ -525,7 +535,7 @@ class StructuredAnswers(AgentContract):
             "unknown_data_key",
         ],
     )
-    def test_an_answer_that_breaks_the_schema_fails(self, tmp_path: Path, breakage: str) -> None:
+    def test_an_answer_that_breaks_the_schema_fails(self, state_dir: Path, breakage: str) -> None:
         answer: Any = self.answer()
         scores = answer["scores"]
         if breakage in ("out_of_range", "no_scores", "wrong_total") and not scores:
@@ -551,7 +561,7 @@ class StructuredAnswers(AgentContract):
                 "data": {**answer.get("data", {}), "not_a_key_of_the_example": 1},
             },
         }[breakage]
-        result = self.handoff(tmp_path, answer)
+        result = self.handoff(state_dir, answer)
         assert not result.success
         assert "schema" in (result.error or "")
 
@@ -564,14 +574,14 @@ class OperatorContract(StructuredAnswers, AgentContract):
             "model": ScriptedModel(Step.structured(answer) if isinstance(answer, dict) else answer)
         }
 
-    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+    def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         model = ScriptedModel(Step.structured(self.answer()))
-        run(self.new_agent(tmp_path, model=model).run("Assess the scripted opportunity"))
+        run(self.new_agent(state_dir, model=model).run("Assess the scripted opportunity"))
         return {"agent": model}
 
-    def test_runs_through_the_handoff_manager(self, tmp_path: Path) -> None:
+    def test_runs_through_the_handoff_manager(self, state_dir: Path) -> None:
         answer = self.answer()
-        agent = self.new_agent(tmp_path, model=ScriptedModel(Step.structured(answer)))
+        agent = self.new_agent(state_dir, model=ScriptedModel(Step.structured(answer)))
         manager = HandoffManager()
         manager.register_agent(agent.agent_id, agent)
         context = manager.create_delegation(
@@ -591,18 +601,18 @@ class OperatorContract(StructuredAnswers, AgentContract):
 class RoleContract(AgentContract):
     """A role: a conversation whose history persists per session."""
 
-    def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
-        return self.agent_class(state_dir=tmp_path, **options)  # type: ignore[call-arg]
+    def new_agent(self, state_dir: Path, **options: Any) -> MindrianAgent:
+        return self.agent_class(state_dir=state_dir, **options)  # type: ignore[call-arg]
 
-    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+    def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         model = ScriptedModel("What exactly goes wrong, and for whom?")
-        run(self.new_agent(tmp_path, model=model).run("I have an idea", session_id="prompt"))
+        run(self.new_agent(state_dir, model=model).run("I have an idea", session_id="prompt"))
         return {"agent": model}
 
-    def test_conversation_keeps_its_history(self, tmp_path: Path) -> None:
+    def test_conversation_keeps_its_history(self, state_dir: Path) -> None:
         turns = [f"question {n}" for n in range(1, 5)]
         model = ScriptedModel(*turns)
-        agent = self.new_agent(tmp_path, model=model)
+        agent = self.new_agent(state_dir, model=model)
         assert isinstance(agent, RoleAgent)
         for n in range(1, 5):
             assert run(agent.run(f"user turn {n}", session_id="c")).content == f"question {n}"
@@ -615,28 +625,28 @@ class RoleContract(AgentContract):
         users = [text for role, text in agent.history("c") if role == "user"]
         assert users[-4:] == [f"user turn {n}" for n in range(1, 5)]
 
-    def test_sessions_do_not_share_history(self, tmp_path: Path) -> None:
+    def test_sessions_do_not_share_history(self, state_dir: Path) -> None:
         model = ScriptedModel("First.", "Second.")
-        agent = self.new_agent(tmp_path, model=model)
+        agent = self.new_agent(state_dir, model=model)
         run(agent.run("Only in session one", session_id="one"))
         run(agent.run("Only in session two", session_id="two"))
         assert not any("Only in session one" in text for _, text in model.calls[1].pairs)
 
-    def test_history_survives_a_new_instance(self, tmp_path: Path) -> None:
+    def test_history_survives_a_new_instance(self, state_dir: Path) -> None:
         run(
-            self.new_agent(tmp_path, model=ScriptedModel("Noted.")).run(
+            self.new_agent(state_dir, model=ScriptedModel("Noted.")).run(
                 "Remember the dentists", session_id="k"
             )
         )
         model = ScriptedModel("You told me about dentists.")
-        run(self.new_agent(tmp_path, model=model).run("What did I say?", session_id="k"))
+        run(self.new_agent(state_dir, model=model).run("What did I say?", session_id="k"))
         assert any("Remember the dentists" in text for _, text in model.calls[0].pairs)
 
-    def test_accepts_a_transfer(self, tmp_path: Path) -> None:
+    def test_accepts_a_transfer(self, state_dir: Path) -> None:
         if HandoffType.TRANSFER not in self.agent_class.accepted_handoffs:
             pytest.skip("the spec does not accept transfers")
         model = ScriptedModel("I have the conversation now.")
-        agent = self.new_agent(tmp_path, model=model)
+        agent = self.new_agent(state_dir, model=model)
         context = agent.create_handoff_context(
             "The user wants to keep talking",
             problem_clarity=clear_problem(),
@@ -678,18 +688,18 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
     def script(self, answer: Any) -> dict[str, Any]:
         return self.team(answer)
 
-    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+    def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         models = self.team(self.answer())
-        run(self.new_agent(tmp_path, **models).run("Should we open a second shop?"))
+        run(self.new_agent(state_dir, **models).run("Should we open a second shop?"))
         leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
         return {leader: models["model"], **models["part_models"]}
 
     def test_every_member_is_consulted_and_the_synthesiser_sees_them_all(
-        self, tmp_path: Path
+        self, state_dir: Path
     ) -> None:
         answer = self.answer()
         models = self.team(answer)
-        reply = run(self.new_agent(tmp_path, **models).run("Should we open a second shop?"))
+        reply = run(self.new_agent(state_dir, **models).run("Should we open a second shop?"))
         models["model"].assert_complete()
         rounds = self.agent_class.debate_rounds  # type: ignore[attr-defined]
         for model in models["part_models"].values():
@@ -701,20 +711,20 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         for name in self.members:
             assert f"{name}: scripted position" in synthesis_input
 
-    def test_the_synthesis_fills_the_declared_returns(self, tmp_path: Path) -> None:
+    def test_the_synthesis_fills_the_declared_returns(self, state_dir: Path) -> None:
         answer = self.answer()
-        result = self.handoff(tmp_path, answer)
+        result = self.handoff(state_dir, answer)
         assert result.success, result.error
         assert result.output.startswith(answer["output"])
         assert result.key_findings and result.recommendations
         for name in self.members:
             assert f"### {name}" in result.output
 
-    def test_a_silent_member_fails_the_handoff(self, tmp_path: Path) -> None:
+    def test_a_silent_member_fails_the_handoff(self, state_dir: Path) -> None:
         models = self.team(self.answer())
         silent = self.members[0]
         models["part_models"][silent] = ScriptedModel("")
-        agent = self.new_agent(tmp_path, **models)
+        agent = self.new_agent(state_dir, **models)
         context = agent.create_handoff_context(
             "Decide", problem_clarity=clear_problem(), from_agent=self.caller
         )
@@ -736,14 +746,14 @@ class PipelineContract(AgentContract):
     def phase_models(self) -> dict[str, ScriptedModel]:
         return {name: ScriptedModel(f"<<{name} output>>") for name in self.phases}
 
-    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+    def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         models = self.phase_models()
-        run(self.new_agent(tmp_path, model=ScriptedModel(), part_models=models).run("Research it"))
+        run(self.new_agent(state_dir, model=ScriptedModel(), part_models=models).run("Research it"))
         return dict(models)
 
-    def test_phases_run_in_order_and_each_sees_the_previous_output(self, tmp_path: Path) -> None:
+    def test_phases_run_in_order_and_each_sees_the_previous_output(self, state_dir: Path) -> None:
         models = self.phase_models()
-        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        agent = self.new_agent(state_dir, model=ScriptedModel(), part_models=models)
         reply = run(agent.run("Research the scripted question"))
         assert [p.name for p in reply.partials] == list(self.phases)
         assert reply.content == f"<<{self.phases[-1]} output>>"
@@ -753,10 +763,10 @@ class PipelineContract(AgentContract):
             model.assert_complete()
             assert "Research the scripted question" in "\n".join(t for _, t in model.calls[0].pairs)
 
-    def test_a_phase_without_output_fails_the_handoff(self, tmp_path: Path) -> None:
+    def test_a_phase_without_output_fails_the_handoff(self, state_dir: Path) -> None:
         models = self.phase_models()
         models[self.phases[-1]] = ScriptedModel("")
-        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        agent = self.new_agent(state_dir, model=ScriptedModel(), part_models=models)
         context = agent.create_handoff_context(
             "Go", problem_clarity=clear_problem(), from_agent=self.caller
         )
@@ -764,8 +774,8 @@ class PipelineContract(AgentContract):
         assert not result.success
         assert self.phases[-1] in (result.error or "")
 
-    def test_handoff_returns_the_last_phase_with_every_partial(self, tmp_path: Path) -> None:
-        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.phase_models())
+    def test_handoff_returns_the_last_phase_with_every_partial(self, state_dir: Path) -> None:
+        agent = self.new_agent(state_dir, model=ScriptedModel(), part_models=self.phase_models())
         context = agent.create_handoff_context(
             "Go", problem_clarity=clear_problem(), from_agent=self.caller, return_to="larry"
         )
@@ -789,20 +799,20 @@ class GuidedContract(AgentContract):
     def step_models(self, turns: int = 1) -> dict[str, ScriptedModel]:
         return {name: ScriptedModel(*[f"<<{name} question>>"] * turns) for name in self.steps}
 
-    def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
-        return self.agent_class(state_dir=tmp_path, **options)  # type: ignore[call-arg]
+    def new_agent(self, state_dir: Path, **options: Any) -> MindrianAgent:
+        return self.agent_class(state_dir=state_dir, **options)  # type: ignore[call-arg]
 
-    def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
+    def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         models = self.step_models()
-        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        agent = self.new_agent(state_dir, model=ScriptedModel(), part_models=models)
         reply = run(agent.start("Help me", session_id="prompt"))  # type: ignore[attr-defined]
         while reply.awaiting_input:
             reply = run(agent.respond("prompt", "an answer"))  # type: ignore[attr-defined]
         return dict(models)
 
-    def test_pauses_at_every_step_and_finishes(self, tmp_path: Path) -> None:
+    def test_pauses_at_every_step_and_finishes(self, state_dir: Path) -> None:
         models = self.step_models()
-        agent: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        agent: Any = self.new_agent(state_dir, model=ScriptedModel(), part_models=models)
         reply = run(agent.start("Help me fill this in", session_id="s1"))
         for index, name in enumerate(self.steps):
             assert reply.awaiting_input
@@ -814,21 +824,21 @@ class GuidedContract(AgentContract):
         for earlier, later in zip(self.steps, self.steps[1:], strict=False):
             assert f"answer to {earlier}" in models[later].calls[0].last_user_message
 
-    def test_resumes_in_a_new_instance(self, tmp_path: Path) -> None:
+    def test_resumes_in_a_new_instance(self, state_dir: Path) -> None:
         models = self.step_models()
-        first: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        first: Any = self.new_agent(state_dir, model=ScriptedModel(), part_models=models)
         run(first.start("Help me", session_id="kept"))
-        resumed: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
+        resumed: Any = self.new_agent(state_dir, model=ScriptedModel(), part_models=models)
         progress = resumed.load_progress("kept")
         assert progress is not None and progress.position == 0
         run(resumed.respond("kept", "my first answer"))
         assert resumed.load_progress("kept").partials[0].user_input == "my first answer"
 
-    def test_back_reopens_the_previous_step(self, tmp_path: Path) -> None:
+    def test_back_reopens_the_previous_step(self, state_dir: Path) -> None:
         if len(self.steps) < 2:
             pytest.skip("a single step has nothing to go back to")
         agent: Any = self.new_agent(
-            tmp_path, model=ScriptedModel(), part_models=self.step_models(turns=2)
+            state_dir, model=ScriptedModel(), part_models=self.step_models(turns=2)
         )
         run(agent.start("Help me", session_id="b"))
         run(agent.respond("b", "first try"))
@@ -837,14 +847,16 @@ class GuidedContract(AgentContract):
         run(agent.respond("b", "second try"))
         assert agent.load_progress("b").partials[0].user_input == "second try"
 
-    def test_skip_leaves_the_step_out(self, tmp_path: Path) -> None:
-        agent: Any = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.step_models())
+    def test_skip_leaves_the_step_out(self, state_dir: Path) -> None:
+        agent: Any = self.new_agent(
+            state_dir, model=ScriptedModel(), part_models=self.step_models()
+        )
         run(agent.start("Help me", session_id="k"))
         reply = run(agent.respond("k", SKIP))
         assert reply.partials[0].status == "skipped"
 
-    def test_handoff_pauses_and_asks_for_the_user(self, tmp_path: Path) -> None:
-        agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=self.step_models())
+    def test_handoff_pauses_and_asks_for_the_user(self, state_dir: Path) -> None:
+        agent = self.new_agent(state_dir, model=ScriptedModel(), part_models=self.step_models())
         context = agent.create_handoff_context(
             "Walk me through it",
             problem_clarity=clear_problem(),
