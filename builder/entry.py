@@ -1,6 +1,12 @@
-"""The ``mindrian`` script's entry point: a one-shot ``select "a sentence"`` answered from the
-quick index, everything else by the command line application (:mod:`builder.cli.app`).
-Outside :mod:`builder.cli`, whose package imports the application.
+"""The ``mindrian`` script's entry point: ``mindrian --help`` printed from its kept text and a
+one-shot ``select "a sentence"`` answered from the quick index, everything else by the command
+line application (:mod:`builder.cli.app`). Outside :mod:`builder.cli`, whose package imports
+the application.
+
+``mindrian --help`` (or ``-h``) alone prints ``builder/cli/help.txt``, Typer's own rendering
+kept by :mod:`builder.cli.help_text`, when stdout takes UTF-8 and the terminal has at least
+:data:`HELP_COLUMNS` columns (Click lays help out for at most 80, so every such terminal gets
+that text); otherwise the application renders it.
 
 A hook or a CI step that routes one sentence starts a process for it, and the full command
 line (Typer, the registry, the database engine) costs several times the interpreter's own
@@ -19,8 +25,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["main", "quick_select"]
+__all__ = ["HELP_COLUMNS", "HELP_FILE", "kept_help", "main", "quick_select"]
 
+#: The kept top-level help, beside this module.
+HELP_FILE = Path(__file__).with_name("cli") / "help.txt"
+#: The narrowest terminal that gets the kept help: Click's widest layout.
+HELP_COLUMNS = 80
+_HELP_ARGS = (["--help"], ["-h"])
 _OPTIONS = ("--registry", "--limit")
 _YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -28,6 +39,10 @@ _YAML_SUFFIXES = (".yaml", ".yml")
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mindrian`` script; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    text = kept_help(args)
+    if text is not None:
+        sys.stdout.write(text)
+        return 0
     printed = quick_select(args, Path.cwd(), os.environ)
     if printed is not None:
         out, error = printed
@@ -37,6 +52,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from builder.cli.app import main as application
 
     return application(args)
+
+
+def kept_help(args: Sequence[str]) -> str | None:
+    """The kept top-level help when ``args`` ask for it and Typer would print exactly it; None
+    when the application must render it."""
+    if list(args) not in _HELP_ARGS or (sys.stdout.encoding or "").lower() != "utf-8":
+        return None
+    import shutil
+
+    if shutil.get_terminal_size().columns < HELP_COLUMNS:
+        return None
+    try:
+        return HELP_FILE.read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def quick_select(
