@@ -133,6 +133,7 @@ from builder.skill.source import (
 from builder.skill.stages import find_stage_sequence
 from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
+from mindrian.agent_types import record_of
 
 __all__ = [
     "MINDRIAN_KEYS",
@@ -847,7 +848,7 @@ def _steps(
     """The steps, from ``phases``, else a prose stage sequence, else a phases section; with the
     stage list when they come from one."""
     # A guided skill pauses at every step unless a step says otherwise.
-    waits = agent_type == "guided"
+    waits = agent_type is not None and record_of(agent_type).steps_wait
     found = doc.pick(("phases",))
     if found is not None:
         items, key_path = found
