@@ -230,8 +230,11 @@ def rank_sentence(
         return []
     # Only totals near the `limit`-th best can rank once rounded; the rest are never sorted.
     kth = heapq.nlargest(limit, totals.values())[-1] - _ROUNDING
+    # Ties go to the smaller id; when ids ascend with position, the position says which
+    # without reading thousands of ids (a sentence every framework matches equally).
+    by_position = snapshot.index.ids_ascending
     scored = sorted(
-        (-round(value, 6), -relevance.get(i, 0.0), ids[i], i)
+        (-round(value, 6), -relevance.get(i, 0.0), i if by_position else ids[i], i)
         for i, value in totals.items()
         if value >= kth
     )

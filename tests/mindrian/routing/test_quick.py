@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from builder.entry import quick_select
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord
 from mindrian.graph.index_cache import index_cache_file, prune_index_cache
 from mindrian.routing import quick
-from mindrian.routing.score import rank_sentence
+from mindrian.routing.rank import RoutingDocument
+from mindrian.routing.score import RoutingSnapshot, rank_sentence
 
 SENTENCES = (
     "please review these SQL migrations",
@@ -181,3 +183,54 @@ def test_a_current_quick_index_is_not_written_again(database: Path) -> None:
     found = quick.signature(database)
     assert found is not None and quick.holds(file, quick.stamp(database, found))
     assert not quick.holds(file, quick.stamp(database, found + "x"))
+
+
+class _Counted(Sequence[str]):
+    """A sequence of ids that counts the positions read."""
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.values, self.read = values, set[int]()
+
+    def __getitem__(self, position: int) -> str:  # type: ignore[override]
+        self.read.add(position)
+        return self.values[position]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def _tied(order: Sequence[int]) -> RoutingSnapshot:
+    """Frameworks that every word of "review the plan" matches equally, in ``order``."""
+    documents = [RoutingDocument(f"fw-{i:03d}", f"Plan {i}", "Review the plan.") for i in order]
+    return RoutingSnapshot.build((1, "r"), documents, {}, {})
+
+
+def test_a_tie_among_many_is_broken_by_id_without_reading_every_id() -> None:
+    snapshot = _tied(range(200))
+    assert snapshot.index.ids_ascending
+    counted = _Counted(snapshot.index.ids)
+    snapshot.index.ids = counted  # type: ignore[assignment]
+    ranked = rank_sentence(snapshot, "review the plan", (), (), {}, 3)
+    assert [c.id for c in ranked] == ["fw-000", "fw-001", "fw-002"]
+    assert counted.read == {0, 1, 2}
+
+
+def test_a_tie_is_broken_by_id_when_ids_do_not_ascend_with_position() -> None:
+    snapshot = _tied([*range(100, 200), *range(100)])
+    assert not snapshot.index.ids_ascending
+    ranked = rank_sentence(snapshot, "review the plan", (), (), {}, 3)
+    assert [c.id for c in ranked] == ["fw-000", "fw-001", "fw-002"]
+
+
+def test_a_quick_index_reads_the_candidates_ids_and_names_alone(database: Path) -> None:
+    _kept(database)
+    file = quick.quick_file(database)
+    found = quick.signature(database)
+    assert file is not None and found is not None
+    index = quick.load_quick(file, quick.stamp(database, found), "review")
+    assert index is not None and index.snapshot.index.ids_ascending
+    ranked = rank_sentence(index.snapshot, "review", (), (), index.usage, 1)
+    assert [c.id for c in ranked] == ["code-review"]
+    columns = (index.snapshot.index.ids, index.snapshot.index.names)
+    assert [len(c._some) for c in columns] == [1, 1]  # type: ignore[attr-defined]
+    assert [c._read for c in columns] == [None, None]  # type: ignore[attr-defined]
