@@ -17,10 +17,10 @@ counts the same outcomes and warnings as a fresh one. No provider's SDK is
 imported: generated tests build their models as stand-ins
 (:class:`~mindrian.testing.contract.StandInModel`) and probes script theirs.
 Before the first fork it freezes what it imported out of the garbage
-collector's reach, so a child's collections (pytest
-runs some at the end of a session) neither walk nor copy those pages; while
-it imports it collects nothing (collections cost a fresh process a sixth of its
-import time), and it caches its imports' bytecode as the builder does.
+collector's reach, so a child's collections (pytest runs some at the end of a
+session) neither walk nor copy those pages; while it imports it collects
+nothing (collections cost a fresh process a sixth of its import time), and it
+caches its imports' bytecode as the builder does.
 
 Every child dies with the server and the server with the builder
 (:mod:`builder.pipeline.children`); a child past its time is killed with its
@@ -58,6 +58,7 @@ from builder.pipeline.children import (
     run_captured,
     runtime_root,
 )
+from mindrian.agent_types import AGENT_TYPES
 
 __all__ = [
     "REPLY_PREFIX",
@@ -77,11 +78,7 @@ WARM_MODULES = (
     "pytest",
     "mindrian.testing",
     "mindrian.testing.contract",
-    "mindrian.agents.operator",
-    "mindrian.agents.role",
-    "mindrian.agents.collaborative",
-    "mindrian.agents.pipeline",
-    "mindrian.agents.guided",
+    *(record.module for record in AGENT_TYPES),
     "mindrian.handoff",
 )
 #: Seconds the server may take to import :data:`WARM_MODULES` before requests go to fresh

@@ -10,6 +10,7 @@ import pytest
 from builder.codegen.scaffold import new_skill
 from builder.pipeline.errors import ScaffoldError, UsageError
 from builder.skill.model import AGENT_TYPES
+from mindrian.agent_types import record_of
 
 
 def _analyse(path: Path):
@@ -23,7 +24,7 @@ def _analyse(path: Path):
     return result.output
 
 
-#: What phase 1 must find in each type's skeleton.
+#: What phase 1 must find in each skeleton (a type's record names its own).
 EXPECTED_SHAPE = {
     "operator": lambda d: d.section("quality_criteria") is not None,
     "role": lambda d: len(d.behavioral_rules) >= 2,
@@ -41,7 +42,7 @@ def test_skeleton_of_every_type_passes_phase_one(tmp_path: Path, agent_type: str
     assert definition.id == f"sample-{agent_type}"
     assert definition.type == agent_type
     assert definition.section("methodology") is not None
-    assert EXPECTED_SHAPE[agent_type](definition)
+    assert EXPECTED_SHAPE[record_of(agent_type).scaffold](definition)
 
 
 @pytest.mark.parametrize(
@@ -111,3 +112,11 @@ def test_the_model_script_beside_the_skill_loads_and_repeats(
     new_skill("try-it", agent_type, tmp_path)
     script = load_script(tmp_path / "try-it" / "model-script.yaml")
     assert script.repeat and script.answers
+
+
+@pytest.mark.parametrize("name", ["pricing-01", "go-no-go", "switch-on-off", "null-check"])
+def test_every_word_of_the_name_is_a_trigger_as_text(tmp_path: Path, name: str) -> None:
+    """A word YAML reads as a number, a boolean or null (``01``, ``no``, ``on``, ``null``) was
+    written bare, and the skeleton ``new`` made failed its own phase 1 (S202: expected text)."""
+    path = new_skill(name, "operator", tmp_path)
+    assert _analyse(path).triggers[: len(name.split("-"))] == tuple(name.split("-"))
