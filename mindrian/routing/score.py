@@ -101,7 +101,8 @@ class RoutingSnapshot:
         best: dict[int, float] = {}
         for problem in sorted(wanted):
             for i, confidence in self.problem_types.get(problem, (frozenset(), {}))[1].items():
-                best[i] = max(best.get(i, 0.0), confidence)
+                held = best.get(i, 0.0)
+                best[i] = confidence if confidence > held else held  # max(), without the call
         return best
 
     def chained(self, previous: Iterable[str]) -> dict[str, float]:

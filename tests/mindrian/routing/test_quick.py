@@ -4,7 +4,10 @@ builder.entry)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -234,3 +237,51 @@ def test_a_quick_index_reads_the_candidates_ids_and_names_alone(database: Path) 
     columns = (index.snapshot.index.ids, index.snapshot.index.names)
     assert [len(c._some) for c in columns] == [1, 1]  # type: ignore[attr-defined]
     assert [c._read for c in columns] == [None, None]  # type: ignore[attr-defined]
+
+
+#: What a one-shot select of a sentence answered from the quick index must not import: the
+#: command line, the database engines, the runtime's heavy parts, the project's TOML parser
+#: (a table with results names no project path), the dictionary's reader, and any sentence
+#: encoder or array library.
+_NOT_FOR_A_ONE_SHOT_SELECT = (
+    "agno",
+    "builder.cli.app",
+    "gzip",
+    "importlib.resources",
+    "jsonschema",
+    "ladybug",
+    "model2vec",
+    "neo4j",
+    "numpy",
+    "onnxruntime",
+    "pydantic",
+    "sentence_transformers",
+    "tokenizers",
+    "tomllib",
+    "torch",
+    "typer",
+    "yaml",
+)
+
+
+def test_a_one_shot_select_imports_only_what_the_sentence_needs(database: Path) -> None:
+    _kept(database)
+    probe = (
+        "import json, sys\n"
+        "from builder.entry import main\n"
+        f"status = main(['select', 'review the SQL migrations', '--registry', {str(database)!r}])\n"
+        "print(json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    env = {**os.environ, "MINDRIAN_CACHE_DIR": os.environ["MINDRIAN_CACHE_DIR"]}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    status, modules = json.loads(done.stdout.splitlines()[-1])
+    assert status == 0, done.stderr
+    assert "sql-review" in done.stdout
+    imported = [
+        m
+        for m in _NOT_FOR_A_ONE_SHOT_SELECT
+        if any(n == m or n.startswith(m + ".") for n in modules)
+    ]
+    assert imported == []
