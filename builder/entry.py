@@ -157,6 +157,10 @@ def quick_select(
     if parsed is None:
         return None
     sentence, registry, limit, json_out = parsed
+    from mindrian.routing.semantic import configured_encoder
+
+    if configured_encoder(environ) is not None:
+        return None  # the quick index holds no vectors: the registry ranks with the encoder
     from mindrian.project import ProjectPaths, find_project_root
 
     root = find_project_root(cwd) or cwd
