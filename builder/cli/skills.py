@@ -24,8 +24,12 @@ from builder.cli.options import FormatOpt, PathsArg, QuietOpt
 from builder.cli.targets import refuse_outside_link, skill_file
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.results import Problem, problem_of
+from mindrian.agent_types import AGENT_TYPE_NAMES
 
 __all__ = ["register_skill_commands"]
+
+#: The types ``new --type`` takes, as its help lists them ("operator, role … or guided").
+_TYPE_LIST = f"{', '.join(AGENT_TYPE_NAMES[:-1])} or {AGENT_TYPE_NAMES[-1]}"
 
 _EXAMPLES_VALIDATE = (
     "Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
@@ -156,7 +160,7 @@ def new(
         typer.Option(
             "--type",
             metavar="TYPE",
-            help="operator, role, collaborative, pipeline or guided (any case).",
+            help=f"{_TYPE_LIST} (any case).",
         ),
     ] = "operator",
     description: Annotated[
