@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from builder import __version__
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
@@ -439,7 +439,30 @@ def stamped_report(
 
 def _stored_output(store: CheckpointStore, agent_id: str | None, phase: DigestKey) -> _Stored:
     """Reads a phase's stored output when called; P005 when it no longer fits."""
-    return _Stored(store, agent_id, phase.name, phase.number, phase.output_type)
+    return _Stored(store, agent_id, phase)
+
+
+class _Readable(Protocol):
+    """What reading a phase's output from its checkpoint takes of the phase."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def number(self) -> int: ...
+    @property
+    def output_type(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A phase as a read of its output needs it, in a pickle (a phase object need not pickle)."""
+
+    name: str
+    """The phase's name."""
+    number: int
+    """The phase's number."""
+    output_type: Any
+    """Its output type."""
 
 
 @dataclass(frozen=True)
@@ -450,27 +473,29 @@ class _Stored:
     """Where the checkpoint is."""
     agent_id: str | None
     """The skill's agent id (known by the time an output is read)."""
-    name: str
-    """The phase's name."""
-    number: int
-    """The phase's number."""
-    output_type: Any
-    """The phase's output type."""
+    phase: _Readable
+    """The phase; its output type is asked for when the output is read (a phase key imports
+    its phase for it, which a no-op never does)."""
 
     def __call__(self) -> Any:
-        where = f"phase {self.name} ({self.number})"
+        phase = self.phase
+        where = f"phase {phase.name} ({phase.number})"
         assert self.agent_id is not None
-        stored = self.store.read(self.agent_id, self.number, self.name)
+        stored = self.store.read(self.agent_id, phase.number, phase.name)
         if stored is None:
             raise PipelineError(
                 f"the checkpoint of {where} disappeared during the build", code="P005"
             )
         try:
-            return from_plain(self.output_type, stored.output)
+            return from_plain(phase.output_type, stored.output)
         except (TypeError, ValueError, KeyError) as exc:
             raise PipelineError(
                 f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
             ) from None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        phase = _Read(self.phase.name, self.phase.number, self.phase.output_type)
+        return _Stored, (self.store, self.agent_id, phase)
 
 
 def identity(
