@@ -304,14 +304,15 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
     def run(self, inputs: Inputs) -> PhaseResult[Registration]:
         from mindrian.atomic import atomic_write_text
         from mindrian.graph import GraphError
+        from mindrian.graph.backends import EMBEDDED, backend_for
 
         record = inputs.previous.graph().to_framework_record()
         identifier = inputs.previous.package().identifier
         out_dir = _out_dir(inputs)
         yaml_path = out_dir / REGISTRY_YAML
-        backend = "neo4j" if self._neo4j_uri(inputs.config) else "embedded"
+        backend = backend_for(self._neo4j_uri(inputs.config)).name
         journal = _Journal(project_paths(inputs.config))
-        sealed = backend == "embedded"
+        sealed = backend == EMBEDDED.name
         db = self._db_path(inputs.config)
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()

@@ -83,15 +83,15 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from importlib import resources
 from itertools import pairwise
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from builder.phases import phase_number
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.schemas.quick_check import surely_valid
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
 from builder.skill.chain import CHAIN_KEYS, chain_steps, is_chain, stage_list_findings
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
@@ -194,8 +194,10 @@ _JSON_TYPES = {
 @functools.cache
 def skill_schema() -> dict[str, Any]:
     """The front-matter JSON Schema (``builder/schemas/skill.schema.json``)."""
+    # Read beside this package rather than through importlib.resources, whose import costs
+    # more than the quick check it feeds (mindrian validate of one skill).
     text = (
-        resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
+        Path(__file__).parents[1].joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
     )
     schema: dict[str, Any] = json.loads(text)
     return schema
@@ -471,6 +473,10 @@ def _check_numbers(doc: _Doc) -> None:
 
 
 def _validate(doc: _Doc) -> None:
+    # Most front matter is valid: the quick check answers without importing jsonschema, which
+    # is asked only to find and word the errors (or when the quick check cannot tell).
+    if surely_valid(skill_schema(), doc.fm.data):
+        return
     errors = sorted(
         _validator().iter_errors(doc.fm.data),
         key=lambda e: (
