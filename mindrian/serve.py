@@ -18,7 +18,8 @@ With either, the API description (``/docs``, ``/redoc``, ``/openapi.json``) is
 off: AgentOS's authentication lets those paths through unauthenticated.
 
 A served agent's callers are not its operator: host tools (Bash, Read…) run
-only when the operator enables them (``host_tools``, ``--host-tools``). Each
+only when the operator enables them (``host_tools``: ``--host-tools``, or ``host-tools = true``
+in the project's ``[tool.mindrian.serve]``). Each
 user then works in a folder of their own under the served workspace, and an
 operator's call that no rule of its skill allows pauses the run for the
 client's confirmation (:mod:`mindrian.agents.served`), and so does a role
@@ -253,7 +254,10 @@ def host_tool_warnings(config: ServeConfig) -> list[str]:
         if not granted:
             return []
         names = ", ".join(p.agent_id for p in granted)
-        return [f"note: host tools are off (--host-tools turns them on); granted by: {names}"]
+        return [
+            "note: host tools are off (--host-tools, or host-tools = true in "
+            f"[tool.mindrian.serve], turns them on); granted by: {names}"
+        ]
     warnings = []
     for package in granted:
         risky = arbitrary_code_rules(agent_class(package).host_grant.allow)

@@ -280,7 +280,10 @@ class ServedAgent(BaseExternalAgent):
         held = _held_runs(session).get(run_id)
         if held is not None and run.status == RunStatus.paused:
             return await self._confirmed(agent, session, run, held, answers or {}, user_id)
-        progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
+        try:
+            progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
+        except AgentRunError as damaged:
+            raise RunNotContinuableError(str(damaged)) from None
         if isinstance(agent, GuidedAgent) and progress is not None and key is not None:
             taken = _taken(session, key)
             if taken is not None:
@@ -526,10 +529,21 @@ def _exchanges(history: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, s
 
 
 def _saved_progress(session: AgentSession | None, agent: MindrianAgent) -> GuidedProgress | None:
-    data = (session.session_data or {}).get(GUIDED_STATE_KEY) if session is not None else None
+    if session is None:
+        return None
+    data = (session.session_data or {}).get(GUIDED_STATE_KEY)
     if not isinstance(data, dict):
         return None
-    progress = GuidedProgress.from_data(data)
+    try:
+        progress = GuidedProgress.from_data(data)
+    except (KeyError, TypeError, ValueError) as error:
+        # As a damaged state file (mindrian.agents._state.load_state): named, not a KeyError.
+        raise AgentRunError(
+            f"session {session.session_id!r}: damaged guided progress in its session_data "
+            f"[{GUIDED_STATE_KEY!r}] ({type(error).__name__}: {error}); delete the session to "
+            "start over",
+            retryable=False,
+        ) from None
     if progress.agent_id != agent.agent_id:
         raise AgentRunError(
             f"session {progress.session_id!r} belongs to agent {progress.agent_id!r}, "

@@ -17,6 +17,7 @@ from build_factories import FakePhase, make_pipeline, make_project, skill_text
 from builder.orchestration import batch, runner
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.orchestration.runner import Phases
+from builder.phases import PHASE_NAMES
 from builder.pipeline import package_tests, worker
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
@@ -73,7 +74,7 @@ def test_an_unreadable_skill_fails_alone_at_its_path(tmp_path: Path) -> None:
     assert gone.problem.location is not None
     assert gone.problem.location.path == "skills/gone/SKILL.md"
     assert (gone.agent_id, gone.phases) == (None, ())
-    assert alpha.problem is None and len(alpha.phases) == 7
+    assert alpha.problem is None and len(alpha.phases) == len(PHASE_NAMES)
 
 
 #: The runner's entries a batch may call for a skill, each taking the skill's source first (those
@@ -173,6 +174,6 @@ def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
     assert pool["made"] == int(pooled)
     assert entries == {(name, "start"): 1 for name in names}
     assert pipeline["skill_analysis"].calls == count
-    assert [[p.status for p in r.phases] for r in reports] == [["ok"] * 7] * count
+    assert [[p.status for p in r.phases] for r in reports] == [["ok"] * len(PHASE_NAMES)] * count
     staged = pipeline["code_generation"]
     assert getattr(staged, "staged", count) == count and staged.calls == count
