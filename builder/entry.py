@@ -157,6 +157,10 @@ def quick_select(
     if parsed is None:
         return None
     sentence, registry, limit, json_out = parsed
+    from mindrian.routing.semantic import configured_encoder
+
+    if configured_encoder(environ) is not None:
+        return None  # the quick index holds no vectors: the registry ranks with the encoder
     root: Path | None = None
     if registry is None:
         if environ.get("NEO4J_URI"):
