@@ -3,10 +3,12 @@
 Skills are built in the order given (``discover`` sorts them). Phases 1–6 of
 different skills may run at the same time in a process pool (each writes only
 its own checkpoints and its own package folder); phase 7 runs in this process,
-one skill after another in that same order, because the registry has one
-writer. A failing skill never stops the others, not even when its build raises
-an internal error (a bug): that becomes the skill's own failure, code I001 and
-exit status 3, and the remaining skills are built and reported. Reports come back in input
+because the registry has one writer: each skill's in a thread of its own, one at
+a time, so the skills waiting for the registry at once are registered together
+in that same order (:mod:`.serial_stage`, :mod:`builder.pipeline.turns`). A
+failing skill never stops the others, not even when its build raises an internal
+error (a bug): that becomes the skill's own failure, code I001 and exit status 3,
+and the remaining skills are built and reported. Reports come back in input
 order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
@@ -50,6 +52,7 @@ from concurrent.futures import (
     ProcessPoolExecutor,
     ThreadPoolExecutor,
 )
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +68,7 @@ from builder.orchestration.runner import (
     phase_range,
 )
 from builder.orchestration.schedule import Schedule
+from builder.orchestration.serial_stage import SerialStage
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
 from builder.orchestration.warm import default_providers, warm_children
 from builder.phases import PHASE_NAMES
@@ -88,6 +92,7 @@ from builder.pipeline.results import (
 )
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
+from builder.pipeline.turns import Turns
 from builder.skill.source import load_source
 
 if TYPE_CHECKING:
@@ -391,12 +396,14 @@ def build_many(
     pool = _pool(options.jobs, building, testing and not shared) if parallel else None
     registering = building if schedule.reaches_serial(stop) else 0
     plan = _Plan(config, options, start, stop, schedule, primed)
+    # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
+    turns = Turns(_SERIAL_GROUP) if registering > 1 else None
     with (
         _closing(pool),
         warm_children(
             _loader(chosen.load, registration),
             config,
-            given,
+            replace(given, turns=turns),
             schedule,
             tests_here=testing and not shared and pool is None and building > 0,
             registering=registering,
@@ -411,13 +418,26 @@ def build_many(
         if shared:
             early = _test_together(targets, buildable, early, pool, plan, chosen.load, given)
         finisher = _Finisher(buildable, plan, hear, children.loader)
-        reports = []
-        for target, entry in zip(targets, early, strict=True):
-            children.plan(early)
-            report = finisher.finish(target, entry)
-            if stamping:
-                _record(target, report, hits.get(target.display), buildable, seen, config, options)
-            reports.append(report)
+        reports: list[BuildReport] = []
+
+        def told(done: Iterator[tuple[Target, BuildReport, _Heard]]) -> None:
+            for target, report, heard in done:
+                heard.tell(hear)
+                if stamping:
+                    hit = hits.get(target.display)
+                    _record(target, report, hit, buildable, seen, config, options)
+                reports.append(report)
+
+        with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
+            plan_probes = functools.partial(children.plan, early)
+            for target, entry in zip(targets, early, strict=True):
+                if isinstance(entry, Future):
+                    wait_for((entry,))  # here: the serial phases' threads take turns meanwhile
+                stage.aside(plan_probes)
+                stage.submit(functools.partial(finisher.heard, target, entry))
+                told(stage.finished())
+            stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
+            told(stage.finished(wait=True))
         return tuple(reports)
 
 
@@ -647,6 +667,13 @@ class _Finisher:
         self.hear.finished(report)
         return report
 
+    def heard(
+        self, target: Target, early: BuildReport | Future[BuildReport] | None
+    ) -> tuple[Target, BuildReport, _Heard]:
+        """:meth:`finish`, with what it tells kept for later (see :class:`_Heard`)."""
+        heard = _Heard()
+        return target, replace(self, hear=heard).finish(target, early), heard
+
     def _complete(
         self, target: Target, early: BuildReport | Future[BuildReport] | None
     ) -> BuildReport:
@@ -678,6 +705,28 @@ class _Finisher:
         primed = plan.primed.get(target.display)
         hear = self.hear.phase
         return _early(source, plan.config, plan.options, until, hear, self.loader, None, primed)
+
+
+class _Heard(Listener):
+    """What one skill's build told, kept to be told again in input order (its serial phases run
+    in a thread of :class:`SerialStage`)."""
+
+    def __init__(self) -> None:
+        self._calls: list[Callable[[Listener], None]] = []
+
+    def started(self, target: Target) -> None:
+        self._calls.append(lambda hear: hear.started(target))
+
+    def phase(self, report: PhaseReport) -> None:
+        self._calls.append(lambda hear: hear.phase(report))
+
+    def finished(self, report: BuildReport) -> None:
+        self._calls.append(lambda hear: hear.finished(report))
+
+    def tell(self, hear: Listener) -> None:
+        """Tell ``hear`` everything heard, in the order heard."""
+        for call in self._calls:
+            call(hear)
 
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
@@ -760,6 +809,10 @@ _Job = tuple[
     Hold | None,
     runner.Primed | None,
 ]
+
+#: Skills registered together at most, and so threads running a batch's serial phases: a
+#: group pays for one registry open, journal and registry.yaml write (each tens of ms).
+_SERIAL_GROUP = 32
 
 #: Skills per shared session of a streamed batch, at least and about at most. A session costs
 #: about 2.6 s of CPU to start (pytest, the runtime's imports) and 0.06 s per package (2-core
