@@ -133,8 +133,10 @@ check: setup
 	$(BIN)/mindrian check
 
 # Rewrite the documentation generated from code: docs/skill-format.md's field table and
-# shorthands, docs/skill.schema.json, and README's workflow code table (from the code registry).
+# shorthands, docs/skill.schema.json, README's workflow code table (from the code registry) and
+# the kept `mindrian --help` (builder/cli/help.txt).
 # Tests fail while the committed files differ from what these would write.
 docs: setup
 	$(BIN)/python -m builder.schemas.reference
 	$(BIN)/python -m builder.pipeline.codes_doc
+	$(BIN)/python -m builder.cli.help_text

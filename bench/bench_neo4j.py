@@ -5,8 +5,9 @@ Runs on the throw-away server ``ci/neo4j-server start DIR`` started, named by
 without one, a single row says the Neo4j rows were skipped. Measured, with the server held
 alone (:func:`mindrian.testing.neo4j_server.exclusive`): registering 1,000 frameworks; the
 ``select`` p50 and p99 of trigger contexts and of sentences at 10,000 frameworks (the same
-synthetic frameworks and contexts as the embedded rows); and a cold ``build --all`` of 100
-skills synthesized from the shared corpus, registering into Neo4j.
+synthetic frameworks and contexts as the embedded rows); what every read's bracket costs
+there, the revision node against the count of every framework it replaced; and a cold
+``build --all`` of 100 skills synthesized from the shared corpus, registering into Neo4j.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from bench.bench_registry import SELECTIONS, synthetic_frameworks
 from bench.common import CORPUS, Row, mindrian_command
 from bench.synth import synthesize
 from mindrian.graph import DEFAULT_BATCH_SIZE, Neo4jRegistry, Registry
+from mindrian.graph import queries as q
+from mindrian.graph.neo4j_registry import READ_REVISION
 from mindrian.testing.neo4j_server import (
     TEST_SERVER_ENV,
     Neo4jServer,
@@ -81,6 +84,21 @@ def _sentence_samples(registry: Registry) -> list[float]:
     ]
 
 
+def _statement_samples(server: Neo4jServer, text: str) -> list[float]:
+    """Milliseconds of ``text`` alone in a read transaction, on a driver of its own."""
+    import neo4j
+
+    def read(tx: neo4j.ManagedTransaction) -> object:
+        return tx.run(text).data()
+
+    with (
+        neo4j.GraphDatabase.driver(server.uri, auth=(server.user, server.password)) as driver,
+        driver.session(default_access_mode=neo4j.READ_ACCESS) as session,
+    ):
+        session.execute_read(read)
+        return [_timed_ms(lambda: session.execute_read(read)) for _ in range(SELECTIONS)]
+
+
 def _registry(server: Neo4jServer) -> Neo4jRegistry:
     return Neo4jRegistry(server.uri, server.user, server.password)
 
@@ -95,6 +113,8 @@ def _registry_rows(server: Neo4jServer) -> list[Row]:
         registry.register_many(records[REGISTERED:])
         triggers = _trigger_samples(registry)
         sentences = _sentence_samples(registry)
+    revision_node = _statement_samples(server, READ_REVISION.text)
+    revision_scan = _statement_samples(server, q.ROUTING_REVISION.text)
     context = f"Neo4j, {FRAMEWORKS} frameworks, {2 * FRAMEWORKS} CHAINS_TO"
     return [
         Row(
@@ -111,6 +131,20 @@ def _registry_rows(server: Neo4jServer) -> list[Row]:
             "ms",
             None,
             f"{SELECTIONS} contexts; every read checks the registry's revision twice",
+        ),
+        Row(
+            "neo4j: read the registry's revision p50",
+            statistics.median(revision_node),
+            "ms",
+            None,
+            "its one RegistryRevision node, as each read does before and after itself",
+        ),
+        Row(
+            "neo4j: count the frameworks' revision p50",
+            statistics.median(revision_scan),
+            "ms",
+            None,
+            f"what that node replaced: a scan of all {FRAMEWORKS} (now for databases without it)",
         ),
         Row("neo4j: select a sentence p50", statistics.median(sentences), "ms", None, context),
         Row(

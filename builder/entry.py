@@ -1,6 +1,12 @@
-"""The ``mindrian`` script's entry point: a one-shot ``select "a sentence"`` answered from the
-quick index, everything else by the command line application (:mod:`builder.cli.app`).
-Outside :mod:`builder.cli`, whose package imports the application.
+"""The ``mindrian`` script's entry point: ``mindrian --help`` printed from its kept text,
+``validate`` of named skills and a one-shot ``select "a sentence"`` answered from the quick
+index, everything else by the command line application (:mod:`builder.cli.app`), which
+Typer and every command module make several times the interpreter's own start.
+
+``mindrian --help`` (or ``-h``) alone prints ``builder/cli/help.txt``, Typer's own rendering
+kept by :mod:`builder.cli.help_text`, when stdout takes UTF-8 and the terminal has at least
+:data:`HELP_COLUMNS` columns (Click lays help out for at most 80, so every such terminal gets
+that text); otherwise the application renders it.
 
 A hook or a CI step that routes one sentence starts a process for it, and the full command
 line (Typer, the registry, the database engine) costs several times the interpreter's own
@@ -10,24 +16,51 @@ the project's ``.mindrian/registry.lbug`` when no Neo4j URI is set) has a quick 
 current state (:mod:`mindrian.routing.quick`), this module ranks from it and prints what the
 command would, byte for byte; in every other case, and whenever the quick index cannot
 answer, it hands the arguments to the application unchanged.
+
+``mindrian validate PATH... [--quiet|-q] [--format human|github]`` runs the command's own
+function (:func:`builder.orchestration.validation.validation_outputs`) and prints its lines
+as Typer would. Anything unusual goes to the application, which reports it: another option,
+a path the command refuses (an exception), a Python warning (the application prints some as
+located lines), an escape character in a line (Click strips those), stdout or stderr not
+taking UTF-8. Validation writes nothing, so running it again there is harmless.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["main", "quick_select"]
+__all__ = ["HELP_COLUMNS", "HELP_FILE", "kept_help", "main", "quick_select", "quick_validate"]
 
+#: The kept top-level help, beside this module.
+HELP_FILE = Path(__file__).with_name("cli") / "help.txt"
+#: The narrowest terminal that gets the kept help: Click's widest layout.
+HELP_COLUMNS = 80
+_HELP_ARGS = (["--help"], ["-h"])
 _OPTIONS = ("--registry", "--limit")
+_QUIET = ("--quiet", "-q")
+_FORMATS = ("human", "github")
 _YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mindrian`` script; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    text = kept_help(args)
+    if text is not None:
+        sys.stdout.write(text)
+        return 0
+    validated = quick_validate(args, Path.cwd())
+    if validated is not None:
+        lines, status = validated
+        for line, to_err in lines:
+            stream = sys.stderr if to_err else sys.stdout
+            stream.write(line + "\n")
+            stream.flush()  # as Click echoes: stdout and stderr lines keep their order
+        return status
     printed = quick_select(args, Path.cwd(), os.environ)
     if printed is not None:
         out, error = printed
@@ -37,6 +70,82 @@ def main(argv: Sequence[str] | None = None) -> int:
     from builder.cli.app import main as application
 
     return application(args)
+
+
+def kept_help(args: Sequence[str]) -> str | None:
+    """The kept top-level help when ``args`` ask for it and Typer would print exactly it; None
+    when the application must render it."""
+    if list(args) not in _HELP_ARGS or not _utf8(sys.stdout):
+        return None
+    import shutil
+
+    if shutil.get_terminal_size().columns < HELP_COLUMNS:
+        return None
+    try:
+        return HELP_FILE.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def quick_validate(args: Sequence[str], cwd: Path) -> tuple[list[tuple[str, bool]], int] | None:
+    """What ``mindrian validate`` prints for ``args`` (each line, and whether on stderr) and its
+    exit status, when it runs without the application; None when the application must run."""
+    parsed = _validate_args(args)
+    if parsed is None or not _utf8(sys.stdout) or not _utf8(sys.stderr):
+        return None
+    paths, quiet, github = parsed
+    from builder.cli.extra import require_build_extra
+    from mindrian.project import find_project_root
+
+    root = find_project_root(cwd) or cwd
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            require_build_extra("validate")
+            from builder.orchestration.project import load_config
+            from builder.orchestration.validation import validation_outputs
+
+            config = load_config(root).with_switches()
+            outputs = list(validation_outputs(paths, root, config, quiet=quiet, github=github))
+    except Exception:  # the application runs it again and reports the failure its own way
+        return None
+    lines = [(line.text, line.err) for output in outputs for line in output.lines]
+    if caught or any("\x1b" in text for text, _ in lines):
+        return None
+    return lines, max((output.exit_code for output in outputs), default=0)
+
+
+def _validate_args(args: Sequence[str]) -> tuple[list[Path], bool, bool] | None:
+    """(paths, --quiet, --format github) of ``validate PATH... [options]``; None for any other
+    command line."""
+    if not args or args[0] != "validate":
+        return None
+    paths: list[Path] = []
+    quiet = False
+    formats: list[str] = []
+    rest = list(args[1:])
+    while rest:
+        arg = rest.pop(0)
+        name, equals, value = arg.partition("=")
+        if arg in _QUIET:
+            quiet = True
+        elif name == "--format":
+            if not equals:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            formats.append(value)
+        elif arg.startswith("-") or not arg:
+            return None
+        else:
+            paths.append(Path(arg))
+    if not paths or len(formats) > 1 or not set(formats) <= set(_FORMATS):
+        return None
+    return paths, quiet, formats == ["github"]
+
+
+def _utf8(stream: object) -> bool:
+    return str(getattr(stream, "encoding", "")).lower() == "utf-8"
 
 
 def quick_select(

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from mindrian.agent_types import record_of
 from mindrian.agents import (
     STATE_DIR_ENV,
     GuidedAgent,
@@ -155,7 +156,7 @@ def _made(
     def make(cls: type[MindrianAgent]) -> object:
         chosen = model.run_model_for(cls.agent_id, cls.model)
         options: dict[str, object] = {"model": chosen} if chosen is not None else {}
-        if cls.agent_type in ("role", "guided", "pipeline"):
+        if record_of(cls.agent_type).keeps_state:
             options["state_dir"] = os.environ.get(STATE_DIR_ENV) or project.state_dir
         agent = cls(**options)  # type: ignore[arg-type]
         if host is not None:

@@ -16,6 +16,7 @@ import typer
 
 from builder.pipeline.annotations import Annotation, github_line, warning_annotation
 from builder.pipeline.errors import SourceLocation, UsageError
+from builder.pipeline.paths import display
 from builder.pipeline.terminal import terminal_line
 from mindrian.project import find_project_root
 
@@ -104,14 +105,6 @@ def project_config(root: Path, **switches: object) -> BuildConfig:
     from builder.orchestration.project import load_config
 
     return load_config(root).with_switches(**switches)
-
-
-def display(path: Path, root: Path) -> str:
-    """How a path appears in messages and generated headers: relative to the root when inside it."""
-    try:
-        return path.absolute().relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def err(line: str) -> None:

@@ -11,7 +11,6 @@ import typer
 
 from builder.cli.common import (
     annotate,
-    annotate_warning,
     display,
     err,
     out,
@@ -21,11 +20,14 @@ from builder.cli.common import (
 from builder.cli.common import report_format as checked_format
 from builder.cli.extra import require_build_extra
 from builder.cli.options import FormatOpt, PathsArg, QuietOpt
-from builder.cli.targets import refuse_outside_link, skill_file
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.results import Problem, problem_of
+from mindrian.agent_types import AGENT_TYPE_NAMES
 
 __all__ = ["register_skill_commands"]
+
+#: The types ``new --type`` takes, as its help lists them ("operator, role … or guided").
+_TYPE_LIST = f"{', '.join(AGENT_TYPE_NAMES[:-1])} or {AGENT_TYPE_NAMES[-1]}"
 
 _EXAMPLES_VALIDATE = (
     "Examples:\n\n\b\n  mindrian validate skills/pws/SKILL.md\n  mindrian validate "
@@ -62,8 +64,7 @@ def validate(
     Skills specification is stricter than mindrian (name and folder, name form,
     description length); warnings keep exit status 0.
     """
-    from builder.orchestration.runner import validate as validate_one
-    from builder.pipeline.report import validation_line, warning_line
+    from builder.orchestration.validation import validation_outputs
 
     github = checked_format(ctx, report_format, ("human", "github")) == "github"
     require_build_extra("validate")
@@ -72,21 +73,10 @@ def validate(
     root = project_root(Path.cwd())
     config = project_config(root)
     status = 0
-    for path in paths:
-        refuse_outside_link(path, root)
-        target = skill_file(path)
-        report = validate_one(target, config, display=display(target, root))
-        for problem in report.problems:
-            err(problem.render())
-            if github:
-                annotate(problem, report.path)
-        if not report.problems and not quiet:
-            for warning in report.warnings:
-                err(warning_line(warning, report.path))
-                if github:
-                    annotate_warning(warning_line(warning, report.path))
-            out(validation_line(report))
-        status = max(status, report.exit_code)
+    for output in validation_outputs(paths, root, config, quiet=quiet, github=github):
+        for line in output.lines:
+            typer.echo(line.text, err=line.err)
+        status = max(status, output.exit_code)
     return status
 
 
@@ -156,7 +146,7 @@ def new(
         typer.Option(
             "--type",
             metavar="TYPE",
-            help="operator, role, collaborative, pipeline or guided (any case).",
+            help=f"{_TYPE_LIST} (any case).",
         ),
     ] = "operator",
     description: Annotated[

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builder.cli.common import display
-from builder.pipeline.errors import SkillError, SourceLocation, UsageError
+from builder.pipeline.errors import UsageError
+from builder.pipeline.paths import refuse_outside_link
 from mindrian.project import find_project_root
 
 if TYPE_CHECKING:
@@ -21,7 +20,6 @@ __all__ = [
     "progress_bar",
     "project_of",
     "project_skills",
-    "refuse_outside_link",
     "skill_file",
     "targets",
 ]
@@ -100,26 +98,6 @@ def skill_file(path: Path) -> Path:
     from builder.skill.chain_layout import skill_file as found
 
     return found(path)
-
-
-def refuse_outside_link(path: Path, root: Path) -> None:
-    """Refuse (S114) a path inside the project that a link leads to a folder outside it: build
-    --all leaves such a skill out, so naming it must not build it either."""
-    # Lexically normalised: ``../elsewhere/SKILL.md`` named from the project is outside it, not
-    # a path inside it that a link leads out of (a skill anywhere may be built by its path).
-    where = Path(os.path.normpath(path if path.is_absolute() else Path.cwd() / path))
-    inside = root.absolute()
-    if not where.is_relative_to(inside) or where.resolve().is_relative_to(inside.resolve()):
-        return
-    link = next(
-        (p for p in (where, *where.parents) if p.is_relative_to(inside) and p.is_symlink()), where
-    )
-    raise SkillError(
-        f"{display(link, inside)} links to {link.resolve().as_posix()}, outside the project: "
-        "build --all leaves it out, so it is not built here either",
-        location=SourceLocation(display(link, inside)),
-        code="S114",
-    )
 
 
 def _expanded(path: Path, root: Path) -> list[Path]:

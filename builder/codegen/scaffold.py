@@ -8,6 +8,7 @@ from pathlib import Path
 from builder.codegen.render import TEMPLATES_ROOT
 from builder.pipeline.errors import ScaffoldError, UsageError
 from builder.skill.model import AGENT_TYPES
+from mindrian.agent_types import record_of
 
 __all__ = ["NAME_PATTERN", "SKILL_TEMPLATE", "new_skill"]
 
@@ -41,7 +42,7 @@ def new_skill(name: str, type: str, dest: Path | str, description: str | None = 
     folder = Path(dest) / name
     if folder.exists():
         raise ScaffoldError(f"{folder.as_posix()} already exists; choose another name or remove it")
-    data = {"name": name, "type": type}
+    data = {"name": name, "type": type, "shape": record_of(type).scaffold}
     if description is not None:
         data["description"] = description
     copier.run_copy(

@@ -27,11 +27,8 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from builder.pipeline.errors import SourceLocation, ToolAssemblyError
 
@@ -204,6 +201,8 @@ BUILTIN_CATALOG: Mapping[str, CatalogEntry] = {
 
 @functools.cache
 def _entry_schema() -> Mapping[str, Any]:
+    from importlib import resources  # only a tool assembly reads the schema
+
     text = (
         resources.files("builder")
         .joinpath("schemas/mcp_server.schema.json")
@@ -263,6 +262,8 @@ def read_mcp_yaml(root: Path) -> dict[str, Any]:
     path = root / MCP_YAML
     if not path.is_file():
         return {}
+    import yaml  # only a project with an mcp.yaml pays for the YAML parser
+
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     servers = data.get("servers", data) if isinstance(data, dict) else None
     if not isinstance(servers, dict):

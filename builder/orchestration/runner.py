@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from builder import __version__
+from builder.orchestration.validation import located
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
 from builder.phases.keys import DigestKey, load_key
 from builder.phases.outputs import AnyPhase, Inputs, Outputs
@@ -34,7 +35,7 @@ from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_dig
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
-from builder.pipeline.errors import CompilerError, PipelineError, SourceLocation, UsageError
+from builder.pipeline.errors import CompilerError, PipelineError, UsageError
 from builder.pipeline.results import (
     BuildReport,
     PhaseReport,
@@ -73,7 +74,6 @@ __all__ = [
     "scratch_build",
     "stamped_report",
     "survey",
-    "validate",
 ]
 
 #: Called after each phase with its report.
@@ -819,12 +819,6 @@ class _Build:
             self.progress(report)
 
 
-def located(problem: Problem, path: str) -> Problem:
-    """Problems without a place point at the SKILL.md being built, so every error line names a
-    file."""
-    return problem if problem.location else replace(problem, location=SourceLocation(path))
-
-
 def _check_names(phase: AnyPhase, result: PhaseResult[Any]) -> None:
     """A phase must return one verdict per declared check, in order (a bug otherwise)."""
     names = tuple(c.name for c in result.checks)
@@ -834,35 +828,3 @@ def _check_names(phase: AnyPhase, result: PhaseResult[Any]) -> None:
             f"{', '.join(phase.checks)}",
             code="P008",
         )
-
-
-def validate(
-    path: str | Path,
-    config: BuildConfig,
-    *,
-    display: str | None = None,
-    phases: PhaseLoader | None = None,
-) -> ValidationReport:
-    """Run phase 1 only, writing nothing: every failed check or the error raised."""
-    from builder.skill.source import load_source
-
-    shown = display or Path(path).as_posix()
-    try:
-        source = load_source(Path(path), display=shown)
-        phase = (phases or DEFAULT.load)(PHASE_NAMES[0])
-        result: PhaseResult[Any] = phase.run(
-            PhaseInput(source=source, config=config, previous=Outputs())
-        )
-    except CompilerError as error:
-        return ValidationReport(path=shown, problems=(located(problem_of(error), shown),))
-    failures = tuple(
-        located(check_failure(1, phase.name, c), shown) for c in result.checks if not c.passed
-    )
-    if failures:
-        return ValidationReport(path=shown, problems=failures)
-    return ValidationReport(
-        path=shown,
-        agent_id=result.output.id,
-        agent_type=result.output.type,
-        warnings=result.warnings,
-    )

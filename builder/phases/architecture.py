@@ -35,7 +35,7 @@ from builder.pipeline.cache import (
 )
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import ArchitectureError, SourceLocation
-from builder.skill.model import AGENT_TYPES, AgentType, SkillDefinition, StepSpec, SubAgentSpec
+from builder.skill.model import AgentType, SkillDefinition, StepSpec, SubAgentSpec
 from builder.skill.shape import find_gates, gate_steps, persona_line, quote
 from builder.skill.spec import (
     BODY_BLOCK,
@@ -45,10 +45,15 @@ from builder.skill.spec import (
     InstructionSet,
     ModelConfig,
 )
+from mindrian.agent_types import (
+    AGENT_TYPE_NAMES,
+    AgentTypeRecord,
+    GenerationDefaults,
+    record_of,
+)
 from mindrian.model_settings import ModelSettings
 
 __all__ = [
-    "GENERATION_DEFAULTS",
     "PHASE",
     "TYPE_RULES",
     "ArchitecturePhase",
@@ -61,28 +66,6 @@ __all__ = [
     "split_body",
     "supported_providers",
 ]
-
-
-@dataclass(frozen=True)
-class GenerationDefaults:
-    """Per-type generation settings."""
-
-    temperature: float | None
-    """None when extended thinking is on (Anthropic rejects a custom temperature with thinking)."""
-    max_tokens: int
-    """Response cap; must exceed the thinking budget."""
-    thinking_budget: int | None
-    """Extended-thinking tokens, for the types that reason at length."""
-
-
-#: Role agents answer briefly; collaborative and pipeline agents get room to think (seed 000 §2.3).
-GENERATION_DEFAULTS: Mapping[str, GenerationDefaults] = {
-    "operator": GenerationDefaults(0.3, 4096, None),
-    "role": GenerationDefaults(0.7, 1024, None),
-    "collaborative": GenerationDefaults(None, 16000, 8000),
-    "pipeline": GenerationDefaults(None, 12000, 4000),
-    "guided": GenerationDefaults(0.4, 2048, None),
-}
 
 
 @dataclass(frozen=True)
@@ -108,16 +91,17 @@ def _from(parts: Sequence[StepSpec | SubAgentSpec]) -> str:
 def _explicit(d: SkillDefinition) -> TypeDecision | None:
     if d.type is None:
         return None
-    if d.type not in AGENT_TYPES:
+    if d.type not in AGENT_TYPE_NAMES:
         raise ArchitectureError(
-            f"unknown agent type {d.type!r}; expected one of {', '.join(AGENT_TYPES)}",
+            f"unknown agent type {d.type!r}; expected one of {', '.join(AGENT_TYPE_NAMES)}",
             location=_location(d, "type", "metadata.mindrian.type"),
             code="A002",
         )
     where = field_line(d, "type", "metadata.mindrian.type")
     said = f"the skill sets type: {d.type}" + (f" (line {where})" if where else "")
     # A guided skill may write its pauses as prose rather than as phases: its gates are its steps.
-    gates = find_gates(d.body, d.body_line) if d.type == "guided" and not d.steps else ()
+    record = record_of(d.type)
+    gates = find_gates(d.body, d.body_line) if record.steps_wait and not d.steps else ()
     if gates:
         lines = ", ".join(str(g.line) for g in gates)
         steps = gate_steps(d.body, d.body_line, gates)
@@ -127,22 +111,22 @@ def _explicit(d: SkillDefinition) -> TypeDecision | None:
             f"{said}; its steps end where its text stops for the user (line {lines})",
             steps,
         )
-    _require_structure(d)
+    _require_structure(d, record)
     return TypeDecision(d.type, "explicit", said)
 
 
-def _require_structure(d: SkillDefinition) -> None:
+def _require_structure(d: SkillDefinition, record: AgentTypeRecord) -> None:
     """Error A007 when an explicit type lacks its structure (team members, workflow steps)."""
-    if d.type == "collaborative" and len(d.sub_agents) < 2:
+    if record.parts == "perspectives" and len(d.sub_agents) < 2:
         missing = (
             f"at least two sub-agents, found {len(d.sub_agents)}: add metadata.mindrian.sub_agents "
             "or a '## Perspectives' section with one item or subsection per member"
         )
-    elif d.type in ("pipeline", "guided") and not d.steps:
+    elif record.parts == "steps" and not d.steps:
         missing = (
             "at least one step: add metadata.mindrian.phases "
             "or a '## Phases' section with one item or subsection per step"
-            + (", or a line where it waits for the user's answer" if d.type == "guided" else "")
+            + (", or a line where it waits for the user's answer" if record.steps_wait else "")
         )
     else:
         return
@@ -335,10 +319,10 @@ def _model(
         text, source = models[agent_type], "config"
         location = SourceLocation("pyproject.toml")
     _split_model(text, location=location)  # A003 needs no Agno, so not the cache either
-    answer = _model_answer(text, GENERATION_DEFAULTS[agent_type])
+    gen = record_of(agent_type).generation
+    answer = _model_answer(text, gen)
     if "refusal" in answer:
         raise ArchitectureError(answer["refusal"], location=location, code=answer["code"])
-    gen = GENERATION_DEFAULTS[agent_type]
     provider, model_id = answer["provider"], answer["model_id"]
     settings = ModelSettings(**answer["settings"])
     config = ModelConfig(

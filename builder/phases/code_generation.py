@@ -27,8 +27,6 @@ import yaml
 from builder.codegen.prompt_items import prompt_items
 from builder.codegen.render import (
     AGENT_TEMPLATES,
-    OUTPUT_TYPES,
-    WORKFLOW_TYPES,
     json_text,
     registration_from_graph,
     render_package,
@@ -50,6 +48,7 @@ from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
 from builder.skill.source import SKILL_FOLDER, SkillFile, skill_files
 from builder.skill.spec import AgentSpec
+from mindrian.agent_types import record_of
 from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:
@@ -212,7 +211,7 @@ def output_examples(spec: AgentSpec) -> tuple[dict[str, Any], ...]:
     schema rejects is a located error: the model would be told to answer in a
     form that always fails.
     """
-    if spec.type not in OUTPUT_TYPES:
+    if not record_of(spec.type).output_model:
         return ()
     from pydantic import ValidationError
 
@@ -261,7 +260,7 @@ def _first_problem(exc: Any) -> str:
 
 def _workflow_dot(spec: AgentSpec) -> str | None:
     """The thought graph of a pipeline, guided or collaborative agent, as DOT text."""
-    if spec.type not in WORKFLOW_TYPES:
+    if record_of(spec.type).workflow is None:
         return None
     return workflow_dot(spec)
 

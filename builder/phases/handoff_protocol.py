@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
 
-from builder.codegen.render import OUTPUT_TYPES
 from builder.phases import phase_number
 from builder.phases.architecture import field_line
 from builder.phases.outputs import Inputs, Outputs
@@ -29,34 +28,15 @@ from builder.skill.spec import (
     ReturnsConfig,
     RoutingConfig,
 )
+from mindrian.agent_types import record_of
 from mindrian.agents.output import whole_answer
 
 __all__ = [
-    "DEFAULT_RETURN_BEHAVIOR",
     "PHASE",
-    "SUPPORTED_HANDOFFS",
     "HandoffProtocolPhase",
     "RuntimeContract",
     "load_runtime_contract",
 ]
-
-#: Seed 000 §2: operators and teams merge results, roles pass them on, step-wise agents iterate.
-DEFAULT_RETURN_BEHAVIOR = {
-    "operator": "synthesize",
-    "collaborative": "synthesize",
-    "role": "passthrough",
-    "pipeline": "iterate",
-    "guided": "iterate",
-}
-
-#: Handoff types each agent type accepts; only a role can take over the conversation (TRANSFER).
-SUPPORTED_HANDOFFS = {
-    "role": ("delegate", "transfer", "return", "escalate"),
-    "operator": ("delegate", "return", "escalate"),
-    "collaborative": ("delegate", "return", "escalate"),
-    "pipeline": ("delegate", "return", "escalate"),
-    "guided": ("delegate", "return", "escalate"),
-}
 
 _CLARITY_QUESTIONS = ("what", "who", "success")
 _RECEIVES_DEFAULT = (
@@ -161,15 +141,15 @@ def _receives(
     spec: AgentSpec, request: HandoffRequest, contract: RuntimeContract
 ) -> ReceivesConfig:
     fields = request.receives or tuple(f for f in _RECEIVES_DEFAULT if f in contract.context_fields)
-    is_role = spec.type == "role"
+    demands = record_of(spec.type).demands_clarity
     if request.min_clarity is not None:
         min_clarity = request.min_clarity
     else:
         # A role agent (Larry) is what raises clarity, so it cannot demand it up front.
-        min_clarity = 0.0 if is_role else contract.min_clarity
+        min_clarity = contract.min_clarity if demands else 0.0
     return ReceivesConfig(
         fields=tuple(fields),
-        clarity_questions=() if is_role else _CLARITY_QUESTIONS,
+        clarity_questions=_CLARITY_QUESTIONS if demands else (),
         min_clarity=min_clarity,
         previous_analyses="previous_analyses" in fields,
         focus_areas="focus_areas" in fields,
@@ -183,7 +163,7 @@ def _default_returns(spec: AgentSpec) -> tuple[str, ...]:
         extra.append("scores")
     if spec.chains_to:
         extra.append("suggested_next_agents")
-    if spec.type in ("role", "guided"):
+    if record_of(spec.type).converses:
         extra += ["needs_human_input", "human_input_reason"]
     return _RETURNS_BASE + tuple(extra)
 
@@ -194,7 +174,7 @@ def _data_examples(spec: AgentSpec) -> tuple[tuple[JsonExample, ...], tuple[Exam
     Only an agent with an output model and no scores gets data: with scores, an
     example that is not a whole answer is the ``scores`` object (phase 6 checks it).
     """
-    if spec.type not in OUTPUT_TYPES or spec.scores:
+    if not record_of(spec.type).output_model or spec.scores:
         return (), ()
     examples: list[JsonExample] = []
     problems: list[ExampleProblem] = []
@@ -218,7 +198,7 @@ def _returns(
     inferred = infer_schema(examples) if examples else None
     config = ReturnsConfig(
         fields=tuple(fields),
-        output_format="markdown" if spec.type in ("role", "guided") else "structured",
+        output_format="markdown" if record_of(spec.type).converses else "structured",
         scores=tuple(s.name for s in spec.scores),
         suggested_next_agents=tuple(c.target for c in spec.chains_to),
         data_schema=inferred.schema if inferred else {},
@@ -232,7 +212,7 @@ def _routing(
     request: HandoffRequest,
     contract: RuntimeContract,
 ) -> RoutingConfig:
-    behavior = (request.return_behavior or DEFAULT_RETURN_BEHAVIOR[spec.type]).lower()
+    behavior = (request.return_behavior or record_of(spec.type).return_behavior).lower()
     if behavior not in contract.return_behaviors:
         raise HandoffConfigError(
             f"return_behavior {behavior!r} is not one the runtime knows "
@@ -249,7 +229,7 @@ def _routing(
 
 
 def _supports(spec: AgentSpec, contract: RuntimeContract) -> tuple[str, ...]:
-    wanted = SUPPORTED_HANDOFFS[spec.type]
+    wanted = record_of(spec.type).handoffs
     missing = [h for h in wanted if h not in contract.handoff_types]
     if missing:
         raise HandoffConfigError(

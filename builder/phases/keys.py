@@ -195,9 +195,9 @@ def registration_extra(
     config: BuildConfig = inputs.config
     uri = config.neo4j_uri or (os.environ if env is None else env).get("NEO4J_URI") or None
     if uri:
-        from mindrian.graph import redact_uri
+        from mindrian.graph import backend_for, redact_uri
 
-        target = f"neo4j {redact_uri(uri)}"
+        target = f"{backend_for(uri).name} {redact_uri(uri)}"
     else:
         registry = _resolved(registry_path) if registry_path else _folders(config).registry
         target = f"embedded {registry}"

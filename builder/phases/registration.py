@@ -318,6 +318,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
             raise RegistrationError(exc.message, location=exc.location, code="R005") from None
 
     def run(self, inputs: Inputs) -> PhaseResult[Registration]:
+        from mindrian.graph.backends import backend_for
+
         record = inputs.previous.graph().to_framework_record()
         identifier = inputs.previous.package().identifier
         out_dir = _out_dir(inputs)
@@ -333,7 +335,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         output = Registration(
             framework_id=record.id,
             identifier=identifier,
-            backend="neo4j" if self._neo4j_uri(inputs.config) else "embedded",
+            backend=backend_for(self._neo4j_uri(inputs.config)).name,
             name=shown.name,
             type=shown.type,
             triggers=shown.triggers,
@@ -361,7 +363,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         config = requests[0].config
         paths = project_paths(config)
         yaml_path = output_dir(config) / REGISTRY_YAML
-        sealed = self._neo4j_uri(config) is None
+        sealed = self._neo4j_uri(config) is None  # the seal is the embedded file's
         db = self._db_path(config)
         group = _Group(paths)
         leaving: _Leaving | None = None

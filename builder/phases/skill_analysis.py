@@ -1,7 +1,8 @@
 """Phase 1, skill analysis: SKILL.md bytes in, a validated :class:`SkillDefinition` out.
 
-Checks: ``valid_yaml`` (the file is UTF-8 text with a YAML mapping as front
-matter) and ``required_fields`` (the front matter satisfies
+Checks: ``within_limits`` (SKILL.md, its references and its folder are within the size
+limits of :mod:`builder.skill.source`), ``valid_yaml`` (the file is UTF-8 text with a YAML
+mapping as front matter) and ``required_fields`` (the front matter satisfies
 ``builder/schemas/skill.schema.json`` and the rules the schema cannot say).
 Unusable input raises :class:`SkillError`; its message starts with the check's
 name and its code says which rule failed:
@@ -16,13 +17,13 @@ S103    valid_yaml       front matter empty or not a mapping
 S104    valid_yaml       alias budget, alias expansion or recursive alias
 S105    valid_yaml       not UTF-8 (the message gives the byte offset)
 S106    valid_yaml       NUL byte
-S107    valid_yaml       SKILL.md larger than 1 MiB
-S108    valid_yaml       references/ + scripts/ over the file or byte limit
+S107    within_limits    SKILL.md larger than 1 MiB
+S108    within_limits    references/ + scripts/ over the file or byte limit
 S109    valid_yaml       duplicate key
 S110    valid_yaml       unsupported YAML tag
 S111    valid_yaml       nesting too deep
 S112    valid_yaml       a folder file links outside the skill folder
-S113    valid_yaml       a references/*.md file larger than 1 MiB
+S113    within_limits    a references/*.md file larger than 1 MiB
 S201    required_fields  a required field is missing
 S202    required_fields  a value breaks the schema (wrong type, unknown key, range)
 S203    required_fields  a name or id cannot be normalised (path separators, ``..``, nothing left)
@@ -82,15 +83,15 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from importlib import resources
 from itertools import pairwise
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from builder.phases import phase_number
 from builder.phases.outputs import Inputs, Outputs
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.schemas.quick_check import surely_valid
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
 from builder.skill.chain import CHAIN_KEYS, chain_steps, is_chain, stage_list_findings
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
@@ -123,6 +124,7 @@ from builder.skill.model import (
 from builder.skill.portability import portability_warnings
 from builder.skill.shorthands import Shorthand, ShorthandConflict, expanded, find_shorthands
 from builder.skill.source import (
+    LIMITS_CHECK,
     MAX_COPIED_BYTES,
     MAX_COPIED_FILE_BYTES,
     MAX_REFERENCE_BYTES,
@@ -131,6 +133,7 @@ from builder.skill.source import (
 from builder.skill.stages import find_stage_sequence
 from builder.skill.subagent import implied_front_matter, is_subagent_note
 from builder.skill.triggers import infer_triggers
+from mindrian.agent_types import record_of
 
 __all__ = [
     "MINDRIAN_KEYS",
@@ -191,8 +194,10 @@ _JSON_TYPES = {
 @functools.cache
 def skill_schema() -> dict[str, Any]:
     """The front-matter JSON Schema (``builder/schemas/skill.schema.json``)."""
+    # Read beside this package rather than through importlib.resources, whose import costs
+    # more than the quick check it feeds (mindrian validate of one skill).
     text = (
-        resources.files("builder").joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
+        Path(__file__).parents[1].joinpath("schemas/skill.schema.json").read_text(encoding="utf-8")
     )
     schema: dict[str, Any] = json.loads(text)
     return schema
@@ -468,6 +473,10 @@ def _check_numbers(doc: _Doc) -> None:
 
 
 def _validate(doc: _Doc) -> None:
+    # Most front matter is valid: the quick check answers without importing jsonschema, which
+    # is asked only to find and word the errors (or when the quick check cannot tell).
+    if surely_valid(skill_schema(), doc.fm.data):
+        return
     errors = sorted(
         _validator().iter_errors(doc.fm.data),
         key=lambda e: (
@@ -845,7 +854,7 @@ def _steps(
     """The steps, from ``phases``, else a prose stage sequence, else a phases section; with the
     stage list when they come from one."""
     # A guided skill pauses at every step unless a step says otherwise.
-    waits = agent_type == "guided"
+    waits = agent_type is not None and record_of(agent_type).steps_wait
     found = doc.pick(("phases",))
     if found is not None:
         items, key_path = found
@@ -1013,7 +1022,7 @@ def _references(source: SkillSource, doc: _Doc) -> tuple[Reference, ...]:
             continue
         if len(data) > MAX_REFERENCE_BYTES:
             raise SkillError(
-                f"valid_yaml: {name} is {len(data)} bytes; the limit for a reference is "
+                f"{LIMITS_CHECK}: {name} is {len(data)} bytes; the limit for a reference is "
                 f"{MAX_REFERENCE_BYTES} bytes",
                 location=SourceLocation((folder / name).as_posix()),
                 code="S113",
@@ -1200,8 +1209,8 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     unusable."""
     if len(source.data) > MAX_SKILL_BYTES:
         raise SkillError(
-            f"valid_yaml: SKILL.md is {len(source.data)} bytes; the limit is {MAX_SKILL_BYTES} "
-            "bytes",
+            f"{LIMITS_CHECK}: SKILL.md is {len(source.data)} bytes; the limit is "
+            f"{MAX_SKILL_BYTES} bytes",
             location=SourceLocation(source.path),
             code="S107",
         )
@@ -1222,6 +1231,13 @@ def analyse(source: SkillSource) -> PhaseResult[SkillDefinition]:
     definition = _definition(source, doc)
     _left_out(source, doc)
     checks = (
+        CheckResult(
+            LIMITS_CHECK,
+            True,
+            f"SKILL.md {len(source.data)} bytes, {len(source.files)} folder files "
+            f"({sum(len(data) for _, data in source.files)} bytes), references at most "
+            f"{MAX_REFERENCE_BYTES} bytes each",
+        ),
         CheckResult(
             "valid_yaml",
             True,
@@ -1245,7 +1261,7 @@ class SkillAnalysisPhase(PhaseHooks[Outputs, SkillDefinition]):
 
     name = "skill_analysis"
     number = phase_number(name)
-    checks = ("valid_yaml", "required_fields")
+    checks = (LIMITS_CHECK, "valid_yaml", "required_fields")
     output_type = SkillDefinition
 
     def run(self, inputs: Inputs) -> PhaseResult[SkillDefinition]:

@@ -7,16 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mindrian.agent_types import AGENT_TYPES
+
 __all__ = ["DEFAULT_MODELS", "BuildConfig"]
 
 #: Per-type default models, used when neither the skill nor pyproject.toml names one.
-DEFAULT_MODELS: Mapping[str, str] = {
-    "operator": "anthropic:claude-sonnet-4-5",
-    "role": "anthropic:claude-sonnet-4-5",
-    "collaborative": "anthropic:claude-opus-4-1",
-    "pipeline": "anthropic:claude-opus-4-1",
-    "guided": "anthropic:claude-sonnet-4-5",
-}
+DEFAULT_MODELS: Mapping[str, str] = {record.name: record.model for record in AGENT_TYPES}
 
 
 @dataclass(frozen=True)

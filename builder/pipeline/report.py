@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import SourceLocation
@@ -24,7 +24,9 @@ from builder.pipeline.results import (
     ValidationReport,
 )
 from builder.pipeline.terminal import terminal_safe
-from mindrian.frames import Frame
+
+if TYPE_CHECKING:
+    from mindrian.frames import Frame
 
 __all__ = [
     "FRAME_NAMESPACE",
@@ -140,9 +142,16 @@ def error_json(problem: Problem) -> str:
     )
 
 
+def _frame(kind: str, payload: dict[str, Any]) -> Frame:
+    # mindrian.frames (logging, datetime) only when a frame is printed: validate prints none.
+    from mindrian.frames import Frame
+
+    return Frame(FRAME_NAMESPACE, kind, payload)
+
+
 def ready_frame(stage: str, skill: str) -> Frame:
     """READY: ``stage`` (``build``, ``register``, ``regenerate``) of one SKILL.md begins."""
-    return Frame(FRAME_NAMESPACE, "READY", {"stage": stage, "skill": skill})
+    return _frame("READY", {"stage": stage, "skill": skill})
 
 
 def phase_frame(skill: str, report: PhaseReport) -> Frame:
@@ -156,7 +165,7 @@ def phase_frame(skill: str, report: PhaseReport) -> Frame:
     failed = [c.name for c in report.checks if not c.passed]
     if failed:
         payload["failed"] = failed
-    return Frame(FRAME_NAMESPACE, "PHASE", payload)
+    return _frame("PHASE", payload)
 
 
 def error_frame(problem: Problem, skill: str | None = None) -> Frame:
@@ -166,7 +175,7 @@ def error_frame(problem: Problem, skill: str | None = None) -> Frame:
         payload["location"] = _location_json(problem.location)
     if skill is not None:
         payload["skill"] = skill
-    return Frame(FRAME_NAMESPACE, "ERROR", payload)
+    return _frame("ERROR", payload)
 
 
 def done_frame(
@@ -178,7 +187,7 @@ def done_frame(
         payload["skill"] = skill
     if agent_id is not None:
         payload["agent_id"] = agent_id
-    return Frame(FRAME_NAMESPACE, "DONE", payload)
+    return _frame("DONE", payload)
 
 
 def warning_line(warning: str, path: str) -> str:

@@ -58,6 +58,7 @@ from builder.pipeline.children import (
     run_captured,
     runtime_root,
 )
+from mindrian.agent_types import AGENT_TYPES
 
 __all__ = [
     "REPLY_PREFIX",
@@ -77,11 +78,7 @@ WARM_MODULES = (
     "pytest",
     "mindrian.testing",
     "mindrian.testing.contract",
-    "mindrian.agents.operator",
-    "mindrian.agents.role",
-    "mindrian.agents.collaborative",
-    "mindrian.agents.pipeline",
-    "mindrian.agents.guided",
+    *(record.module for record in AGENT_TYPES),
     "mindrian.handoff",
 )
 #: Seconds the server may take to import :data:`WARM_MODULES` before requests go to fresh

@@ -74,9 +74,9 @@ def _agent_class(package: ModuleType) -> type[MindrianAgent]:
     return agents[0]
 
 
-def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A structured answer valid for the operator's schema: every declared score at mid-range,
-    and the least ``data`` of the skill's output example when it shows one."""
+def _structured_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A structured answer valid for the agent's output schema (when it has one): every declared
+    score at mid-range, and the least ``data`` of the skill's output example when it shows one."""
     from mindrian.agents.output import data_sample
 
     scores = {
@@ -97,42 +97,11 @@ def _operator_answer(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _scripted(cls: type[MindrianAgent], spec: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
-    """An instance of the agent class whose every model is scripted for one handoff."""
-    from mindrian.agents import (
-        CollaborativeAgent,
-        GuidedAgent,
-        OperatorAgent,
-        PipelineAgent,
-        RoleAgent,
-    )
-    from mindrian.testing import ScriptedModel, Step
+    """An instance of the agent class whose every model is scripted for one handoff, as its
+    type's contract scripts it."""
+    from mindrian.testing.contract import contract_for
 
-    if issubclass(cls, OperatorAgent):
-        return cls(model=ScriptedModel(Step.structured(_operator_answer(spec))))
-    if issubclass(cls, RoleAgent):
-        return cls(
-            model=ScriptedModel("Probe reply: what is the problem, and for whom?"),
-            state_dir=state_dir,
-        )
-    if issubclass(cls, CollaborativeAgent):
-        rounds = int(cls.debate_rounds)
-        members = {
-            name: ScriptedModel(*[f"{name}: probe position"] * rounds)
-            for name, _ in cls.perspectives
-            if name != cls.synthesizer
-        }
-        synthesis = (
-            Step.structured(_operator_answer(spec)) if cls.output_schema else "Probe synthesis"
-        )
-        leader = [Step.tool_call("delegate_task_to_members", task=PROBE_TASK), synthesis] * rounds
-        return cls(model=ScriptedModel(*leader), part_models=members)
-    if issubclass(cls, PipelineAgent):
-        parts = {name: ScriptedModel(f"probe output of {name}") for name, _ in cls.phases}
-        return cls(model=ScriptedModel(), part_models=parts)
-    if issubclass(cls, GuidedAgent):
-        parts = {name: ScriptedModel(f"probe question of {name}") for name, _ in cls.steps}
-        return cls(model=ScriptedModel(), part_models=parts, state_dir=state_dir)
-    raise LookupError(f"unknown agent type {cls.agent_type!r}")
+    return contract_for(cls).probe_agent(PROBE_TASK, _structured_answer(spec), state_dir)
 
 
 def _handoff(agent_id: str, agent: Any) -> Any:

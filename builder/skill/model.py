@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-import typing
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
-from typing import Any, Literal, TypeGuard
+from typing import Any
+
+from mindrian.agent_types import AGENT_TYPE_NAMES, AgentType, is_agent_type
 
 __all__ = [
     "AGENT_TYPES",
@@ -45,15 +46,9 @@ __all__ = [
     "skill_id",
 ]
 
-#: An agent type (seed 000 §2): how the generated agent is built on Agno.
-AgentType = Literal["operator", "role", "collaborative", "pipeline", "guided"]
-#: The five agent types, in the order error messages list them.
-AGENT_TYPES: tuple[AgentType, ...] = typing.get_args(AgentType)
-
-
-def is_agent_type(value: object) -> TypeGuard[AgentType]:
-    """Whether ``value`` names one of the five agent types (exactly, lower case)."""
-    return value in AGENT_TYPES
+#: The agent types' names, in the order error messages list them (their records:
+#: :mod:`mindrian.agent_types`).
+AGENT_TYPES: tuple[AgentType, ...] = AGENT_TYPE_NAMES
 
 
 #: Canonical keys of the body sections phase 1 recognises by heading.

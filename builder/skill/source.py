@@ -13,10 +13,11 @@ hostile folder from exhausting memory; hidden files and ``__pycache__`` are
 not part of a skill (editors and interpreters drop them there), so they are
 skipped and never change the digest.
 
-Error codes: S100 cannot read, S107 SKILL.md over :data:`MAX_SKILL_BYTES`,
-S108 folder over :data:`MAX_FOLDER_FILES` files or :data:`MAX_FOLDER_BYTES`
-bytes, S112 a link that leads out of the skill folder (S113, a reference over
-:data:`MAX_REFERENCE_BYTES`, is phase 1's, which knows which files are references). A file
+Error codes: S100 cannot read, S112 a link that leads out of the skill folder (both of check
+``valid_yaml``); S107 SKILL.md over :data:`MAX_SKILL_BYTES`, S108 folder over
+:data:`MAX_FOLDER_FILES` files or :data:`MAX_FOLDER_BYTES` bytes (both of check
+:data:`LIMITS_CHECK`; S113, a reference over :data:`MAX_REFERENCE_BYTES`, is phase 1's, which
+knows which files are references). A file
 outside ``references/`` and ``scripts/`` over :data:`MAX_COPIED_FILE_BYTES`, or beyond
 :data:`MAX_COPIED_BYTES` or :data:`MAX_FOLDER_FILES` of them together, is not read and is
 left out of the package (``SkillSource.left_out``; phase 1 warns W122 for each).
@@ -39,6 +40,7 @@ from builder.skill.chain_layout import is_chain, skill_file, stage_files
 __all__ = [
     "COPIED_PARTS",
     "FOLDER_PARTS",
+    "LIMITS_CHECK",
     "MAX_COPIED_BYTES",
     "MAX_COPIED_FILE_BYTES",
     "MAX_FOLDER_BYTES",
@@ -75,12 +77,19 @@ MAX_COPIED_BYTES = 4 << 20
 #: The package folder that holds a copy of the skill's files.
 SKILL_FOLDER = "skill"
 
+#: Phase 1's check that the skill's files are within the size limits (a file too large is not
+#: a YAML error: issue 38, 6).
+LIMITS_CHECK = "within_limits"
+#: The codes of :data:`LIMITS_CHECK` raised here (S113 is phase 1's).
+_LIMIT_CODES = frozenset({"S107", "S108"})
+
 #: A Markdown link's target or a span in backticks: where SKILL.md names a file of its folder.
 _LINKED = re.compile(r"\]\(\s*<?([^)\s>]+)|`([^`\s]+)`")
 
 
 def _error(code: str, message: str, path: str) -> SkillError:
-    return SkillError(f"valid_yaml: {message}", location=SourceLocation(path), code=code)
+    check = LIMITS_CHECK if code in _LIMIT_CODES else "valid_yaml"
+    return SkillError(f"{check}: {message}", location=SourceLocation(path), code=code)
 
 
 def source_digest(

@@ -1,16 +1,11 @@
-"""Base classes of the five Mindrian agent types, on Agno (seed 000 §2, §7).
+"""Base classes of the Mindrian agent types, on Agno (seed 000 §2, §7).
 
-A generated agent subclasses one base and sets class attributes only:
-
-=============  ==========================================  ==============================
-type           base                                        Agno object (``.agent``)
-=============  ==========================================  ==============================
-OPERATOR       :class:`OperatorAgent`                      ``Agent`` with ``output_schema``
-ROLE           :class:`RoleAgent`                          ``Agent`` with SQLite history
-COLLABORATIVE  :class:`CollaborativeAgent`                 ``Team`` in broadcast mode
-PIPELINE       :class:`PipelineAgent`                      ``Workflow``, one step per phase
-GUIDED         :class:`GuidedAgent`                        ``Workflow`` driven step by step
-=============  ==========================================  ==============================
+A generated agent subclasses one base and sets class attributes only. Each type's base class,
+the module defining it and the Agno object it builds are in its record
+(:data:`mindrian.agent_types.AGENT_TYPES`); the five of seed 000 are :class:`OperatorAgent`
+(an ``Agent`` with ``output_schema``), :class:`RoleAgent` (an ``Agent`` with SQLite history),
+:class:`CollaborativeAgent` (a ``Team`` in broadcast mode), :class:`PipelineAgent` (a
+``Workflow``, one step per phase) and :class:`GuidedAgent` (a ``Workflow`` driven step by step).
 
 Every agent has ``run(message)``, ``process_handoff(context)`` (never raises)
 and ``create_handoff_context(challenge, ...)``.
@@ -20,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mindrian.agent_types import AGENT_TYPES
 from mindrian.lazy import lazy_attributes
 
 # Submodules load on first use: the builder names output schemas without paying for Agno's
@@ -65,24 +61,20 @@ __all__ = [
     "resolve_state_dir",
 ]
 
-#: Where each public name lives.
+#: Where each public name lives; each type's base class where its record says.
 _HOME = {
+    **{record.base_class: record.module for record in AGENT_TYPES},
     "AgentReply": "mindrian.agents.base",
     "AgentRunError": "mindrian.agents.errors",
     "BACK": "mindrian.agents.guided",
-    "CollaborativeAgent": "mindrian.agents.collaborative",
-    "GuidedAgent": "mindrian.agents.guided",
     "GuidedProgress": "mindrian.agents.guided",
     "HandoffOutput": "mindrian.agents.output",
     "HandoffRefusedError": "mindrian.agents.errors",
     "McpUnavailableError": "mindrian.agents.mcp",
     "MindrianAgent": "mindrian.agents.base",
     "ModelRef": "mindrian.agents.base",
-    "OperatorAgent": "mindrian.agents.operator",
     "Partial": "mindrian.agents.base",
-    "PipelineAgent": "mindrian.agents.pipeline",
     "PipelineCheckpoint": "mindrian.agents.pipeline",
-    "RoleAgent": "mindrian.agents.role",
     "SKIP": "mindrian.agents.guided",
     "STATE_DIR_ENV": "mindrian.agents.base",
     "SchemaMismatchError": "mindrian.agents.operator",

@@ -188,7 +188,7 @@ class MindrianAgent(ABC):
     name: ClassVar[str] = ""
     """Human-readable name."""
     agent_type: ClassVar[str] = ""
-    """operator, role, collaborative, pipeline or guided (set by each base)."""
+    """The name of its type (:mod:`mindrian.agent_types`), set by each base."""
     model: ClassVar[str] = "anthropic:claude-sonnet-4-5"
     """Default model as "provider:model_id"."""
     description: ClassVar[str] = ""
@@ -227,7 +227,9 @@ class MindrianAgent(ABC):
         # A generated class names its package; the package's data becomes the class attributes.
         super().__init_subclass__(**kwargs)
         if package is not None:
-            for name, value in package.class_attributes(cls.agent_type).items():
+            attributes = package.class_attributes(cls.agent_type)
+            attributes.update(cls.type_attributes(package))
+            for name, value in attributes.items():
                 setattr(cls, name, value)
         # The run methods are the subclasses' own; wrapping them checks MCP servers on every path
         # in.
@@ -235,6 +237,11 @@ class MindrianAgent(ABC):
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "_holds_servers", False):
                 setattr(cls, name, _holding_servers(method))
+
+    @classmethod
+    def type_attributes(cls, package: AgentPackage) -> dict[str, Any]:
+        """The class attributes only this type has, read from ``package`` (each base says)."""
+        return {}
 
     def __init__(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agno.agent import Agent
 from agno.team import Team
@@ -18,6 +18,9 @@ from mindrian.agents.base import (
 )
 from mindrian.agents.errors import AgentRunError
 from mindrian.agents.operator import HandoffOutput, SchemaMismatchError, schema_mismatch
+
+if TYPE_CHECKING:
+    from mindrian.agents.package import AgentPackage
 
 __all__ = ["CollaborativeAgent"]
 
@@ -58,6 +61,16 @@ class CollaborativeAgent(MindrianAgent):
     """Rounds of the debate; 1 is a plain broadcast."""
     synthesizer: ClassVar[str] = ""
     """Name of the perspective that writes the synthesis; empty: the leader alone does."""
+
+    @classmethod
+    def type_attributes(cls, package: AgentPackage) -> dict[str, Any]:
+        return {
+            "perspectives": package.parts("sub_agents"),
+            "debate_rounds": int(package.metadata.get("debate_rounds", 1)),
+            "synthesizer": str(package.metadata.get("synthesizer") or ""),
+            "output_schema": package.output_model(),
+        }
+
     output_schema: ClassVar[type[HandoffOutput] | None] = None
     """Structured form of the synthesis; None keeps it as text."""
 

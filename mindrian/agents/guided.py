@@ -25,7 +25,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agno.agent import Agent
 from agno.workflow import Step, Workflow
@@ -59,6 +59,9 @@ from mindrian.workflow import (
     review_gate_id,
     step_ids,
 )
+
+if TYPE_CHECKING:
+    from mindrian.agents.package import AgentPackage
 
 __all__ = ["BACK", "REDO", "SKIP", "GuidedAgent", "GuidedProgress"]
 
@@ -128,6 +131,14 @@ class GuidedAgent(MindrianAgent):
     questions: ClassVar[tuple[str, ...]] = ()
     """What the user is asked when the run pauses after each step, as the skill words it (its
     gate on the user); an empty or missing entry leaves the generic prompt alone."""
+
+    @classmethod
+    def type_attributes(cls, package: AgentPackage) -> dict[str, Any]:
+        steps = package.spec.get("steps") or ()
+        return {
+            "steps": package.parts("steps"),
+            "questions": tuple(str(step.get("question") or "") for step in steps),
+        }
 
     def __init__(
         self,

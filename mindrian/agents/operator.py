@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agno.agent import Agent
 from pydantic import BaseModel, ValidationError
@@ -10,6 +10,9 @@ from pydantic import BaseModel, ValidationError
 from mindrian.agents.base import AgentReply, MindrianAgent, check_run
 from mindrian.agents.errors import AgentRunError
 from mindrian.agents.output import HandoffOutput
+
+if TYPE_CHECKING:
+    from mindrian.agents.package import AgentPackage
 
 __all__ = ["HandoffOutput", "OperatorAgent", "SchemaMismatchError"]
 
@@ -43,6 +46,10 @@ class OperatorAgent(MindrianAgent):
     agent_type: ClassVar[str] = "operator"
     output_schema: ClassVar[type[HandoffOutput]] = HandoffOutput
     """The schema the model's answer is parsed into."""
+
+    @classmethod
+    def type_attributes(cls, package: AgentPackage) -> dict[str, Any]:
+        return {"output_schema": package.output_model()}
 
     def _build(self) -> Agent:
         return self._new_agno_agent(

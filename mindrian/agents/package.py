@@ -8,9 +8,9 @@ A generated ``agent.py`` is one class statement::
         \"\"\"Generated operator agent (pws_validation).\"\"\"
 
 and :meth:`AgentPackage.class_attributes` turns the package's data into the
-class attributes the per-type base reads: identity, model and its settings,
-instructions, tools, the handoff contract of phase 3, and what the type needs
-(output model, perspectives and synthesiser, phases, steps). Regenerating a
+class attributes every base reads: identity, model and its settings,
+instructions, tools, the handoff contract of phase 3; what only a type needs (output model,
+perspectives and synthesiser, phases, steps) its base reads with ``type_attributes``. Regenerating a
 package therefore changes data, never behaviour.
 """
 
@@ -45,10 +45,6 @@ def data_file(folder: Path, name: str) -> str:
     if name.endswith(".md") and text.startswith("<!--"):
         text = text.split("-->\n", 1)[1]
     return text
-
-
-def _pairs(items: Any) -> tuple[tuple[str, str], ...]:
-    return tuple((str(i["name"]), str(i.get("instructions") or "")) for i in items or ())
 
 
 def _camel(identifier: str) -> str:
@@ -135,26 +131,16 @@ class AgentPackage:
             "return_behavior": ReturnBehavior(behaviour) if behaviour else None,
             "references": reference_elements(self.spec),
         }
-        attributes.update(self._type_attributes(agent_type))
         return attributes
 
-    def _type_attributes(self, agent_type: str) -> dict[str, Any]:
-        metadata = self.spec.get("metadata") or {}
-        if agent_type == "operator":
-            return {"output_schema": self.output_model()}
-        if agent_type == "collaborative":
-            return {
-                "perspectives": _pairs(self.spec.get("sub_agents")),
-                "debate_rounds": int(metadata.get("debate_rounds", 1)),
-                "synthesizer": str(metadata.get("synthesizer") or ""),
-                "output_schema": self.output_model(),
-            }
-        if agent_type == "pipeline":
-            return {"phases": _pairs(self.spec.get("steps"))}
-        if agent_type == "guided":
-            steps = self.spec.get("steps") or ()
-            return {
-                "steps": _pairs(steps),
-                "questions": tuple(str(step.get("question") or "") for step in steps),
-            }
-        return {}
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """The spec's ``metadata`` (the skill's fields mindrian does not read itself)."""
+        return self.spec.get("metadata") or {}
+
+    def parts(self, key: str) -> tuple[tuple[str, str], ...]:
+        """(name, instructions) of each item of the spec's ``key`` list (``steps``,
+        ``sub_agents``), in order."""
+        return tuple(
+            (str(i["name"]), str(i.get("instructions") or "")) for i in self.spec.get(key) or ()
+        )

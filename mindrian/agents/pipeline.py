@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agno.workflow import Step, Workflow
 from agno.workflow.workflow import WorkflowStep
@@ -54,6 +54,9 @@ from mindrian.workflow import (
     arun,
     step_ids,
 )
+
+if TYPE_CHECKING:
+    from mindrian.agents.package import AgentPackage
 
 __all__ = ["PipelineAgent", "PipelineCheckpoint"]
 
@@ -119,6 +122,10 @@ class PipelineAgent(MindrianAgent):
     agent_type: ClassVar[str] = "pipeline"
     phases: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(name, instructions) of each phase, in order."""
+
+    @classmethod
+    def type_attributes(cls, package: AgentPackage) -> dict[str, Any]:
+        return {"phases": package.parts("steps")}
 
     def __init__(
         self,

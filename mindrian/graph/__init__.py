@@ -1,10 +1,12 @@
 """The framework registry graph (seed 000 §5): Framework nodes, CHAINS_TO and GOOD_FOR.
 
-Two backends behind :class:`Registry`: an embedded LadybugDB file (default) and Neo4j
-(when ``NEO4J_URI`` is set). Both run the parameterised texts of
-:mod:`mindrian.graph.queries`; :mod:`mindrian.graph.dialect` lists where they differ.
+Backends behind :class:`Registry`, one record each in :mod:`mindrian.graph.backends`: an
+embedded LadybugDB file (default) and Neo4j (when ``NEO4J_URI`` is set). Both run the
+parameterised texts of :mod:`mindrian.graph.queries`; :mod:`mindrian.graph.dialect` lists
+where they differ.
 """
 
+from mindrian.graph.backends import BACKENDS, RegistryBackend, backend_for
 from mindrian.graph.base import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_SELECT_LIMIT,
@@ -33,6 +35,7 @@ from mindrian.graph.registry_yaml import (
 )
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_SELECT_LIMIT",
     "EmbeddedRegistry",
@@ -41,11 +44,13 @@ __all__ = [
     "GraphError",
     "Neo4jRegistry",
     "Registry",
+    "RegistryBackend",
     "RegistryLayout",
     "RegistryYamlError",
     "RoutingBodyWarning",
     "Selection",
     "Usage",
+    "backend_for",
     "dump_registry_yaml",
     "laid_out_registry_yaml",
     "load_registry_yaml",

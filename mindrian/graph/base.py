@@ -204,6 +204,11 @@ class Registry(ABC):
     def _write(self, work: Callable[[Run], _T]) -> _T:
         """Run ``work`` in one write transaction, committed only if it returns."""
 
+    def _write_frameworks(self, work: Callable[[Run], _T]) -> _T:
+        """:meth:`_write` for a change of the registered frameworks (a registration, a retire):
+        a backend that keeps the registry's revision apart bumps it in the same transaction."""
+        return self._write(work)
+
     @abstractmethod
     def _read(self, work: Callable[[Run], _T]) -> _T:
         """Run ``work`` in one read-only transaction."""
@@ -226,7 +231,7 @@ class Registry(ABC):
     def register(self, framework: FrameworkRecord) -> None:
         """Register or update one framework, node and relationships in one transaction."""
         with self._writing(frameworks=True):
-            self._write(lambda run: _register_batch(run, (framework,)))
+            self._write_frameworks(lambda run: _register_batch(run, (framework,)))
 
     def register_many(
         self,
@@ -241,13 +246,13 @@ class Registry(ABC):
         with self._writing(frameworks=True):
             for start in range(0, len(records), batch_size):
                 batch = records[start : start + batch_size]
-                self._write(functools.partial(_register_batch, records=batch))
+                self._write_frameworks(functools.partial(_register_batch, records=batch))
         return len(records)
 
     def unregister(self, framework_id: str) -> bool:
         """Remove a registered framework; False if it was not registered."""
         with self._writing(frameworks=True, usage=True):
-            return self._write(lambda run: _unregister(run, framework_id))
+            return self._write_frameworks(lambda run: _unregister(run, framework_id))
 
     def select(
         self,
@@ -327,9 +332,14 @@ class Registry(ABC):
         Read from the graph, since other clients of a server write to it too; a backend
         that only ever sees its own writes overrides this without a query.
         """
-        frameworks = stored_revision(run)
+        frameworks = self._framework_revision(run)
         usage = run(q.ROUTING_USAGE_REVISION, {})[0]
         return frameworks, (int(usage["n"]), int(usage["successes"] or 0))
+
+    def _framework_revision(self, run: Run) -> tuple[int, str]:
+        """The revision of the registered frameworks as this transaction sees it (a backend
+        that keeps one apart reads it instead of scanning every framework)."""
+        return stored_revision(run)
 
     def _index_cache_file(self) -> KeptIndex | None:
         """Where the text index is kept between processes (:mod:`mindrian.graph.index_cache`);

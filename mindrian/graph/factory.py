@@ -1,4 +1,4 @@
-"""Choose the registry backend: Neo4j when a URI is configured, else the embedded file."""
+"""Choose the registry backend: the one a configured URI names, else the embedded file."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from mindrian.graph.backends import OpenRequest, backend_for
 from mindrian.graph.base import Registry
-from mindrian.graph.embedded import EmbeddedRegistry
-from mindrian.graph.errors import GraphError
-from mindrian.graph.neo4j_registry import Neo4jRegistry
 
 __all__ = ["open_registry"]
 
@@ -25,28 +23,17 @@ def open_registry(
     read_only: bool = False,
     exclusive: bool = False,
 ) -> Registry:
-    """Neo4j at ``uri`` (or ``NEO4J_URI``) if either is set, else embedded at ``path``
-    (in memory when None; no default, as for :class:`EmbeddedRegistry`).
+    """The served registry at ``uri`` (or ``NEO4J_URI``) if either is set, else embedded at
+    ``path`` (in memory when None; no default, as for :class:`EmbeddedRegistry`).
 
-    Credentials come from the arguments, else ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/
-    ``NEO4J_DATABASE``; a Neo4j URI without a user or password is an error rather than
-    a silent fallback to the embedded registry. ``read_only`` opens either for reading only (a
-    Neo4j one then creates no constraint); ``exclusive`` makes a Neo4j registry hold the writer
-    lock until closed (an embedded writer always holds its file's).
+    A URI goes to the backend whose record lists its scheme (:mod:`mindrian.graph.backends`;
+    Neo4j for any other). Neo4j's credentials come from the arguments, else
+    ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J_DATABASE``; a Neo4j URI without a user or
+    password is an error rather than a silent fallback to the embedded registry. ``read_only``
+    opens either for reading only (a Neo4j one then creates no constraint); ``exclusive`` makes a
+    Neo4j registry hold the writer lock until closed (an embedded writer always holds its file's).
     """
     environ = os.environ if env is None else env
     uri = uri or environ.get("NEO4J_URI") or None
-    if uri is None:
-        return EmbeddedRegistry(path, read_only=read_only)
-    user = user or environ.get("NEO4J_USERNAME")
-    password = password if password is not None else environ.get("NEO4J_PASSWORD")
-    if not user or password is None:
-        raise GraphError("a Neo4j URI is set but NEO4J_USERNAME or NEO4J_PASSWORD is missing")
-    return Neo4jRegistry(
-        uri,
-        user,
-        password,
-        database or environ.get("NEO4J_DATABASE") or None,
-        read_only=read_only,
-        exclusive=exclusive,
-    )
+    request = OpenRequest(uri, path, user, password, database, environ, read_only, exclusive)
+    return backend_for(uri).open(request)

@@ -5,8 +5,13 @@ function on transient errors, which is safe because every statement MERGEs by id
 Reads use READ access sessions with ``execute_read``. Neo4j reads committed data statement by
 statement, not from one snapshot, so a read of several statements (a framework and its
 relationships, the routing index's fields) could mix two registrations; each read transaction
-is therefore bracketed by the registry's revision (registered count, last registration time)
-and done again when a registration committed in between (:func:`_whole`).
+is therefore bracketed by the registry's revision and done again when a registration committed
+in between (:func:`_whole`). The revision is one node, ``(:RegistryRevision {name:
+'frameworks'})``, whose counter every registration and retire raises in its own transaction: a
+read checks it by its unique index, where counting every framework and its latest
+registration time cost a scan of them all, twice per read (~80 ms per selection at 10,000
+frameworks). A database no writer of this version has opened yet has no such node; its
+revision is then counted from the frameworks as before.
 
 An ``exclusive`` registry holds the registry's writer lock from construction to
 :meth:`~Neo4jRegistry.close`, as an embedded one holds its file's: a transaction kept open
@@ -28,7 +33,16 @@ from mindrian.graph import queries as q
 from mindrian.graph.base import Registry, Row, Run, check_params, stored_revision
 from mindrian.graph.errors import GraphError
 
-__all__ = ["LOCK_SCHEMA", "LOCK_WAIT_SECONDS", "DriverFactory", "Neo4jRegistry", "redact_uri"]
+__all__ = [
+    "BUMP_REVISION",
+    "LOCK_SCHEMA",
+    "LOCK_WAIT_SECONDS",
+    "READ_REVISION",
+    "REVISION_SCHEMA",
+    "DriverFactory",
+    "Neo4jRegistry",
+    "redact_uri",
+]
 
 _T = TypeVar("_T")
 _REDACTED = "***"
@@ -48,6 +62,30 @@ LOCK_SCHEMA = (
     q.Query("create_registry_lock", "MERGE (:RegistryLock {name: 'registration'})"),
 )
 _TAKE_LOCK = "MATCH (l:RegistryLock {name: 'registration'})\nSET l.taken = true"
+# The revision node: its counter, and a generation drawn when it is created, so a database
+# emptied and filled again never repeats a revision a reader still holds (with its index).
+_CREATE_REVISION = """\
+MERGE (r:RegistryRevision {name: 'frameworks'})
+ON CREATE SET r.n = 0, r.generation = randomUUID()"""
+#: Neo4j-only statements of the registry's revision: its node, unique by name, and creating it.
+REVISION_SCHEMA = (
+    q.Query(
+        "constraint_registry_revision",
+        "CREATE CONSTRAINT registry_revision_name IF NOT EXISTS\n"
+        "FOR (r:RegistryRevision) REQUIRE r.name IS UNIQUE",
+    ),
+    q.Query("create_registry_revision", _CREATE_REVISION),
+)
+#: Run first in every transaction that registers or retires frameworks: its write lock on the
+#: one node also makes such transactions take turns. MERGE, as a database emptied under a
+#: running writer has lost the node.
+BUMP_REVISION = q.Query("bump_registry_revision", _CREATE_REVISION + "\nSET r.n = r.n + 1")
+#: The revision as a read sees it: one row, null where the node is missing.
+READ_REVISION = q.Query(
+    "read_registry_revision",
+    "OPTIONAL MATCH (r:RegistryRevision {name: 'frameworks'})\n"
+    "RETURN r.n AS n, r.generation AS generation",
+)
 #: How often a read is done again because a registration committed while it ran.
 _READ_ATTEMPTS = 20
 #: The server's status code for a database that does not exist.
@@ -116,7 +154,7 @@ class Neo4jRegistry(Registry):
                 # The database is named by the first statement: a missing one fails here.
                 self._read(functools.partial(_run_alone, q.COUNT_PROBLEM_TYPES))
                 return
-            for statement in (*q.SCHEMA, *LOCK_SCHEMA):
+            for statement in (*q.SCHEMA, *LOCK_SCHEMA, *REVISION_SCHEMA):
                 self._write(functools.partial(_run_alone, statement))
             if exclusive:
                 self._take_lock()
@@ -158,8 +196,14 @@ class Neo4jRegistry(Registry):
     def _write(self, work: Callable[[Run], _T]) -> _T:
         return self._session_call(_WRITE_ACCESS, work)
 
+    def _write_frameworks(self, work: Callable[[Run], _T]) -> _T:
+        return self._write(functools.partial(_bumped, work))
+
     def _read(self, work: Callable[[Run], _T]) -> _T:
         return self._session_call(_READ_ACCESS, functools.partial(_whole, work))
+
+    def _framework_revision(self, run: Run) -> tuple[int, str]:
+        return _revision(run)
 
     def _session_call(self, mode: str, work: Callable[[Run], _T]) -> _T:
         from neo4j.exceptions import DriverError, Neo4jError
@@ -216,12 +260,27 @@ def _runner(tx: Any) -> Run:
     return run
 
 
+def _bumped(work: Callable[[Run], _T], run: Run) -> _T:
+    """``work`` after raising the registry's revision, in the same transaction."""
+    run(BUMP_REVISION, {})
+    return work(run)
+
+
+def _revision(run: Run) -> tuple[int, str]:
+    """The registry's revision: its node's (counter, generation), or, in a database without
+    the node, counted from the frameworks."""
+    (row,) = run(READ_REVISION, {})
+    if row["n"] is None:
+        return stored_revision(run)
+    return int(row["n"]), str(row["generation"])
+
+
 def _whole(work: Callable[[Run], _T], run: Run) -> _T:
     """``work``'s result from reads no registration committed during."""
     from neo4j.exceptions import DriverError, Neo4jError
 
     for _ in range(_READ_ATTEMPTS):
-        before = stored_revision(run)
+        before = _revision(run)
         try:
             result = work(run)
         except (Neo4jError, DriverError):
@@ -230,10 +289,10 @@ def _whole(work: Callable[[Run], _T], run: Run) -> _T:
             # A relationship deleted between its match and the read of its weight reads as
             # null, and the torn rows then fail to form a record: such a read is done again,
             # while a failure on a registry nobody changed is the registry's own.
-            if stored_revision(run) == before:
+            if _revision(run) == before:
                 raise
             continue
-        if stored_revision(run) == before:
+        if _revision(run) == before:
             return result
     raise GraphError(
         f"the registry changed during each of {_READ_ATTEMPTS} attempts to read it; "

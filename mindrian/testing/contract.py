@@ -42,6 +42,7 @@ import pytest
 from agno.tools.function import Function
 from pydantic import BaseModel
 
+from mindrian.agent_types import record_of
 from mindrian.agents import BACK, SKIP, MindrianAgent, RoleAgent
 from mindrian.agents.output import whole_answer
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
@@ -155,6 +156,12 @@ class AgentContract:
     def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
         """An instance of the agent class with test state under ``tmp_path``."""
         return self.agent_class(**options)
+
+    def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
+        """An instance whose every model is scripted for one handoff of ``task`` (phase 7's
+        end-to-end probe); ``answer`` is a structured answer valid for its output schema, which
+        the types answering through one give."""
+        raise NotImplementedError
 
     # -- fixtures -----------------------------------------------------------------------
 
@@ -517,6 +524,9 @@ class OperatorContract(StructuredAnswers, AgentContract):
         run(self.new_agent(tmp_path, model=model).run("Assess the scripted opportunity"))
         return {"agent": model}
 
+    def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
+        return self.new_agent(state_dir, model=ScriptedModel(Step.structured(dict(answer))))
+
     def test_runs_through_the_handoff_manager(self, tmp_path: Path) -> None:
         answer = self.answer()
         agent = self.new_agent(tmp_path, model=ScriptedModel(Step.structured(answer)))
@@ -546,6 +556,10 @@ class RoleContract(AgentContract):
         model = ScriptedModel("What exactly goes wrong, and for whom?")
         run(self.new_agent(tmp_path, model=model).run("I have an idea", session_id="prompt"))
         return {"agent": model}
+
+    def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
+        model = ScriptedModel("Probe reply: what is the problem, and for whom?")
+        return self.new_agent(state_dir, model=model)
 
     def test_conversation_keeps_its_history(self, tmp_path: Path) -> None:
         turns = [f"question {n}" for n in range(1, 5)]
@@ -632,6 +646,16 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
         return {leader: models["model"], **models["part_models"]}
 
+    def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
+        cls: Any = self.agent_class
+        rounds = int(cls.debate_rounds)
+        members = {
+            name: ScriptedModel(*[f"{name}: probe position"] * rounds) for name in self.members
+        }
+        synthesis = Step.structured(dict(answer)) if cls.output_schema else "Probe synthesis"
+        leader = [Step.tool_call("delegate_task_to_members", task=task), synthesis] * rounds
+        return self.new_agent(state_dir, model=ScriptedModel(*leader), part_models=members)
+
     def test_every_member_is_consulted_and_the_synthesiser_sees_them_all(
         self, tmp_path: Path
     ) -> None:
@@ -689,6 +713,10 @@ class PipelineContract(AgentContract):
         run(self.new_agent(tmp_path, model=ScriptedModel(), part_models=models).run("Research it"))
         return dict(models)
 
+    def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
+        parts = {name: ScriptedModel(f"probe output of {name}") for name in self.phases}
+        return self.new_agent(state_dir, model=ScriptedModel(), part_models=parts)
+
     def test_phases_run_in_order_and_each_sees_the_previous_output(self, tmp_path: Path) -> None:
         models = self.phase_models()
         agent = self.new_agent(tmp_path, model=ScriptedModel(), part_models=models)
@@ -739,6 +767,10 @@ class GuidedContract(AgentContract):
 
     def new_agent(self, tmp_path: Path, **options: Any) -> MindrianAgent:
         return self.agent_class(state_dir=tmp_path, **options)  # type: ignore[call-arg]
+
+    def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
+        parts = {name: ScriptedModel(f"probe question of {name}") for name in self.steps}
+        return self.new_agent(state_dir, model=ScriptedModel(), part_models=parts)
 
     def acting_models(self, tmp_path: Path) -> dict[str, ScriptedModel]:
         models = self.step_models()
@@ -805,18 +837,10 @@ class GuidedContract(AgentContract):
         assert f"Step 1 of {len(self.steps)}" in result.human_input_reason
 
 
-#: The contract of each agent type.
-_CONTRACTS: Mapping[str, type[AgentContract]] = {
-    "operator": OperatorContract,
-    "role": RoleContract,
-    "collaborative": CollaborativeContract,
-    "pipeline": PipelineContract,
-    "guided": GuidedContract,
-}
-
-
 def contract_for(agent_class: type[MindrianAgent]) -> AgentContract:
-    """The contract of ``agent_class``'s type, bound to it (for use outside pytest)."""
-    contract = _CONTRACTS[agent_class.agent_type]()
+    """The contract of ``agent_class``'s type (its record names it), bound to it (for use outside
+    pytest)."""
+    contract_class: type[AgentContract] = globals()[record_of(agent_class.agent_type).contract]
+    contract = contract_class()
     contract.agent_class = agent_class  # type: ignore[misc]
     return contract

@@ -1,4 +1,5 @@
-"""``mindrian serve`` in a subprocess on 127.0.0.1, for tests and benchmarks over HTTP."""
+"""``mindrian serve`` (or any server taking ``--port``: ``mindrian mcp --http``, a plain AgentOS)
+in a subprocess on 127.0.0.1, for tests and benchmarks over HTTP."""
 
 from __future__ import annotations
 
@@ -10,11 +11,18 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["SERVE_PROGRAM", "free_port", "serve_process", "server_process"]
+__all__ = [
+    "SERVE_PROGRAM",
+    "answers_health",
+    "free_port",
+    "listening",
+    "serve_process",
+    "server_process",
+]
 
 #: ``python`` arguments that run ``mindrian serve``.
 SERVE_PROGRAM = ("-m", "builder", "serve")
@@ -27,6 +35,23 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def answers_health(url: str) -> bool:
+    """Whether the server at ``url`` answers ``GET /health`` with 200 (AgentOS's route)."""
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
+            return bool(answer.status == 200)
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def listening(url: str) -> bool:
+    """Whether anything accepts connections on ``url``'s port (a server without ``/health``,
+    such as ``mindrian mcp --http``)."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 @contextmanager
@@ -50,12 +75,13 @@ def server_process(
     log: Path,
     env: Mapping[str, str] | None = None,
     program: Sequence[str] = SERVE_PROGRAM,
+    ready: Callable[[str], bool] = answers_health,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``python PROGRAM --port FREE ARGS`` answering ``/health``: yields its URL and process.
+    """``python PROGRAM --port FREE ARGS`` once ``ready(url)``: yields its URL and process.
 
     As :func:`serve_process`, for any server taking ``--port`` (a plain AgentOS
-    for comparison), and with the process, which a test may kill; a process
-    already gone at the end is left alone.
+    for comparison, ``mindrian mcp --http`` with :func:`listening`), and with the
+    process, which a test may kill; a process already gone at the end is left alone.
     """
     port = free_port()
     with log.open("ab") as sink:
@@ -69,7 +95,7 @@ def server_process(
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(url, process, log)
+        _wait_ready(url, process, log, program, ready)
         yield url, process
     finally:
         if process.poll() is None:
@@ -81,20 +107,23 @@ def server_process(
             process.wait()
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_ready(
+    url: str,
+    process: subprocess.Popen[bytes],
+    log: Path,
+    program: Sequence[str],
+    ready: Callable[[str], bool],
+) -> None:
+    what = " ".join(program)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(
-                f"mindrian serve exited with {process.returncode}:\n{log.read_text()}"
+                f"python {what} exited with {process.returncode}:\n{log.read_text()}"
             )
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
+        if ready(url):
+            return
         time.sleep(0.2)
     raise RuntimeError(
-        f"mindrian serve did not answer within {START_TIMEOUT_SECONDS}s:\n{log.read_text()}"
+        f"python {what} was not ready within {START_TIMEOUT_SECONDS}s:\n{log.read_text()}"
     )

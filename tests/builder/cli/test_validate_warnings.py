@@ -91,3 +91,25 @@ def test_names_the_specification_refuses() -> None:
     assert codes("a" * 64, f"skills/{'a' * 64}/SKILL.md") == []
     # A loose file has no folder to match.
     assert codes("other", "notes/other.md") == []
+
+
+def test_an_oversized_skill_is_refused_by_its_size_check_alike(cli, tmp_path: Path) -> None:
+    """Repro (issue 38, 6): a 2 MB SKILL.md was refused as ``valid_yaml`` (S107), a check of the
+    YAML, by validate and build alike; the check that refuses it is the size limit's."""
+    big = skill_text("big") + ("x" * 99 + "\n") * 21_000
+    project = make_project(tmp_path, {"big": big})
+    size = len(big.encode())
+    expected = (
+        f"skills/big/SKILL.md: error[S107]: within_limits: SKILL.md is {size} bytes; "
+        "the limit is 1048576 bytes"
+    )
+    for args in (["validate", "skills/big/SKILL.md"], ["build", "skills/big"], ["build", "--all"]):
+        result = cli(args, project)
+        assert result.code == 1, args
+        assert expected in result.err.splitlines(), (args, result.err)
+        github = cli([*args, "--format", "github"], project)
+        assert github.code == 1, args
+        assert (
+            f"::error file=skills/big/SKILL.md,title=S107::{expected.split(': ', 2)[2]}"
+            in github.out.splitlines()
+        ), (args, github.out)

@@ -10,6 +10,7 @@ import pytest
 from builder.codegen.scaffold import new_skill
 from builder.pipeline.errors import ScaffoldError, UsageError
 from builder.skill.model import AGENT_TYPES
+from mindrian.agent_types import record_of
 
 
 def _analyse(path: Path):
@@ -23,7 +24,7 @@ def _analyse(path: Path):
     return result.output
 
 
-#: What phase 1 must find in each type's skeleton.
+#: What phase 1 must find in each skeleton (a type's record names its own).
 EXPECTED_SHAPE = {
     "operator": lambda d: d.section("quality_criteria") is not None,
     "role": lambda d: len(d.behavioral_rules) >= 2,
@@ -41,7 +42,7 @@ def test_skeleton_of_every_type_passes_phase_one(tmp_path: Path, agent_type: str
     assert definition.id == f"sample-{agent_type}"
     assert definition.type == agent_type
     assert definition.section("methodology") is not None
-    assert EXPECTED_SHAPE[agent_type](definition)
+    assert EXPECTED_SHAPE[record_of(agent_type).scaffold](definition)
 
 
 @pytest.mark.parametrize(

@@ -62,16 +62,17 @@ def test_phase_satisfies_the_runner_contract() -> None:
     assert (phase.name, phase.number, phase.checks, phase.output_type) == (
         "skill_analysis",
         1,
-        ("valid_yaml", "required_fields"),
+        ("within_limits", "valid_yaml", "required_fields"),
         SkillDefinition,
     )
     inputs = PhaseInput(source=source(skill()), config=BuildConfig(), previous=Outputs())
     result = phase.run(inputs)
     assert result.output == analyse(inputs.source).output
-    assert [c.name for c in result.checks] == ["valid_yaml", "required_fields"]
+    assert [c.name for c in result.checks] == ["within_limits", "valid_yaml", "required_fields"]
     assert all(c.passed for c in result.checks)
-    assert result.checks[0].reason.startswith("front matter parsed: 2 keys")
-    assert result.checks[1].reason.startswith("name and description present; schema satisfied")
+    assert result.checks[0].reason.startswith("SKILL.md ")
+    assert result.checks[1].reason.startswith("front matter parsed: 2 keys")
+    assert result.checks[2].reason.startswith("name and description present; schema satisfied")
 
 
 def test_run_reads_only_the_source_not_previous_outputs_or_disk() -> None:

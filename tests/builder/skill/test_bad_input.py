@@ -422,6 +422,7 @@ def test_skill_md_over_one_mebibyte() -> None:
     error = refused("---\n" + HEAD + "---\n" + padding)
     assert (error.code, error.location.line) == ("S107", 0)
     assert str(MAX_SKILL_BYTES) in error.message
+    assert error.message.startswith("within_limits: ")  # a size is not YAML (issue 38, 6)
 
 
 def test_load_source_refuses_a_large_file_without_reading_it_all(tmp_path: Path) -> None:
@@ -431,7 +432,7 @@ def test_load_source_refuses_a_large_file_without_reading_it_all(tmp_path: Path)
     with pytest.raises(SkillError) as caught:
         load_source(big, "big/SKILL.md")
     assert (caught.value.code, caught.value.location.path) == ("S107", "big/SKILL.md")
-    assert caught.value.message.startswith("valid_yaml: ")
+    assert caught.value.message.startswith("within_limits: ")
 
 
 def test_load_source_missing_file_and_folder_without_skill(tmp_path: Path) -> None:
@@ -467,6 +468,7 @@ def test_folder_file_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(SkillError) as too_many:
         load_source(tmp_path)
     assert too_many.value.code == "S108" and "3 files" in too_many.value.message
+    assert too_many.value.message.startswith("within_limits: ")
     monkeypatch.setattr(source_module, "MAX_FOLDER_FILES", 10)
     monkeypatch.setattr(source_module, "MAX_FOLDER_BYTES", 100)
     with pytest.raises(SkillError) as too_big:
@@ -492,7 +494,7 @@ def test_reference_over_one_mebibyte_names_its_own_file() -> None:
     big = b"# big\n" + b"x" * MAX_REFERENCE_BYTES
     error = refused("---\n" + HEAD + "---\n", files=(("references/big.md", big),))
     assert (error.code, error.location.path) == ("S113", "skills/bad/references/big.md")
-    assert error.render().startswith("skills/bad/references/big.md: error[S113]: valid_yaml: ")
+    assert error.render().startswith("skills/bad/references/big.md: error[S113]: within_limits: ")
     assert str(MAX_REFERENCE_BYTES) in error.message
     at_limit = (("references/big.md", big[:MAX_REFERENCE_BYTES]), ("scripts/big.md", big))
     (reference,) = analyse(source("---\n" + HEAD + "---\n", files=at_limit)).output.references

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builder.orchestration.runner import validate
+from builder.orchestration.validation import validate
 from builder.pipeline.config import BuildConfig
 from builder.skill.body import atx_heading, section_key
 

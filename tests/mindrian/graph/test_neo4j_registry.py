@@ -27,7 +27,12 @@ from mindrian.graph import (
     redact_uri,
 )
 from mindrian.graph import queries as q
-from mindrian.graph.neo4j_registry import LOCK_SCHEMA
+from mindrian.graph.neo4j_registry import (
+    BUMP_REVISION,
+    LOCK_SCHEMA,
+    READ_REVISION,
+    REVISION_SCHEMA,
+)
 from mindrian.testing.neo4j_server import Neo4jServer
 
 PASSWORD = "s3cret-pa55"
@@ -68,9 +73,7 @@ class Transaction:
 class FakeDriver:
     """Stands in for neo4j.Driver: sessions run transaction functions on FakeTx."""
 
-    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = (
-        lambda text, params: []
-    )
+    responder: Callable[[str, dict[str, Any]], list[dict[str, Any]]] = lambda text, params: []
     connect_error: Exception | None = None
     transient_failures: int = 0
     transactions: list[Transaction] = field(default_factory=list)
@@ -110,9 +113,7 @@ class FakeSession:
                 result = work(tx)
             except TransientError:
                 continue
-            self.driver.transactions.append(
-                Transaction(kind, self.mode, self.database, tx)
-            )
+            self.driver.transactions.append(Transaction(kind, self.mode, self.database, tx))
             return result
 
     def execute_write(self, work: Callable[[FakeTx], Any]) -> Any:
@@ -129,16 +130,21 @@ def connect(driver: FakeDriver, uri: str = "neo4j://db.example:7687") -> Neo4jRe
         seen.update(uri=given_uri, auth=auth)
         return driver
 
-    registry = Neo4jRegistry(
-        uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory
-    )
+    registry = Neo4jRegistry(uri, "neo4j", PASSWORD, "frameworks", driver_factory=factory)
     assert seen == {"uri": uri, "auth": ("neo4j", PASSWORD)}
     return registry
 
 
 def names_of(tx: FakeTx) -> list[str]:
     by_text = {
-        query.text: query.name for query in (*q.ALL_QUERIES.values(), *LOCK_SCHEMA)
+        query.text: query.name
+        for query in (
+            *q.ALL_QUERIES.values(),
+            *LOCK_SCHEMA,
+            *REVISION_SCHEMA,
+            BUMP_REVISION,
+            READ_REVISION,
+        )
     }
     return [by_text[text] for text, _ in tx.statements]
 
@@ -152,6 +158,8 @@ def test_construction_creates_the_constraints_in_write_transactions() -> None:
         ["constraint_session_id"],
         ["constraint_registry_lock"],
         ["create_registry_lock"],
+        ["constraint_registry_revision"],
+        ["create_registry_revision"],
     ]
     assert {(t.kind, t.mode, t.database) for t in driver.transactions} == {
         ("write", neo4j.WRITE_ACCESS, "frameworks")
@@ -167,6 +175,7 @@ def test_register_is_one_write_transaction_with_node_and_relationships() -> None
     (only,) = driver.transactions
     assert (only.kind, only.mode) == ("write", neo4j.WRITE_ACCESS)
     assert names_of(only.tx) == [
+        "bump_registry_revision",
         "outgoing_chains",
         "outgoing_good_for",
         "register_frameworks",
@@ -175,11 +184,11 @@ def test_register_is_one_write_transaction_with_node_and_relationships() -> None
         "merge_good_for",
     ]
     # Neo4j gets the Neo4j text: the database clock, not the embedded rewrite.
-    register_text, register_params = only.tx.statements[2]
+    register_text, register_params = only.tx.statements[3]
     assert "datetime()" in register_text
     assert register_params["frameworks"][0]["name"] == by_id("jtbd").name
-    assert only.tx.statements[3][1] == {"bodies": [{"id": "jtbd", "body": ""}]}
-    assert only.tx.statements[4][1] == {
+    assert only.tx.statements[4][1] == {"bodies": [{"id": "jtbd", "body": ""}]}
+    assert only.tx.statements[5][1] == {
         "chains": [
             {"source": "jtbd", "target": "csio", "weight": 0.2},
             {"source": "jtbd", "target": "pws", "weight": 0.5},
@@ -192,7 +201,7 @@ def test_register_many_writes_one_transaction_per_batch() -> None:
     registry = connect(driver)
     driver.transactions.clear()
     assert registry.register_many(SIX, batch_size=4) == 6
-    batches = [t.tx.statements[2][1]["frameworks"] for t in driver.transactions]
+    batches = [t.tx.statements[3][1]["frameworks"] for t in driver.transactions]
     assert [len(rows) for rows in batches] == [4, 2]
 
 
@@ -210,12 +219,8 @@ def test_stale_relationships_are_deleted_and_placeholders_pruned() -> None:
     driver.transactions.clear()
     registry.register(by_id("minto"))
     (only,) = driver.transactions
-    statements = dict(
-        zip(names_of(only.tx), (p for _, p in only.tx.statements), strict=True)
-    )
-    assert statements["delete_chains"] == {
-        "pairs": [{"source": "minto", "target": "old"}]
-    }
+    statements = dict(zip(names_of(only.tx), (p for _, p in only.tx.statements), strict=True))
+    assert statements["delete_chains"] == {"pairs": [{"source": "minto", "target": "old"}]}
     assert statements["prune_placeholders"] == {"ids": ["old"]}
 
 
@@ -226,7 +231,8 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
     driver.transactions.clear()
     registry.register(by_id("pws"))
     (committed,) = driver.transactions
-    assert names_of(committed.tx)[:3] == [
+    assert names_of(committed.tx)[:4] == [
+        "bump_registry_revision",
         "outgoing_chains",
         "outgoing_good_for",
         "register_frameworks",
@@ -251,9 +257,8 @@ def _torn_get(moving: bool) -> Neo4jRegistry:
     chain_reads = iter([[{"target": "pws", "weight": None}]])
 
     def responder(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        if text == q.ROUTING_REVISION.text:
-            n = next(revisions, 2) if moving else 1
-            return [{"n": 1, "latest": f"2026-01-01T00:00:{n:02d}"}]
+        if text == READ_REVISION.text:
+            return [{"n": next(revisions, 2) if moving else 1, "generation": "g"}]
         if text == q.GET_FRAMEWORK.text:
             return [minto]
         if text == q.GET_CHAINS.text:
@@ -281,7 +286,7 @@ def test_reads_use_read_sessions() -> None:
         "problem_types": ["ill-defined"],
     }
     answers = {
-        q.ROUTING_REVISION.text: [{"n": 1, "latest": "2026-01-01T00:00:00"}],
+        READ_REVISION.text: [{"n": 1, "generation": "g"}],
         q.ROUTING_USAGE_REVISION.text: [{"n": 0, "successes": None}],
         q.SELECT_FRAMEWORKS.text: [{"id": "minto", "name": "Minto", "score": 1.0}],
         q.ROUTING_TRIGGERS.text: [minto],
@@ -294,15 +299,14 @@ def test_reads_use_read_sessions() -> None:
         assert [(s.id, s.score) for s in chosen] == [("minto", 1.0)]
     assert registry.get("minto") is None
     assert registry.export() == ()
-    assert {(t.kind, t.mode) for t in driver.transactions} == {
-        ("read", neo4j.READ_ACCESS)
-    }
+    assert {(t.kind, t.mode) for t in driver.transactions} == {("read", neo4j.READ_ACCESS)}
     first, second = (names_of(t.tx) for t in driver.transactions[:2])
-    revisions = [q.ROUTING_REVISION.name, q.ROUTING_USAGE_REVISION.name]
+    revisions = [READ_REVISION.name, q.ROUTING_USAGE_REVISION.name]
     # The first selection at a revision is the query; the second reads the stored fields
     # once into postings and computes the score from them. Each read is bracketed by the
-    # registry's revision, read again when a registration committed in between.
-    bracket = q.ROUTING_REVISION.name
+    # registry's revision (its one node, never a scan of the frameworks), read again when a
+    # registration committed in between.
+    bracket = READ_REVISION.name
     assert first == [bracket, *revisions, q.SELECT_FRAMEWORKS.name, bracket]
     assert second == [
         bracket,
@@ -451,8 +455,8 @@ def test_a_read_a_registration_committed_during_is_done_again() -> None:
     revisions = iter([1, 2, 2, 2])
 
     def responder(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        if text == q.ROUTING_REVISION.text:
-            return [{"n": next(revisions), "latest": "t"}]
+        if text == READ_REVISION.text:
+            return [{"n": next(revisions), "generation": "g"}]
         return []
 
     driver = FakeDriver(responder=responder)
@@ -464,10 +468,72 @@ def test_a_read_a_registration_committed_during_is_done_again() -> None:
 
     ever = itertools.count()
     driver.responder = lambda text, params: (
-        [{"n": next(ever), "latest": "t"}] if text == q.ROUTING_REVISION.text else []
+        [{"n": next(ever), "generation": "g"}] if text == READ_REVISION.text else []
     )
     with pytest.raises(GraphError, match="changed during each of 20 attempts"):
         registry.get("minto")
+
+
+def test_a_database_without_the_revision_node_counts_its_frameworks_instead() -> None:
+    # Registered by an older mindrian, read by a read-only handle that creates nothing.
+    latest = iter(["t0", "t0", "t1"])  # the open's probe, then a read a registration overlaps
+
+    def responder(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if text == READ_REVISION.text:
+            return [{"n": None, "generation": None}]
+        if text == q.ROUTING_REVISION.text:
+            return [{"n": 1, "latest": next(latest, "t2")}]
+        return []
+
+    driver = FakeDriver(responder=responder)
+    registry = Neo4jRegistry(
+        "bolt://db", "neo4j", PASSWORD, read_only=True, driver_factory=lambda uri, auth: driver
+    )
+    driver.transactions.clear()
+    assert registry.get("minto") is None
+    (read,) = driver.transactions
+    assert names_of(read.tx).count(q.GET_FRAMEWORK.name) == 2  # t1 != t2, then t2 == t2
+
+
+def test_every_change_of_frameworks_raises_the_revision_first_and_usage_does_not() -> None:
+    answers = {q.DEMOTE_FRAMEWORK.text: [{"id": "jtbd"}], q.RECORD_USAGE.text: [{"id": "jtbd"}]}
+    driver = FakeDriver(responder=lambda text, params: answers.get(text, []))
+    registry = connect(driver)
+    driver.transactions.clear()
+    registry.register(by_id("jtbd"))
+    registry.register_many(SIX, batch_size=4)
+    assert registry.unregister("jtbd")
+    registry.record_usage("jtbd", "session", "handoff", True)
+    firsts = [names_of(t.tx)[0] for t in driver.transactions]
+    assert firsts == [BUMP_REVISION.name] * 4 + [q.RECORD_USAGE.name]
+    assert all(names_of(t.tx).count(BUMP_REVISION.name) == 1 for t in driver.transactions[:4])
+
+
+def _revision_node(registry: Neo4jRegistry) -> list[dict[str, Any]]:
+    return registry.read_cypher("MATCH (r:RegistryRevision) RETURN r.n AS n, r.name AS name")
+
+
+def test_a_reader_notices_each_registration_and_retire_by_another_client(
+    neo4j_server: Neo4jServer,
+) -> None:
+    sentence = "what job is the customer hiring this product to do"
+    with _real(neo4j_server) as writer, _real(neo4j_server, read_only=True) as reader:
+        assert _revision_node(reader) == [{"n": 0, "name": "frameworks"}]
+        assert reader.select_text(sentence) == ()  # its index is built at this revision
+        writer.register(by_id("jtbd"))
+        assert [s.id for s in reader.select_text(sentence)] == ["jtbd"]
+        assert writer.unregister("jtbd")
+        assert reader.select_text(sentence) == ()
+        assert _revision_node(reader) == [{"n": 2, "name": "frameworks"}]
+        (constraint,) = reader.read_cypher(
+            "SHOW CONSTRAINTS YIELD name, labelsOrTypes, properties, type "
+            "WHERE name = 'registry_revision_name' RETURN labelsOrTypes, properties, type"
+        )
+    assert constraint == {
+        "labelsOrTypes": ["RegistryRevision"],
+        "properties": ["name"],
+        "type": "UNIQUENESS",
+    }
 
 
 def _versions() -> tuple[FrameworkRecord, ...]:
@@ -533,9 +599,7 @@ class _Proxy:
             server = socket.create_connection(self.target)
             self.sockets += [client, server]
             for source, sink in ((client, server), (server, client)):
-                threading.Thread(
-                    target=self._pump, args=(source, sink), daemon=True
-                ).start()
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
     @staticmethod
     def _pump(source: socket.socket, sink: socket.socket) -> None:
@@ -563,9 +627,7 @@ def test_a_server_that_goes_away_is_one_line_naming_the_fix_and_nothing_half_wri
     proxy = _Proxy((address.hostname or "", address.port or 7687))
     relayed = f"bolt://127.0.0.1:{proxy.port}"
     # The real driver, retrying a lost server for 1 s instead of its default 30.
-    quick = functools.partial(
-        neo4j.GraphDatabase.driver, max_transaction_retry_time=1.0
-    )
+    quick = functools.partial(neo4j.GraphDatabase.driver, max_transaction_retry_time=1.0)
     registry = Neo4jRegistry(
         relayed, neo4j_server.user, neo4j_server.password, driver_factory=quick
     )

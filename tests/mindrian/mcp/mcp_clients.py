@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -20,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
-from mindrian.testing.served import free_port
+from mindrian.testing.served import listening, server_process
 
 __all__ = ["ROOT", "http_client", "mcp_http", "raw", "stdio_client_of", "stdio_params"]
 
@@ -70,39 +66,15 @@ def mcp_http(
     args: Sequence[str] = (), *, log: Path, env: Mapping[str, str] | None = None, cwd: Path = ROOT
 ) -> Iterator[str]:
     """``mindrian mcp --http --port FREE ARGS`` until the block ends; yields the endpoint URL."""
-    port = free_port()
-    with log.open("ab") as sink:
-        process = subprocess.Popen(
-            [sys.executable, *MCP_PROGRAM, "--http", "--port", str(port), *args],
-            cwd=cwd,
-            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_listening(port, process, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"mindrian mcp exited with {process.returncode}:\n{log.read_text()}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"mindrian mcp did not listen within 120 s:\n{log.read_text()}")
+    with server_process(
+        ("--http", *args),
+        cwd=cwd,
+        log=log,
+        env={"PYTHONPATH": str(ROOT), **(env or {})},
+        program=MCP_PROGRAM,
+        ready=listening,
+    ) as (url, _process):
+        yield f"{url}/mcp"
 
 
 @asynccontextmanager

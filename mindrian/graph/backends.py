@@ -1,0 +1,112 @@
+"""The registry backends: one record each, read by :func:`~mindrian.graph.open_registry`, the
+builder's registration (phase 7) and the commands that read the registry.
+
+A registry named by no URI is the embedded LadybugDB file (or one in memory); a URI names a
+served one, the backend whose record lists its scheme. Adding a backend is its module, its
+record here, its place in the contract tests' ``engine`` fixture and, when it needs a driver,
+the dependency (ARCHITECTURE.md, "Adding a registry backend").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mindrian.graph.base import Registry
+from mindrian.graph.errors import GraphError
+
+__all__ = [
+    "BACKENDS",
+    "EMBEDDED",
+    "NEO4J",
+    "OpenRequest",
+    "RegistryBackend",
+    "backend_for",
+]
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """What a caller asks of a registry; each backend reads the part that concerns it."""
+
+    uri: str | None
+    """The served registry's URI; None for the embedded file."""
+    path: str | Path | None
+    """The embedded file (None: in memory); unused by a served backend."""
+    user: str | None
+    """The user to connect as; None: the backend's environment variable."""
+    password: str | None
+    """The password; None: the backend's environment variable."""
+    database: str | None
+    """The database on the server; None: the backend's environment variable, else its default."""
+    env: Mapping[str, str]
+    """The environment credentials are read from."""
+    read_only: bool
+    """Open for reading only (creating nothing, taking no writer's lock)."""
+    exclusive: bool
+    """Hold the registry's writer lock until closed."""
+
+
+@dataclass(frozen=True)
+class RegistryBackend:
+    """One way of keeping the framework registry."""
+
+    name: str
+    """Its name in a build's registration target (phase 7's digest and checkpoint)."""
+    schemes: tuple[str, ...]
+    """The URI schemes it serves; empty for the embedded file, which is named by a path."""
+    open: Callable[[OpenRequest], Registry]
+    """Opens (connects to) the registry a request names."""
+
+
+def _embedded(request: OpenRequest) -> Registry:
+    from mindrian.graph.embedded import EmbeddedRegistry
+
+    return EmbeddedRegistry(request.path, read_only=request.read_only)
+
+
+def _neo4j(request: OpenRequest) -> Registry:
+    from mindrian.graph.neo4j_registry import Neo4jRegistry
+
+    assert request.uri is not None  # backend_for gives a served backend a URI only
+    environ = request.env
+    user = request.user or environ.get("NEO4J_USERNAME")
+    password = request.password if request.password is not None else environ.get("NEO4J_PASSWORD")
+    if not user or password is None:
+        raise GraphError("a Neo4j URI is set but NEO4J_USERNAME or NEO4J_PASSWORD is missing")
+    return Neo4jRegistry(
+        request.uri,
+        user,
+        password,
+        request.database or environ.get("NEO4J_DATABASE") or None,
+        read_only=request.read_only,
+        exclusive=request.exclusive,
+    )
+
+
+#: The embedded LadybugDB file (the default; in memory without a path).
+EMBEDDED = RegistryBackend(name="embedded", schemes=(), open=_embedded)
+#: Neo4j on the official driver; it also takes a URI no other backend claims, so that the
+#: driver names what is wrong with it.
+NEO4J = RegistryBackend(
+    name="neo4j",
+    schemes=("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"),
+    open=_neo4j,
+)
+
+#: Every backend; a URI goes to the first one listing its scheme.
+BACKENDS: tuple[RegistryBackend, ...] = (EMBEDDED, NEO4J)
+
+
+def backend_for(uri: str | None) -> RegistryBackend:
+    """The backend of a registry at ``uri``: the embedded file for None, else the backend
+    listing the URI's scheme (Neo4j for a scheme none lists)."""
+    if uri is None:
+        return EMBEDDED
+    try:
+        scheme = urlsplit(uri).scheme.lower()
+    except ValueError:
+        return NEO4J
+    return next((b for b in BACKENDS if scheme in b.schemes), NEO4J)

@@ -1,0 +1,74 @@
+"""``mindrian validate`` answered by the script's entry point without the command line
+application prints what the application prints, byte for byte, with its exit status; anything
+the entry point does not handle goes to the application (builder.entry)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from build_factories import make_project, skill_text
+
+_ENTRY = "from builder.entry import main; raise SystemExit(main())"
+_SKILLS = {
+    "good": skill_text("good"),
+    "warned": skill_text("warned", colour="blue"),
+    "foreign": skill_text("foreign").replace("type: operator", "type: weird"),
+    "bad": skill_text("bad").replace("type: operator", "type: operater"),
+    "nameless": "---\ndescription: no name\n---\n# Body\n",
+}
+
+
+def _run(argv: list[str], project: Path) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONIOENCODING"}
+    done = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, cwd=project, env=env, timeout=120
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_project(tmp_path_factory.mktemp("entry"), _SKILLS)
+    outside = tmp_path_factory.mktemp("outside") / "linked"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text(skill_text("linked"), encoding="utf-8")
+    (root / "skills" / "linked").symlink_to(outside)
+    return root
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["skills/good/SKILL.md"],
+        ["skills/good"],
+        ["skills/warned/SKILL.md", "skills/foreign/SKILL.md"],
+        ["skills/warned/SKILL.md", "--quiet"],
+        ["-q", "skills/bad/SKILL.md", "skills/good/SKILL.md"],
+        ["skills/bad/SKILL.md", "--format", "github"],
+        ["--format=github", "skills/warned", "skills/nameless/SKILL.md"],
+        ["--format", "human", "skills/missing/SKILL.md"],
+        ["skills/good", "skills/linked/SKILL.md"],  # refused (S114): the application reports it
+        ["--format", "json", "skills/good"],  # the application refuses the format (U041)
+        [],  # no path (U005)
+        ["--", "skills/good"],
+    ],
+)
+def test_the_entry_point_prints_what_the_application_prints(project: Path, args: list[str]) -> None:
+    application = _run(["-m", "builder", "validate", *args], project)
+    assert _run(["-c", _ENTRY, "validate", *args], project) == application
+
+
+def test_a_valid_skill_is_validated_without_the_application(project: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from builder.entry import main\n"
+        "status = main(['validate', 'skills/good/SKILL.md', '--format', 'github'])\n"
+        "print(status, 'builder.cli.app' in sys.modules, 'typer' in sys.modules)\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == "0 False False"
