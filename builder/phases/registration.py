@@ -331,6 +331,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         probed = self.probe(txn.ready.parent if installing else out_dir, identifier)
         request = _Request(inputs.config, record, identifier, installing, probed)
         done = (self.services.turns or ALONE).join(request, self._serve)
+        if done.error is not None:
+            raise done.error
         shown = done.stored or record
         output = Registration(
             framework_id=record.id,
@@ -352,7 +354,12 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         registry.yaml write per hold."""
         done: list[_Done] = []
         while len(done) < len(requests):
-            done += self._hold(requests[len(done) :])
+            try:
+                done += self._hold(requests[len(done) :])
+            except (RegistrationError, OSError) as error:
+                # The holds before stay committed; this one was undone: its skills and the
+                # rest fail with why.
+                return done + [_Done.failed(error)] * (len(requests) - len(done))
         return done
 
     def _hold(self, requests: Sequence[_Request]) -> list[_Done]:
@@ -496,6 +503,14 @@ class _Done:
     """The read-back check."""
     e2e: CheckResult
     """The end-to-end check."""
+    error: RegistrationError | OSError | None = None
+    """Why the request was not registered at all (its hold failed); the rest is then empty."""
+
+    @classmethod
+    def failed(cls, error: RegistrationError | OSError) -> _Done:
+        """A request whose hold failed with ``error``."""
+        unchecked = CheckResult("registered", False, str(error))
+        return cls(None, SelectionSummary((), 0, 0.0, ()), unchecked, unchecked, error)
 
     @property
     def kept(self) -> bool:

@@ -569,7 +569,8 @@ def test_a_retire_killed_before_any_of_its_changes_is_finished_by_the_next_build
 
 
 #: ``mindrian build ARGS``, the batch's skills registered as one group (every skill's serial
-#: phases submitted before any runs: the batch holds the turns' baton while it submits), and,
+#: phases submitted before any runs: the batch holds the turns' baton while it submits; the
+#: writer lock held as long as it takes), and,
 #: with ``MINDRIAN_KILL_AT`` = k, SIGKILLed just before the k-th file or database change of its
 #: registration, counted from the moment its group's journal is begun (0: at that moment) to
 #: the end of the group's hold. What it changes is found where the changes happen, so the
@@ -603,6 +604,7 @@ shutil.rmtree = counted(shutil.rmtree)
 EmbeddedRegistry.register = counted(EmbeddedRegistry.register)
 EmbeddedRegistry.unregister = counted(EmbeddedRegistry.unregister)
 
+registration.REGISTRY_HOLD_SECONDS = 3600.0  # one group, however loaded the machine
 begin = transaction.RegistrationGroup.begin
 def arming(self, entries):
     assert len(entries) > 1, f"a group of {len(entries)}: nothing batched"

@@ -11,6 +11,7 @@ import pytest
 from build_factories import make_project, skill_text, tree
 
 import builder.orchestration.batch as batch
+import builder.phases.registration as registration
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.orchestration.serial_stage import SerialStage
 from builder.phases.registration import RegistrationPhase
@@ -57,6 +58,8 @@ def one_group(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         sizes.append(len(requests))
         return hold(self, requests)  # type: ignore[arg-type,return-value]
 
+    # One group however long it holds the writer lock (a loaded machine).
+    monkeypatch.setattr(registration, "REGISTRY_HOLD_SECONDS", 3600.0)
     monkeypatch.setattr(SerialStage, "submit", held)
     monkeypatch.setattr(SerialStage, "aside", released)
     monkeypatch.setattr(RegistrationPhase, "_hold", counted)
@@ -93,6 +96,11 @@ def test_one_group_or_one_skill_at_a_time_with_any_jobs_write_the_same_bytes(
     together = built(project(tmp_path / "together"), jobs=2)
     assert sizes == [len(SKILLS) + 1], sizes
     assert alone == together
+    # One group whose writer lock is let go after every skill: a journal and commit each.
+    monkeypatch.setattr(registration, "REGISTRY_HOLD_SECONDS", 0.0)
+    sizes.clear()
+    assert built(project(tmp_path / "held"), jobs=2) == alone
+    assert sizes == [4, 3, 2, 1], sizes
     files, held, problems = together
     assert problems == [None, None, None, "P003"], problems  # a check failed
     assert f"{FAILING}/spec.yaml" not in files
