@@ -94,6 +94,12 @@ def mindrian_command() -> list[str]:
 def _env() -> dict[str, str]:
     # Timings should not depend on a developer's debugging switches.
     env = dict(os.environ)
-    for name in ("PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONPROFILEIMPORTTIME"):
+    # Nor on a switch that leaves bytecode uncached: every command would compile its modules.
+    for name in (
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONDEVMODE",
+        "PYTHONTRACEMALLOC",
+        "PYTHONPROFILEIMPORTTIME",
+    ):
         env.pop(name, None)
     return env

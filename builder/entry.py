@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["HELP_COLUMNS", "HELP_FILE", "kept_help", "main", "quick_select", "quick_validate"]
@@ -157,18 +157,35 @@ def quick_select(
     if parsed is None:
         return None
     sentence, registry, limit, json_out = parsed
-    from mindrian.project import ProjectPaths, find_project_root
+    from mindrian.routing.semantic import configured_encoder
 
-    root = find_project_root(cwd) or cwd
+    if configured_encoder(environ) is not None:
+        return None  # the quick index holds no vectors: the registry ranks with the encoder
+    root: Path | None = None
     if registry is None:
         if environ.get("NEO4J_URI"):
             return None
+        from mindrian.project import ProjectPaths
+
+        root = _project_root(cwd)
         registry = ProjectPaths(root).embedded_registry
     elif not registry.is_absolute():
         registry = cwd / registry
     if registry.suffix in _YAML_SUFFIXES or not registry.is_file():
         return None
-    return _ranked(sentence, registry, limit, json_out, _display(registry, root))
+    chosen = registry
+
+    def where() -> str:
+        # The project (a TOML parse) only names the registry in a message or --json.
+        return _display(chosen, root or _project_root(cwd))
+
+    return _ranked(sentence, registry, limit, json_out, where)
+
+
+def _project_root(cwd: Path) -> Path:
+    from mindrian.project import find_project_root
+
+    return find_project_root(cwd) or cwd
 
 
 def _parse(args: Sequence[str]) -> tuple[str, Path | None, int, bool] | None:
@@ -211,7 +228,7 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _ranked(
-    sentence: str, registry: Path, limit: int, json_out: bool, where: str
+    sentence: str, registry: Path, limit: int, json_out: bool, where: Callable[[], str]
 ) -> tuple[str, str] | None:
     from mindrian.routing import quick
 
@@ -228,9 +245,9 @@ def _ranked(
     from builder.graph.select_output import select_json, select_table
 
     if json_out:
-        return select_json(ranked, where, (), (), (), limit, text=sentence) + "\n", ""
+        return select_json(ranked, where(), (), (), (), limit, text=sentence) + "\n", ""
     if not ranked:
         from builder.pipeline.terminal import terminal_line
 
-        return "", terminal_line(f"no registered framework matches (registry {where})") + "\n"
+        return "", terminal_line(f"no registered framework matches (registry {where()})") + "\n"
     return select_table(ranked), ""

@@ -18,7 +18,8 @@ With either, the API description (``/docs``, ``/redoc``, ``/openapi.json``) is
 off: AgentOS's authentication lets those paths through unauthenticated.
 
 A served agent's callers are not its operator: host tools (Bash, Read…) run
-only when the operator enables them (``host_tools``, ``--host-tools``). Each
+only when the operator enables them (``host_tools``: ``--host-tools``, or ``host-tools = true``
+in the project's ``[tool.mindrian.serve]``). Each
 user then works in a folder of their own under the served workspace, and an
 operator's call that no rule of its skill allows pauses the run for the
 client's confirmation (:mod:`mindrian.agents.served`), and so does a role
@@ -43,7 +44,7 @@ from typing import Any
 from mindrian.agents.base import STATE_DIR_ENV, MindrianAgent
 from mindrian.agents.operator import OperatorAgent
 from mindrian.agents.role import RoleAgent
-from mindrian.agents.served import ServedAgent
+from mindrian.agents.served import REQUEST_KEY, ServedAgent
 from mindrian.errors import MindrianError
 from mindrian.host import Approving, Denying, HostSession, arbitrary_code_rules
 from mindrian.model_choice import ModelChoice
@@ -62,6 +63,7 @@ __all__ = [
     "AuthMode",
     "DatabaseUnusableError",
     "ExposedWithoutAuthError",
+    "IdempotencyKey",
     "ServeConfig",
     "auth_mode",
     "build_app",
@@ -252,7 +254,10 @@ def host_tool_warnings(config: ServeConfig) -> list[str]:
         if not granted:
             return []
         names = ", ".join(p.agent_id for p in granted)
-        return [f"note: host tools are off (--host-tools turns them on); granted by: {names}"]
+        return [
+            "note: host tools are off (--host-tools, or host-tools = true in "
+            f"[tool.mindrian.serve], turns them on); granted by: {names}"
+        ]
     warnings = []
     for package in granted:
         risky = arbitrary_code_rules(agent_class(package).host_grant.allow)
@@ -328,6 +333,7 @@ def build_app(config: ServeConfig) -> Any:
     app.add_middleware(RequestLimits)
     app.add_middleware(ServedRoutes)
     app.add_middleware(AgentDatabaseId, db_id=_DB_ID)
+    app.add_middleware(IdempotencyKey)
     from sqlalchemy.exc import InterfaceError, OperationalError
 
     for unavailable in (OperationalError, InterfaceError):
@@ -364,6 +370,47 @@ class AgentDatabaseId:
                 await _send_with_db_id(send, started, b"".join(chunks), self.db_id)
 
         await self.app(scope, receive, hold)
+
+
+class IdempotencyKey:
+    """ASGI middleware: a request's ``Idempotency-Key`` header, as AgentOS reads it on a new
+    run, reaches the served agents (:data:`~mindrian.agents.served.REQUEST_KEY`): a guided
+    answer sent again with the same key is taken once. A key over 512 characters is a 422, as
+    AgentOS answers one."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        key = _header(scope, b"idempotency-key") if scope["type"] == "http" else None
+        if key is not None and len(key) > _MAX_KEY:
+            body = json.dumps({"detail": f"Idempotency-Key must be at most {_MAX_KEY} characters"})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 422,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body.encode()})
+            return
+        token = REQUEST_KEY.set(key or None)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            REQUEST_KEY.reset(token)
+
+
+#: The longest ``Idempotency-Key`` taken (AgentOS's bound).
+_MAX_KEY = 512
+
+
+def _header(scope: Any, name: bytes) -> str | None:
+    """The value of header ``name`` (lower case) of an HTTP request, or None."""
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
 
 
 #: ``/agents/{agent_id}`` and nothing below it.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from builder.cli.common import display
 from builder.orchestration.batch import BatchOptions, Listener, Target
-from builder.phases import PHASE_NAMES
+from builder.phases import PHASE_NAMES, phase_number
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.report import (
     done_frame,
@@ -113,11 +113,16 @@ def print_outcome(
         say(f"built {report.agent_id} ({report.path}): {len(report.phases)} phase(s) ok{where}")
 
 
+#: The phase whose output names the package folder.
+_WRITES_PACKAGE = "code_generation"
+
+
 def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
     """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
-    if report.agent_id is None or options is None or len(report.phases) < 6:
+    number = phase_number(_WRITES_PACKAGE)
+    if report.agent_id is None or options is None or len(report.phases) < number:
         return ""
-    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, 6, "code_generation")
+    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, number, _WRITES_PACKAGE)
     identifier = (
         stored.output.get("identifier")
         if stored is not None and isinstance(stored.output, dict)

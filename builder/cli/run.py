@@ -186,13 +186,15 @@ def serve(
     no_thinking: NoThinkingOpt = False,
     insecure: InsecureOpt = False,
     host_tools: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--host-tools",
+            "--host-tools/--no-host-tools",
             help="Give agents the host tools their packages grant (Bash, Read…), each user in a "
-            "folder of their own under --workspace; calls no rule allows wait for the client.",
+            "folder of their own under --workspace; calls no rule allows wait for the client "
+            "[default: host-tools in [tool.mindrian.serve], else off].",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     workspace: WorkspaceOpt = None,
 ) -> int:
     """Serve every registered agent with AgentOS (FastAPI) until interrupted.
@@ -210,6 +212,7 @@ def serve(
     """
     import os
 
+    from builder.orchestration.project import load_serve_settings
     from mindrian.serve import (
         ExposedWithoutAuthError,
         ServeConfig,
@@ -221,6 +224,8 @@ def serve(
 
     override = _override(max_tokens, temperature, no_thinking)
     project, choice = _project_and_model(model, base_url, override)
+    if host_tools is None:
+        host_tools = load_serve_settings(project.root).host_tools
     config = ServeConfig(
         project, choice, db_url=db, host=host, port=port, insecure=insecure,
         host_tools=host_tools, workspace=workspace_folder(workspace),

@@ -30,6 +30,7 @@ from mindrian.graph import (
     registry_from_yaml,
 )
 from mindrian.project import ProjectPaths
+from mindrian.routing.semantic import configured_encoder
 
 __all__ = [
     "OpenedRegistry",
@@ -69,12 +70,15 @@ def open_project_registry(
     environ = os.environ if env is None else env
     if path is not None and neo4j_uri:
         raise UsageError("give --registry or --neo4j-uri, not both", code="U008")
-    if path is not None:
-        return _explicit(path, display)
     uri = neo4j_uri or environ.get("NEO4J_URI") or None
-    if uri:
-        return _neo4j(uri, environ)
-    return _project_default(root, display)
+    if path is not None:
+        opened = _explicit(path, display)
+    elif uri:
+        opened = _neo4j(uri, environ)
+    else:
+        opened = _project_default(root, display)
+    opened.registry.use_encoder(configured_encoder(environ))
+    return opened
 
 
 def _explicit(path: Path, display: Callable[[Path], str]) -> OpenedRegistry:

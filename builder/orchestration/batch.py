@@ -50,7 +50,6 @@ from concurrent.futures import (
     Future,
     InvalidStateError,
     ProcessPoolExecutor,
-    ThreadPoolExecutor,
 )
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
@@ -787,13 +786,14 @@ def _test_together(
     return done
 
 
-def _fail_unset(
-    out: Mapping[int, Future[BuildReport]], failed: BaseException | Future[None]
-) -> None:
-    """Every future of ``out`` not yet set fails with ``failed`` (or the exception of that
-    finished future, if any)."""
-    error = failed if isinstance(failed, BaseException) else failed.exception()
-    for future in out.values() if error is not None else ():
+def _join_all(threads: Sequence[threading.Thread]) -> None:
+    for thread in threads:
+        thread.join()
+
+
+def _fail_unset(out: Mapping[int, Future[BuildReport]], error: BaseException) -> None:
+    """Every future of ``out`` not yet set fails with ``error``."""
+    for future in out.values():
         with contextlib.suppress(InvalidStateError):
             future.set_exception(error)
 
@@ -873,6 +873,11 @@ class _Chunked:
         (started now, so they import while the first chunk renders), one
         session per worker at a time. A failure here fails the skills not yet
         reported.
+
+        Sessions run in daemon threads, as this one does: an interrupted build
+        exits at once, its warm workers (and the sessions they fork) dying with
+        it, instead of waiting at exit for the session under way, as Python
+        waits for a ``ThreadPoolExecutor``'s threads (issue 38, 3).
         """
         from builder.pipeline.worker import WarmWorker
 
@@ -886,7 +891,8 @@ class _Chunked:
                     worker = stack.enter_context(WarmWorker(home=home, providers=providers))
                     worker.start()
                     idle.put(worker)
-                sessions = stack.enter_context(ThreadPoolExecutor(jobs, "session"))
+                sessions: list[threading.Thread] = []
+                stack.callback(_join_all, sessions)
                 pending = self._staging(chunks[0])
                 for k, chunk in enumerate(chunks):
                     folder, futures = pending
@@ -900,8 +906,28 @@ class _Chunked:
                     for i in chunk:
                         if i not in held:
                             out[i].set_result(first[i])
-                    tested = sessions.submit(self._tested, folder, held, first, out, idle)
-                    tested.add_done_callback(functools.partial(_fail_unset, out))
+                    session = threading.Thread(
+                        target=self._tested_or_failed,
+                        args=(folder, held, first, out, idle),
+                        name="session",
+                        daemon=True,
+                    )
+                    session.start()
+                    sessions.append(session)
+        except BaseException as error:
+            _fail_unset(out, error)
+
+    def _tested_or_failed(
+        self,
+        folder: Path,
+        held: Sequence[int],
+        first: Mapping[int, BuildReport],
+        out: Mapping[int, Future[BuildReport]],
+        idle: queue.SimpleQueue[WarmWorker],
+    ) -> None:
+        """:meth:`_tested`; a failure fails the skills of ``out`` not yet reported."""
+        try:
+            self._tested(folder, held, first, out, idle)
         except BaseException as error:
             _fail_unset(out, error)
 

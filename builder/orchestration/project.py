@@ -1,10 +1,16 @@
-"""Reading a project's build configuration: ``[tool.mindrian]`` and ``mcp.yaml``."""
+"""Reading a project's configuration: ``[tool.mindrian]`` and ``mcp.yaml``.
+
+The build's settings (``models``, ``mcp``) become a :class:`BuildConfig`; the server's
+(``[tool.mindrian.serve]``, which no phase reads) a :class:`ServeSettings`, which the command
+line's switches override.
+"""
 
 from __future__ import annotations
 
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +18,12 @@ from builder.mcp.catalog import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
 from builder.pipeline.errors import SourceLocation, UsageError
 
-__all__ = ["load_config"]
+__all__ = ["SERVE_KEYS", "ServeSettings", "load_config", "load_serve_settings"]
 
 #: The keys ``[tool.mindrian]`` may hold; anything else is a typo the build would ignore.
-_KEYS = ("mcp", "models")
+_KEYS = ("mcp", "models", "serve")
+#: The keys ``[tool.mindrian.serve]`` may hold, each a boolean.
+SERVE_KEYS = ("host-tools",)
 #: The place tomllib (Python 3.11) names at the end of a syntax error's message.
 _TOML_PLACE = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
 #: The code of every refusal below (builder.pipeline.codes).
@@ -32,6 +40,24 @@ def load_config(root: Path) -> BuildConfig:
     # pyproject entry wins on a name clash because it is the file the build is configured by.
     catalog = {**read_mcp_yaml(root), **table.get("mcp", {})}
     return BuildConfig(root=str(root), models=models, mcp_catalog=catalog)
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What ``[tool.mindrian.serve]`` says of ``mindrian serve``; a switch given overrides it."""
+
+    host_tools: bool = False
+    """``host-tools``: give served agents the host tools their packages grant (``--host-tools``,
+    ``--no-host-tools``)."""
+
+
+def load_serve_settings(root: Path) -> ServeSettings:
+    """Read ``[tool.mindrian.serve]`` from ``root/pyproject.toml`` (the defaults without one);
+    raises :class:`UsageError` (U042) for a file or table that cannot be used."""
+    pyproject = root / "pyproject.toml"
+    table = _mindrian_table(pyproject) if pyproject.is_file() else {}
+    serve = table.get("serve", {})
+    return ServeSettings(host_tools=serve.get("host-tools", False))
 
 
 def _mindrian_table(pyproject: Path) -> Mapping[str, Any]:
@@ -65,7 +91,22 @@ def _mindrian_table(pyproject: Path) -> Mapping[str, Any]:
                 'write it as a string "provider:model_id"'
             )
     _table(table.get("mcp", {}), "[tool.mindrian.mcp]")
+    _check_serve(_table(table.get("serve", {}), "[tool.mindrian.serve]"))
     return table
+
+
+def _check_serve(serve: Mapping[str, Any]) -> None:
+    unknown = sorted(set(serve) - set(SERVE_KEYS))
+    if unknown:
+        raise _refusal(
+            f"unknown key {unknown[0]!r} in [tool.mindrian.serve] "
+            f"(it holds only {', '.join(SERVE_KEYS)})"
+        )
+    for key, value in serve.items():
+        if not isinstance(value, bool):
+            raise _refusal(
+                f"[tool.mindrian.serve] {key} is {_kind(value)}; write it as true or false"
+            )
 
 
 def _syntax_refusal(message: str, text: str) -> UsageError:

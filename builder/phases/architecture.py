@@ -44,6 +44,7 @@ from builder.skill.spec import (
     InstructionElement,
     InstructionSet,
     ModelConfig,
+    reference_summary,
 )
 from mindrian.agent_types import (
     AGENT_TYPE_NAMES,
@@ -496,7 +497,7 @@ def build_instructions(
     # The description is not repeated here: the runtime gives it to Agno as the agent's description.
     system_prompt = f"You are {definition.display_name}, a Mindrian {agent_type} agent."
     elements = tuple(
-        InstructionElement(name=r.name, title=r.title, path=r.path, text=r.text, digest=r.digest)
+        InstructionElement(r.name, r.title, r.path, reference_summary(r.text), r.digest)
         for r in definition.references
     )
     return InstructionSet(

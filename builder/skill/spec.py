@@ -40,6 +40,7 @@ __all__ = [
     "ScriptCandidate",
     "ToolConfig",
     "ToolDefinition",
+    "reference_summary",
 ]
 
 #: Key of an instruction block that lies outside every recognised section.
@@ -83,31 +84,36 @@ class InstructionBlock:
 
 @dataclass(frozen=True)
 class InstructionElement:
-    """An on-demand instruction element from ``references/*.md`` (seed 004, tier 3)."""
+    """An on-demand instruction element from ``references/*.md`` (seed 004, tier 3).
+
+    Its text is not kept here: the package holds the file once, byte-identical, at ``path``
+    under its ``skill/`` folder, where ``read_reference`` reads it.
+    """
 
     name: str
     """Element id (``pricing-guide``), what the agent asks for."""
     title: str
     """Human title (first heading of the file)."""
     path: str
-    """Path relative to the skill folder."""
-    text: str
-    """The file's content verbatim."""
+    """Path relative to the skill folder (and to the package's ``skill/``)."""
+    summary: str
+    """The file's first line of prose (:func:`reference_summary`), listed in the instructions."""
     digest: str
     """SHA-256 hex of the file's bytes."""
-
-    @property
-    def summary(self) -> str:
-        """The first line of prose (not a heading), cut at :data:`SUMMARY_LIMIT` characters."""
-        for line in self.text.splitlines():
-            words = " ".join(line.split())
-            if words and not words.startswith(("#", "```", "---", "<!--")):
-                return words if len(words) <= SUMMARY_LIMIT else words[: SUMMARY_LIMIT - 1] + "…"
-        return ""
 
 
 #: Longest one-line summary of a reference element in the instructions' listing.
 SUMMARY_LIMIT = 100
+
+
+def reference_summary(text: str) -> str:
+    """The first line of prose (not a heading) of ``text``, cut at :data:`SUMMARY_LIMIT`
+    characters; "" when it has none."""
+    for line in text.splitlines():
+        words = " ".join(line.split())
+        if words and not words.startswith(("#", "```", "---", "<!--")):
+            return words if len(words) <= SUMMARY_LIMIT else words[: SUMMARY_LIMIT - 1] + "…"
+    return ""
 
 
 @dataclass(frozen=True)

@@ -206,8 +206,9 @@ class MindrianAgent(ABC):
     """
     accepted_handoffs: ClassVar[frozenset[HandoffType]] = frozenset({HandoffType.DELEGATE})
     """Handoff types ``process_handoff`` accepts; others fail."""
-    references: ClassVar[Mapping[str, str]] = {}
-    """On-demand reference elements by name; when any, Agno agents get ``read_reference``."""
+    references: ClassVar[Mapping[str, Path]] = {}
+    """On-demand reference elements: name -> its file (in the package's ``skill/`` folder);
+    when any, Agno agents get ``read_reference``, which reads the file at the call."""
     model_settings: ClassVar[ModelSettings] = ModelSettings()
     """Temperature, response cap and thinking budget applied to every model built from a string."""
     min_clarity: ClassVar[float] = 0.0

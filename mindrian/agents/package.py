@@ -129,7 +129,7 @@ class AgentPackage:
             "min_clarity": float(receives.get("min_clarity") or 0.0),
             "allowed_callers": frozenset(routing.get("can_be_called_by") or ()),
             "return_behavior": ReturnBehavior(behaviour) if behaviour else None,
-            "references": reference_elements(self.spec),
+            "references": reference_elements(self.spec, self.folder / SKILL_FOLDER),
         }
         return attributes
 

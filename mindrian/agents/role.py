@@ -179,6 +179,7 @@ def default_orchestration(
     # Imported here: a role agent without orchestration tools never needs them.
     from mindrian.graph import EmbeddedRegistry, Registry, registry_from_yaml
     from mindrian.packages import PackageFolder
+    from mindrian.routing.semantic import configured_encoder
 
     package = type(agent).package
     home = package.folder if package is not None else Path(inspect.getfile(type(agent))).parent
@@ -190,6 +191,7 @@ def default_orchestration(
         if source.suffix in (".yaml", ".yml")
         else EmbeddedRegistry(source, read_only=True)
     )
+    registry.use_encoder(configured_encoder(os.environ))
     info = packages.infos.get(agent.agent_id)
     return Orchestration(
         agent_id=agent.agent_id,

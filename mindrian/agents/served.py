@@ -21,7 +21,12 @@ What Agno runs is then exactly the wrapper's behaviour:
 * a guided session is one run that pauses (status ``PAUSED``) after each step;
   AgentOS's continue route (``acontinue_run``) carries the user's answer, or
   ``back``/``skip``, and the progress lives in the session's ``session_data``,
-  so a restarted server or another replica continues where it stopped;
+  so a restarted server or another replica continues where it stopped; an answer
+  sent with an ``Idempotency-Key`` header is taken once: the key is kept with the
+  progress (the same write), and a request with a key already taken, a client's
+  retry after a timeout, is answered with where the session stands, even from
+  another replica while the first is between the two writes that store the run
+  (the session's row, then the run's);
 * with host tools enabled (``mindrian serve --host-tools``), host tool calls
   work in a folder of the run's user, and an operator's or a role agent's call
   no rule allows pauses the run with AgentOS's human-in-the-loop confirmation: the run
@@ -40,6 +45,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from copy import copy
 from dataclasses import replace
 from time import time
@@ -69,13 +75,28 @@ from mindrian.agents.role import RoleAgent
 from mindrian.host import ToolLog, scoped_session
 from mindrian.providers import ModelUnavailableError
 
-__all__ = ["GUIDED_STATE_KEY", "HOST_STATE_KEY", "ServedAgent", "user_folder"]
+__all__ = [
+    "ANSWERS_STATE_KEY",
+    "GUIDED_STATE_KEY",
+    "HOST_STATE_KEY",
+    "REQUEST_KEY",
+    "ServedAgent",
+    "user_folder",
+]
 
 #: Key of a guided session's progress in the AgentOS session's ``session_data``.
 GUIDED_STATE_KEY = "mindrian_guided"
 #: Key of the paused Agno runs waiting for host tool confirmations, by run id, in
 #: ``session_data``.
 HOST_STATE_KEY = "mindrian_host_pending"
+#: Key of the guided answers taken, by ``Idempotency-Key``, in ``session_data``: what each
+#: answered (a digest of the run and the answer), oldest first.
+ANSWERS_STATE_KEY = "mindrian_guided_answers"
+#: The ``Idempotency-Key`` of the request being served (set by ``mindrian serve``'s middleware,
+#: :class:`mindrian.serve.IdempotencyKey`); None without one.
+REQUEST_KEY: ContextVar[str | None] = ContextVar("mindrian_request_key", default=None)
+#: Answers' keys a session keeps: a retry comes soon after its answer.
+_KEPT_ANSWERS = 64
 #: run_state key telling ``_annotate_run_output`` that the run waits for the user.
 _PAUSED = "paused"
 #: run_state key holding the host tool calls a paused run waits on.
@@ -235,7 +256,8 @@ class ServedAgent(BaseExternalAgent):
         ``RunNotContinuableError`` (409) for a run that is not a paused guided step.
         """
         answers = _answers(_options.get("requirements") or ())
-        work = self._continue(run_id or "", input or "", session_id or "", user_id, answers)
+        key = REQUEST_KEY.get()
+        work = self._continue(run_id or "", input or "", session_id or "", user_id, answers, key)
         return _as_events(self, work) if stream else work
 
     async def _continue(
@@ -245,6 +267,7 @@ class ServedAgent(BaseExternalAgent):
         session_id: str,
         user_id: str | None,
         answers: Mapping[str, bool] | None = None,
+        key: str | None = None,
     ) -> RunOutput:
         agent: MindrianAgent = self.mindrian
         session = await self.aread_or_create_session(session_id, user_id)
@@ -257,7 +280,19 @@ class ServedAgent(BaseExternalAgent):
         held = _held_runs(session).get(run_id)
         if held is not None and run.status == RunStatus.paused:
             return await self._confirmed(agent, session, run, held, answers or {}, user_id)
-        progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
+        try:
+            progress = _saved_progress(session, agent) if isinstance(agent, GuidedAgent) else None
+        except AgentRunError as damaged:
+            raise RunNotContinuableError(str(damaged)) from None
+        if isinstance(agent, GuidedAgent) and progress is not None and key is not None:
+            taken = _taken(session, key)
+            if taken is not None:
+                if taken != _answer_digest(run_id, answer):
+                    raise RunNotContinuableError(
+                        f"Idempotency-Key {key!r} was sent with another answer: a new answer "
+                        "needs a new key"
+                    )
+                return _as_it_stands(agent, progress, run)
         if (
             not isinstance(agent, GuidedAgent)
             or progress is None
@@ -273,7 +308,7 @@ class ServedAgent(BaseExternalAgent):
             raise RunNotContinuableError("cannot go back from the first step")
         self._claim_session(session, session_id, run_id)
         try:
-            await self._advance(agent, progress, answer, session, run)
+            await self._advance(agent, progress, answer, session, run, key)
             await self._apersist_run_in_session(session, run)
         finally:
             self._release_session(session_id, run_id)
@@ -343,8 +378,11 @@ class ServedAgent(BaseExternalAgent):
         answer: str,
         session: AgentSession,
         run: RunOutput,
+        key: str | None = None,
     ) -> None:
-        """Apply ``answer`` and record the outcome on ``run``; a failure keeps the progress."""
+        """Apply ``answer`` and record the outcome on ``run``; a failure keeps the progress.
+
+        ``key`` (the request's ``Idempotency-Key``) is kept with the progress it led to."""
         now = int(time())
         run.messages = [*(run.messages or []), Message(role="user", content=answer, created_at=now)]
         try:
@@ -355,6 +393,8 @@ class ServedAgent(BaseExternalAgent):
             run.status, run.content, run.content_type = RunStatus.error, str(error), "str"
             return
         _keep_progress(session, moved)
+        if key is not None:
+            _remember(session, key, _answer_digest(run.run_id or "", answer))
         shown = _shown(reply)
         run.messages.append(Message(role="assistant", content=shown, created_at=now))
         run.content, run.content_type = shown, "str"
@@ -489,10 +529,21 @@ def _exchanges(history: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, s
 
 
 def _saved_progress(session: AgentSession | None, agent: MindrianAgent) -> GuidedProgress | None:
-    data = (session.session_data or {}).get(GUIDED_STATE_KEY) if session is not None else None
+    if session is None:
+        return None
+    data = (session.session_data or {}).get(GUIDED_STATE_KEY)
     if not isinstance(data, dict):
         return None
-    progress = GuidedProgress.from_data(data)
+    try:
+        progress = GuidedProgress.from_data(data)
+    except (KeyError, TypeError, ValueError) as error:
+        # As a damaged state file (mindrian.agents._state.load_state): named, not a KeyError.
+        raise AgentRunError(
+            f"session {session.session_id!r}: damaged guided progress in its session_data "
+            f"[{GUIDED_STATE_KEY!r}] ({type(error).__name__}: {error}); delete the session to "
+            "start over",
+            retryable=False,
+        ) from None
     if progress.agent_id != agent.agent_id:
         raise AgentRunError(
             f"session {progress.session_id!r} belongs to agent {progress.agent_id!r}, "
@@ -507,3 +558,36 @@ def _keep_progress(session: AgentSession | None, progress: GuidedProgress) -> No
     if session.session_data is None:
         session.session_data = {}
     session.session_data[GUIDED_STATE_KEY] = json.loads(progress.to_json())
+
+
+def _answer_digest(run_id: str, answer: str) -> str:
+    """What an ``Idempotency-Key`` stands for: one answer to one run."""
+    return hashlib.sha256(f"{run_id}\0{answer}".encode()).hexdigest()
+
+
+def _taken(session: AgentSession, key: str) -> str | None:
+    """The digest of the answer taken with ``key`` in ``session``, or None."""
+    taken = (session.session_data or {}).get(ANSWERS_STATE_KEY)
+    found = taken.get(key) if isinstance(taken, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _remember(session: AgentSession, key: str, digest: str) -> None:
+    """Keep ``key`` beside the progress it led to (one write), the oldest beyond
+    :data:`_KEPT_ANSWERS` dropped."""
+    if session.session_data is None:
+        session.session_data = {}
+    kept = session.session_data.get(ANSWERS_STATE_KEY)
+    taken = {k: v for k, v in kept.items() if k != key} if isinstance(kept, dict) else {}
+    taken[key] = digest
+    session.session_data[ANSWERS_STATE_KEY] = dict(list(taken.items())[-_KEPT_ANSWERS:])
+
+
+def _as_it_stands(agent: GuidedAgent, progress: GuidedProgress, run: RunOutput) -> RunOutput:
+    """``run`` showing where the session stands, from its progress: the stored run may not have
+    been written yet (a retry between the two writes), and nothing is written here."""
+    reply = agent.current_reply(progress)
+    shown = copy(run)
+    shown.content, shown.content_type = _shown(reply), "str"
+    shown.status = RunStatus.paused if reply.awaiting_input else RunStatus.completed
+    return shown

@@ -9,6 +9,7 @@ statements in the same order.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 from abc import ABC, abstractmethod
@@ -22,6 +23,7 @@ from mindrian.graph.index_cache import KeptIndex, load_snapshot, store_snapshot
 from mindrian.graph.triggers import ExplicitFramework, TriggerIndex
 from mindrian.routing.rank import RoutingDocument
 from mindrian.routing.score import CONFIDENT_AT, RankedCandidate, RoutingSnapshot, rank_sentence
+from mindrian.routing.semantic import Encoder, semantic_index
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -191,6 +193,8 @@ class Registry(ABC):
 
     #: The text index of the last revision read, reused while the registry is unchanged.
     _routing: RoutingSnapshot | None = None
+    #: The sentence encoder that orders the candidates after the first (:meth:`use_encoder`).
+    _encoder: Encoder | None = None
     #: The trigger postings, with the revision they were built at.
     _triggers: tuple[tuple[int, str], TriggerIndex] | None = None
     #: The revision the last trigger selection answered by query was made at.
@@ -360,8 +364,8 @@ class Registry(ABC):
         stored = stored_revision(run) if kept is not None else revision
         loaded = None if explain else load_snapshot(kept, stored, revision)
         if loaded is not None:
-            self._routing = loaded
-            return loaded
+            self._routing = self._encoded(loaded)
+            return self._routing
         documents = [
             RoutingDocument(
                 id=r["id"],
@@ -374,9 +378,23 @@ class Registry(ABC):
             for r in run(q.ROUTING_DOCUMENTS, {})
         ]
         good_for, chains = _stored_relationships(run)
-        self._routing = RoutingSnapshot.build(revision, documents, good_for, chains)
-        store_snapshot(kept, stored, self._routing)
+        built = RoutingSnapshot.build(revision, documents, good_for, chains)
+        store_snapshot(kept, stored, built)
+        self._routing = self._encoded(built)
         return self._routing
+
+    def use_encoder(self, encoder: Encoder | None) -> None:
+        """Order the candidates after the first of a sentence with ``encoder``'s similarities
+        too (:mod:`mindrian.routing.semantic`); None ranks by the text alone."""
+        self._encoder = encoder
+        self._routing = None
+
+    def _encoded(self, snapshot: RoutingSnapshot) -> RoutingSnapshot:
+        """``snapshot`` with its frameworks' vectors when an encoder is in use."""
+        if self._encoder is None:
+            return snapshot
+        vectors = semantic_index(self._encoder, snapshot.passages)
+        return dataclasses.replace(snapshot, semantic=vectors)
 
     def _trigger_index(self, run: Run, revision: tuple[int, str]) -> TriggerIndex | None:
         """The trigger postings of ``revision``; None for its first selection, which the

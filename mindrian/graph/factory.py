@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mindrian.graph.backends import OpenRequest, backend_for
 from mindrian.graph.base import Registry
+from mindrian.routing.semantic import configured_encoder
 
 __all__ = ["open_registry"]
 
@@ -32,8 +33,12 @@ def open_registry(
     password is an error rather than a silent fallback to the embedded registry. ``read_only``
     opens either for reading only (a Neo4j one then creates no constraint); ``exclusive`` makes a
     Neo4j registry hold the writer lock until closed (an embedded writer always holds its file's).
+    ``MINDRIAN_ENCODER`` names the sentence encoder its selections use
+    (:func:`mindrian.routing.semantic.configured_encoder`).
     """
     environ = os.environ if env is None else env
     uri = uri or environ.get("NEO4J_URI") or None
     request = OpenRequest(uri, path, user, password, database, environ, read_only, exclusive)
-    return backend_for(uri).open(request)
+    registry = backend_for(uri).open(request)
+    registry.use_encoder(configured_encoder(environ))
+    return registry

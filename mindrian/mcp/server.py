@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ from mindrian.graph import (
 from mindrian.graph import queries as q
 from mindrian.guards import CypherRejected, Scope, check_read_query, efficiency_warnings
 from mindrian.routing.candidates import describe
+from mindrian.routing.semantic import configured_encoder
 
 __all__ = [
     "MAX_SELECT_LIMIT",
@@ -76,9 +78,13 @@ def open_source_registry(path: str | Path) -> Registry:
     registering at the same time.
     """
     source = Path(path)
-    if source.suffix in _YAML_SUFFIXES:
-        return registry_from_yaml(source)
-    return EmbeddedRegistry(source, read_only=True)
+    registry: Registry = (
+        registry_from_yaml(source)
+        if source.suffix in _YAML_SUFFIXES
+        else EmbeddedRegistry(source, read_only=True)
+    )
+    registry.use_encoder(configured_encoder(os.environ))
+    return registry
 
 
 def build_server(registry: Registry, *, extensions: Sequence[Extension] = ()) -> MCPServer:

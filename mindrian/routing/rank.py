@@ -45,6 +45,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from mindrian.routing.glosses import chinese_words, gloss
@@ -58,6 +59,7 @@ __all__ = [
     "FieldMatch",
     "RankedIndex",
     "RoutingDocument",
+    "ascending",
     "negative_clauses",
 ]
 
@@ -161,6 +163,11 @@ class FieldMatch:
     Chinese words."""
 
 
+def ascending(ids: Sequence[str]) -> bool:
+    """Whether each id is less than the next (so no two are equal)."""
+    return all(a < b for a, b in pairwise(ids))
+
+
 class RankedIndex:
     """An inverted index of :class:`RoutingDocument` s; its ranking never changes once built
     (it only keeps the summed lists of the words sentences have asked for, :meth:`_summed`).
@@ -176,6 +183,9 @@ class RankedIndex:
         """Each document's id, by position."""
         self.names: tuple[str, ...] = tuple(d.name for d in documents)
         """Each document's display name, by position."""
+        self.ids_ascending = ascending(self.ids)
+        """Whether the ids strictly ascend with the position (the registry lists frameworks
+        by id): a position then breaks a tie as its id would, without reading the id."""
         fields = [d.fields() for d in documents]
         count = len(fields)
         average = {
@@ -242,6 +252,7 @@ class RankedIndex:
         index._written = dict(data["written"])
         if len(index.ids) != len(index.names):
             raise TypeError("ids and names differ in length")
+        index.ids_ascending = ascending(index.ids)
         index._positive, index._negative, index._counts = {}, {}, None
         index._both, index._words = {}, None
         return index
@@ -257,13 +268,16 @@ class RankedIndex:
         count: int,
         written: Mapping[str, int],
         words: Mapping[str, str] | None,
+        ids_ascending: bool,
     ) -> RankedIndex:
         """An index reading what :meth:`to_plain` describes through mappings that may fetch
         each term on demand (a store holding one registry's index); ``words`` stands for the
-        Chinese dictionary (:func:`mindrian.routing.glosses.dictionary`). It ranks as the one
+        Chinese dictionary (:func:`mindrian.routing.glosses.dictionary`), ``ids_ascending``
+        what :func:`ascending` said of the ids when they were stored. It ranks as the one
         built when they hold the same values, and cannot :meth:`explain`."""
         index = cls.__new__(cls)
         index.ids, index.names = ids, names  # type: ignore[assignment]
+        index.ids_ascending = ids_ascending
         index._gain, index._loss, index._idf = gain, loss, idf  # type: ignore[assignment]
         index._count, index._written = count, dict(written)
         index._positive, index._negative, index._counts = {}, {}, None

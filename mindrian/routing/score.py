@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mindrian.routing.rank import FieldMatch, RankedIndex, RoutingDocument
+from mindrian.routing.semantic import SEMANTIC_WEIGHT, SemanticIndex, passage
 from mindrian.routing.text import stemmed
 
 __all__ = [
@@ -90,6 +91,12 @@ class RoutingSnapshot:
     """Framework id to its position in the index."""
     chains: Mapping[str, tuple[tuple[str, float], ...]]
     """Framework id to its outgoing CHAINS_TO (target, weight)."""
+    passages: tuple[str, ...] = ()
+    """What an encoder reads of each framework, by position
+    (:func:`mindrian.routing.semantic.passage`); empty when not kept."""
+    semantic: SemanticIndex | None = None
+    """The frameworks' vectors when an encoder is in use (:mod:`mindrian.routing.semantic`):
+    they order the candidates after the first; None ranks by the text alone."""
 
     def fits(self, text: str, named: Iterable[str]) -> dict[int, float]:
         """Position to the best GOOD_FOR confidence among the problem types ``named`` or
@@ -101,7 +108,8 @@ class RoutingSnapshot:
         best: dict[int, float] = {}
         for problem in sorted(wanted):
             for i, confidence in self.problem_types.get(problem, (frozenset(), {}))[1].items():
-                best[i] = max(best.get(i, 0.0), confidence)
+                held = best.get(i, 0.0)
+                best[i] = confidence if confidence > held else held  # max(), without the call
         return best
 
     def chained(self, previous: Iterable[str]) -> dict[str, float]:
@@ -128,7 +136,8 @@ class RoutingSnapshot:
                 listed.setdefault(problem, {})[i] = rated.get(problem, 1.0)
         problems = {p: (stemmed(p), at) for p, at in sorted(listed.items())}
         positions = {doc.id: i for i, doc in enumerate(documents)}
-        return cls(revision, RankedIndex(documents), problems, positions, chains)
+        passages = tuple(passage(doc.name, doc.description) for doc in documents)
+        return cls(revision, RankedIndex(documents), problems, positions, chains, passages)
 
     def to_plain(self) -> dict[str, Any]:
         """What ranking reads, as plain containers (:meth:`from_plain`); not the revision,
@@ -139,6 +148,7 @@ class RoutingSnapshot:
                 p: (sorted(words), at) for p, (words, at) in self.problem_types.items()
             },
             "chains": dict(self.chains),
+            "passages": list(self.passages),
         }
 
     @classmethod
@@ -152,7 +162,8 @@ class RoutingSnapshot:
         }
         chains = {source: tuple(targets) for source, targets in data["chains"].items()}
         positions = {framework: i for i, framework in enumerate(index.ids)}
-        return cls(revision, index, problems, positions, chains)
+        passages = tuple(str(p) for p in data["passages"])
+        return cls(revision, index, problems, positions, chains, passages)
 
 
 @dataclass(frozen=True)
@@ -228,13 +239,22 @@ def rank_sentence(
             totals[at] += USAGE_WEIGHT * ((successes + 1.0) / (uses + 2.0) - 0.5)
     if not totals:
         return []
+    lexical = None
+    if snapshot.semantic is not None:
+        lexical = min(totals, key=lambda i: (-round(totals[i], 6), -relevance.get(i, 0.0), ids[i]))
+        totals = _with_similarity(snapshot.semantic, text, totals)
     # Only totals near the `limit`-th best can rank once rounded; the rest are never sorted.
     kth = heapq.nlargest(limit, totals.values())[-1] - _ROUNDING
+    # Ties go to the smaller id; when ids ascend with position, the position says which
+    # without reading thousands of ids (a sentence every framework matches equally).
+    by_position = snapshot.index.ids_ascending
     scored = sorted(
-        (-round(value, 6), -relevance.get(i, 0.0), ids[i], i)
+        (-round(value, 6), -relevance.get(i, 0.0), i if by_position else ids[i], i)
         for i, value in totals.items()
-        if value >= kth
+        if value >= kth or i == lexical
     )
+    # With an encoder, the formula's own best stays first (sort is stable).
+    scored.sort(key=lambda row: row[3] != lexical)
     ranked = [
         _candidate(snapshot, i, -score, -rel, fits, chained, usage, text, explain)
         for score, rel, _, i in scored[:limit]
@@ -243,6 +263,16 @@ def rank_sentence(
     runner_up = max((r for i, r in relevance.items() if i != first), default=0.0)
     lead = relevance.get(first, 0.0) - runner_up
     return [dataclasses.replace(ranked[0], confidence=confidence(lead)), *ranked[1:]]
+
+
+def _with_similarity(
+    semantic: SemanticIndex, text: str, totals: Mapping[int, float]
+) -> dict[int, float]:
+    """Every framework's total plus :data:`SEMANTIC_WEIGHT` x its cosine with ``text``."""
+    return {
+        i: totals.get(i, 0.0) + SEMANTIC_WEIGHT * similarity
+        for i, similarity in enumerate(semantic.similarities(text))
+    }
 
 
 def _candidate(

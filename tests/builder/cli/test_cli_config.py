@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.orchestration.project import load_config
+from builder.orchestration.project import ServeSettings, load_config, load_serve_settings
 
 SKILL = "---\nname: tiny\ndescription: A tiny skill for configuration tests.\n---\n\nBody.\n"
 
@@ -29,6 +29,9 @@ def project(tmp_path: Path) -> Path:
         ("[tool.mindrian.models]\noperater = 'openai:gpt-4o'\n", "unknown agent type 'operater'"),
         ("[tool.mindrian]\nmodles = { operator = 'openai:gpt-4o' }\n", "unknown key 'modles'"),
         ("[tool.mindrian]\nmcp = 'x'\n", "[tool.mindrian.mcp] is a string"),
+        ("[tool.mindrian]\nserve = true\n", "[tool.mindrian.serve] is a boolean"),
+        ("[tool.mindrian.serve]\nhost-tools = 'yes'\n", "serve] host-tools is a string; write"),
+        ("[tool.mindrian.serve]\nhost_tools = true\n", "unknown key 'host_tools' in [tool.m"),
         ("[tool]\nmindrian = 3\n", "[tool.mindrian] is an integer"),
         ("tool = 3\n", "[tool] is an integer"),
     ],
@@ -60,3 +63,31 @@ def test_a_usable_table_keeps_its_models_and_catalog(project: Path) -> None:
     )
     config = load_config(project)
     assert config.models["role"] == "openai:gpt-4o" and config.mcp_catalog == {"x": {"url": "u"}}
+
+
+@pytest.mark.parametrize(
+    ("table", "host_tools"),
+    [
+        ("", False),
+        ("[tool.mindrian.serve]\n", False),
+        ("[tool.mindrian.serve]\nhost-tools = true\n", True),
+    ],
+)
+def test_serve_settings_default_to_no_host_tools(
+    project: Path, table: str, host_tools: bool
+) -> None:
+    (project / "pyproject.toml").write_text("[tool.mindrian]\n" + table, encoding="utf-8")
+    assert load_serve_settings(project) == ServeSettings(host_tools=host_tools)
+
+
+def test_serve_refuses_an_unusable_serve_table_before_anything(cli, project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        "[tool.mindrian.serve]\nhost-tools = 1\n", encoding="utf-8"
+    )
+    done = cli(["serve", "--model", "openai:gpt-4o"], project)
+    assert done.code == 2, done.err
+    assert done.err == (
+        "pyproject.toml: error[U042]: the project configuration cannot be used: "
+        "[tool.mindrian.serve] host-tools is an integer; write it as true or false\n"
+    )
+    assert not (project / ".mindrian").exists()

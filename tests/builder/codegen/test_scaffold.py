@@ -112,3 +112,11 @@ def test_the_model_script_beside_the_skill_loads_and_repeats(
     new_skill("try-it", agent_type, tmp_path)
     script = load_script(tmp_path / "try-it" / "model-script.yaml")
     assert script.repeat and script.answers
+
+
+@pytest.mark.parametrize("name", ["pricing-01", "go-no-go", "switch-on-off", "null-check"])
+def test_every_word_of_the_name_is_a_trigger_as_text(tmp_path: Path, name: str) -> None:
+    """A word YAML reads as a number, a boolean or null (``01``, ``no``, ``on``, ``null``) was
+    written bare, and the skeleton ``new`` made failed its own phase 1 (S202: expected text)."""
+    path = new_skill(name, "operator", tmp_path)
+    assert _analyse(path).triggers[: len(name.split("-"))] == tuple(name.split("-"))

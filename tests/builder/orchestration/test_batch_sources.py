@@ -12,6 +12,7 @@ from build_factories import make_pipeline, make_project, skill_text
 
 from builder.orchestration import runner
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
+from builder.phases import PHASE_NAMES
 from builder.pipeline.config import BuildConfig
 
 
@@ -66,7 +67,7 @@ def test_an_unreadable_skill_fails_alone_at_its_path(tmp_path: Path) -> None:
     assert gone.problem.location is not None
     assert gone.problem.location.path == "skills/gone/SKILL.md"
     assert (gone.agent_id, gone.phases) == (None, ())
-    assert alpha.problem is None and len(alpha.phases) == 7
+    assert alpha.problem is None and len(alpha.phases) == len(PHASE_NAMES)
 
 
 #: The runner's entries a batch may call for a skill, each taking the skill's source first.
@@ -108,4 +109,4 @@ def test_a_cold_batch_enters_the_runner_twice_per_skill_and_runs_phase_1_once(
         ("beta", "build_source"): 1,
     }
     assert pipeline["skill_analysis"].calls == 2
-    assert [p.status for p in reports[0].phases] == ["ok"] * 7
+    assert [p.status for p in reports[0].phases] == ["ok"] * len(PHASE_NAMES)

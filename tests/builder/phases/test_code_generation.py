@@ -18,12 +18,13 @@ from builder.phases.code_generation import (
     CodeGenerationPhase,
     GeneratedPackage,
     transaction,
+    write_skill_files,
 )
 from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import CodegenError
-from builder.skill.source import load_source
+from builder.skill.source import load_source, skill_files
 
 # Slow: phase 6 runs each generated package's tests in a pytest subprocess.
 pytestmark = pytest.mark.slow
@@ -370,13 +371,23 @@ def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Pat
     ) in instructions
     assert "the timeline ignored holidays" not in instructions, "the text stays on demand"
 
+    # The reference's text is kept once: the skill's file, copied under skill/; spec.yaml
+    # names it (path, digest) and lists no text.
+    source = SKILLS_BY_TYPE["operator"].parent / "references" / "failure-catalog.md"
+    (element,) = yaml.safe_load(files["spec.yaml"])["instructions"]["elements"]
+    assert element["path"] == "references/failure-catalog.md" and "text" not in element
+    assert "the timeline ignored holidays" not in files["spec.yaml"]
+
     # The package's data gives the class its references (the generated class's wiring).
     folder = tmp_path / "premortem_check"
     for name in ("spec.yaml", "instructions.md"):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(files[name], encoding="utf-8")
+    write_skill_files(skill_files(load_source(SKILLS_BY_TYPE["operator"])), folder)
+    copy = folder / "skill" / "references" / "failure-catalog.md"
+    assert copy.read_bytes() == source.read_bytes()
     attributes = AgentPackage.load(folder / "agent.py").class_attributes("operator")
-    assert list(attributes["references"]) == ["failure-catalog"]
+    assert attributes["references"] == {"failure-catalog": copy}
 
     # Run: the element is read by name, paths are refused.
     class Premortem(OperatorAgent):
@@ -395,7 +406,7 @@ def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Pat
     assert reply.structured is not None and reply.structured["output"] == "Ranked failure reasons"
     assert "read_reference" in model.calls[0].tools
     answers = [call.contents("tool")[-1] for call in model.calls[1:]]
-    assert "the timeline ignored holidays" in answers[0]
+    assert answers[0] == source.read_text(encoding="utf-8")
     refusal = "Refused: {!r} is not a reference name. Ask by name: failure-catalog."
     assert answers[1:] == [
         refusal.format("references/failure-catalog.md"),

@@ -24,7 +24,7 @@ def test_every_body_line_reaches_instructions(path: Path) -> None:
         pytest.fail(f"phase 1 rejected a real skill: {exc.render()}")
     spec = ARCH.run(phase_input({"skill_analysis": definition})).output
     rendered = spec.instructions.render_markdown()
-    elements = "\n".join(e.text for e in spec.instructions.elements)
+    elements = "\n".join(r.text for r in definition.references)
     lost = [
         line
         for line in definition.body.splitlines()

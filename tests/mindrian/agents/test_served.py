@@ -6,12 +6,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agno.db.sqlite import SqliteDb
+from agno.exceptions import RunNotContinuableError
 from agno.run.base import RunStatus
 from agno.run.requirement import RunRequirement
 
-from mindrian.agents import OperatorAgent, RoleAgent
-from mindrian.agents.served import ServedAgent
+from mindrian.agents import GuidedAgent, OperatorAgent, RoleAgent
+from mindrian.agents.served import GUIDED_STATE_KEY, ServedAgent
 from mindrian.host import Approving, Denying, HostGrant, HostSession, parse_rules
 from mindrian.testing import ScriptedModel, Step, ToolCall
 
@@ -125,3 +127,29 @@ def test_a_served_role_agents_call_waits_for_the_clients_confirmation(tmp_path: 
     )
     assert (done.status, done.content) == (RunStatus.completed, "Written.")
     assert (root / "bob" / "note.md").read_text() == "hi"
+
+
+def test_damaged_guided_progress_in_a_session_is_an_error_naming_it(tmp_path: Path) -> None:
+    """Issue 38, 10: served, a guided session's progress lives in the session's session_data;
+    damaged (keys missing), continuing it raised a TypeError and a new run's error text was
+    Python's message about ``GuidedProgress.__init__``."""
+
+    class Canvas(GuidedAgent):
+        agent_id = "value-canvas"
+        steps = (("Customer", "Ask who."), ("Problem", "Ask what."))
+
+    db = SqliteDb(db_file=str(tmp_path / "s.db"))
+    served = ServedAgent.of(Canvas(model=ScriptedModel("Who?", "What?")), db=db)
+    paused = asyncio.run(served.arun("a canvas", session_id="c1", stream=False))
+    assert paused.status == RunStatus.paused
+    session = served.get_session("c1")
+    assert session is not None and session.session_data is not None
+    session.session_data[GUIDED_STATE_KEY] = {"agent_id": "value-canvas"}
+    served.upsert_session(session)
+    named = "session 'c1': damaged guided progress in its session_data ['mindrian_guided'] ("
+    with pytest.raises(RunNotContinuableError) as refused:
+        asyncio.run(served.acontinue_run(paused.run_id, input="Shops", session_id="c1"))
+    assert str(refused.value).startswith(named), refused.value
+    failed = asyncio.run(served.arun("Shops", session_id="c1", stream=False))
+    assert failed.status == RunStatus.error
+    assert str(failed.content).startswith(named), failed.content

@@ -4,8 +4,12 @@ builder.entry)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,8 @@ from builder.entry import quick_select
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord
 from mindrian.graph.index_cache import index_cache_file, prune_index_cache
 from mindrian.routing import quick
-from mindrian.routing.score import rank_sentence
+from mindrian.routing.rank import RoutingDocument
+from mindrian.routing.score import RoutingSnapshot, rank_sentence
 
 SENTENCES = (
     "please review these SQL migrations",
@@ -181,3 +186,102 @@ def test_a_current_quick_index_is_not_written_again(database: Path) -> None:
     found = quick.signature(database)
     assert found is not None and quick.holds(file, quick.stamp(database, found))
     assert not quick.holds(file, quick.stamp(database, found + "x"))
+
+
+class _Counted(Sequence[str]):
+    """A sequence of ids that counts the positions read."""
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.values, self.read = values, set[int]()
+
+    def __getitem__(self, position: int) -> str:  # type: ignore[override]
+        self.read.add(position)
+        return self.values[position]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def _tied(order: Sequence[int]) -> RoutingSnapshot:
+    """Frameworks that every word of "review the plan" matches equally, in ``order``."""
+    documents = [RoutingDocument(f"fw-{i:03d}", f"Plan {i}", "Review the plan.") for i in order]
+    return RoutingSnapshot.build((1, "r"), documents, {}, {})
+
+
+def test_a_tie_among_many_is_broken_by_id_without_reading_every_id() -> None:
+    snapshot = _tied(range(200))
+    assert snapshot.index.ids_ascending
+    counted = _Counted(snapshot.index.ids)
+    snapshot.index.ids = counted  # type: ignore[assignment]
+    ranked = rank_sentence(snapshot, "review the plan", (), (), {}, 3)
+    assert [c.id for c in ranked] == ["fw-000", "fw-001", "fw-002"]
+    assert counted.read == {0, 1, 2}
+
+
+def test_a_tie_is_broken_by_id_when_ids_do_not_ascend_with_position() -> None:
+    snapshot = _tied([*range(100, 200), *range(100)])
+    assert not snapshot.index.ids_ascending
+    ranked = rank_sentence(snapshot, "review the plan", (), (), {}, 3)
+    assert [c.id for c in ranked] == ["fw-000", "fw-001", "fw-002"]
+
+
+def test_a_quick_index_reads_the_candidates_ids_and_names_alone(database: Path) -> None:
+    _kept(database)
+    file = quick.quick_file(database)
+    found = quick.signature(database)
+    assert file is not None and found is not None
+    index = quick.load_quick(file, quick.stamp(database, found), "review")
+    assert index is not None and index.snapshot.index.ids_ascending
+    ranked = rank_sentence(index.snapshot, "review", (), (), index.usage, 1)
+    assert [c.id for c in ranked] == ["code-review"]
+    columns = (index.snapshot.index.ids, index.snapshot.index.names)
+    assert [len(c._some) for c in columns] == [1, 1]  # type: ignore[attr-defined]
+    assert [c._read for c in columns] == [None, None]  # type: ignore[attr-defined]
+
+
+#: What a one-shot select of a sentence answered from the quick index must not import: the
+#: command line, the database engines, the runtime's heavy parts, the project's TOML parser
+#: (a table with results names no project path), the dictionary's reader, and any sentence
+#: encoder or array library.
+_NOT_FOR_A_ONE_SHOT_SELECT = (
+    "agno",
+    "builder.cli.app",
+    "gzip",
+    "importlib.resources",
+    "jsonschema",
+    "ladybug",
+    "model2vec",
+    "neo4j",
+    "numpy",
+    "onnxruntime",
+    "pydantic",
+    "sentence_transformers",
+    "tokenizers",
+    "tomllib",
+    "torch",
+    "typer",
+    "yaml",
+)
+
+
+def test_a_one_shot_select_imports_only_what_the_sentence_needs(database: Path) -> None:
+    _kept(database)
+    probe = (
+        "import json, sys\n"
+        "from builder.entry import main\n"
+        f"status = main(['select', 'review the SQL migrations', '--registry', {str(database)!r}])\n"
+        "print(json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    env = {**os.environ, "MINDRIAN_CACHE_DIR": os.environ["MINDRIAN_CACHE_DIR"]}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    status, modules = json.loads(done.stdout.splitlines()[-1])
+    assert status == 0, done.stderr
+    assert "sql-review" in done.stdout
+    imported = [
+        m
+        for m in _NOT_FOR_A_ONE_SHOT_SELECT
+        if any(n == m or n.startswith(m + ".") for n in modules)
+    ]
+    assert imported == []

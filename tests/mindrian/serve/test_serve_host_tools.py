@@ -13,6 +13,8 @@ import yaml
 from host_project import build_host_project
 from http_server import Server, running_server
 
+from mindrian.testing.served import serve_process
+
 pytestmark = pytest.mark.slow  # mindrian init, build and serve processes
 
 
@@ -122,10 +124,30 @@ def test_serve_says_at_start_what_the_host_tools_allow_or_that_they_are_off(serv
     project = ProjectPaths(served[2].parents[2])
     off = ServeConfig(project, ModelChoice(None))
     assert host_tool_warnings(off) == [
-        "note: host tools are off (--host-tools turns them on); granted by: repo-check"
+        "note: host tools are off (--host-tools, or host-tools = true in [tool.mindrian.serve], "
+        "turns them on); granted by: repo-check"
     ]
     on = ServeConfig(project, ModelChoice(None), host_tools=True)
     assert host_tool_warnings(on) == [
         "warning: repo-check pre-approves commands that run arbitrary code for every user, "
         "without asking: Bash(python3:*)"
     ]
+
+
+def test_the_project_turns_host_tools_on_and_the_command_line_overrides_it(
+    served: Any, tmp_path: Path
+) -> None:
+    project = served[2].parents[2]
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.mindrian.serve]\nhost-tools = true\n")
+    on = (
+        "warning: repo-check pre-approves commands that run arbitrary code for every user, "
+        "without asking: Bash(python3:*)"
+    )
+    off = "note: host tools are off ("
+    for switch, says, not_said in (([], on, off), (["--no-host-tools"], off, on)):
+        log = tmp_path / f"serve{len(switch)}.log"
+        args = ["--db", f"sqlite:///{tmp_path / 'sessions.db'}", "--model", "openai:gpt-4o"]
+        with serve_process([*args, *switch], cwd=project, log=log, env={}):
+            started = log.read_text()
+        assert says in started and not_said not in started, started

@@ -1,0 +1,42 @@
+"""The line that says a skill was built names its package folder, wherever phase 6 stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builder.cli.listeners import print_outcome
+from builder.orchestration.batch import BatchOptions
+from builder.phases import PHASE_NAMES
+from builder.pipeline.checkpoints import Checkpoint, CheckpointStore
+from builder.pipeline.results import BuildReport, PhaseReport
+
+
+def _built(tmp_path: Path, names: tuple[str, ...]) -> list[str]:
+    options = BatchOptions(checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "out")
+    number = names.index("code_generation") + 1
+    stored = Checkpoint(
+        "code_generation", number, "0", "sha256:0", True, (), (), {"identifier": "demo_pkg"}
+    )
+    CheckpointStore(options.checkpoints_dir).write("demo", stored)
+    phases = tuple(PhaseReport(n, name, "ok") for n, name in enumerate(names, 1))
+    said: list[str] = []
+    report = BuildReport("skills/demo/SKILL.md", "demo", phases)
+    print_outcome(report, said.append, quiet=False, options=options)
+    return said
+
+
+def test_the_built_line_names_the_package(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _built(tmp_path, PHASE_NAMES)[0].endswith("phase(s) ok -> out/demo_pkg/")
+
+
+def test_a_phase_added_before_phase_6_moves_where_the_package_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = PHASE_NAMES.index("code_generation")
+    names = (*PHASE_NAMES[:at], "prompt_budget", *PHASE_NAMES[at:])
+    monkeypatch.setattr("builder.phases.PHASE_NAMES", names)
+    monkeypatch.chdir(tmp_path)
+    assert _built(tmp_path, names)[0].endswith("phase(s) ok -> out/demo_pkg/")
