@@ -726,14 +726,14 @@ def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_
     killed = mindrian(snapshot, "build", "--all", kill_at=0)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
-    problems, step = [], 0
+    problems, step, project = [], 0, None
     chosen = [int(s) for s in os.environ.get("MINDRIAN_KILL_GROUP_STEPS", "").split(",") if s]
     while not chosen or step < max(chosen):
         step += 1
         if chosen and step not in chosen:
             continue
-        if step > 1:  # the last one stays, for ``check``
-            shutil.rmtree(tmp_path / f"killed-{step - 1}", ignore_errors=True)
+        if project is not None:  # the last one stays, for ``check``
+            shutil.rmtree(project, ignore_errors=True)
         project = tmp_path / f"killed-{step}"
         shutil.copytree(snapshot, project, symlinks=True)
         killed = mindrian(project, "build", "--all", kill_at=step)
@@ -755,5 +755,6 @@ def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_
             problems.append(f"{where}: the next build left {group_state(project)}")
     assert chosen or step > 10, f"the group made only {step - 1} change(s): nothing is counted"
     assert not problems, "\n".join(problems)
+    assert project is not None
     checked = mindrian(project, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
