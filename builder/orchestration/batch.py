@@ -279,20 +279,18 @@ def find_collisions(
         s.path: runner.start(s, config, checkpoints_dir=None, phases=phases, index=checkpoints)
         for s in sources
     }
-    return _collisions(runs, sources, config, phases, known or {})
+    return _collisions(runs, config, phases, known or {})
 
 
 def _collisions(
     runs: Mapping[str, runner.Run],
-    sources: Sequence[SkillSource],
     config: BuildConfig,
     phases: PhaseLoader,
     others_known: Mapping[str, tuple[Path, str, str | None]],
 ) -> dict[str, Problem]:
-    """:func:`find_collisions` from each source's run."""
-    if len(sources) + len(others_known) < 2:
+    """:func:`find_collisions` from each source's run (its phase 1 gives the line to name)."""
+    if len(runs) + len(others_known) < 2:
         return {}
-    read = {source.path: source for source in sources}
     identities = [(display, run.identity) for display, run in runs.items()]
     identities += [(display, (a, i)) for display, (_, a, i) in others_known.items()]
     owners: dict[tuple[str, str], list[str]] = {}
@@ -307,22 +305,29 @@ def _collisions(
             message = (
                 f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
             )
-            source = read.get(display) or _read_known(display, others_known)
-            line = runner.name_line(source, config, phases=phases) if source is not None else 0
+            line = _name_line(display, runs, others_known, config, phases)
             problems.setdefault(
                 display, Problem(COLLISION_CODE, message, SourceLocation(display, line))
             )
     return problems
 
 
-def _read_known(
-    display: str, known: Mapping[str, tuple[Path, str, str | None]]
-) -> SkillSource | None:
-    """A skill known from its stamp, read for the line its agent id comes from."""
+def _name_line(
+    display: str,
+    runs: Mapping[str, runner.Run],
+    known: Mapping[str, tuple[Path, str, str | None]],
+    config: BuildConfig,
+    phases: PhaseLoader,
+) -> int:
+    """The line a colliding skill's agent id comes from: from its run, or, for a skill known
+    from its stamp, from its SKILL.md read again."""
+    if display in runs:
+        return runs[display].name_line(phases)
     try:
-        return load_source(known[display][0], display=display)
+        source = load_source(known[display][0], display=display)
     except CompilerError:
-        return None
+        return 0
+    return runner.name_line(source, config, phases=phases)
 
 
 class Listener:
@@ -379,7 +384,7 @@ def build_many(
     # One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
     # is not current, once) and whether it has anything to do.
     runs = _start(sources, config, options, loader, index, _rerun_from(options, keys), stop)
-    blocked |= _collisions(runs, list(sources.values()), config, loader, known)
+    blocked |= _collisions(runs, config, loader, known)
     buildable = {d: r for d, r in runs.items() if d not in blocked}
     current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
     building = len(buildable) - len(current)

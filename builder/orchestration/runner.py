@@ -512,34 +512,25 @@ def identity(
     """The agent id and package identifier phase 1 gives ``source``; None when phase 1 fails.
 
     Known from the index of ``store`` when phase 1 is current there, else phase
-    1 runs and nothing is written (a batch asks before it builds, to find collisions).
+    1 runs and nothing is written (:meth:`Run.identify`).
     """
-    phase = phases(PHASE_NAMES[0])
-    inputs = PhaseInput(source=source, config=config, previous=Outputs())
-    known = store.identity(input_digest(phase, inputs, None)) if store is not None else None
-    if known is not None:
-        return known.agent_id, known.identifier
-    output = _first_output(phase, inputs)
-    if output is None:
-        return None
-    return output.id, output.identifier
+    run = Run(source, config, None)
+    run.identify(store, phases)
+    return run.identity
 
 
 def name_line(source: SkillSource, config: BuildConfig, *, phases: PhaseLoader) -> int:
     """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs, writing
     nothing."""
-    output = _first_output(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs()))
-    lines = output.field_lines if output is not None else {}
+    return _id_line(_first_result(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs())))
+
+
+def _id_line(result: PhaseResult[Any] | None) -> int:
+    """The SKILL.md line of the agent id in phase 1's result (0 when it failed or has none)."""
+    passed = result is not None and all(c.passed for c in result.checks)
+    lines = result.output.field_lines if result is not None and passed else {}
     keys = ("metadata.mindrian.id", "id", "name")
     return next((int(lines[k]) for k in keys if k in lines), 0)
-
-
-def _first_output(phase: AnyPhase, inputs: Inputs) -> Any:
-    """Phase 1's output when all its checks pass, else None; nothing is written."""
-    result = _first_result(phase, inputs)
-    if result is None or not all(c.passed for c in result.checks):
-        return None
-    return result.output
 
 
 def _first_result(phase: AnyPhase, inputs: Inputs) -> PhaseResult[Any] | None:
@@ -663,6 +654,13 @@ class Run:
         if result is not None and all(c.passed for c in result.checks):
             self.identity = result.output.id, result.output.identifier
         return False
+
+    def name_line(self, phases: PhaseLoader) -> int:
+        """The SKILL.md line the agent id comes from (0 when unknown): from phase 1's result
+        when :meth:`identify` ran it, else by :func:`name_line`."""
+        if self._first is None:
+            return name_line(self.source, self.config, phases=phases)
+        return _id_line(self._first[1])
 
     def _walk(self, stop: int, leg: _Leg) -> BuildReport:
         self._leg, self.held = leg, False
