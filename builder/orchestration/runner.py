@@ -8,6 +8,10 @@ output, and whatever the phase adds through an optional
 ``extra_digest(inputs)`` (e.g. a template digest). A phase whose digest
 matches a passing checkpoint is not run again.
 
+A build is a :class:`Run`: one typed step per phase (:data:`Step`), paused at
+a held step and resumed there, in this process or another; a batch begins each
+skill's run once (:func:`start`) and walks it wherever its phases run.
+
 Only what can change an output is in its digest, so work stops early: an edit
 of phase 6's templates reruns phase 6, and phase 7 only if the package's files
 changed. Deciding that a phase is current reads its checkpoint's head (digests
@@ -581,7 +585,9 @@ class Run:
         rerun_from: int | None = None,
     ) -> None:
         self.source = source
+        """The skill, as read once for its whole build."""
         self.config = config
+        """The build's configuration."""
         self.store = store
         """Where checkpoints are read and written; None: a scratch build (:func:`scratch_build`)."""
         self.start = start
@@ -590,12 +596,14 @@ class Run:
         """Phases from this one on run even when a checkpoint matches (``--from``, ``--force``,
         ``register``)."""
         self.agent_id: str | None = None
+        """The agent id, once phase 1 is done (or found current)."""
         self.identity: tuple[str, str | None] | None = None
         """The agent id and package identifier phase 1 gives (:meth:`identify`); None when phase 1
         fails or was not asked."""
         self.done: dict[str, _Done] = {}
         """The phases stepped so far, in order."""
         self.reports: list[PhaseReport] = []
+        """One report per phase stepped, in order (a held phase has none)."""
         self.problem: Problem | None = None
         """Why the run stopped for good (a failed step)."""
         self.held = False
