@@ -13,12 +13,15 @@ order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
 Each skill's SKILL.md and folder are read once (:func:`read_sources`); every
-step below builds from that read. Before anything is built, each skill is
-surveyed once (:func:`~builder.orchestration.runner.survey`): its identity comes
-from the phase-1 index, or phase 1 runs (nothing written) and the build takes
-that result instead of running phase 1 again; two skills that would share an
-agent id or a package folder are both reported as failed (naming each other)
-and not built; a skill whose phase 1 is current is checked for anything to do.
+step below builds from that read. Each skill's build is begun once
+(:func:`~builder.orchestration.runner.start`), and that one run is walked in
+legs wherever its phases run (a worker process, a shared session's second
+pass, this process for phase 7): its identity comes from the phase-1 index, or
+phase 1 runs (nothing written yet) and the run keeps that result as its phase
+1; two skills that would share an agent id or a package folder are both
+reported as failed (naming each other) and not built; a skill whose phase 1 is
+current takes every step it can from checkpoint heads, so a no-op is known
+before any worker starts.
 
 Phase 6's generated tests run in shared pytest sessions (:mod:`.shared_tests`).
 In a batch large enough for the pool, skills go through phases 1-6 in chunks,
@@ -54,7 +57,7 @@ from concurrent.futures import (
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from builder.orchestration import runner
 from builder.orchestration.runner import (
@@ -62,14 +65,13 @@ from builder.orchestration.runner import (
     KeyLoader,
     PhaseLoader,
     Phases,
-    Progress,
     Serviced,
     phase_range,
 )
 from builder.orchestration.schedule import Schedule
 from builder.orchestration.serial_stage import SerialStage
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
-from builder.orchestration.warm import default_providers, warm_children
+from builder.orchestration.warm import Entry, default_providers, warm_children
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
@@ -117,6 +119,8 @@ __all__ = [
 
 #: Error code of two skills that map to the same agent id or package.
 COLLISION_CODE = "B001"
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -276,25 +280,23 @@ def find_collisions(
     ``known`` gives (SKILL.md path, agent id, identifier) by display path of skills found
     current from their stamps, which are read only when they take part in a collision.
     """
-    surveys = {
-        s.path: runner.survey(s, config, index=checkpoints, checkpoints_dir=None, phases=phases)
+    runs = {
+        s.path: runner.start(s, config, checkpoints_dir=None, phases=phases, index=checkpoints)
         for s in sources
     }
-    return _collisions(surveys, sources, config, phases, known or {})
+    return _collisions(runs, config, phases, known or {})
 
 
 def _collisions(
-    surveys: Mapping[str, runner.Survey],
-    sources: Sequence[SkillSource],
+    runs: Mapping[str, runner.Run],
     config: BuildConfig,
     phases: PhaseLoader,
     others_known: Mapping[str, tuple[Path, str, str | None]],
 ) -> dict[str, Problem]:
-    """:func:`find_collisions` from each source's survey."""
-    if len(sources) + len(others_known) < 2:
+    """:func:`find_collisions` from each source's run (its phase 1 gives the line to name)."""
+    if len(runs) + len(others_known) < 2:
         return {}
-    read = {source.path: source for source in sources}
-    identities = [(display, survey.identity) for display, survey in surveys.items()]
+    identities = [(display, run.identity) for display, run in runs.items()]
     identities += [(display, (a, i)) for display, (_, a, i) in others_known.items()]
     owners: dict[tuple[str, str], list[str]] = {}
     for display, identity in identities:
@@ -308,22 +310,29 @@ def _collisions(
             message = (
                 f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
             )
-            source = read.get(display) or _read_known(display, others_known)
-            line = runner.name_line(source, config, phases=phases) if source is not None else 0
+            line = _name_line(display, runs, others_known, config, phases)
             problems.setdefault(
                 display, Problem(COLLISION_CODE, message, SourceLocation(display, line))
             )
     return problems
 
 
-def _read_known(
-    display: str, known: Mapping[str, tuple[Path, str, str | None]]
-) -> SkillSource | None:
-    """A skill known from its stamp, read for the line its agent id comes from."""
+def _name_line(
+    display: str,
+    runs: Mapping[str, runner.Run],
+    known: Mapping[str, tuple[Path, str, str | None]],
+    config: BuildConfig,
+    phases: PhaseLoader,
+) -> int:
+    """The line a colliding skill's agent id comes from: from its run, or, for a skill known
+    from its stamp, from its SKILL.md read again."""
+    if display in runs:
+        return runs[display].name_line(phases)
     try:
-        return load_source(known[display][0], display=display)
+        source = load_source(known[display][0], display=display)
     except CompilerError:
-        return None
+        return 0
+    return runner.name_line(source, config, phases=phases)
 
 
 class Listener:
@@ -377,13 +386,12 @@ def build_many(
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     loader = _loader(base, registration)
     index = CheckpointStore(options.identities) if options.identities is not None else store
-    # One entry into the runner per skill before building: its identity (phase 1 runs here when
-    # it is not current, and its result goes to the build) and whether it has anything to do.
-    surveys = _surveys(sources, config, options, loader, index)
-    blocked |= _collisions(surveys, list(sources.values()), config, loader, known)
-    buildable = {d: s for d, s in sources.items() if d not in blocked}
-    current = {d: r for d in buildable if (r := surveys[d].current) is not None}
-    primed = {d: p for d, v in surveys.items() if (p := v.primed) is not None}
+    # One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
+    # is not current, once) and whether it has anything to do.
+    runs = _start(sources, config, options, loader, index, _rerun_from(options, keys), stop)
+    blocked |= _collisions(runs, config, loader, known)
+    buildable = {d: r for d, r in runs.items() if d not in blocked}
+    current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
     # Nothing to build: no phase module need be imported to know where phases would run.
@@ -394,7 +402,7 @@ def build_many(
     parallel = chosen.portable and start <= schedule.last_parallel
     pool = _pool(options.jobs, building, testing and not shared) if parallel else None
     registering = building if schedule.reaches_serial(stop) else 0
-    plan = _Plan(config, options, start, stop, schedule, primed)
+    plan = _Plan(config, options, start, stop, schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
     turns = Turns(_SERIAL_GROUP) if registering > 1 else None
     with (
@@ -455,12 +463,10 @@ class _Plan:
     """Number of the last phase to run."""
     schedule: Schedule
     """Where the phases run."""
-    primed: Mapping[str, runner.Primed]
-    """Phase 1's results computed before the build, by display path."""
 
     @property
-    def parallel_until(self) -> str:
-        """Name of the last phase a worker process runs."""
+    def parallel_until(self) -> int:
+        """Number of the last phase a worker process runs."""
         return self.schedule.parallel_until(self.stop)
 
 
@@ -499,7 +505,7 @@ def _record(
     target: Target,
     report: BuildReport,
     hit: Hit | None,
-    sources: Mapping[str, SkillSource],
+    runs: Mapping[str, runner.Run],
     seen: Mapping[str, Seen],
     config: BuildConfig,
     options: BatchOptions,
@@ -513,10 +519,10 @@ def _record(
             if hit.rewrite:
                 stamps.write(hit.stamp)
             return
-        source, observed = sources.get(target.display), seen.get(target.display)
+        run, observed = runs.get(target.display), seen.get(target.display)
         stamp = None
-        if source is not None and observed is not None:
-            stamp = make_stamp(source, observed, report, config, options.checkpoints_dir)
+        if run is not None and observed is not None:
+            stamp = make_stamp(run.source, observed, report, config, options.checkpoints_dir)
         if stamp is None:
             stamps.remove(target.display)
         else:
@@ -562,31 +568,44 @@ def _anything_to_retire(config: BuildConfig, keep: set[str]) -> bool:
     return not generated_packages(paths.generated).keys() <= keep
 
 
-def _surveys(
+def _start(
     sources: Mapping[str, SkillSource],
     config: BuildConfig,
     options: BatchOptions,
     phases: PhaseLoader,
     index: CheckpointStore,
-) -> dict[str, runner.Survey]:
-    """Each skill's survey (:func:`runner.survey`), by display path: its identity, and the
-    report of a skill with nothing to do, found from checkpoint heads.
+    rerun_from: int | None,
+    stop: int,
+) -> dict[str, runner.Run]:
+    """Each skill's run (:func:`runner.start`), by display path: its identity, and as many
+    steps through phase ``stop`` as checkpoint heads allow when nothing is forced (all of them
+    for a skill with nothing to do).
 
-    They are told from this process, so a batch starts workers and a probe
-    server only for the skills that need them (none at all for a no-op).
+    They begin in this process, so a batch starts workers and a probe server only
+    for the skills that need them (none at all for a no-op).
     """
-    current = not (_reruns(options) or options.scratch)
+    current = None if _reruns(options) or options.scratch else stop
     return {
-        display: runner.survey(
+        display: runner.start(
             source,
             config,
-            index=index,
-            checkpoints_dir=options.checkpoints_dir if current else None,
-            until_phase=options.until_phase,
+            checkpoints_dir=None if options.scratch else options.checkpoints_dir,
             phases=phases,
+            index=index,
+            from_phase=options.from_phase,
+            rerun_from=rerun_from,
+            current=current,
         )
         for display, source in sources.items()
     }
+
+
+def _rerun_from(options: BatchOptions, keys: KeyLoader) -> int | None:
+    """The first phase that runs even when its checkpoint is current: ``--from``'s with
+    ``--from`` or ``--force``, the first serial one with ``register``."""
+    if options.force or options.from_phase is not None:
+        return phase_range(options.from_phase, None)[0]
+    return Schedule.of(keys).serial if options.reregister else None
 
 
 @contextlib.contextmanager
@@ -617,12 +636,13 @@ def _ignore_interrupts() -> None:
 def _submit(
     pool: ProcessPoolExecutor | None,
     target: Target,
-    sources: Mapping[str, SkillSource],
+    runs: Mapping[str, runner.Run],
     blocked: Mapping[str, Problem],
     plan: _Plan,
     phases: PhaseLoader,
-) -> BuildReport | Future[BuildReport] | None:
-    """The parallel phases' report (or its future); None when they run later in this process.
+) -> Entry | Future[Entry] | None:
+    """The skill's run after its parallel phases in the pool (its future); None when they run
+    later in this process.
 
     A skill that cannot be read, or collides with another, is not built: its report is the
     problem.
@@ -631,23 +651,25 @@ def _submit(
         return BuildReport(
             path=target.display, agent_id=None, phases=(), problem=blocked[target.display]
         )
-    if plan.start > plan.schedule.last_parallel:  # ``--from registration``: serial phases alone
-        return BuildReport(path=target.display, agent_id=None, phases=())
     if pool is None:
         return None
-    source, primed = sources[target.display], plan.primed.get(target.display)
-    until = plan.parallel_until
-    return pool.submit(_early, source, plan.config, plan.options, until, None, phases, None, primed)
+    return pool.submit(_advance, runs[target.display], plan.parallel_until, phases)
+
+
+def _advance(run: runner.Run, stop: int, phases: PhaseLoader, hold: Hold | None = None) -> Entry:
+    """``run`` walked through phase ``stop`` (in a worker process, or here) and handed back."""
+    run.advance(stop, phases, hold=hold)
+    return run
 
 
 @dataclass(frozen=True)
 class _Finisher:
     """What completing a skill in this process needs, the same for every skill of a batch: its
-    parallel phases awaited (or run here), the serial ones, and its report told in input
-    order."""
+    run's parallel phases awaited (or walked here), the serial ones, and its report told in
+    input order."""
 
-    sources: Mapping[str, SkillSource]
-    """Sources of the skills to build, by display path."""
+    runs: Mapping[str, runner.Run]
+    """The runs of the skills to build, by display path."""
     plan: _Plan
     """The batch's configuration, switches, phase range and schedule."""
     hear: Listener
@@ -655,9 +677,7 @@ class _Finisher:
     loader: PhaseLoader
     """The loader of the phases run here (the warm children's)."""
 
-    def finish(
-        self, target: Target, early: BuildReport | Future[BuildReport] | None
-    ) -> BuildReport:
+    def finish(self, target: Target, early: Entry | Future[Entry] | None) -> BuildReport:
         """Every phase of one skill up to the plan's last, told to :attr:`hear`; a bug while
         building it fails that skill, not the batch."""
         self.hear.started(target)
@@ -667,43 +687,38 @@ class _Finisher:
         return report
 
     def heard(
-        self, target: Target, early: BuildReport | Future[BuildReport] | None
+        self, target: Target, early: Entry | Future[Entry] | None
     ) -> tuple[Target, BuildReport, _Heard]:
         """:meth:`finish`, with what it tells kept for later (see :class:`_Heard`)."""
         heard = _Heard()
         return target, replace(self, hear=heard).finish(target, early), heard
 
-    def _complete(
-        self, target: Target, early: BuildReport | Future[BuildReport] | None
-    ) -> BuildReport:
-        """Every phase of one skill up to the plan's last, after (or including) its parallel
-        part.
+    def _complete(self, target: Target, early: Entry | Future[Entry] | None) -> BuildReport:
+        """The rest of the skill's run, walked here after the phases it took elsewhere (each
+        told as it ends).
 
-        ``early`` is None only for a skill that is built (it has a source in :attr:`sources`).
+        ``early`` is None only for a skill that is built (it has a run in :attr:`runs`).
         """
-        plan = self.plan
-        if early is None and not plan.options.reregister:
-            # In this process one pass through every phase does what the two parts below do.
-            return self._here(target, PHASE_NAMES[plan.stop - 1])
-        if early is None:
-            report = self._here(target, plan.parallel_until)
-        else:
-            report = early.result() if isinstance(early, Future) else early
-            for phase in report.phases:
-                self.hear.phase(phase)
-        ran = {p.number for p in report.phases}
-        serial = plan.schedule.reaches_serial(plan.stop) and not plan.schedule.ran_serial(ran)
-        if serial and report.problem is None:
-            source = self.sources[target.display]
-            report = _serial(source, plan, self.loader, report, self.hear)
-        return report
+        entry = early.result() if isinstance(early, Future) else early
+        run = self.runs[target.display] if entry is None else entry
+        for phase in run.phases if isinstance(run, BuildReport) else run.reports:
+            self.hear.phase(phase)
+        if isinstance(run, BuildReport):
+            return run
+        report = run.advance(self.plan.stop, self.loader, progress=self.hear.phase)
+        return _framed(report, run) if self.plan.options.scratch else report
 
-    def _here(self, target: Target, until: str) -> BuildReport:
-        """Phases up to ``until`` of one skill to build, in this process, each told as it ends."""
-        source, plan = self.sources[target.display], self.plan
-        primed = plan.primed.get(target.display)
-        hear = self.hear.phase
-        return _early(source, plan.config, plan.options, until, hear, self.loader, None, primed)
+
+def _framed(report: BuildReport, run: runner.Run) -> BuildReport:
+    """A scratch build's report with the framework record of its graph, taken from the output
+    in memory."""
+    if report.problem is not None:
+        return report
+    try:
+        graph = run.outputs.graph()
+    except LookupError:  # the build stopped before the graph phase
+        return report
+    return replace(report, framework=graph.to_framework_record())
 
 
 class _Heard(Listener):
@@ -736,18 +751,18 @@ def _internal_failure(target: Target, error: Exception) -> BuildReport:
 
 def _test_together(
     targets: Sequence[Target],
-    sources: Mapping[str, SkillSource],
-    early: list[BuildReport | Future[BuildReport] | None],
+    runs: Mapping[str, runner.Run],
+    early: list[Entry | Future[Entry] | None],
     pool: ProcessPoolExecutor | None,
     plan: _Plan,
     load: PhaseLoader,
     services: Services,
-) -> list[BuildReport | Future[BuildReport] | None]:
+) -> list[Entry | Future[Entry] | None]:
     """The parallel phases of every skill to build, their package tests in shared pytest
     sessions.
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
-    to build, which is built here in the two passes of
+    to build, whose run is walked in the two legs of
     :mod:`builder.orchestration.shared_tests`. Other entries are kept.
 
     Without a pool that is one session, in this process, before this returns.
@@ -764,19 +779,19 @@ def _test_together(
     config = plan.config
     chunked = _Chunked(
         targets,
-        sources,
+        runs,
         plan,
         load,
         services,
         pool,
         clear_sessions(ProjectPaths(Path(config.root), Path(config.out_dir))),
     )
-    done: list[BuildReport | Future[BuildReport] | None] = list(early)
+    done: list[Entry | Future[Entry] | None] = list(early)
     if pool is None:
-        for i, report in chunked.in_process(building).items():
-            done[i] = report
+        for i, entry in chunked.in_process(building).items():
+            done[i] = entry
         return done
-    futures: dict[int, Future[BuildReport]] = {i: Future() for i in building}
+    futures: dict[int, Future[Entry]] = {i: Future() for i in building}
     # A daemon: a build interrupted mid-session exits at once; the next build clears the folder.
     threading.Thread(
         target=chunked.stream, args=(_chunks(building), futures), name="phase6", daemon=True
@@ -791,24 +806,12 @@ def _join_all(threads: Sequence[threading.Thread]) -> None:
         thread.join()
 
 
-def _fail_unset(out: Mapping[int, Future[BuildReport]], error: BaseException) -> None:
+def _fail_unset(out: Mapping[int, Future[Entry]], error: BaseException) -> None:
     """Every future of ``out`` not yet set fails with ``error``."""
     for future in out.values():
         with contextlib.suppress(InvalidStateError):
             future.set_exception(error)
 
-
-#: The arguments of :func:`_early`.
-_Job = tuple[
-    SkillSource,
-    BuildConfig,
-    BatchOptions,
-    str,
-    Progress | None,
-    PhaseLoader,
-    Hold | None,
-    runner.Primed | None,
-]
 
 #: Skills registered together at most, and so threads running a batch's serial phases: a
 #: group pays for one registry open, journal and registry.yaml write (each tens of ms).
@@ -831,13 +834,13 @@ def _chunks(building: Sequence[int]) -> list[list[int]]:
 
 @dataclass(frozen=True)
 class _Chunked:
-    """The parallel phases of a batch's skills in two passes around shared sessions, chunk by
-    chunk."""
+    """The parallel phases of a batch's skills in two legs of their runs around shared
+    sessions, chunk by chunk."""
 
     targets: Sequence[Target]
     """Every target of the batch; a chunk lists indexes into it."""
-    sources: Mapping[str, SkillSource]
-    """Sources by display path."""
+    runs: Mapping[str, runner.Run]
+    """The skills' runs by display path."""
     plan: _Plan
     """The batch's configuration, switches, phase range and schedule."""
     load: PhaseLoader
@@ -849,26 +852,24 @@ class _Chunked:
     staging: Path
     """Where session folders are made."""
 
-    def in_process(self, chunk: Sequence[int]) -> dict[int, BuildReport]:
+    def in_process(self, chunk: Sequence[int]) -> dict[int, Entry]:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
         folder, first = self._stage(chunk)
-        held = [i for i in chunk if _was_held(first[i], self.plan)]
+        held = [i for i in chunk if _held(first[i])]
         results = self._session(folder, held, self.plan.options.jobs)
         done = dict(first)
         for i in held:
-            done[i] = _guarded(
-                self.targets[i], self.plan.options, self._second(i, results, first[i])
+            done[i] = self._guarded(
+                i, functools.partial(_advance, *self._second(i, first, results))
             )
         return done
 
-    def stream(
-        self, chunks: Sequence[Sequence[int]], out: Mapping[int, Future[BuildReport]]
-    ) -> None:
-        """Every chunk through phase 6, each skill's report set in ``out`` as soon as it is known.
+    def stream(self, chunks: Sequence[Sequence[int]], out: Mapping[int, Future[Entry]]) -> None:
+        """Every chunk through phase 6, each skill's run set in ``out`` as soon as it is known.
 
-        A chunk's first pass is queued in the pool as soon as the one before is
+        A chunk's first leg is queued in the pool as soon as the one before is
         staged; its session then runs beside up to ``jobs - 1`` others, and its
-        second pass is queued as it ends, so sessions, rendering and phase 7
+        second leg is queued as it ends, so sessions, rendering and phase 7
         overlap. Each session is forked from one of ``jobs`` warm workers
         (started now, so they import while the first chunk renders), one
         session per worker at a time. A failure here fails the skills not yet
@@ -896,13 +897,10 @@ class _Chunked:
                 pending = self._staging(chunks[0])
                 for k, chunk in enumerate(chunks):
                     folder, futures = pending
-                    first = {
-                        i: _guarded(self.targets[i], self.plan.options, futures[i].result)
-                        for i in chunk
-                    }
+                    first = {i: self._guarded(i, futures[i].result) for i in chunk}
                     if k + 1 < len(chunks):
                         pending = self._staging(chunks[k + 1])
-                    held = [i for i in chunk if _was_held(first[i], self.plan)]
+                    held = [i for i in chunk if _held(first[i])]
                     for i in chunk:
                         if i not in held:
                             out[i].set_result(first[i])
@@ -921,8 +919,8 @@ class _Chunked:
         self,
         folder: Path,
         held: Sequence[int],
-        first: Mapping[int, BuildReport],
-        out: Mapping[int, Future[BuildReport]],
+        first: Mapping[int, Entry],
+        out: Mapping[int, Future[Entry]],
         idle: queue.SimpleQueue[WarmWorker],
     ) -> None:
         """:meth:`_tested`; a failure fails the skills of ``out`` not yet reported."""
@@ -935,36 +933,37 @@ class _Chunked:
         self,
         folder: Path,
         held: Sequence[int],
-        first: Mapping[int, BuildReport],
-        out: Mapping[int, Future[BuildReport]],
+        first: Mapping[int, Entry],
+        out: Mapping[int, Future[Entry]],
         idle: queue.SimpleQueue[WarmWorker],
     ) -> None:
-        """One chunk's session, forked from an idle warm worker, then its second pass queued in
-        the pool."""
+        """One chunk's session, forked from an idle warm worker, then its second legs queued in
+        the pool, each setting its entry of ``out`` when done."""
         worker = idle.get()
         try:
             results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=worker)
         finally:
             idle.put(worker)
+        assert self.pool is not None
         for i in held:
-            self._finish_later(i, results, first[i], out[i])
+            job = self.pool.submit(_advance, *self._second(i, first, results))
+            settle = functools.partial(self._settle, i, out[i])
+            job.add_done_callback(settle)
 
-    def _staging(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Future[BuildReport]]]:
-        """A new session folder, and chunk's first pass queued in the pool (staging into it)."""
+    def _settle(self, i: int, out: Future[Entry], done: Future[Entry]) -> None:
+        out.set_result(self._guarded(i, done.result))
+
+    def _staging(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Future[Entry]]]:
+        """A new session folder, and chunk's first legs queued in the pool (staging into it)."""
         assert self.pool is not None
         folder, pool = self._folder(), self.pool
-        return folder, {i: pool.submit(_early, *self._first(i, folder)) for i in chunk}
+        return folder, {i: pool.submit(_advance, *self._first(i, folder)) for i in chunk}
 
-    def _stage(self, chunk: Sequence[int]) -> tuple[Path, dict[int, BuildReport]]:
-        """A new session folder, and chunk's first pass run here (staging into it)."""
+    def _stage(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Entry]]:
+        """A new session folder, and chunk's first legs walked here (staging into it)."""
         folder = self._folder()
         return folder, {
-            i: _guarded(
-                self.targets[i],
-                self.plan.options,
-                functools.partial(_early, *self._first(i, folder)),
-            )
-            for i in chunk
+            i: self._guarded(i, functools.partial(_advance, *self._first(i, folder))) for i in chunk
         }
 
     def _session(
@@ -989,64 +988,34 @@ class _Chunked:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _second(
-        self, i: int, results: SharedResults, first: BuildReport
-    ) -> Callable[[], BuildReport]:
-        """Phase 6 of skill ``i`` with the session's results, to run here."""
-        job = self._second_job(i, results)
-        return lambda: _joined(first, _early(*job))
-
-    def _finish_later(
-        self, i: int, results: SharedResults, first: BuildReport, out: Future[BuildReport]
-    ) -> None:
-        """Phase 6 of skill ``i`` with the session's results queued in the pool; ``out`` is set
-        when it is done."""
-        assert self.pool is not None
-        job = self.pool.submit(_early, *self._second_job(i, results))
-
-        def settle(done: Future[BuildReport]) -> None:
-            out.set_result(
-                _guarded(self.targets[i], self.plan.options, lambda: _joined(first, done.result()))
-            )
-
-        job.add_done_callback(settle)
-
     def _folder(self) -> Path:
         from builder.orchestration.shared_tests import new_session
 
         return new_session(self.staging)
 
-    def _first(self, i: int, folder: Path) -> _Job:
-        """The arguments of :func:`_early` for skill ``i``'s first pass, staging into ``folder``."""
+    def _first(self, i: int, folder: Path) -> tuple[runner.Run, int, PhaseLoader, Hold]:
+        """The arguments of :func:`_advance` for skill ``i``'s first leg, staging into
+        ``folder``."""
         from builder.orchestration.shared_tests import Stager
 
-        plan = self.plan
-        phases = Serviced(self.load, self.services)
-        return (
-            self._source(i),
-            plan.config,
-            plan.options,
-            plan.parallel_until,
-            None,
-            phases,
-            Stager(folder),
-            plan.primed.get(self.targets[i].display),
-        )
+        run = self.runs[self.targets[i].display]
+        return run, self.plan.parallel_until, Serviced(self.load, self.services), Stager(folder)
 
-    def _second_job(self, i: int, results: SharedResults) -> _Job:
-        """The arguments of :func:`_early` for skill ``i``'s package tests with ``results``."""
-        plan = self.plan
+    def _second(
+        self, i: int, first: Mapping[int, Entry], results: SharedResults
+    ) -> tuple[runner.Run, int, PhaseLoader]:
+        """The arguments of :func:`_advance` for skill ``i``'s held run (its first leg's) to run
+        its package tests with ``results``."""
+        run = first[i]
+        assert isinstance(run, runner.Run), "only a held run waits for the session"
         phases = Serviced(self.load, self.services.filled(package_tests=results))
-        until = plan.parallel_until
-        return (self._source(i), plan.config, plan.options, until, None, phases, None, None)
+        return run, self.plan.parallel_until, phases
 
-    def _source(self, i: int) -> SkillSource:
-        return self.sources[self.targets[i].display]
+    def _guarded(self, i: int, build: Callable[[], Entry]) -> Entry:
+        return _guarded(self.targets[i], self.plan.options, build)
 
 
-def _guarded(
-    target: Target, options: BatchOptions, build: Callable[[], BuildReport]
-) -> BuildReport:
+def _guarded(target: Target, options: BatchOptions, build: Callable[[], _T]) -> _T | BuildReport:
     try:
         return build()
     except Exception as error:  # a bug while building one skill fails that skill, not the batch
@@ -1055,18 +1024,9 @@ def _guarded(
         return _internal_failure(target, error)
 
 
-def _was_held(report: BuildReport, plan: _Plan) -> bool:
-    """A report without a problem that stops before the phase with package tests: it waits for
-    the shared session."""
-    package = plan.schedule.package
-    held = package is not None and all(p.number < package for p in report.phases)
-    return report.problem is None and held
-
-
-def _joined(first: BuildReport, second: BuildReport) -> BuildReport:
-    """The second pass's report with the first pass's reports of the phases it ran."""
-    seen = {p.number: p for p in first.phases}
-    return replace(second, phases=tuple(seen.get(p.number, p) for p in second.phases))
+def _held(entry: Entry) -> bool:
+    """An entry whose run stopped at a held step: it waits for the shared session."""
+    return isinstance(entry, runner.Run) and entry.held
 
 
 def _loader(base: PhaseLoader, registration: AnyPhase | None) -> PhaseLoader:
@@ -1098,84 +1058,3 @@ def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_ignore_interrupts,
     )
-
-
-def _early(
-    source: SkillSource,
-    config: BuildConfig,
-    options: BatchOptions,
-    until: str,
-    progress: Progress | None,
-    phases: PhaseLoader,
-    hold: Hold | None = None,
-    primed: runner.Primed | None = None,
-) -> BuildReport:
-    """Phases up to ``until`` of one skill (in a worker process, or here); phase 1's result is
-    ``primed`` when the batch ran it already."""
-    if options.scratch:
-        return _scratch(source, config, until, progress, phases, primed)
-    return runner.build_source(
-        source,
-        config,
-        checkpoints_dir=options.checkpoints_dir,
-        from_phase=options.from_phase,
-        until_phase=until,
-        force=options.force,
-        progress=progress,
-        phases=phases,
-        hold=hold,
-        primed=primed,
-    )
-
-
-def _scratch(
-    source: SkillSource,
-    config: BuildConfig,
-    until: str,
-    progress: Progress | None,
-    phases: PhaseLoader,
-    primed: runner.Primed | None,
-) -> BuildReport:
-    """A scratch build of one skill; a successful one's report carries the framework record of
-    its graph, taken from the output in memory (the worker's report is all that comes back)."""
-    report, outputs = runner.scratch_build(
-        source, config, until_phase=until, progress=progress, phases=phases, primed=primed
-    )
-    if report.problem is not None:
-        return report
-    try:
-        graph = outputs.graph()
-    except LookupError:  # the build stopped before the graph phase
-        return report
-    return replace(report, framework=graph.to_framework_record())
-
-
-def _serial(
-    source: SkillSource,
-    plan: _Plan,
-    loader: PhaseLoader,
-    early: BuildReport,
-    hear: Listener,
-) -> BuildReport:
-    """The serial phases of one skill after its parallel ones; the report joins both parts.
-
-    Parallel phases come from the checkpoints just written (cached), or are
-    loaded from them when ``--from``/``--force`` asks the serial ones to run again.
-    """
-    seen = {p.number: p for p in early.phases}
-
-    def progress(report: PhaseReport) -> None:
-        if report.number not in seen:
-            hear.phase(report)
-
-    options = plan.options
-    late = runner.build_source(
-        source,
-        plan.config,
-        checkpoints_dir=options.checkpoints_dir,
-        from_phase=PHASE_NAMES[plan.schedule.serial - 1] if _reruns(options) else None,
-        until_phase=PHASE_NAMES[plan.stop - 1],
-        progress=progress,
-        phases=loader,
-    )
-    return replace(late, phases=tuple(seen.get(p.number, p) for p in late.phases))

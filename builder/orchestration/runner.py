@@ -8,6 +8,10 @@ output, and whatever the phase adds through an optional
 ``extra_digest(inputs)`` (e.g. a template digest). A phase whose digest
 matches a passing checkpoint is not run again.
 
+A build is a :class:`Run`: one typed step per phase (:data:`Step`), paused at
+a held step and resumed there, in this process or another; a batch begins each
+skill's run once (:func:`start`) and walks it wherever its phases run.
+
 Only what can change an output is in its digest, so work stops early: an edit
 of phase 6's templates reruns phase 6, and phase 7 only if the package's files
 changed. Deciding that a phase is current reads its checkpoint's head (digests
@@ -24,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from builder import __version__
 from builder.orchestration.validation import located
@@ -61,7 +65,10 @@ __all__ = [
     "PhaseReport",
     "Phases",
     "Progress",
+    "Ran",
+    "Run",
     "Serviced",
+    "Step",
     "ValidationReport",
     "build_source",
     "chain_digest",
@@ -73,7 +80,7 @@ __all__ = [
     "phase_range",
     "scratch_build",
     "stamped_report",
-    "survey",
+    "start",
 ]
 
 #: Called after each phase with its report.
@@ -133,20 +140,22 @@ class Serviced:
 
 
 class _Done:
-    """A phase that has produced its output in this build (run, cached or loaded)."""
+    """A phase that has produced its output in this build (run, cached or loaded). It pickles
+    (a run paused in one process resumes in another): its output by value, or the read of its
+    checkpoint."""
 
-    def __init__(self, digest: str, chain: str, load: Callable[[], Any]) -> None:
+    def __init__(self, digest: str, chain: str, load: _Stored | None, output: Any = None) -> None:
         self.digest = digest
         """The phase's input digest."""
         self.chain = chain
         """:func:`chain_digest` up to and including this phase's output."""
         self._load = load
-        self._output: Any = None
-        self._loaded = False
+        self._output = output
+        self._loaded = load is None
 
     def output(self) -> Any:
-        """The typed output, loaded from its checkpoint on first use when it was not run here."""
-        if not self._loaded:
+        """The typed output, read from its checkpoint on first use when it was not run here."""
+        if self._load is not None and not self._loaded:
             self._output, self._loaded = self._load(), True
         return self._output
 
@@ -268,19 +277,16 @@ def build_source(
     progress: Progress | None = None,
     phases: PhaseLoader | None = None,
     hold: Hold | None = None,
-    primed: Primed | None = None,
 ) -> BuildReport:
     """Build one skill, read by :func:`builder.skill.source.load_source`, through the phases;
     every problem ends up in the report.
 
     Only an unknown phase name or ``--from`` after ``--until`` raises (:class:`UsageError`).
     """
-    start, stop = phase_range(from_phase, until_phase)
-    rerun = force or from_phase is not None
-    store = CheckpointStore(checkpoints_dir)
-    run = _Build(source, config, store, start, rerun, progress, phases or DEFAULT.load)
-    run.hold, run.primed = hold, primed
-    return run.through(stop)
+    first, stop = phase_range(from_phase, until_phase)
+    rerun = first if force or from_phase is not None else None
+    run = Run(source, config, CheckpointStore(checkpoints_dir), start=first, rerun_from=rerun)
+    return run.advance(stop, phases or DEFAULT.load, hold=hold, progress=progress)
 
 
 def scratch_build(
@@ -290,7 +296,6 @@ def scratch_build(
     until_phase: str | None = None,
     progress: Progress | None = None,
     phases: PhaseLoader | None = None,
-    primed: Primed | None = None,
 ) -> tuple[BuildReport, Outputs]:
     """Phases 1..``until_phase`` of ``source`` in memory: every phase runs, nothing is
     cached, loaded or written, and no digest is taken (digests only name and check
@@ -301,9 +306,8 @@ def scratch_build(
     what is skipped is rendering each output as checkpoint YAML.
     """
     _, stop = phase_range(None, until_phase)
-    run = _Build(source, config, None, 1, True, progress, phases or DEFAULT.load)
-    run.primed = primed
-    return run.through(stop), run.outputs
+    run = Run(source, config, None)
+    return run.advance(stop, phases or DEFAULT.load, progress=progress), run.outputs
 
 
 @dataclass(frozen=True)
@@ -327,35 +331,12 @@ class Failed:
     """The phase failed a check or raised a stage error; the build stops with ``problem``."""
 
     problem: Problem
-    """What the report says, located by :meth:`_Build.through`."""
+    """What the report says, located by :meth:`Run.advance`."""
 
 
 #: What one step of the runner's loop gives (pydantic-graph's habit: the loop dispatches on it,
 #: no exception carries control).
 Step = Cached | Ran | Held | Failed
-
-
-@dataclass(frozen=True)
-class Primed:
-    """Phase 1's result for a source, computed before its build (the batch's collision check),
-    so that the build does not run phase 1 again."""
-
-    digest: str
-    """Phase 1's input digest: the result stands only for a build with the same."""
-    result: PhaseResult[Any]
-    """What phase 1 returned."""
-
-
-@dataclass(frozen=True)
-class Survey:
-    """What a batch learns of a skill before building it, from one entry into the runner."""
-
-    identity: tuple[str, str | None] | None
-    """Its agent id and package identifier; None when phase 1 fails."""
-    current: BuildReport | None
-    """The report of a build with nothing to do, else None."""
-    primed: Primed | None
-    """Phase 1's result when phase 1 ran here (it is not current)."""
 
 
 def current_report(
@@ -368,17 +349,44 @@ def current_report(
 ) -> BuildReport | None:
     """The report of a build with nothing to do (every phase cached), else None; runs nothing.
 
-    Reads checkpoint heads only, so a batch can tell the skills that need work
+    Reads checkpoint heads only, so a caller can tell the skills that need work
     from those that do not before starting workers for them.
     """
     _, stop = phase_range(None, until_phase)
-    run = _Build(
-        source, config, CheckpointStore(checkpoints_dir), 1, False, None, phases or DEFAULT.load
-    )
-    run.cached_only = True
-    report = run.through(stop)
-    complete = len(report.phases) == stop
-    return report if report.problem is None and complete else None
+    run = Run(source, config, CheckpointStore(checkpoints_dir))
+    run.walk_cached(stop, phases or DEFAULT.load)
+    return run.report if run.finished(stop) else None
+
+
+def start(
+    source: SkillSource,
+    config: BuildConfig,
+    *,
+    checkpoints_dir: Path | None,
+    phases: PhaseLoader,
+    index: CheckpointStore | None,
+    from_phase: str | None = None,
+    rerun_from: int | None = None,
+    current: int | None = None,
+) -> Run:
+    """A skill's build begun, in the one entry a batch makes into the runner for it: the run
+    knows the skill's identity and, when ``current`` is given, has taken every step it can
+    without running a phase.
+
+    The identity (:attr:`Run.identity`) comes from the phase-1 index of ``index`` when phase
+    1 is current there; else phase 1 runs here, writing nothing (the batch looks for collisions
+    first), and the run keeps its result for its first step. Only when the identity came from
+    the index are the steps up to phase ``current`` taken from checkpoint heads
+    (:meth:`Run.walk_cached`): a skill whose phase 1 had to run is not current.
+    ``checkpoints_dir`` None: a scratch run (:func:`scratch_build`); ``from_phase`` and
+    ``rerun_from`` are ``--from`` and the first phase that runs even when cached.
+    """
+    first, _ = phase_range(from_phase, None)
+    store = CheckpointStore(checkpoints_dir) if checkpoints_dir is not None else None
+    run = Run(source, config, store, start=first, rerun_from=rerun_from)
+    if run.identify(index, phases) and current is not None:
+        run.walk_cached(current, phases)
+    return run
 
 
 def stamped_report(
@@ -433,15 +441,51 @@ def stamped_report(
     return BuildReport(source.path, stamp.agent_id, tuple(reports), None)
 
 
-def _stored_output(
-    store: CheckpointStore, agent_id: str | None, phase: DigestKey
-) -> Callable[[], Any]:
+def _stored_output(store: CheckpointStore, agent_id: str | None, phase: DigestKey) -> _Stored:
     """Reads a phase's stored output when called; P005 when it no longer fits."""
-    where = f"phase {phase.name} ({phase.number})"
+    return _Stored(store, agent_id, phase)
 
-    def load() -> Any:
-        assert agent_id is not None
-        stored = store.read(agent_id, phase.number, phase.name)
+
+class _Readable(Protocol):
+    """What reading a phase's output from its checkpoint takes of the phase."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def number(self) -> int: ...
+    @property
+    def output_type(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A phase as a read of its output needs it, in a pickle (a phase object need not pickle)."""
+
+    name: str
+    """The phase's name."""
+    number: int
+    """The phase's number."""
+    output_type: Any
+    """Its output type."""
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """The read of a phase's output from its checkpoint (it pickles, unlike a closure)."""
+
+    store: CheckpointStore
+    """Where the checkpoint is."""
+    agent_id: str | None
+    """The skill's agent id (known by the time an output is read)."""
+    phase: _Readable
+    """The phase; its output type is asked for when the output is read (a phase key imports
+    its phase for it, which a no-op never does)."""
+
+    def __call__(self) -> Any:
+        phase = self.phase
+        where = f"phase {phase.name} ({phase.number})"
+        assert self.agent_id is not None
+        stored = self.store.read(self.agent_id, phase.number, phase.name)
         if stored is None:
             raise PipelineError(
                 f"the checkpoint of {where} disappeared during the build", code="P005"
@@ -453,7 +497,9 @@ def _stored_output(
                 f"checkpoint of {where} no longer matches its output type: {exc}", code="P005"
             ) from None
 
-    return load
+    def __reduce__(self) -> tuple[Any, ...]:
+        phase = _Read(self.phase.name, self.phase.number, self.phase.output_type)
+        return _Stored, (self.store, self.agent_id, phase)
 
 
 def identity(
@@ -466,66 +512,25 @@ def identity(
     """The agent id and package identifier phase 1 gives ``source``; None when phase 1 fails.
 
     Known from the index of ``store`` when phase 1 is current there, else phase
-    1 runs and nothing is written (a batch asks before it builds, to find collisions).
+    1 runs and nothing is written (:meth:`Run.identify`).
     """
-    phase = phases(PHASE_NAMES[0])
-    inputs = PhaseInput(source=source, config=config, previous=Outputs())
-    known = store.identity(input_digest(phase, inputs, None)) if store is not None else None
-    if known is not None:
-        return known.agent_id, known.identifier
-    output = _first_output(phase, inputs)
-    if output is None:
-        return None
-    return output.id, output.identifier
-
-
-def survey(
-    source: SkillSource,
-    config: BuildConfig,
-    *,
-    index: CheckpointStore | None,
-    checkpoints_dir: Path | None,
-    until_phase: str | None = None,
-    phases: PhaseLoader,
-) -> Survey:
-    """What a batch needs of ``source`` before building it, in one entry: its identity (from the
-    phase-1 index of ``index`` when phase 1 is current there, else phase 1 runs here and its
-    result is kept for the build, nothing written), and, when ``checkpoints_dir`` is given, the
-    report of a build with nothing to do (read from checkpoint heads; a skill whose phase 1 had
-    to run is not current, so nothing more is read for it)."""
-    phase = phases(PHASE_NAMES[0])
-    inputs = PhaseInput(source=source, config=config, previous=Outputs())
-    digest = input_digest(phase, inputs, None)
-    known = index.identity(digest) if index is not None else None
-    if known is None:
-        result = _first_result(phase, inputs)
-        primed = Primed(digest, result) if result is not None else None
-        passed = result is not None and all(c.passed for c in result.checks)
-        identity = (result.output.id, result.output.identifier) if passed and result else None
-        return Survey(identity, None, primed)
-    report = None
-    if checkpoints_dir is not None:
-        report = current_report(
-            source, config, checkpoints_dir=checkpoints_dir, until_phase=until_phase, phases=phases
-        )
-    return Survey((known.agent_id, known.identifier), report, None)
+    run = Run(source, config, None)
+    run.identify(store, phases)
+    return run.identity
 
 
 def name_line(source: SkillSource, config: BuildConfig, *, phases: PhaseLoader) -> int:
     """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs, writing
     nothing."""
-    output = _first_output(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs()))
-    lines = output.field_lines if output is not None else {}
+    return _id_line(_first_result(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs())))
+
+
+def _id_line(result: PhaseResult[Any] | None) -> int:
+    """The SKILL.md line of the agent id in phase 1's result (0 when it failed or has none)."""
+    passed = result is not None and all(c.passed for c in result.checks)
+    lines = result.output.field_lines if result is not None and passed else {}
     keys = ("metadata.mindrian.id", "id", "name")
     return next((int(lines[k]) for k in keys if k in lines), 0)
-
-
-def _first_output(phase: AnyPhase, inputs: Inputs) -> Any:
-    """Phase 1's output when all its checks pass, else None; nothing is written."""
-    result = _first_result(phase, inputs)
-    if result is None or not all(c.passed for c in result.checks):
-        return None
-    return result.output
 
 
 def _first_result(phase: AnyPhase, inputs: Inputs) -> PhaseResult[Any] | None:
@@ -537,63 +542,158 @@ def _first_result(phase: AnyPhase, inputs: Inputs) -> PhaseResult[Any] | None:
     return result
 
 
-class _Build:
-    """The state of one build while it walks the phases."""
+@dataclass(frozen=True)
+class _Leg:
+    """What one walk of a run is given; nothing of it is kept once the walk returns (a run
+    pickles, its phases, hold and progress need not)."""
+
+    phases: PhaseLoader
+    """Each phase by name."""
+    hold: Hold | None
+    """Asked before a phase runs; True stops the walk there (:data:`Hold`)."""
+    progress: Progress | None
+    """Called after each phase with its report."""
+    cached_only: bool
+    """Hold every phase that would run, and any that would fail (:meth:`Run.walk_cached`)."""
+
+
+class Run:
+    """One skill's build: a loop of typed steps (:data:`Step`), one per phase in order.
+
+    A held step pauses the run at that phase, and the next :meth:`advance` resumes there:
+    in this process or in another (a run pickles), with the phases and their services that
+    walk is given. So a batch begins each skill's build once (:func:`start`) and walks it
+    in legs, where its phases run, and no phase is stepped twice but a held one.
+    """
 
     def __init__(
         self,
         source: SkillSource,
         config: BuildConfig,
         store: CheckpointStore | None,
-        start: int,
-        rerun: bool,
-        progress: Progress | None,
-        phases: PhaseLoader,
+        *,
+        start: int = 1,
+        rerun_from: int | None = None,
     ) -> None:
         self.source = source
+        """The skill, as read once for its whole build."""
         self.config = config
+        """The build's configuration."""
         self.store = store
         """Where checkpoints are read and written; None: a scratch build (:func:`scratch_build`)."""
         self.start = start
         """Phases before this one are loaded from their checkpoints (``--from``)."""
-        self.rerun = rerun
-        """Phases from ``start`` on run even when a checkpoint matches (``--from``, ``--force``)."""
-        self.progress = progress
-        self.phases = phases
+        self.rerun_from = len(PHASE_NAMES) + 1 if rerun_from is None else rerun_from
+        """Phases from this one on run even when a checkpoint matches (``--from``, ``--force``,
+        ``register``)."""
         self.agent_id: str | None = None
+        """The agent id, once phase 1 is done (or found current)."""
+        self.identity: tuple[str, str | None] | None = None
+        """The agent id and package identifier phase 1 gives (:meth:`identify`); None when phase 1
+        fails or was not asked."""
         self.done: dict[str, _Done] = {}
-        self.outputs = Outputs()
-        """What the phases done so far hand over to the next one."""
+        """The phases stepped so far, in order."""
         self.reports: list[PhaseReport] = []
-        self.cached_only = False
-        """Hold every phase that would run (:func:`current_report`)."""
-        self.hold: Hold | None = None
-        """Asked before a phase runs; True stops the build there (:data:`Hold`)."""
-        self.primed: Primed | None = None
-        """Phase 1's result, computed before this build (:class:`Primed`)."""
+        """One report per phase stepped, in order (a held phase has none)."""
+        self.problem: Problem | None = None
+        """Why the run stopped for good (a failed step)."""
+        self.held = False
+        """The last walk stopped at a held step: the next one resumes there."""
+        self._first: tuple[str, PhaseResult[Any]] | None = None
+        """Phase 1's input digest and result when :meth:`identify` ran it."""
+        self._leg: _Leg | None = None
         self._cpu_began = 0.0
 
-    def through(self, stop: int) -> BuildReport:
-        """Run phases 1..stop; the report says where and why it stopped."""
-        for name in PHASE_NAMES[:stop]:
-            self._cpu_began = time.thread_time()
-            match self._step(name, time.perf_counter()):
-                case Held():
-                    break
-                case Failed(problem):
-                    return BuildReport(
-                        self.source.path,
-                        self.agent_id,
-                        tuple(self.reports),
-                        located(problem, self.source.path),
-                    )
-        return BuildReport(self.source.path, self.agent_id, tuple(self.reports), None)
+    @property
+    def outputs(self) -> Outputs:
+        """What the phases done so far hand over to the next one."""
+        outputs = Outputs()
+        for name, done in self.done.items():
+            outputs = outputs.after(name, done.output)
+        return outputs
+
+    @property
+    def report(self) -> BuildReport:
+        """The phases stepped so far, and the problem that stopped the run, if any."""
+        return BuildReport(self.source.path, self.agent_id, tuple(self.reports), self.problem)
+
+    def finished(self, stop: int) -> bool:
+        """Whether phases 1..``stop`` are done and passed."""
+        return self.problem is None and len(self.done) >= stop
+
+    def advance(
+        self,
+        stop: int,
+        phases: PhaseLoader,
+        *,
+        hold: Hold | None = None,
+        progress: Progress | None = None,
+    ) -> BuildReport:
+        """Step from where the run stopped through phase ``stop``, or to a held or failed step;
+        the report of every phase stepped so far says where and why it stopped."""
+        return self._walk(stop, _Leg(phases, hold, progress, cached_only=False))
+
+    def walk_cached(self, stop: int, phases: PhaseLoader) -> None:
+        """Step through phase ``stop`` as long as each phase is current, running none: the first
+        that would run, or fail, is held for the next walk."""
+        self._walk(stop, _Leg(phases, None, None, cached_only=True))
+
+    def identify(self, index: CheckpointStore | None, phases: PhaseLoader) -> bool:
+        """Set :attr:`identity` from the phase-1 index of ``index``, else by running phase 1
+        (writing nothing; its result is this run's phase 1 when its digest still holds); True
+        when the index knew it."""
+        phase = phases(PHASE_NAMES[0])
+        inputs = PhaseInput(source=self.source, config=self.config, previous=Outputs())
+        digest = input_digest(phase, inputs, None)
+        known = index.identity(digest) if index is not None else None
+        if known is not None:
+            self.identity = known.agent_id, known.identifier
+            return True
+        result = _first_result(phase, inputs)
+        self._first = (digest, result) if result is not None else None
+        if result is not None and all(c.passed for c in result.checks):
+            self.identity = result.output.id, result.output.identifier
+        return False
+
+    def name_line(self, phases: PhaseLoader) -> int:
+        """The SKILL.md line the agent id comes from (0 when unknown): from phase 1's result
+        when :meth:`identify` ran it, else by :func:`name_line`."""
+        if self._first is None:
+            return name_line(self.source, self.config, phases=phases)
+        return _id_line(self._first[1])
+
+    def _walk(self, stop: int, leg: _Leg) -> BuildReport:
+        self._leg, self.held = leg, False
+        try:
+            for name in PHASE_NAMES[len(self.done) : stop] if self.problem is None else ():
+                self._cpu_began = time.thread_time()
+                kept = len(self.reports)
+                match self._step(name, time.perf_counter()):
+                    case Failed() if leg.cached_only:
+                        # A walk that runs nothing cannot tell; the build's own walk reports it.
+                        del self.reports[kept:]
+                        self.held = True
+                    case Failed(problem):
+                        self.problem = located(problem, self.source.path)
+                    case Held():
+                        self.held = True
+                    case Cached() | Ran():
+                        continue
+                break
+        finally:
+            self._leg = None
+        return self.report
+
+    def _walking(self) -> _Leg:
+        assert self._leg is not None, "a run steps only while it walks"
+        return self._leg
 
     def _step(self, name: str, began: float) -> Step:
         number = phase_number(name)
         status: PhaseStatus
+        leg = self._walking()
         try:
-            phase = self.phases(name)
+            phase = leg.phases(name)
             inputs = PhaseInput(source=self.source, config=self.config, previous=self.outputs)
             if self.store is None:
                 return self._run_unless_held(
@@ -603,11 +703,11 @@ class _Build:
             digest = input_digest(phase, inputs, chain)
             if number < self.start:
                 stored, status = self._required(phase, digest), "loaded"
-            elif self.rerun:
+            elif number >= self.rerun_from:
                 return self._run_unless_held(phase, inputs, digest, chain, began)
             else:
                 found, status = self._cached(phase, digest, inputs), "cached"
-                if found is None and self.cached_only:
+                if found is None and leg.cached_only:
                     return Held()
                 if found is None:
                     return self._run_unless_held(phase, inputs, digest, chain, began)
@@ -625,8 +725,9 @@ class _Build:
         return Cached()
 
     def _scratch_digest(self, phase: AnyPhase) -> str:
-        """A scratch build takes no digest, but for a primed phase 1 (to match its result)."""
-        if phase.number != 1 or self.primed is None:
+        """A scratch build takes no digest, but for phase 1 when :meth:`identify` ran it (to
+        match its result)."""
+        if phase.number != 1 or self._first is None:
             return ""
         return input_digest(phase, PhaseInput(self.source, self.config, Outputs()), None)
 
@@ -680,23 +781,25 @@ class _Build:
             )
         return stored
 
-    def _load(self, phase: DigestKey) -> Callable[[], Any]:
+    def _load(self, phase: DigestKey) -> _Stored:
         """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
         return _stored_output(self._store(), self.agent_id, phase)
 
     def _run_unless_held(
         self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float
     ) -> Step:
-        if self.hold is not None and self.hold(phase, inputs):
+        hold = self._walking().hold
+        if hold is not None and hold(phase, inputs):
             return Held()
         return self._run(phase, inputs, digest, chain, began)
 
     def _result(self, phase: AnyPhase, inputs: Inputs, digest: str) -> PhaseResult[Any]:
-        """What the phase returns: phase 1's primed result when it is for this digest (phase 1
-        ran for the batch already), else the phase's ``run``."""
-        primed = self.primed if phase.number == 1 else None
-        if primed is not None and digest and primed.digest == digest:
-            return primed.result
+        """What the phase returns: phase 1's result from :meth:`identify` when it is for this
+        digest (phase 1 does not run twice), else the phase's ``run``."""
+        if phase.number == 1:
+            first, self._first = self._first, None
+            if first is not None and digest and first[0] == digest:
+                return first[1]
         return phase.run(inputs)
 
     def _run(
@@ -731,8 +834,7 @@ class _Build:
                 )
             )
             return Failed(check_failure(phase.number, phase.name, failed))
-        output = result.output
-        self._done(phase, _Done(digest, chained, lambda: output))
+        self._done(phase, _Done(digest, chained, None, result.output))
         self._note(
             PhaseReport(
                 phase.number,
@@ -805,7 +907,6 @@ class _Build:
 
     def _done(self, phase: DigestKey, done: _Done) -> None:
         self.done[phase.name] = done
-        self.outputs = self.outputs.after(phase.name, done.output)
 
     def _store(self) -> CheckpointStore:
         # Only a build that keeps checkpoints gets past ``_step``'s scratch branch to here.
@@ -815,8 +916,9 @@ class _Build:
     def _note(self, report: PhaseReport) -> None:
         report = replace(report, cpu_seconds=time.thread_time() - self._cpu_began)
         self.reports.append(report)
-        if self.progress is not None:
-            self.progress(report)
+        progress = self._walking().progress
+        if progress is not None:
+            progress(report)
 
 
 def _check_names(phase: AnyPhase, result: PhaseResult[Any]) -> None:

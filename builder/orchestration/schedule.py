@@ -45,9 +45,9 @@ class Schedule:
         """Number of the last phase before the serial ones."""
         return self.serial - 1
 
-    def parallel_until(self, stop: int) -> str:
-        """Name of the last phase up to ``stop`` that may run in a worker process."""
-        return PHASE_NAMES[min(stop, self.last_parallel) - 1]
+    def parallel_until(self, stop: int) -> int:
+        """Number of the last phase up to ``stop`` that may run in a worker process."""
+        return min(stop, self.last_parallel)
 
     def reaches_serial(self, stop: int) -> bool:
         """Whether a build up to phase ``stop`` runs a serial phase."""

@@ -1,16 +1,16 @@
 """Phase 6 of a batch with shared pytest sessions for its packages' generated tests.
 
-A build of many skills runs phase 6 in two passes around one session per
-chunk of skills (:func:`builder.pipeline.package_tests.run_session`; the batch
-cuts the chunks, :func:`builder.orchestration.batch.build_many`):
+A build of many skills walks each skill's run to phase 6 in two legs around
+one session per chunk of skills (:func:`builder.pipeline.package_tests.run_session`;
+the batch cuts the chunks, :func:`builder.orchestration.batch.build_many`):
 
-1. each skill is built up to phase 6, and :class:`Stager` (the build's
+1. the run steps up to phase 6, and :class:`Stager` (the leg's
    :data:`~builder.orchestration.runner.Hold`) renders its package into the
-   session folder instead of letting phase 6 run;
-2. after the session, phase 6 runs as usual with :class:`SharedResults` as
-   its test runner (the build's ``Services.package_tests``), which answers
-   from the session for a package whose files are exactly what was tested,
-   and tests any other package alone.
+   session folder and holds phase 6 instead of letting it run;
+2. after the session, the held run resumes at phase 6, which runs as usual
+   with :class:`SharedResults` as its test runner (the leg's
+   ``Services.package_tests``), which answers from the session for a package
+   whose files are exactly what was tested, and tests any other package alone.
 
 Phase 6 itself is unchanged, so its checkpoint, report and staged package are
 what a build of the skill alone writes. A package the stager cannot stage (it

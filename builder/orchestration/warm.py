@@ -21,14 +21,18 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.orchestration.runner import PhaseLoader, Serviced
+from builder.orchestration.runner import PhaseLoader, Run, Serviced
 from builder.orchestration.schedule import Schedule
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.probe.runner import WarmProbes
 
-__all__ = ["Warm", "default_providers", "warm_children"]
+__all__ = ["Entry", "Warm", "default_providers", "warm_children"]
+
+#: A skill's entry in a batch once its parallel phases are done: its run, or the report of a
+#: skill not built (current, colliding, failed by a bug).
+Entry = Run | BuildReport
 
 _SPEC_ID = re.compile(rb"^id: *['\"]?([^'\"\n]+?)['\"]? *$", re.MULTILINE)
 
@@ -50,7 +54,7 @@ class Warm:
     _planned: int = 0
     _ready: dict[str, str] = field(default_factory=dict, repr=False)
 
-    def plan(self, early: Sequence[BuildReport | Future[BuildReport] | None]) -> None:
+    def plan(self, early: Sequence[Entry | Future[Entry] | None]) -> None:
         """Start the probes of skills whose parallel phases are done, in order, from the first not
         yet planned up to the first still building."""
         if self.probes is None or self.config is None:
@@ -79,14 +83,14 @@ class Warm:
         return report.problem is None and self.schedule.waits_for_serial(ran)
 
 
-def _available(entry: BuildReport | Future[BuildReport] | None) -> bool:
-    return isinstance(entry, BuildReport) or (isinstance(entry, Future) and entry.done())
+def _available(entry: Entry | Future[Entry] | None) -> bool:
+    return entry is not None and (not isinstance(entry, Future) or entry.done())
 
 
-def _report(entry: BuildReport | Future[BuildReport] | None) -> BuildReport | None:
+def _report(entry: Entry | Future[Entry] | None) -> BuildReport | None:
     if isinstance(entry, Future):
-        return entry.result() if entry.exception() is None else None
-    return entry
+        entry = entry.result() if entry.exception() is None else None
+    return entry.report if isinstance(entry, Run) else entry
 
 
 def _ready_packages(staging: Path) -> dict[str, str]:

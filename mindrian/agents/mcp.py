@@ -48,8 +48,10 @@ logger = logging.getLogger(__name__)
 _PYTHON_COMMANDS = frozenset({"python", "python3"})
 #: Environment variables passed to every stdio server, whatever its spec declares.
 _PROJECT_ENV_PREFIX = "MINDRIAN_"
-#: Seconds Agno's MCP client waits for each answer (handshake, tool list, tool call).
-DEFAULT_TIMEOUT_SECONDS = 10
+#: Seconds Agno's MCP client waits for each answer (handshake, tool list, tool call). A stdio
+#: server is a new interpreter importing the MCP SDK and the registry: on a busy machine its
+#: handshake took over 10 s (Agno's own default), and the agent then ran without its tools.
+DEFAULT_TIMEOUT_SECONDS = 30
 
 
 class McpUnavailableError(AgentRunError):

@@ -215,7 +215,7 @@ def test_an_unexpected_exception_is_one_line_without_debug(cli, project: Path, m
     def crash(*args, **kwargs):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr("builder.orchestration.runner.build_source", crash)
+    monkeypatch.setattr("builder.orchestration.runner.Run.advance", crash)
     plain = cli(["build", "skills/demo"], project)
     assert plain.code == 3
     assert plain.err.splitlines()[-1] == (

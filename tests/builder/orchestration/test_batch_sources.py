@@ -1,19 +1,26 @@
-"""A batch reads each skill's SKILL.md once and builds every step from that read."""
+"""A batch reads each skill's SKILL.md once, enters the runner once per skill and builds every
+step from that read, whichever way its phases run."""
 
 from __future__ import annotations
 
 import pathlib
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from build_factories import make_pipeline, make_project, skill_text
+from build_factories import FakePhase, make_pipeline, make_project, skill_text
 
-from builder.orchestration import runner
+from builder.orchestration import batch, runner
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
+from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
+from builder.pipeline import package_tests, worker
 from builder.pipeline.config import BuildConfig
+from builder.pipeline.contract import PhaseInput
 
 
 def _count_skill_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -70,13 +77,15 @@ def test_an_unreadable_skill_fails_alone_at_its_path(tmp_path: Path) -> None:
     assert alpha.problem is None and len(alpha.phases) == len(PHASE_NAMES)
 
 
-#: The runner's entries a batch may call for a skill, each taking the skill's source first.
-RUNNER_ENTRIES = ("build_source", "current_report", "identity", "scratch_build", "survey")
+#: The runner's entries a batch may call for a skill, each taking the skill's source first (those
+#: this version of the runner lacks are not counted).
+RUNNER_ENTRIES = ("build_source", "current_report", "identity", "scratch_build", "start", "survey")
 
 
 def _count_runner_entries(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, str]]:
-    """Calls of the runner's entries from now on, by (skill folder, entry)."""
+    """Calls of the runner's entries from now on, by (skill folder, entry), from any thread."""
     entries: Counter[tuple[str, str]] = Counter()
+    lock = threading.Lock()
     for name in RUNNER_ENTRIES:
         real = getattr(runner, name, None)
         if real is None:
@@ -85,28 +94,86 @@ def _count_runner_entries(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str,
         def counting(
             source: Any, *args: Any, _name: str = name, _real: Any = real, **kw: Any
         ) -> Any:
-            entries[(source.path.split("/")[-2], _name)] += 1
+            with lock:
+                entries[(source.path.split("/")[-2], _name)] += 1
             return _real(source, *args, **kw)
 
         monkeypatch.setattr(runner, name, counting)
     return entries
 
 
-def test_a_cold_batch_enters_the_runner_twice_per_skill_and_runs_phase_1_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+class StagingPhase(FakePhase):
+    """A fake phase whose tests are package tests: a batch stages it for a shared session (its
+    run is held there) and runs it after the session."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.traits = replace(self.traits, tests="package")
+        self.staged = 0
+
+    def stage_tests(self, inputs: PhaseInput, folder: Path) -> bool:
+        self.staged += 1
+        return True
+
+
+class _Session:
+    """A shared session's worker and its tests, standing in for pytest's: no package is tested."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> _Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+
+def _threads(max_workers: int, **_: Any) -> ThreadPoolExecutor:
+    """A batch's process pool as threads: its workers get the fake phases, and are counted."""
+    return ThreadPoolExecutor(max_workers)
+
+
+#: The ways a batch runs a cold skill's phases: (skills, jobs, package tests in shared sessions,
+#: phases 1-6 in the process pool).
+PATHS = {
+    "in-process": (2, 1, False, False),
+    "process pool": (16, 2, False, True),
+    "shared session": (3, 1, True, False),
+    "shared sessions streamed through the pool": (16, 2, True, True),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
-    root = make_project(tmp_path, {"alpha": skill_text("alpha"), "beta": skill_text("beta")})
-    options = BatchOptions(checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated")
+    count, jobs, shared, pooled = PATHS[path]
+    names = [f"skill{n:02}" for n in range(count)]
+    root = make_project(tmp_path, {name: skill_text(name) for name in names})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=jobs
+    )
     pipeline = make_pipeline()
+    if shared:
+        pipeline.phases["code_generation"] = StagingPhase("code_generation")
+        monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
+        monkeypatch.setattr(worker, "WarmWorker", _Session)
+    # The fake phases as the shipped ones, which worker processes load by name (here threads).
+    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    pool = Counter[str]()
+    monkeypatch.setattr(
+        batch, "ProcessPoolExecutor", lambda **kw: pool.update(["made"]) or _threads(**kw)
+    )
     entries = _count_runner_entries(monkeypatch)
-    reports = build_many(_targets(root), BuildConfig(root=str(root)), options, phases=pipeline.load)
-    assert [r.problem for r in reports] == [None, None]
-    # A survey (identity, nothing current) and the build, which takes phase 1's result from it.
-    assert entries == {
-        ("alpha", "survey"): 1,
-        ("alpha", "build_source"): 1,
-        ("beta", "survey"): 1,
-        ("beta", "build_source"): 1,
-    }
-    assert pipeline["skill_analysis"].calls == 2
-    assert [p.status for p in reports[0].phases] == ["ok"] * len(PHASE_NAMES)
+    reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
+    assert [r.problem for r in reports] == [None] * count
+    assert pool["made"] == int(pooled)
+    assert entries == {(name, "start"): 1 for name in names}
+    assert pipeline["skill_analysis"].calls == count
+    assert [[p.status for p in r.phases] for r in reports] == [["ok"] * len(PHASE_NAMES)] * count
+    staged = pipeline["code_generation"]
+    assert getattr(staged, "staged", count) == count and staged.calls == count

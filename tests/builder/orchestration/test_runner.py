@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -572,3 +573,58 @@ def test_a_scratch_build_stops_at_a_failed_check_or_an_error_as_a_build_does(tmp
         )
         assert scratch.problem == kept.problem and scratch.problem is not None
         assert pipeline["tool_assembly"].calls == 0
+
+
+def test_a_run_paused_at_a_held_step_resumes_there_in_another_process(tmp_path: Path):
+    """A batch walks one run per skill in legs across processes: held at phase 6 and pickled
+    (as a worker hands it back), then resumed, it writes and reports what one build does."""
+    from builder.orchestration.runner import Run, start
+    from builder.pipeline.checkpoints import CheckpointStore
+
+    pipeline, config = make_pipeline(), BuildConfig(root=str(tmp_path))
+    straight = run_build(tmp_path / "straight", pipeline, config=config)
+    calls = pipeline.calls()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    run = start(
+        make_source(), config, checkpoints_dir=store.root, phases=pipeline.load, index=store
+    )
+    assert run.identity == ("demo", None) and pipeline.calls()["skill_analysis"] == 2
+    held = run.advance(
+        len(PHASE_NAMES), pipeline.load, hold=lambda phase, _: phase.name == "code_generation"
+    )
+    assert run.held and statuses(held) == ["ok"] * 5
+    copy: Run = pickle.loads(pickle.dumps(run))
+    resumed = copy.advance(len(PHASE_NAMES), pipeline.load)
+    assert pipeline.calls() == {name: 2 * n for name, n in calls.items()}  # phase 1 ran once
+    assert statuses(resumed) == ["ok"] * len(PHASE_NAMES) and not copy.held
+    assert tree(tmp_path / "checkpoints") == tree(tmp_path / "straight" / "checkpoints")
+    assert resumed.phases[-1].checks == straight.phases[-1].checks
+
+
+def test_a_run_that_walked_its_cached_steps_resumes_from_the_first_that_must_run(tmp_path: Path):
+    from builder.orchestration.runner import start
+    from builder.pipeline.checkpoints import CheckpointStore
+
+    pipeline, config = make_pipeline(), BuildConfig(root=str(tmp_path))
+    run_build(tmp_path, pipeline, config=config)
+    # Phase 5's digest and output change: it and what follows must run again.
+    pipeline["neo4j_schema"].extra_digest = lambda inputs: "v2"  # type: ignore[method-assign]
+    pipeline["neo4j_schema"].note = "v2"
+    store = CheckpointStore(tmp_path / "checkpoints")
+    run = start(
+        make_source(),
+        config,
+        checkpoints_dir=store.root,
+        phases=pipeline.load,
+        index=store,
+        current=len(PHASE_NAMES),
+    )
+    assert (
+        run.held and not run.finished(len(PHASE_NAMES)) and statuses(run.report) == ["cached"] * 4
+    )
+    copy = pickle.loads(pickle.dumps(run))  # its cached outputs are read from checkpoints
+    report = copy.advance(len(PHASE_NAMES), pipeline.load)
+    assert statuses(report) == ["cached"] * 4 + ["ok"] * (len(PHASE_NAMES) - 4)
+    assert pipeline.calls() == {**ALL_RAN, **{n: 2 for n in PHASE_NAMES[4:]}}
+    last = load_yaml((tmp_path / "checkpoints/demo/7-registration.yaml").read_text())
+    assert last["output"]["steps"] == list(PHASE_NAMES)

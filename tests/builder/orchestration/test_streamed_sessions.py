@@ -13,10 +13,11 @@ import pytest
 from build_factories import make_project, skill_text, tree
 
 import builder.pipeline.package_tests as package_tests
-from builder.orchestration import batch
+from builder.orchestration import batch, runner
 from builder.orchestration.batch import BatchOptions, Target, discover
 from builder.orchestration.schedule import Schedule
 from builder.orchestration.shared_tests import clear_sessions
+from builder.orchestration.warm import Entry
 from builder.phases import PHASE_NAMES, load_phase
 from builder.phases.keys import load_key
 from builder.pipeline.config import BuildConfig
@@ -67,13 +68,21 @@ def _streamed(root: Path, chunks: list[list[int]], phases: Any) -> list[BuildRep
     config = BuildConfig(root=str(root), out_dir=str(root / "gen"))
     targets = [Target(p, p.relative_to(root).as_posix()) for p in discover(root)]
     sources, _ = batch.read_sources(targets)
+    options = _options(root)
+    runs = {
+        display: runner.start(
+            source, config, checkpoints_dir=options.checkpoints_dir, phases=phases, index=None
+        )
+        for display, source in sources.items()
+    }
     staging = clear_sessions(ProjectPaths(root, root / "gen"))
-    out: dict[int, Future[BuildReport]] = {i: Future() for i in range(len(targets))}
+    out: dict[int, Future[Entry]] = {i: Future() for i in range(len(targets))}
     with ThreadPoolExecutor(2) as pool:
-        plan = batch._Plan(config, _options(root), 1, len(PHASE_NAMES), Schedule.of(load_key), {})
-        chunked = batch._Chunked(targets, sources, plan, phases, Services(), pool, staging)
+        plan = batch._Plan(config, options, 1, len(PHASE_NAMES), Schedule.of(load_key))
+        chunked = batch._Chunked(targets, runs, plan, phases, Services(), pool, staging)
         chunked.stream(chunks, out)
-        reports = [out[i].result(timeout=600) for i in range(len(targets))]
+        entries = [out[i].result(timeout=600) for i in range(len(targets))]
+    reports = [e.report if isinstance(e, runner.Run) else e for e in entries]
     assert list(staging.glob(f"{SESSION_PREFIX}*")) == []  # every session folder is gone
     return reports
 
