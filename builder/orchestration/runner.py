@@ -8,6 +8,10 @@ output, and whatever the phase adds through an optional
 ``extra_digest(inputs)`` (e.g. a template digest). A phase whose digest
 matches a passing checkpoint is not run again.
 
+A build is a :class:`Run`: one typed step per phase (:data:`Step`), paused at
+a held step and resumed there, in this process or another; a batch begins each
+skill's run once (:func:`start`) and walks it wherever its phases run.
+
 Only what can change an output is in its digest, so work stops early: an edit
 of phase 6's templates reruns phase 6, and phase 7 only if the package's files
 changed. Deciding that a phase is current reads its checkpoint's head (digests
@@ -508,34 +512,25 @@ def identity(
     """The agent id and package identifier phase 1 gives ``source``; None when phase 1 fails.
 
     Known from the index of ``store`` when phase 1 is current there, else phase
-    1 runs and nothing is written (a batch asks before it builds, to find collisions).
+    1 runs and nothing is written (:meth:`Run.identify`).
     """
-    phase = phases(PHASE_NAMES[0])
-    inputs = PhaseInput(source=source, config=config, previous=Outputs())
-    known = store.identity(input_digest(phase, inputs, None)) if store is not None else None
-    if known is not None:
-        return known.agent_id, known.identifier
-    output = _first_output(phase, inputs)
-    if output is None:
-        return None
-    return output.id, output.identifier
+    run = Run(source, config, None)
+    run.identify(store, phases)
+    return run.identity
 
 
 def name_line(source: SkillSource, config: BuildConfig, *, phases: PhaseLoader) -> int:
     """The SKILL.md line the agent id comes from (0 when unknown); phase 1 runs, writing
     nothing."""
-    output = _first_output(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs()))
-    lines = output.field_lines if output is not None else {}
+    return _id_line(_first_result(phases(PHASE_NAMES[0]), PhaseInput(source, config, Outputs())))
+
+
+def _id_line(result: PhaseResult[Any] | None) -> int:
+    """The SKILL.md line of the agent id in phase 1's result (0 when it failed or has none)."""
+    passed = result is not None and all(c.passed for c in result.checks)
+    lines = result.output.field_lines if result is not None and passed else {}
     keys = ("metadata.mindrian.id", "id", "name")
     return next((int(lines[k]) for k in keys if k in lines), 0)
-
-
-def _first_output(phase: AnyPhase, inputs: Inputs) -> Any:
-    """Phase 1's output when all its checks pass, else None; nothing is written."""
-    result = _first_result(phase, inputs)
-    if result is None or not all(c.passed for c in result.checks):
-        return None
-    return result.output
 
 
 def _first_result(phase: AnyPhase, inputs: Inputs) -> PhaseResult[Any] | None:
@@ -581,7 +576,9 @@ class Run:
         rerun_from: int | None = None,
     ) -> None:
         self.source = source
+        """The skill, as read once for its whole build."""
         self.config = config
+        """The build's configuration."""
         self.store = store
         """Where checkpoints are read and written; None: a scratch build (:func:`scratch_build`)."""
         self.start = start
@@ -590,12 +587,14 @@ class Run:
         """Phases from this one on run even when a checkpoint matches (``--from``, ``--force``,
         ``register``)."""
         self.agent_id: str | None = None
+        """The agent id, once phase 1 is done (or found current)."""
         self.identity: tuple[str, str | None] | None = None
         """The agent id and package identifier phase 1 gives (:meth:`identify`); None when phase 1
         fails or was not asked."""
         self.done: dict[str, _Done] = {}
         """The phases stepped so far, in order."""
         self.reports: list[PhaseReport] = []
+        """One report per phase stepped, in order (a held phase has none)."""
         self.problem: Problem | None = None
         """Why the run stopped for good (a failed step)."""
         self.held = False
@@ -655,6 +654,13 @@ class Run:
         if result is not None and all(c.passed for c in result.checks):
             self.identity = result.output.id, result.output.identifier
         return False
+
+    def name_line(self, phases: PhaseLoader) -> int:
+        """The SKILL.md line the agent id comes from (0 when unknown): from phase 1's result
+        when :meth:`identify` ran it, else by :func:`name_line`."""
+        if self._first is None:
+            return name_line(self.source, self.config, phases=phases)
+        return _id_line(self._first[1])
 
     def _walk(self, stop: int, leg: _Leg) -> BuildReport:
         self._leg, self.held = leg, False

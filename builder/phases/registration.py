@@ -16,14 +16,22 @@ one) and gets a successful handoff from it with a scripted model, and the select
 query with the skill's own triggers ranks the framework in the top five. Only then is
 ``<out_dir>/registry.yaml`` rewritten (atomically, from the registry's sorted
 export); on any failure the framework's previous registration is restored.
+
+A batch registers its skills in groups (:mod:`builder.pipeline.turns`): the skills
+whose phase 7 waits at once are registered through one registry handle, one after
+the other in the batch's order, each checked exactly as alone (so the output is the
+same whatever the grouping), and committed together: one journal, one registry.yaml
+write, their packages installed as one transaction (:class:`_Group`). The writer lock
+is held for about :data:`REGISTRY_HOLD_SECONDS` at most at a time, so another build
+registering into the same database gets its turn in between.
 Reading the whole registry and registry.yaml to check that they agree, and rendering
 every entry, cost O(registry) per skill; a seal beside the embedded database
 (:class:`_Leaving`) lets the next registration skip both while neither file changed
 since the last one wrote them, and splice its one entry into the text instead.
-Registering the same record again changes nothing. A build killed between the
-database write and the registry.yaml write leaves a journal file
-(``staging/<package>.registering``) from which the next registration puts the
-framework back as registry.yaml holds it (:class:`_Journal`). Retiring the frameworks of
+Registering the same record again changes nothing. A build killed between a group's
+first database write and its commit leaves its journal folder
+(``staging/registry-register.pending``) from which the next registration puts the
+frameworks back as registry.yaml holds them (:class:`_Group`). Retiring the frameworks of
 skills that are gone (``build --all``) is one transaction too: the database, registry.yaml and
 their packages change together, and a retire killed anywhere is undone or finished by the
 next phase 7 (:class:`_Retiring`). A registration into Neo4j keeps the same promises: it holds
@@ -48,7 +56,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Mapping
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,7 +77,8 @@ from builder.pipeline.output_folder import (
     unfinished_retire,
 )
 from builder.pipeline.services import LONE, Services
-from builder.pipeline.transaction import PackageTransaction
+from builder.pipeline.transaction import GroupEntry, PackageTransaction, RegistrationGroup
+from builder.pipeline.turns import ALONE
 from builder.probe.runner import ProbeResult, ProbeRunner, run_probe
 from mindrian.project import REGISTRY_YAML_NAME, ProjectPaths
 
@@ -77,6 +87,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PHASE",
+    "REGISTRY_HOLD_SECONDS",
     "REGISTRY_WAIT_SECONDS",
     "REGISTRY_YAML",
     "SELECT_TOP",
@@ -93,6 +104,11 @@ __all__ = [
 SELECT_TOP = 5
 #: How long phase 7 waits for another process's writer lock on the embedded registry.
 REGISTRY_WAIT_SECONDS = 120.0
+#: How long a batch's registration holds the writer lock before it commits what it has
+#: registered and lets it go (another build waiting for it polls every 0.1 s), however many
+#: skills wait; a hold registers at least one skill, however long that takes. A registration
+#: takes tens of milliseconds on an idle machine: this bounds a group of 32 on a loaded one.
+REGISTRY_HOLD_SECONDS = 3.0
 #: Phase 7's codes for the registry's own errors (damaged database, lock held too long).
 _GRAPH_CODES = {"G012": "R008", "G013": "R009"}
 #: Name of the committed registry export inside the output folder.
@@ -302,80 +318,94 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
             raise RegistrationError(exc.message, location=exc.location, code="R005") from None
 
     def run(self, inputs: Inputs) -> PhaseResult[Registration]:
-        from mindrian.atomic import atomic_write_text
-        from mindrian.graph import GraphError
-        from mindrian.graph.backends import EMBEDDED, backend_for
+        from mindrian.graph.backends import backend_for
 
         record = inputs.previous.graph().to_framework_record()
         identifier = inputs.previous.package().identifier
         out_dir = _out_dir(inputs)
-        yaml_path = out_dir / REGISTRY_YAML
-        backend = backend_for(self._neo4j_uri(inputs.config)).name
-        journal = _Journal(project_paths(inputs.config))
-        sealed = backend == EMBEDDED.name
-        db = self._db_path(inputs.config)
         txn = PackageTransaction(project_paths(inputs.config), identifier)
         txn.recover()
         installing = txn.ready.is_dir()
         # The package as it will be installed (the ready one is byte-identical to the install),
         # probed before the registry's writer lock is taken: a batch may probe it ahead.
         probed = self.probe(txn.ready.parent if installing else out_dir, identifier)
-        leaving: _Leaving | None = None
-        written: tuple[str, RegistryLayout] | None = None
-        with self._open(inputs.config) as registry:
-            try:
-                _Retiring(journal.paths).recover(registry)
-                journal.recover(registry)
-                listed = _vouched(db, yaml_path) if sealed else None
-                held = _held(registry, yaml_path, record.id, listed)
-                before = registry.get(record.id)
-                journal.begin(record.id, identifier)
-                registry.register(record)
-                stored = registry.get(record.id)
-                selection = _selection(registry, record.id, record.triggers)
-            except GraphError as exc:
-                raise RegistrationError(str(exc), code="R006") from None
-            try:
-                if installing:
-                    txn.install()
-                registered = _read_back_check(record, stored)
-                e2e = _e2e_check(selection, probed)
-                if not (registered.passed and e2e.passed):
-                    raise _Undo
-                text, layout = _registry_text(registry, listed, held, stored)
-                if installing:
-                    txn.commit(text)  # the package and registry.yaml in one step
-                else:
-                    atomic_write_text(yaml_path, text)
-                written = (text, layout)
-            except BaseException as exc:
-                _restore(registry, record.id, before)
-                if installing:
-                    txn.roll_back()
-                if not isinstance(exc, _Undo):
-                    raise
-                # registry.yaml is as it was and the database holds what it did again.
-                leaving = listed.leaving if listed is not None else None
-            finally:
-                journal.end(identifier)
-            if written is not None and sealed:
-                leaving = _Leaving.of(yaml_path, *written)
-        if leaving is not None:  # sealed with the database's files as the close left them
-            leaving.seal(db)
-        shown = stored or record
+        request = _Request(inputs.config, record, identifier, installing, probed)
+        done = (self.services.turns or ALONE).join(request, self._serve)
+        if done.error is not None:
+            raise done.error
+        shown = done.stored or record
         output = Registration(
             framework_id=record.id,
             identifier=identifier,
-            backend=backend,
+            backend=backend_for(self._neo4j_uri(inputs.config)).name,
             name=shown.name,
             type=shown.type,
             triggers=shown.triggers,
             problem_types=shown.problem_types,
             relationships=_relationships(shown),
-            selection=selection,
-            e2e=e2e.reason,
+            selection=done.selection,
+            e2e=done.e2e.reason,
         )
-        return PhaseResult(output=output, checks=(registered, e2e))
+        return PhaseResult(output=output, checks=(done.registered, done.e2e))
+
+    def _serve(self, requests: Sequence[_Request]) -> list[_Done]:
+        """Register ``requests`` (one batch's, in its order): under one writer lock at a time,
+        held for about :data:`REGISTRY_HOLD_SECONDS` at most, one journal and one
+        registry.yaml write per hold."""
+        done: list[_Done] = []
+        while len(done) < len(requests):
+            try:
+                done += self._hold(requests[len(done) :])
+            except (RegistrationError, OSError) as error:
+                # The holds before stay committed; this one was undone: its skills and the
+                # rest fail with why.
+                return done + [_Done.failed(error)] * (len(requests) - len(done))
+        return done
+
+    def _hold(self, requests: Sequence[_Request]) -> list[_Done]:
+        """Register the first of ``requests`` and as many after it as the hold's time allows,
+        each as it would be alone, in order; commit them as one group (:class:`_Group`)."""
+        from mindrian.graph import GraphError
+
+        config = requests[0].config
+        paths = project_paths(config)
+        yaml_path = output_dir(config) / REGISTRY_YAML
+        sealed = self._neo4j_uri(config) is None  # the seal is the embedded file's
+        db = self._db_path(config)
+        group = _Group(paths)
+        leaving: _Leaving | None = None
+        with self._open(config) as registry:
+            began = time.monotonic()
+            try:
+                _Retiring(paths).recover(registry)
+                group.recover(registry)
+                listed = _vouched(db, yaml_path) if sealed else None
+                held = _held(registry, yaml_path, {r.record.id for r in requests}, listed)
+                group.begin([GroupEntry(r.record.id, r.identifier) for r in requests])
+            except GraphError as exc:
+                raise RegistrationError(str(exc), code="R006") from None
+            done: list[_Done] = []
+            try:
+                for request in requests:
+                    if done and time.monotonic() - began > REGISTRY_HOLD_SECONDS:
+                        break  # let another build's registration have the lock in between
+                    done.append(_register_one(registry, request))
+                put = [d.stored for d in done if d.kept]
+                text = _registry_text(listed, held, put) if put else None
+                group.commit(text[0] if text else None)
+            except BaseException as exc:
+                # The database, the packages and registry.yaml agree again, as before the group.
+                group.undo(registry)
+                if isinstance(exc, GraphError):
+                    raise RegistrationError(str(exc), code="R006") from None
+                raise
+            if sealed and text is not None:
+                leaving = _Leaving.of(yaml_path, *text)
+            elif sealed and listed is not None:  # registry.yaml is as it was
+                leaving = listed.leaving
+        if leaving is not None:  # sealed with the database's files as the close left them
+            leaving.seal(db)
+        return done
 
     def retire(self, config: BuildConfig, keep: Collection[str]) -> tuple[str, ...]:
         """Unregister and uninstall what the output folder holds for skills not in ``keep``.
@@ -412,13 +442,13 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         with self._open(config) as registry:
             try:
                 retiring.recover(registry)
-                _Journal(paths).recover(registry)
+                _Group(paths).recover(registry)
                 # A killed registration's package transaction may have been rolled forward.
                 committed = _committed_records(paths.registry_yaml) or {}
                 gone = sorted(set(committed) - set(keep))
                 if not gone:
                     return []
-                _check_against(registry.export(), committed, "", "holds")
+                _check_against(registry.export(), committed, (), "holds")
                 installed = generated_packages(paths.generated)
                 packages = sorted(installed[i].name for i in gone if i in installed)
                 retiring.begin(gone, packages)
@@ -429,7 +459,7 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                     registry.unregister(framework_id)
                 exported = registry.export()
                 kept = {k: v for k, v in committed.items() if k not in gone}
-                _check_against(exported, kept, "", "would write")
+                _check_against(exported, kept, (), "would write")
                 text, layout = laid_out_registry_yaml(exported)
                 retiring.commit(text, packages)
             except BaseException as exc:
@@ -443,6 +473,71 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
         if leaving is not None:
             leaving.seal(db)
         return gone
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One skill's registration, as its phase 7 hands it to the group it is registered in."""
+
+    config: BuildConfig
+    """The build's configuration (the registry and output folder; the same for a batch)."""
+    record: Any
+    """The framework record of phase 5."""
+    identifier: str
+    """The generated package."""
+    installing: bool
+    """Phase 6 left a ready package to install with the registration."""
+    probed: ProbeResult
+    """The end-to-end probe's verdict on that package."""
+
+
+@dataclass(frozen=True)
+class _Done:
+    """What registering one request did."""
+
+    stored: Any
+    """The framework as read back (None when it is not there)."""
+    selection: SelectionSummary
+    """The selection query's verdict."""
+    registered: CheckResult
+    """The read-back check."""
+    e2e: CheckResult
+    """The end-to-end check."""
+    error: RegistrationError | OSError | None = None
+    """Why the request was not registered at all (its hold failed); the rest is then empty."""
+
+    @classmethod
+    def failed(cls, error: RegistrationError | OSError) -> _Done:
+        """A request whose hold failed with ``error``."""
+        unchecked = CheckResult("registered", False, str(error))
+        return cls(None, SelectionSummary((), 0, 0.0, ()), unchecked, unchecked, error)
+
+    @property
+    def kept(self) -> bool:
+        """Both checks passed: the registration stays, and its package is installed."""
+        return self.registered.passed and self.e2e.passed
+
+
+def _register_one(registry: Any, request: _Request) -> _Done:
+    """Register one request in the open registry and check it; a failed check puts back what the
+    registry held before; a kept one installs its package (committed with its group)."""
+    from mindrian.graph import GraphError
+
+    record = request.record
+    try:
+        before = registry.get(record.id)
+        registry.register(record)
+        stored = registry.get(record.id)
+        selection = _selection(registry, record.id, record.triggers)
+    except GraphError as exc:
+        raise RegistrationError(str(exc), code="R006") from None
+    checks = (_read_back_check(record, stored), _e2e_check(selection, request.probed))
+    done = _Done(stored, selection, *checks)
+    if not done.kept:
+        _restore(registry, record.id, before)
+    elif request.installing:
+        PackageTransaction(project_paths(request.config), request.identifier).install()
+    return done
 
 
 def _remove_package(folder: Path, staging: Path) -> None:
@@ -460,8 +555,10 @@ def _listed_ids(paths: ProjectPaths) -> Collection[str]:
     return (_committed_records(paths.registry_yaml) or {}) if ids is None else ids
 
 
-def _held(registry: Any, yaml_path: Path, own: str, listed: _Listed | None) -> tuple[Any, ...]:
-    """Every framework the registry holds, each other than ``own`` checked against registry.yaml.
+def _held(
+    registry: Any, yaml_path: Path, own: Collection[str], listed: _Listed | None
+) -> tuple[Any, ...]:
+    """Every framework the registry holds, each not in ``own`` checked against registry.yaml.
 
     Reading and comparing both whole costs O(registry) per skill. Nothing is read
     when ``listed``: the seal vouches that the database holds what registry.yaml lists.
@@ -474,22 +571,22 @@ def _held(registry: Any, yaml_path: Path, own: str, listed: _Listed | None) -> t
 
 
 def _registry_text(
-    registry: Any,
     listed: _Listed | None,
     held: tuple[Any, ...],
-    stored: Any,
+    stored: Sequence[Any],
 ) -> tuple[str, RegistryLayout]:
-    """registry.yaml's text now that ``stored`` is registered, and its layout.
+    """registry.yaml's text now that ``stored`` are registered, and its layout.
 
-    With ``listed`` only the framework's entry is rendered, into the sealed text. Else the
-    text is ``held`` with the framework's entry replaced: the writer lock, held from the first
-    read to the write, lets no other registration change the registry in between.
+    With ``listed`` only their entries are rendered, into the sealed text. Else the text
+    is ``held`` with their entries replaced: the writer lock, held from the first read to
+    the write, lets no other registration change the registry in between.
     """
     from mindrian.graph import laid_out_registry_yaml, splice_registry_yaml
 
     if listed is not None:
-        return splice_registry_yaml(listed.text, listed.leaving.layout, put=(stored,))
-    return laid_out_registry_yaml((*(r for r in held if r.id != stored.id), stored))
+        return splice_registry_yaml(listed.text, listed.leaving.layout, put=stored)
+    put = {r.id for r in stored}
+    return laid_out_registry_yaml((*(r for r in held if r.id not in put), *stored))
 
 
 def _seed_from_yaml(registry: Any, yaml_path: Path) -> None:
@@ -597,52 +694,48 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-#: Suffix of a registration's journal file in the staging area, beside the package's
-#: own transaction files (``pkg.ready``, ``pkg.previous``, ``pkg.committed``).
-_REGISTERING = ".registering"
-
-
 @dataclass(frozen=True)
-class _Journal:
-    """One file per registration between its database write and its registry.yaml write.
+class _Group:
+    """A group registration's journal (:class:`~builder.pipeline.transaction.RegistrationGroup`)
+    and what undoing it does to the database.
 
-    A build killed in between leaves the database ahead of registry.yaml for that
-    framework, and every later build would refuse the registry (R007). The next
-    registration, under the same writer lock (the embedded file's, or Neo4j's lock node), finds
-    the file, finishes or undoes the package's transaction, and puts the framework back as
-    registry.yaml then holds it (:meth:`recover`). Only that lock keeps another build's
-    registration in progress from looking like a killed one.
+    A build killed between a group's first database write and its commit point leaves the
+    database ahead of registry.yaml for the group's frameworks, and every later build would
+    refuse the registry (R007). The next registration, under the same writer lock (the
+    embedded file's, or Neo4j's lock node), finds the journal, rolls each package's
+    install back and puts each framework back as registry.yaml holds it (:meth:`recover`).
+    Only that lock keeps another build's registration in progress from looking like a killed
+    one.
     """
 
     paths: ProjectPaths
     """The project layout of the build's output folder."""
 
-    def _file(self, identifier: str) -> Path:
-        return self.paths.staging / f"{identifier}{_REGISTERING}"
+    def begin(self, entries: Sequence[GroupEntry]) -> None:
+        """Record that ``entries`` are about to be written."""
+        RegistrationGroup(self.paths).begin(entries)
 
-    def begin(self, framework_id: str, identifier: str) -> None:
-        """Record that ``framework_id`` (package ``identifier``) is about to be written."""
-        entry = {"framework": framework_id, "identifier": identifier}
-        _write_file(self._file(identifier), json.dumps(entry, sort_keys=True))
-
-    def end(self, identifier: str) -> None:
-        """The registration is committed or undone: nothing is left to recover."""
-        self._file(identifier).unlink(missing_ok=True)
+    def commit(self, registry_yaml: str | None) -> None:
+        """Commit the group (see :meth:`RegistrationGroup.commit`)."""
+        RegistrationGroup(self.paths).commit(registry_yaml)
 
     def recover(self, registry: Any) -> bool:
-        """Bring every framework a killed registration left behind back to registry.yaml;
-        whether there was any."""
-        # A journal file killed while it was written (mindrian.atomic's temporary file, never
-        # renamed into place) was begun before any database write: nothing to put back.
-        for torn in self.paths.staging.glob(f".*{_REGISTERING}.*.tmp"):
-            torn.unlink(missing_ok=True)
-        found = sorted(self.paths.staging.glob(f"*{_REGISTERING}"))
-        for left in found:
-            entry = json.loads(left.read_text(encoding="utf-8"))
-            PackageTransaction(self.paths, entry["identifier"]).recover()
-            _put_back(registry, self.paths.registry_yaml, (entry["framework"],))
-            left.unlink()
-        return bool(found)
+        """Finish a committed group or undo a pending one a killed build left; whether there
+        was one."""
+        files = RegistrationGroup(self.paths)
+        finished = files.finish()
+        left = files.pending()
+        if left is None:
+            return finished
+        for entry in left:
+            PackageTransaction(self.paths, entry.identifier).recover()
+        _put_back(registry, self.paths.registry_yaml, [e.framework for e in left])
+        files.discard()  # last: a recovery killed midway is done again
+        return True
+
+    def undo(self, registry: Any) -> None:
+        """This process's group failed: finished when past its commit point, else undone."""
+        self.recover(registry)
 
 
 #: The new registry.yaml's name inside a retire's journal folder until it is moved into place.
@@ -662,7 +755,7 @@ class _Retiring:
     step that commits the retire; the file is then moved into place and the packages
     deleted. A run killed before that rename is undone by the next phase 7 (each framework
     put back as registry.yaml still holds it, its package untouched), one killed after it
-    is finished (:meth:`recover`), under the same writer lock as :class:`_Journal`.
+    is finished (:meth:`recover`), under the same writer lock as :class:`_Group`.
     """
 
     paths: ProjectPaths
@@ -786,7 +879,9 @@ def _committed_records(path: Path) -> dict[str, Any] | None:
         ) from None
 
 
-def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, verb: str) -> None:
+def _check_against(
+    records: Any, committed: Mapping[str, Any] | None, own: Collection[str], verb: str
+) -> None:
     """A build may change only its own framework: every other one must equal ``registry.yaml``.
 
     A database that lost frameworks, or holds different data for other ones
@@ -796,8 +891,8 @@ def _check_against(records: Any, committed: Mapping[str, Any] | None, own: str, 
     if committed is None:
         return
     # Compared as registry.yaml holds them: the stored body's prose is never in that file.
-    held = {r.id: r.to_plain() for r in records if r.id != own}
-    expected = {k: v.to_plain() for k, v in committed.items() if k != own}
+    held = {r.id: r.to_plain() for r in records if r.id not in own}
+    expected = {k: v.to_plain() for k, v in committed.items() if k not in own}
     if held == expected:
         return
     missing = sorted(set(expected) - set(held))

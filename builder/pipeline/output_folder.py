@@ -28,6 +28,8 @@ from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
 __all__ = [
+    "REGISTER_COMMITTED",
+    "REGISTER_PENDING",
     "RETIRE_COMMITTED",
     "RETIRE_PENDING",
     "committed_ids",
@@ -40,6 +42,10 @@ __all__ = [
 #: ``_Retiring``); the ``-`` keeps them apart from every package's staging names.
 RETIRE_PENDING = "registry-retire.pending"
 RETIRE_COMMITTED = "registry-retire.committed"
+#: A group registration's journal folder before and after its commit point
+#: (:class:`builder.pipeline.transaction.RegistrationGroup`).
+REGISTER_PENDING = "registry-register.pending"
+REGISTER_COMMITTED = "registry-register.committed"
 
 #: The file, in the output's state folder, naming the frameworks of one registry.yaml text.
 _IDS_FILE = "registry-ids.json"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the contract imports this module: it stays free of the test machinery
     from builder.pipeline.package_tests import TestRun
+    from builder.pipeline.turns import Turns
 
 __all__ = ["LONE", "ProbeResult", "ProbeRunner", "Services", "TestRunner"]
 
@@ -49,6 +50,10 @@ class Services:
     probe: ProbeRunner | None = None
     """Runs phase 7's end-to-end probe (a warm worker's, a test's double); None: a fresh process
     for each probe."""
+    turns: Turns | None = None
+    """Where a serial phase joins the other skills of its batch to do its shared step together
+    (phase 7: one registry handle, one journal and one registry.yaml write for several skills);
+    None: alone."""
 
     def filled(self, **defaults: Any) -> Services:
         """These services with each field that is still None set from ``defaults`` (a batch's

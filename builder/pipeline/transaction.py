@@ -23,6 +23,13 @@ folder only ever holds the old package or the new one. That sweeping is why
 one build writes to an output folder at a time (:func:`output_lock`): a second
 build of the same package would take the first one's workspace and ready
 package for a killed build's leftovers.
+
+A batch registers several packages at once (:class:`RegistrationGroup`): each is
+installed as above, and one journal folder, renamed at the commit point, holds
+the new ``registry.yaml`` for all of them. Past that point each installed
+package's ``pkg.previous/`` is waste, but :meth:`PackageTransaction.recover` would
+put it back: so the folder is finished first, by whoever takes the output lock
+next (:func:`output_lock`), before any package's recovery can run.
 """
 
 from __future__ import annotations
@@ -30,16 +37,18 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from builder.pipeline.output_folder import REGISTER_COMMITTED, REGISTER_PENDING
 from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
 
@@ -47,7 +56,9 @@ __all__ = [
     "EXECUTABLE_MARK",
     "LOCK_NAME",
     "SESSION_PREFIX",
+    "GroupEntry",
     "PackageTransaction",
+    "RegistrationGroup",
     "file_digest",
     "output_lock",
     "path_digest",
@@ -190,6 +201,98 @@ class PackageTransaction:
         return self.paths.staging / f"{self.identifier}{suffix}"
 
 
+#: The file in a group registration's journal folder naming its frameworks and packages.
+_GROUP_ENTRY = "registering.json"
+
+
+@dataclass(frozen=True)
+class GroupEntry:
+    """One framework of a group registration and the package it is installed as."""
+
+    framework: str
+    """The framework id."""
+    identifier: str
+    """The package's name."""
+
+
+@dataclass(frozen=True)
+class RegistrationGroup:
+    """The journal of one group registration: its frameworks reach the registry database, their
+    packages the output folder and ``registry.yaml`` its new text together, or none of them does.
+
+    :meth:`begin` names the group in ``staging/`` (:data:`REGISTER_PENDING`) before
+    the first database write. The caller then writes the database and installs the
+    packages (:meth:`PackageTransaction.install`); :meth:`commit` puts the new
+    ``registry.yaml`` beside them and renames the folder (:data:`REGISTER_COMMITTED`),
+    the one step that commits the group, then moves the file into place and drops
+    the replaced packages (:meth:`finish`). A group killed before that rename is
+    undone: :meth:`pending` names what to put back (each package rolled back by its own
+    recovery, each framework put back in the database as ``registry.yaml`` holds it,
+    under the registry's writer lock); one killed after it is finished.
+    """
+
+    paths: ProjectPaths
+    """The project layout of the build's output folder."""
+
+    def begin(self, entries: Sequence[GroupEntry]) -> None:
+        """Record that ``entries`` are about to be written (the folder must not exist)."""
+        plain = [{"framework": e.framework, "identifier": e.identifier} for e in entries]
+        self._pending.mkdir(parents=True)
+        atomic_write_text(self._pending / _GROUP_ENTRY, json.dumps(plain, sort_keys=True))
+
+    def commit(self, registry_yaml: str | None) -> None:
+        """Commit the group with ``registry_yaml`` (None: the file is left as it is, nothing
+        having changed in it), then :meth:`finish` it."""
+        if registry_yaml is not None:
+            atomic_write_text(self._pending / _NEW_YAML, registry_yaml)
+        os.rename(self._pending, self._committed)
+        self.finish()
+
+    def finish(self) -> bool:
+        """Roll a committed group forward: ``registry.yaml`` into place, every replaced package
+        of the group deleted, then the folder; whether there was one. Idempotent."""
+        done = self._committed
+        if not done.is_dir():
+            return False
+        if (done / _NEW_YAML).exists():
+            self.paths.registry_yaml.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(done / _NEW_YAML, self.paths.registry_yaml)
+        for entry in self._entries(done):
+            aside = self.paths.staging / f"{entry.identifier}.previous"
+            if aside.exists():
+                shutil.rmtree(aside)
+        shutil.rmtree(done)
+        return True
+
+    def pending(self) -> tuple[GroupEntry, ...] | None:
+        """What a group killed before its commit point wrote, to be undone; None when no such
+        group is left."""
+        if not self._pending.is_dir():
+            return None
+        return self._entries(self._pending)
+
+    def discard(self) -> None:
+        """Forget a pending group, once it is undone (or nothing of it was written)."""
+        shutil.rmtree(self._pending, ignore_errors=True)
+
+    @property
+    def _pending(self) -> Path:
+        return self.paths.staging / REGISTER_PENDING
+
+    @property
+    def _committed(self) -> Path:
+        return self.paths.staging / REGISTER_COMMITTED
+
+    def _entries(self, folder: Path) -> tuple[GroupEntry, ...]:
+        """The group's entries; none when its file is not whole (killed while written, which
+        is before any database write)."""
+        try:
+            plain = json.loads((folder / _GROUP_ENTRY).read_text(encoding="utf-8"))
+            return tuple(GroupEntry(str(e["framework"]), str(e["identifier"])) for e in plain)
+        except (OSError, ValueError, KeyError, TypeError):
+            return ()
+
+
 #: Appended to a file's sha256 when its executable bit is set: a package's digests cover modes.
 EXECUTABLE_MARK = "+x"
 
@@ -240,7 +343,9 @@ def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator
     The lock is the kernel's: it goes with the process that held it, so a killed build never
     leaves the folder locked, and the next build finds its leftovers as :meth:`recover` expects.
     The shared test sessions a killed build left belong to no package's recovery: whoever
-    holds the lock next removes them, since no other build can be using them.
+    holds the lock next removes them, since no other build can be using them. A group
+    registration a killed build committed is finished then too, before any package's
+    recovery could put one of its replaced packages back (:class:`RegistrationGroup`).
     """
     paths.output_state.mkdir(parents=True, exist_ok=True)
     handle = os.open(paths.output_state / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -251,6 +356,7 @@ def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator
             on_wait(f"waiting for another build writing to {paths.generated} to finish")
             fcntl.flock(handle, fcntl.LOCK_EX)
         sweep_sessions(paths)
+        RegistrationGroup(paths).finish()
         yield
     finally:
         os.close(handle)  # closing the descriptor releases the lock

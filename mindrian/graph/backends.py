@@ -71,6 +71,7 @@ def _neo4j(request: OpenRequest) -> Registry:
     from mindrian.graph.neo4j_registry import Neo4jRegistry
 
     assert request.uri is not None  # backend_for gives a served backend a URI only
+    _refuse_unserved_scheme(request.uri)
     environ = request.env
     user = request.user or environ.get("NEO4J_USERNAME")
     password = request.password if request.password is not None else environ.get("NEO4J_PASSWORD")
@@ -86,10 +87,27 @@ def _neo4j(request: OpenRequest) -> Registry:
     )
 
 
+def _refuse_unserved_scheme(uri: str) -> None:
+    """A URI whose scheme no backend serves is refused by name: the driver would take
+    ``http``/``https`` for its preview HTTP API and fail on a missing module."""
+    try:
+        scheme = urlsplit(uri).scheme.lower()
+    except ValueError:
+        return  # the driver names what is wrong with it
+    served = [s for backend in BACKENDS for s in backend.schemes]
+    if scheme and scheme not in served:
+        from mindrian.graph.neo4j_registry import redact_uri
+
+        raise GraphError(
+            f"registry URI {redact_uri(uri)}: no registry backend serves {scheme!r} URIs "
+            f"(use one of {', '.join(served)}; Neo4j's Bolt port, not its HTTP one)"
+        )
+
+
 #: The embedded LadybugDB file (the default; in memory without a path).
 EMBEDDED = RegistryBackend(name="embedded", schemes=(), open=_embedded)
-#: Neo4j on the official driver; it also takes a URI no other backend claims, so that the
-#: driver names what is wrong with it.
+#: Neo4j on the official driver; a URI no backend claims reaches it too and is refused there
+#: by its scheme.
 NEO4J = RegistryBackend(
     name="neo4j",
     schemes=("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"),

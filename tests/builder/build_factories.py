@@ -73,9 +73,14 @@ class FakePhase(PhaseHooks[Outputs, "Trail"]):
 
 
 def _handed_over(outputs: Outputs, number: int) -> Trail:
-    """The output of phase ``number`` as the hand-over carries it to phase ``number + 1``."""
-    read = {1: outputs.skill, 5: outputs.graph, 6: outputs.package}.get(number, outputs.spec)
-    return read()  # type: ignore[return-value]  # fake phases hand over a Trail
+    """What the hand-over carries to phase ``number + 1``: the latest output it holds (a phase
+    without a field in ``Outputs`` hands nothing over), found without naming phase numbers."""
+    for read in (outputs.package, outputs.graph, outputs.spec, outputs.skill):
+        try:
+            return read()  # type: ignore[return-value]  # fake phases hand over a Trail
+        except LookupError:  # not filled yet: an earlier phase's is the latest
+            continue
+    raise LookupError(f"nothing handed over to phase {number + 1}")
 
 
 @dataclass

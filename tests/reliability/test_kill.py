@@ -26,8 +26,15 @@ The batch suite runs twice: registering into the embedded file, and into the tes
 registry's writer lock there is a server transaction, which the server must release when the
 killed build's connection goes).
 
+A last one kills a group registration of the batch's skills (one journal, their database
+writes and installs, one registry.yaml) just before each of its changes in turn: the next
+build's first steps leave each package beside its own registry.yaml entry, the database agrees
+with registry.yaml, and the next ``build --all`` leaves what an uninterrupted one leaves.
+
 ``MINDRIAN_KILL_TRIALS`` sets the number of trials (default 20, what CI runs),
-``MINDRIAN_KILL_BATCH_TRIALS`` those of the batch suite (default 6; 4 on Neo4j), and
+``MINDRIAN_KILL_BATCH_TRIALS`` those of the batch suite (default 6; 4 on Neo4j),
+``MINDRIAN_KILL_GROUP_STEPS`` the changes before which a group registration is killed
+(comma-separated numbers; default every one), and
 ``MINDRIAN_KILL_REPORT`` names a JSON file that receives the counts.
 """
 
@@ -48,7 +55,7 @@ from typing import Any
 import pytest
 import yaml
 
-from builder.pipeline.transaction import PackageTransaction
+from builder.pipeline.transaction import PackageTransaction, output_lock
 from mindrian.graph import EmbeddedRegistry, Neo4jRegistry, load_registry_yaml
 from mindrian.project import ProjectPaths
 from mindrian.testing.neo4j_server import Neo4jServer
@@ -559,3 +566,195 @@ def test_a_retire_killed_before_any_of_its_changes_is_finished_by_the_next_build
         shutil.rmtree(project, ignore_errors=True)
     assert step > 3, f"the retire made only {step - 1} change(s): the kill points are not counted"
     assert not problems, "\n".join(problems)
+
+
+#: ``mindrian build ARGS``, the batch's skills registered as one group (every skill's serial
+#: phases submitted before any runs: the batch holds the turns' baton while it submits; the
+#: writer lock held as long as it takes), and,
+#: with ``MINDRIAN_KILL_AT`` = k, SIGKILLed just before the k-th file or database change of its
+#: registration, counted from the moment its group's journal is begun (0: at that moment) to
+#: the end of the group's hold. What it changes is found where the changes happen, so the
+#: trials cover every point of a group's registration whatever its code looks like.
+KILL_GROUP_AT = """
+import os, runpy, shutil, signal, sys
+import builder.orchestration.serial_stage as stage
+import builder.phases.registration as registration
+import builder.pipeline.transaction as transaction
+from mindrian.graph import EmbeddedRegistry
+
+kill_at = int(os.environ["MINDRIAN_KILL_AT"])
+state = {"armed": False, "inside": False, "steps": 0}
+
+def counted(change):
+    def step(*args, **kwargs):
+        if state["armed"] and not state["inside"]:
+            state["steps"] += 1
+            if state["steps"] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+        state["inside"], outer = True, state["inside"]  # rmtree's own unlinks are one change
+        try:
+            return change(*args, **kwargs)
+        finally:
+            state["inside"] = outer
+    return step
+
+for owner, name in ((os, "rename"), (os, "replace"), (os, "unlink"), (os, "rmdir")):
+    setattr(owner, name, counted(getattr(owner, name)))
+shutil.rmtree = counted(shutil.rmtree)
+EmbeddedRegistry.register = counted(EmbeddedRegistry.register)
+EmbeddedRegistry.unregister = counted(EmbeddedRegistry.unregister)
+
+registration.REGISTRY_HOLD_SECONDS = 3600.0  # one group, however loaded the machine
+begin = transaction.RegistrationGroup.begin
+def arming(self, entries):
+    assert len(entries) > 1, f"a group of {len(entries)}: nothing batched"
+    state["armed"] = True
+    if kill_at == 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return begin(self, entries)
+transaction.RegistrationGroup.begin = arming
+
+hold = registration.RegistrationPhase._hold
+def holding(self, requests):
+    try:
+        return hold(self, requests)
+    finally:
+        state["armed"] = False
+registration.RegistrationPhase._hold = holding
+
+submit, aside = stage.SerialStage.submit, stage.SerialStage.aside
+def submit_held(self, work):
+    if self.turns is not None and not getattr(self, "held", False):
+        self.turns.baton.acquire()
+        self.held = True
+    return submit(self, work)
+def aside_released(self, work, wait=False):
+    if wait and getattr(self, "held", False):
+        self.held = False
+        self.turns.baton.release()
+    return aside(self, work, wait)
+stage.SerialStage.submit, stage.SerialStage.aside = submit_held, aside_released
+
+sys.argv = ["mindrian", *sys.argv[1:]]
+runpy.run_module("builder", run_name="__main__", alter_sys=True)
+"""
+
+
+def mindrian(
+    project: Path, *args: str, kill_at: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``mindrian ARGS`` in ``project``; with ``kill_at``, through :data:`KILL_GROUP_AT`."""
+    env = {k: v for k, v in os.environ.items() if k not in _NEO4J}
+    env.update({"PYTHONPATH": str(REPO), "MINDRIAN_KILL_AT": str(kill_at or 0)})
+    command = ["-c", KILL_GROUP_AT, *args] if kill_at is not None else ["-m", "builder", *args]
+    return subprocess.run(
+        [sys.executable, *command],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def group_state(project: Path) -> tuple[dict[str, Any], str, list[Any], list[str]]:
+    """The packages' files, registry.yaml's text, the database's frameworks as registry.yaml
+    would hold them, and what is left under staging."""
+    paths = ProjectPaths(project)
+    packages = {
+        folder.name: package_tree_at(folder)
+        for folder in sorted(paths.generated.iterdir())
+        if folder.is_dir()
+    }
+    with EmbeddedRegistry(paths.embedded_registry, wait=30) as registry:
+        held = [r.to_plain() for r in registry.export()]
+    left = sorted(p.name for p in paths.staging.iterdir()) if paths.staging.is_dir() else []
+    return packages, paths.registry_yaml.read_text(encoding="utf-8"), held, left
+
+
+def first_steps_agree(
+    project: Path, owners: dict[str, str], variants: dict[str, BatchState]
+) -> str:
+    """What the next build does before anything else (take the output lock, recover each
+    package's transaction), then why a package and its registry.yaml entry are of two variants,
+    or ""."""
+    paths = ProjectPaths(project)
+    with output_lock(paths, lambda _: None):
+        for package in owners:
+            PackageTransaction(paths, package).recover()
+    packages, records = batch_state(project)
+    problems = []
+    for package, framework in sorted(owners.items()):
+        of_package = [v for v, (p, _) in variants.items() if packages.get(package) == p[package]]
+        of_entry = [v for v, (_, r) in variants.items() if records.get(framework) == r[framework]]
+        if of_package[:1] != of_entry[:1] or not of_package:
+            problems.append(f"{package}: package {of_package or '-'}, entry {of_entry or '-'}")
+    return "; ".join(problems)
+
+
+def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_next_build(
+    tmp_path: Path,
+) -> None:
+    """Three skills registered as one group (journal, database writes, installs, registry.yaml,
+    commit), killed just before each change in turn. Right after, the next build's first steps
+    leave every package beside its own registry.yaml entry; a build of one skill of the group
+    finds the database agreeing with registry.yaml for the others (R007 otherwise); then
+    ``build --all`` leaves what an uninterrupted build leaves and ``check`` passes."""
+    template = make_project(tmp_path / "template")
+    for skill in BATCH_SKILLS:
+        (template / skill).parent.mkdir(parents=True, exist_ok=True)
+        (template / skill).write_text(variant_text("A", skill), encoding="utf-8")
+    done = mindrian(template, "build", "--all")
+    assert done.returncode == 0, done.stderr
+    variants: dict[str, BatchState] = {"A": batch_state(template)}
+    owners = {package: framework_of(template, package) for package in variants["A"][0]}
+    for skill in BATCH_SKILLS:
+        (template / skill).write_text(variant_text("B", skill), encoding="utf-8")
+    reference = tmp_path / "reference"
+    shutil.copytree(template, reference, symlinks=True)
+    done = mindrian(reference, "build", "--all", kill_at=None)
+    assert done.returncode == 0, done.stderr
+    variants["B"] = batch_state(reference)
+    expected = group_state(reference)
+    assert expected[3] == [] and len(expected[0]) == len(BATCH_SKILLS)
+    checked = mindrian(reference, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # Phases 1-6 of variant B done, their packages ready: each trial only registers.
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(template, snapshot, symlinks=True)
+    killed = mindrian(snapshot, "build", "--all", kill_at=0)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    problems, step, project = [], 0, None
+    chosen = [int(s) for s in os.environ.get("MINDRIAN_KILL_GROUP_STEPS", "").split(",") if s]
+    while not chosen or step < max(chosen):
+        step += 1
+        if chosen and step not in chosen:
+            continue
+        if project is not None:  # the last one stays, for ``check``
+            shutil.rmtree(project, ignore_errors=True)
+        project = tmp_path / f"killed-{step}"
+        shutil.copytree(snapshot, project, symlinks=True)
+        killed = mindrian(project, "build", "--all", kill_at=step)
+        if killed.returncode == 0:  # the group made fewer changes: every one was a kill point
+            break
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        assert survivors(project) == []
+        where = f"killed before change {step}"
+        disagree = first_steps_agree(project, owners, variants)
+        if disagree:
+            problems.append(f"{where}: after the next build's first steps, {disagree}")
+        one = mindrian(project, "build", str(BATCH_SKILLS[0]))
+        if one.returncode != 0:
+            problems.append(f"{where}: a build of one skill failed: {one.stderr}")
+        after = mindrian(project, "build", "--all")
+        if after.returncode != 0:
+            problems.append(f"{where}: the next build failed: {after.stderr}")
+        elif group_state(project) != expected:
+            problems.append(f"{where}: the next build left {group_state(project)}")
+    assert chosen or step > 10, f"the group made only {step - 1} change(s): nothing is counted"
+    assert not problems, "\n".join(problems)
+    assert project is not None
+    checked = mindrian(project, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr

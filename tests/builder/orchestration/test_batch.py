@@ -218,9 +218,9 @@ def test_two_skills_with_one_id_are_both_refused_and_the_rest_built(tmp_path: Pa
             "'same'; rename one of the skills"
         )
         assert by_path[mine].phases == ()
-    # The collision scan and the two colliding skills again for their name line; the one build
-    # takes phase 1's result from the scan.
-    assert pipeline["skill_analysis"].calls == 3 + 2
+    # Phase 1 runs once per skill: the colliding skills' name lines and the one build take its
+    # result from the collision scan.
+    assert pipeline["skill_analysis"].calls == 3
 
 
 def test_the_real_phase_one_finds_two_skills_sharing_a_package(tmp_path: Path) -> None:

@@ -246,7 +246,7 @@ OTHER = FrameworkRecord(
 
 
 def journal_files(root: Path) -> list[Path]:
-    return list(ProjectPaths(root).staging.glob("*.registering"))
+    return list(ProjectPaths(root).staging.glob("registry-register.*"))
 
 
 def kill_after_the_database_write(root: Path, record: FrameworkRecord) -> None:
@@ -297,10 +297,10 @@ def test_a_journal_file_killed_while_written_is_removed_by_the_next_registration
     # Killed inside atomic_write_text: its temporary file, never renamed into place, was
     # written before any database write. The kill suite found one left in staging/ for good.
     phase(tmp_path).run(inputs(tmp_path))
-    staging = ProjectPaths(tmp_path).staging
-    staging.mkdir(parents=True, exist_ok=True)
-    torn = staging / ".demo_skill.registering.ab12cd34.tmp"
-    torn.write_text('{"framework": "demo-sk', encoding="utf-8")
+    pending = ProjectPaths(tmp_path).staging / "registry-register.pending"
+    pending.mkdir(parents=True)
+    torn = pending / ".registering.json.ab12cd34.tmp"
+    torn.write_text('[{"framework": "demo-sk', encoding="utf-8")
     result = phase(tmp_path).run(inputs(tmp_path, OTHER))
     assert all(c.passed for c in result.checks), result.checks
     assert not torn.exists() and journal_files(tmp_path) == []

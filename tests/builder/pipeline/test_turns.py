@@ -1,0 +1,127 @@
+"""Turns: skills of a batch served together at a serial phase's shared step, in ticket order."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from builder.orchestration.serial_stage import SerialStage
+from builder.pipeline.turns import Turns
+
+
+class Server:
+    """A shared step that records each group it serves and answers each request doubled."""
+
+    def __init__(self) -> None:
+        self.groups: list[list[int]] = []
+        self.threads: set[str] = set()
+
+    def __call__(self, requests: Sequence[int]) -> list[int]:
+        self.groups.append(list(requests))
+        self.threads.add(threading.current_thread().name)
+        return [2 * r for r in requests]
+
+
+def skill(turns: Turns, server: Server, request: int | None) -> Callable[[], int | None]:
+    """One skill's serial phases: joins the shared step with ``request`` (None: never does)."""
+
+    def work() -> int | None:
+        assert turns.baton.locked()
+        return None if request is None else turns.join(request, server)
+
+    return work
+
+
+def run_stage(group: int, requests: Sequence[int | None]) -> tuple[list[int | None], Server]:
+    """Every skill submitted before any runs (the batch's parallel phases all done)."""
+    turns, server = Turns(group), Server()
+    with SerialStage[int | None](turns) as stage:
+        with turns.baton:
+            for request in requests:
+                stage.submit(skill(turns, server, request))
+        return list(stage.finished(wait=True)), server
+
+
+def test_requests_are_served_in_order_in_groups_and_answered_each() -> None:
+    results, server = run_stage(4, list(range(10)))
+    assert results == [2 * r for r in range(10)]
+    assert server.groups == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+
+
+def test_a_group_never_passes_its_bound() -> None:
+    results, server = run_stage(1, list(range(5)))
+    assert results == [0, 2, 4, 6, 8] and server.groups == [[r] for r in range(5)]
+
+
+def test_a_skill_that_never_joins_does_not_hold_up_the_others() -> None:
+    results, server = run_stage(8, [0, None, 2, None, 4])
+    assert results == [0, None, 4, None, 8]
+    assert server.groups == [[0, 2, 4]]
+
+
+def test_a_later_skill_waits_for_every_earlier_one_that_has_started() -> None:
+    """Served in ticket order even when the later skill reaches the step first."""
+    turns, server = Turns(8), Server()
+    first_may_join = threading.Event()
+
+    def slow() -> int:
+        # Holds the baton until the second skill waits for it: the second has started, so it
+        # is served only with the first, after it.
+        first_may_join.wait(5)
+        return turns.join(1, server)
+
+    def fast() -> int:
+        first_may_join.set()
+        return turns.join(2, server)
+
+    with SerialStage[int](turns) as stage:
+        stage.submit(slow)
+        stage.submit(fast)
+        assert list(stage.finished(wait=True)) == [2, 4]
+    assert server.groups == [[1, 2]]
+
+
+def test_an_error_while_serving_reaches_every_skill_of_the_group() -> None:
+    turns = Turns(8)
+
+    def broken(requests: Sequence[int]) -> list[int]:
+        raise OSError("disk full")
+
+    outcomes: list[str] = []
+
+    def work(request: int) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                turns.join(request, broken)
+            except OSError as error:
+                outcomes.append(f"{request}: {error}")
+
+        return run
+
+    with SerialStage[None](turns) as stage:
+        for request in range(3):
+            stage.submit(work(request))
+        list(stage.finished(wait=True))
+    assert sorted(outcomes) == ["0: disk full", "1: disk full", "2: disk full"]
+
+
+def test_outside_a_batch_a_request_is_served_alone_in_the_callers_thread() -> None:
+    turns, server = Turns(8), Server()
+    assert turns.join(21, server) == 42
+    assert server.groups == [[21]] and server.threads == {threading.current_thread().name}
+
+
+def test_a_stage_without_turns_runs_each_piece_of_work_at_once() -> None:
+    stage = SerialStage[int](None)
+    ran: list[int] = []
+    for k in range(3):
+        stage.submit(lambda k=k: ran.append(k) or k)  # type: ignore[func-returns-value]
+        assert ran == list(range(k + 1))
+    assert list(stage.finished()) == [0, 1, 2]
+
+
+def test_a_group_must_hold_a_request() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        Turns(0)
