@@ -29,7 +29,9 @@ def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
         workers = list(pool._processes.values())
         interrupted = time.monotonic()
         raise KeyboardInterrupt
+    # A bound on waiting out the tasks' 60 s, not a speed target: a loaded CI machine took
+    # over 5 s to reap the terminated workers.
     for worker in workers:
-        worker.join(timeout=5)
-    assert time.monotonic() - interrupted < 5
+        worker.join(timeout=30)
+    assert time.monotonic() - interrupted < 30
     assert not any(w.is_alive() for w in workers)
