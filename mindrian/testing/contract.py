@@ -213,7 +213,7 @@ class AgentContract:
     def state_dir(self, tmp_path_factory: pytest.TempPathFactory) -> Path:
         """A folder of this test's own for the agent's saved state, not made yet: the agents that
         save any make it, and most never do. (pytest's ``tmp_path`` makes and numbers a folder
-        for every test, listing those made before: a sixth of a package's test run.)"""
+        for every test, listing those made before: about a tenth of a package's test run.)"""
         return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
 
     @pytest.fixture(autouse=True)
