@@ -130,6 +130,23 @@ def run_build(
     )
 
 
+def trail_steps(names: tuple[str, ...] = PHASE_NAMES) -> tuple[str, ...]:
+    """The steps the fake trail of a run through ``names`` records: every phase whose output
+    the hand-over carries on (a phase without a field in ``Outputs`` hands nothing over, so
+    the next one starts from the latest that did), and the last one."""
+    empty = Outputs()
+    carried = [name for name in names[:-1] if empty.after(name, lambda: None) is not empty]
+    return (*carried, names[-1])
+
+
+def split_at(name: str, before: str, at: str, after: str | None = None) -> list[str]:
+    """Per-phase statuses: ``before`` for the phases before ``name``, ``at`` for it, and
+    ``after`` (default ``at``) for the later ones, whatever the pipeline's length."""
+    index = PHASE_NAMES.index(name)
+    rest = len(PHASE_NAMES) - index - 1
+    return [before] * index + [at] + [at if after is None else after] * rest
+
+
 def statuses(report: BuildReport) -> list[str]:
     """Phase statuses of a report, in order."""
     return [p.status for p in report.phases]

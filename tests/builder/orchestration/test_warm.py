@@ -9,7 +9,7 @@ from pathlib import Path
 
 from builder.orchestration.schedule import Schedule
 from builder.orchestration.warm import Warm
-from builder.phases import PHASE_NAMES
+from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.keys import load_key
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport, PhaseReport, Problem
@@ -27,7 +27,9 @@ class Planned(WarmProbes):
         self.asked.extend(probes)
 
 
-def report(agent_id: str, last: int = 6, problem: Problem | None = None) -> BuildReport:
+def report(agent_id: str, last: int | None = None, problem: Problem | None = None) -> BuildReport:
+    """A report of phases 1 to ``last`` (default: through code generation) all ok."""
+    last = phase_number("code_generation") if last is None else last
     phases = tuple(PhaseReport(n, PHASE_NAMES[n - 1], "ok") for n in range(1, last + 1))
     return BuildReport(
         path=f"skills/{agent_id}/SKILL.md", agent_id=agent_id, phases=phases, problem=problem
@@ -56,7 +58,7 @@ def test_probes_start_in_order_for_skills_done_with_phase_6_up_to_one_still_buil
     pending: Future[BuildReport] = Future()
     early: list[BuildReport | Future[BuildReport] | None] = [
         report("first"),
-        report("cached", last=7),  # phase 7 current: nothing to probe
+        report("cached", last=len(PHASE_NAMES)),  # phase 7 current: nothing to probe
         report("failed", problem=Problem("C001", "tests failed")),
         pending,
         report("third"),

@@ -92,7 +92,7 @@ def templates_with(tmp_path: Path, name: str, extra: str) -> Path:
 def test_phase_contract() -> None:
     assert (PHASE.name, PHASE.number, PHASE.checks) == (
         "code_generation",
-        6,
+        PHASE_NAMES.index("code_generation") + 1,
         ("compiles", "tests_pass"),
     )
     assert PHASE.output_type is GeneratedPackage

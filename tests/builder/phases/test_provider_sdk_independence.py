@@ -57,7 +57,7 @@ def _build(root: Path, name: str, *, blocked: Path | None) -> dict[str, bytes]:
     if blocked is not None:
         env["PYTHONPATH"] = str(blocked)
     command = "import sys; from builder.cli.app import main; sys.exit(main())"
-    args = ["build", str(root / "skill"), "--out", str(out), "--until", "6"]
+    args = ["build", str(root / "skill"), "--out", str(out), "--until", "code_generation"]
     args += ["--checkpoints", str(root / f"{name}-checkpoints"), "-q"]
     done = subprocess.run(
         [sys.executable, "-c", command, *args], capture_output=True, text=True, env=env

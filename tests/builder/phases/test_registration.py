@@ -13,7 +13,7 @@ import pytest
 from build_factories import make_source
 from phase_factories import outputs_of
 
-from builder.phases import load_phase, registration
+from builder.phases import PHASE_NAMES, load_phase, registration
 from builder.phases.code_generation import GeneratedPackage
 from builder.phases.registration import PHASE, REGISTRY_YAML, Registration, RegistrationPhase
 from builder.pipeline import output_folder
@@ -107,11 +107,11 @@ def yaml_text(root: Path) -> str:
     return (root / "generated" / REGISTRY_YAML).read_text(encoding="utf-8")
 
 
-def test_the_runner_loads_phase_seven() -> None:
+def test_the_runner_loads_registration_as_the_last_phase() -> None:
     loaded = load_phase("registration")
     assert loaded is PHASE
     assert (loaded.number, loaded.checks, loaded.output_type) == (
-        7,
+        len(PHASE_NAMES),
         ("registered", "e2e_passes"),
         Registration,
     )
