@@ -158,7 +158,10 @@ class PackageTransaction:
     def roll_back(self) -> None:
         """Undo :meth:`install`: the replaced package (or nothing) is installed again."""
         aside = self._staging(".previous")
-        if self.final.exists():
+        # Until the ready package is renamed into place, what is installed (if anything) is
+        # the old package: a kill between making the folder aside and moving it there left
+        # it in place, and it must stay.
+        if not self.ready.exists() and self.final.exists():
             shutil.rmtree(self.final)
         if (aside / self.identifier).exists():
             os.rename(aside / self.identifier, self.final)

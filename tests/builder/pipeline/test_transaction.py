@@ -145,6 +145,30 @@ def test_a_failed_move_during_install_is_rolled_back(
     assert tree(txn.final) == {"agent.py": "old"}
 
 
+@pytest.mark.parametrize("moves_done", [0, 1])
+def test_recover_of_an_install_killed_between_its_moves_keeps_the_old_package(
+    txn: PackageTransaction, monkeypatch: pytest.MonkeyPatch, moves_done: int
+) -> None:
+    """Killed after the folder aside was made and before ``moves_done + 1``-th rename: the
+    old package is still installed (0) or aside (1); either way it is what recovery leaves."""
+    installed_old(txn)
+    staged(txn, "new")
+    real_rename, done = os.rename, []
+
+    def killed(src: Any, dst: Any) -> None:
+        if len(done) == moves_done:
+            raise KeyboardInterrupt  # stands for SIGKILL: nothing after it runs
+        done.append(src)
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", killed)
+    with pytest.raises(KeyboardInterrupt):
+        txn.install()
+    monkeypatch.setattr(os, "rename", real_rename)
+    PackageTransaction(txn.paths, txn.identifier).recover()
+    assert tree(txn.final) == {"agent.py": "old"}
+
+
 def test_matches_compare_the_exact_file_set(txn: PackageTransaction) -> None:
     import hashlib
 
