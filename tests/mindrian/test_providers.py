@@ -120,7 +120,8 @@ _ROOT = Path(__file__).resolve().parents[2]
 def _provider_extras() -> dict[str, list[str]]:
     table = tomllib.loads((_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     extras = dict(table["project"]["optional-dependencies"])
-    return {name: extras[name] for name in extras if name not in ("build", "dev")}
+    # build, dev and the sentence encoder (semantic) are the extras that name no model provider.
+    return {name: extras[name] for name in extras if name not in ("build", "dev", "semantic")}
 
 
 def test_each_provider_extra_is_named_after_an_agno_module_and_uses_agnos_extra() -> None:
