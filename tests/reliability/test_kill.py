@@ -452,13 +452,11 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(
 #: The skills of the retire suite: the first is kept, the others are deleted and retired.
 RETIRE_SKILLS = ("minto-pyramid", "jtbd", "lean-canvas")
 
-#: ``mindrian build --all``, SIGKILLed just before the retire's ``MINDRIAN_KILL_AT``-th change
-#: (a rename, replace, unlink, rmdir or rmtree, a database register or unregister), counted
-#: from the moment it starts retiring. What it changes is found where the changes happen,
-#: so the trials cover every point of the retire whatever its code looks like.
-KILL_RETIRE_AT = """
+#: The start of each kill script: every file change (a rename, replace, unlink, rmdir or rmtree)
+#: and database register or unregister is counted once armed, and the process SIGKILLs itself
+#: just before the ``MINDRIAN_KILL_AT``-th.
+COUNT_CHANGES = """
 import os, runpy, shutil, signal, sys
-import builder.orchestration.batch as batch
 from mindrian.graph import EmbeddedRegistry
 
 kill_at = int(os.environ["MINDRIAN_KILL_AT"])
@@ -482,6 +480,17 @@ for owner, name in ((os, "rename"), (os, "replace"), (os, "unlink"), (os, "rmdir
 shutil.rmtree = counted(shutil.rmtree)
 EmbeddedRegistry.register = counted(EmbeddedRegistry.register)
 EmbeddedRegistry.unregister = counted(EmbeddedRegistry.unregister)
+"""
+
+
+#: ``mindrian build --all``, SIGKILLed just before the retire's ``MINDRIAN_KILL_AT``-th change
+#: (a rename, replace, unlink, rmdir or rmtree, a database register or unregister), counted
+#: from the moment it starts retiring. What it changes is found where the changes happen,
+#: so the trials cover every point of the retire whatever its code looks like.
+KILL_RETIRE_AT = (
+    COUNT_CHANGES
+    + """
+import builder.orchestration.batch as batch
 retire = batch.retire_removed
 
 def retiring(*args, **kwargs):
@@ -492,6 +501,7 @@ batch.retire_removed = retiring
 sys.argv = ["mindrian", "build", "--all"]
 runpy.run_module("builder", run_name="__main__", alter_sys=True)
 """
+)
 
 
 def build_all(project: Path, kill_at: int = 0) -> subprocess.CompletedProcess[str]:
@@ -575,34 +585,12 @@ def test_a_retire_killed_before_any_of_its_changes_is_finished_by_the_next_build
 #: registration, counted from the moment its group's journal is begun (0: at that moment) to
 #: the end of the group's hold. What it changes is found where the changes happen, so the
 #: trials cover every point of a group's registration whatever its code looks like.
-KILL_GROUP_AT = """
-import os, runpy, shutil, signal, sys
+KILL_GROUP_AT = (
+    COUNT_CHANGES
+    + """
 import builder.orchestration.serial_stage as stage
 import builder.phases.registration as registration
 import builder.pipeline.transaction as transaction
-from mindrian.graph import EmbeddedRegistry
-
-kill_at = int(os.environ["MINDRIAN_KILL_AT"])
-state = {"armed": False, "inside": False, "steps": 0}
-
-def counted(change):
-    def step(*args, **kwargs):
-        if state["armed"] and not state["inside"]:
-            state["steps"] += 1
-            if state["steps"] == kill_at:
-                os.kill(os.getpid(), signal.SIGKILL)
-        state["inside"], outer = True, state["inside"]  # rmtree's own unlinks are one change
-        try:
-            return change(*args, **kwargs)
-        finally:
-            state["inside"] = outer
-    return step
-
-for owner, name in ((os, "rename"), (os, "replace"), (os, "unlink"), (os, "rmdir")):
-    setattr(owner, name, counted(getattr(owner, name)))
-shutil.rmtree = counted(shutil.rmtree)
-EmbeddedRegistry.register = counted(EmbeddedRegistry.register)
-EmbeddedRegistry.unregister = counted(EmbeddedRegistry.unregister)
 
 registration.REGISTRY_HOLD_SECONDS = 3600.0  # one group, however loaded the machine
 begin = transaction.RegistrationGroup.begin
@@ -638,6 +626,7 @@ stage.SerialStage.submit, stage.SerialStage.aside = submit_held, aside_released
 sys.argv = ["mindrian", *sys.argv[1:]]
 runpy.run_module("builder", run_name="__main__", alter_sys=True)
 """
+)
 
 
 def mindrian(
