@@ -519,7 +519,7 @@ def build_all(project: Path, kill_at: int = 0) -> subprocess.CompletedProcess[st
     )
 
 
-def retired_state(project: Path) -> tuple[dict[str, Any], str, list[Any], list[str]]:
+def output_state(project: Path) -> tuple[dict[str, Any], str, list[Any], list[str]]:
     """The packages' files, registry.yaml's text, the database's frameworks as registry.yaml
     would hold them, and what is left under staging."""
     paths = ProjectPaths(project)
@@ -550,7 +550,7 @@ def test_a_retire_killed_before_any_of_its_changes_is_finished_by_the_next_build
     shutil.copytree(template, reference, symlinks=True)
     done = build_all(reference)
     assert done.returncode == 0 and done.stderr.count("its skill is gone") == 2, done.stderr
-    expected = retired_state(reference)
+    expected = output_state(reference)
     assert len(expected[0]) == 1 and expected[3] == []
     assert expected[2] == [
         r.to_plain() for r in load_registry_yaml(ProjectPaths(reference).registry_yaml)
@@ -569,9 +569,9 @@ def test_a_retire_killed_before_any_of_its_changes_is_finished_by_the_next_build
         after = build_all(project)
         if after.returncode != 0:
             problems.append(f"killed before change {step}: the next build failed: {after.stderr}")
-        elif retired_state(project) != expected:
+        elif output_state(project) != expected:
             problems.append(
-                f"killed before change {step}: the next build left {retired_state(project)}"
+                f"killed before change {step}: the next build left {output_state(project)}"
             )
         shutil.rmtree(project, ignore_errors=True)
     assert step > 3, f"the retire made only {step - 1} change(s): the kill points are not counted"
@@ -647,21 +647,6 @@ def mindrian(
     )
 
 
-def group_state(project: Path) -> tuple[dict[str, Any], str, list[Any], list[str]]:
-    """The packages' files, registry.yaml's text, the database's frameworks as registry.yaml
-    would hold them, and what is left under staging."""
-    paths = ProjectPaths(project)
-    packages = {
-        folder.name: package_tree_at(folder)
-        for folder in sorted(paths.generated.iterdir())
-        if folder.is_dir()
-    }
-    with EmbeddedRegistry(paths.embedded_registry, wait=30) as registry:
-        held = [r.to_plain() for r in registry.export()]
-    left = sorted(p.name for p in paths.staging.iterdir()) if paths.staging.is_dir() else []
-    return packages, paths.registry_yaml.read_text(encoding="utf-8"), held, left
-
-
 def first_steps_agree(
     project: Path, owners: dict[str, str], variants: dict[str, BatchState]
 ) -> str:
@@ -705,7 +690,7 @@ def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_
     done = mindrian(reference, "build", "--all", kill_at=None)
     assert done.returncode == 0, done.stderr
     variants["B"] = batch_state(reference)
-    expected = group_state(reference)
+    expected = output_state(reference)
     assert expected[3] == [] and len(expected[0]) == len(BATCH_SKILLS)
     checked = mindrian(reference, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -740,8 +725,8 @@ def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_
         after = mindrian(project, "build", "--all")
         if after.returncode != 0:
             problems.append(f"{where}: the next build failed: {after.stderr}")
-        elif group_state(project) != expected:
-            problems.append(f"{where}: the next build left {group_state(project)}")
+        elif output_state(project) != expected:
+            problems.append(f"{where}: the next build left {output_state(project)}")
     assert chosen or step > 10, f"the group made only {step - 1} change(s): nothing is counted"
     assert not problems, "\n".join(problems)
     assert project is not None
