@@ -31,7 +31,12 @@ def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
         raise KeyboardInterrupt
     # A bound on waiting out the tasks' 60 s, not a speed target: a loaded CI machine took
     # over 5 s to reap the terminated workers.
+    # join() returns once a worker's sentinel pipe closes, which its exit does a moment before
+    # the kernel reports it gone: is_alive() is polled up to the same bound.
+    deadline = interrupted + 30
     for worker in workers:
-        worker.join(timeout=30)
+        worker.join(timeout=max(0.0, deadline - time.monotonic()))
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert time.monotonic() - interrupted < 30
     assert not any(w.is_alive() for w in workers)
