@@ -5,9 +5,10 @@ one :class:`~builder.pipeline.worker.WarmWorker` at once, so it imports Agno
 and the runtime while phases 1-5 run on the other core. Phase 6 then runs the
 package's tests as a fork of it, and phase 7 its probe; a single cold build
 pays those imports once instead of once per child. In a batch, the probes
-of the skills waiting for phase 7 run ahead of their registration, up to
-``--jobs`` at once, each on its ready package (what phase 7 probes, see
-:mod:`builder.phases.registration`). Results are those of fresh processes
+of the skills waiting for phase 7 run ahead of their registration, in up to
+``--jobs`` children at once, several packages to a child
+(:class:`~builder.probe.runner.WarmProbes`), each on its ready package (what
+phase 7 probes, see :mod:`builder.phases.registration`). Results are those of fresh processes
 (:mod:`builder.pipeline.worker`), so checkpoints do not depend on this.
 """
 
