@@ -9,7 +9,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from build_factories import FakePhase, make_pipeline, make_project, skill_text
@@ -182,7 +182,7 @@ def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
 class _Counted(_Session):
     """A warm worker standing in for the real one, counting how many a build starts."""
 
-    made: list[_Counted] = []
+    made: ClassVar[list[_Counted]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         _Counted.made.append(self)
