@@ -437,7 +437,7 @@ def build_many(
                 reports.append(report)
 
         with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
-            plan_probes = functools.partial(children.plan, early)
+            plan_probes = children.planner(early)
             for target, entry in zip(targets, early, strict=True):
                 if isinstance(entry, Future):
                     wait_for((entry,))  # here: the serial phases' threads take turns meanwhile
