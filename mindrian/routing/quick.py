@@ -5,11 +5,11 @@ database engine (several times the interpreter's own start), the registry's revi
 the whole kept index (:mod:`mindrian.graph.index_cache`). A sentence touches a dozen
 terms. So beside the kept index, a read-only handle that ranked a sentence also writes the
 same index as an SQLite file (``<cache>/routing-index/<digest>.quick.sqlite``, beside
-the kept index of the same registry file, pruned with it) with one row
-per term (its idf and its gains and losses per framework, as packed arrays), one per word
-whose stem token is indexed too (the two lists of gains summed, which a sentence naming the
-word reads as one), one per framework (id, name), the problem types by word, and the recorded usage; a one-shot select
-reads only its sentence's rows (:func:`load_quick`) and ranks with the one formula
+the kept index of the same registry file, pruned with it) with one row per term (its idf
+and its gains and losses per framework, as packed arrays), one per word whose stem token is
+indexed too (the two lists of gains summed, which a sentence naming the word reads as one),
+one per framework (id, name), the problem types by word, and the recorded usage; a one-shot
+select reads only its sentence's rows (:func:`load_quick`) and ranks with the one formula
 (:func:`mindrian.routing.score.rank_sentence`), bit for bit as the registry would.
 
 It is keyed by the registry file's **signature** instead of its revision: the size, times,
