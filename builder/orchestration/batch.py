@@ -927,11 +927,12 @@ class _Chunked:
         worker: WarmWorker,
         slots: threading.Semaphore,
     ) -> None:
-        """:meth:`_tested`; a failure fails the skills of ``out`` not yet reported."""
+        """:meth:`_tested`; a failure fails this chunk's skills not yet reported, not the
+        other chunks' (their sessions and second legs go on)."""
         try:
             self._tested(folder, held, first, out, worker, slots)
         except BaseException as error:
-            _fail_unset(out, error)
+            _fail_unset({i: out[i] for i in held}, error)
 
     def _tested(
         self,
@@ -977,7 +978,11 @@ class _Chunked:
         runner: ModuleRunner | None = None,
     ) -> SharedResults:
         """The tests of the packages staged in ``folder`` (none for a single one), in a fresh
-        process unless a ``runner`` is given; the folder is removed."""
+        process unless a ``runner`` is given; the folder is removed.
+
+        A session that cannot be run (its worker gone, the disk full) answers for no package:
+        each is then tested alone, so only a package's own failure fails its skill.
+        """
         from builder.orchestration.shared_tests import SharedResults
         from builder.pipeline.package_tests import run_session
 
@@ -987,6 +992,10 @@ class _Chunked:
             if runner is None:
                 return SharedResults(run_session(folder, jobs, workers))
             return SharedResults(run_session(folder, jobs, workers, runner))
+        except Exception as error:
+            if self.plan.options.debug:
+                traceback.print_exception(error, file=sys.stderr)
+            return SharedResults({})
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

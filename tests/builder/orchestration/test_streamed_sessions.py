@@ -143,3 +143,28 @@ def test_a_skill_that_crashes_in_a_chunk_fails_alone(tmp_path: Path) -> None:
     assert [r.problem.code if r.problem else None for r in reports] == [None, "I001", None]
     generation = phase_number("code_generation")
     assert [len(r.phases) for r in (reports[0], reports[2])] == [generation, generation]
+
+
+@pytest.mark.slow
+def test_a_session_that_cannot_run_leaves_its_skills_to_be_tested_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "p").mkdir()
+    names = ("alpha", "beta", "gamma", "delta")
+    root = make_project(tmp_path / "p", {name: skill_text(f"{name}-skill") for name in names})
+    session = package_tests.run_session
+
+    def broken_first(
+        folder: Path, jobs: int, workers: int | None = None, runner: Any = run_module
+    ) -> Any:
+        if (folder / "alpha_skill").is_dir():
+            raise OSError("the session's worker is gone")
+        return session(folder, jobs, workers, runner)
+
+    monkeypatch.setattr(package_tests, "run_session", broken_first)
+    # Discovery sorts the skills: alpha and beta share the broken session, delta and gamma theirs.
+    reports = _streamed(root, [[0, 1], [2, 3]], load_phase)
+    assert [r.problem for r in reports] == [None] * 4
+    assert [[p.status for p in r.phases] for r in reports] == [
+        ["ok"] * phase_number("code_generation")
+    ] * 4
