@@ -32,7 +32,15 @@ A package tested alone in this process's phase 6, and the end-to-end probes of
 phase 7, go through one warm worker (:mod:`builder.orchestration.warm`), started
 at once so it loads the runtime while the first phases run; every test run and
 probe is still a process of its own, and the probes of the skills waiting for
-phase 7 run ahead of their registration, ``--jobs`` at a time.
+phase 7 run ahead of their registration, a registration group's worth at a time,
+planned again as each skill's phase 7 begins.
+
+Phase 7 in this process is the one step no other process can take, so the
+batch's helper processes (pool workers, the warm workers of the shared
+sessions) run below it (:func:`~builder.pipeline.children.background`): with
+both cores busy it still gets one, and its skills do not pile up behind the
+last session. The probes' warm worker runs at the batch's own priority: phase 7
+waits for its probes.
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
+from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
@@ -414,7 +423,8 @@ def build_many(
             schedule,
             tests_here=testing and not shared and pool is None and building > 0,
             registering=registering,
-            jobs=options.jobs,
+            # A group's probes run while the group before it registers (one skill: its own).
+            ahead=max(options.jobs, _SERIAL_GROUP if turns else 1),
         ) as children,
     ):
         early = [
@@ -441,11 +451,23 @@ def build_many(
                 if isinstance(entry, Future):
                     wait_for((entry,))  # here: the serial phases' threads take turns meanwhile
                 stage.aside(plan_probes)
-                stage.submit(functools.partial(finisher.heard, target, entry))
+                # Planned again as each skill's serial phases begin: the baton is seldom free.
+                work = functools.partial(finisher.heard, target, entry)
+                stage.submit(_planned(plan_probes, work))
                 told(stage.finished())
             stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
             told(stage.finished(wait=True))
         return tuple(reports)
+
+
+def _planned(plan: Callable[[], None], work: Callable[[], _T]) -> Callable[[], _T]:
+    """``work``, with ``plan`` first (in the thread that runs it, holding the baton)."""
+
+    def planned() -> _T:
+        plan()
+        return work()
+
+    return planned
 
 
 @dataclass(frozen=True)
@@ -612,7 +634,7 @@ def _rerun_from(options: BatchOptions, keys: KeyLoader) -> int | None:
 def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
     """Shut ``pool`` down on the way out, waiting for its work; on an exception (Ctrl-C), at
     once: queued work is cancelled and the workers, which ignore SIGINT so that they print no
-    traceback of their own (:func:`_ignore_interrupts`), are terminated rather than waited for."""
+    traceback of their own (:func:`_pool_worker`), are terminated rather than waited for."""
     if pool is None:
         yield
         return
@@ -628,9 +650,14 @@ def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
     pool.shutdown()
 
 
-def _ignore_interrupts() -> None:
-    """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it."""
+def _pool_worker(batch: int) -> None:
+    """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it;
+    the worker runs below it, in a session of its own (:func:`background`: the batch's serial
+    phases get their core)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: not POSIX
+        os.setsid()
+    background(batch)
 
 
 def _submit(
@@ -888,7 +915,7 @@ class _Chunked:
                 idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
                 home = Path(self.plan.config.root).resolve()
                 for _ in range(jobs):
-                    worker = stack.enter_context(WarmWorker(home=home))
+                    worker = stack.enter_context(WarmWorker(home=home, lowered=True))
                     worker.start()
                     idle.put(worker)
                 sessions: list[threading.Thread] = []
@@ -1055,5 +1082,6 @@ def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=_ignore_interrupts,
+        initializer=_pool_worker,
+        initargs=(os.getpid(),),
     )

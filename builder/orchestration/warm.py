@@ -5,10 +5,12 @@ one :class:`~builder.pipeline.worker.WarmWorker` at once, so it imports Agno
 and the runtime while phases 1-5 run on the other core. Phase 6 then runs the
 package's tests as a fork of it, and phase 7 its probe; a single cold build
 pays those imports once instead of once per child. In a batch, the probes
-of the skills waiting for phase 7 run ahead of their registration, up to
-``--jobs`` at once, each on its ready package (what phase 7 probes, see
-:mod:`builder.phases.registration`). Results are those of fresh processes
-(:mod:`builder.pipeline.worker`), so checkpoints do not depend on this.
+of the skills waiting for phase 7 run ahead of their registration, up to a
+registration group's worth at once (``ahead``), each on its ready package
+(what phase 7 probes, see :mod:`builder.phases.registration`): while one
+group is registered, the next one's probes run on the other core. Results
+are those of fresh processes (:mod:`builder.pipeline.worker`), so
+checkpoints do not depend on this.
 """
 
 from __future__ import annotations
@@ -117,11 +119,11 @@ def warm_children(
     *,
     tests_here: bool,
     registering: int,
-    jobs: int,
+    ahead: int,
 ) -> Iterator[Warm]:
     """The build's phases with ``services``, and one started warm worker running what they leave
     to the build: package tests run in this process (``tests_here``), and the probes of the
-    serial phases when skills reach them (``registering``).
+    serial phases when skills reach them (``registering``), up to ``ahead`` of them at once.
 
     A runner the caller's services already chose (a test's double) is kept.
     """
@@ -139,7 +141,7 @@ def warm_children(
         worker.start()
         from builder.phases.code_generation import run_generated_tests
 
-        probes = WarmProbes(worker, at_once=max(1, jobs)) if warm_probes else None
+        probes = WarmProbes(worker, at_once=max(1, ahead)) if warm_probes else None
         tests = functools.partial(run_generated_tests, runner=worker) if warm_tests else None
         warmed = services.filled(package_tests=tests, probe=probes)
         yield Warm(Serviced(loader, warmed), schedule, probes, config)

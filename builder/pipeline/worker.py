@@ -139,6 +139,10 @@ class WarmWorker:
     home: Path | None = None
     """The server's working folder (the project being built, so it is seen to belong to it); None
     for the runtime's folder. Nothing is imported from it."""
+    lowered: bool = False
+    """The server and its children run below the build
+    (:func:`~builder.pipeline.children.background`): its work is not what the build's own
+    process waits for next."""
     _process: subprocess.Popen[bytes] | None = None
     _ready: bool | None = None
     _usable: bool = True
@@ -177,7 +181,7 @@ class WarmWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                **child_options(),
+                **child_options(lowered=self.lowered),
             )
         except OSError:
             self._usable = False

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from builder.pipeline.children import BACKGROUND_NICE, child_options
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 
 
@@ -75,3 +77,35 @@ def test_a_timeout_ends_the_child_and_everything_it_started(tmp_path: Path) -> N
     while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(grandchild), "the grandchild outlived the timed-out child"
+
+
+#: Prints the niceness and the autogroup (``none`` without one) of a child started with
+#: ``child_options(lowered=...)``.
+SHOW_PRIORITY = (
+    "import os, pathlib\n"
+    "group = pathlib.Path('/proc/self/autogroup')\n"
+    "print(os.nice(0), group.read_text().split()[-1] if group.exists() else 'none')\n"
+)
+
+
+def own_priority() -> tuple[int, str]:
+    group = Path("/proc/self/autogroup")
+    return os.nice(0), group.read_text().split()[-1] if group.exists() else "none"
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_a_lowered_child_runs_below_its_parent_and_its_session_group_too(lowered: bool) -> None:
+    nice, group = own_priority()
+    shown = subprocess.run(
+        [sys.executable, "-c", SHOW_PRIORITY],
+        capture_output=True,
+        text=True,
+        check=True,
+        **child_options(lowered=lowered),
+    ).stdout.split()
+    steps = BACKGROUND_NICE if lowered else 0
+    assert int(shown[0]) == min(19, nice + steps)
+    if group != "none":
+        # A session of its own is a scheduling group of its own where autogroups are on: as
+        # heavy as the build's unless lowered with it.
+        assert shown[1] == str(min(19, int(group) + steps) if lowered else 0)

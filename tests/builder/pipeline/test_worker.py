@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import textwrap
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from test_package_tests import PACKAGES, stage
 
+from builder.pipeline.children import BACKGROUND_NICE
 from builder.pipeline.package_tests import TestRun, run_package_tests
 from builder.pipeline.worker import WarmWorker, run_module
 
@@ -127,3 +129,20 @@ def test_a_real_package_s_tests_have_the_outcome_of_a_fresh_pytest(tmp_path: Pat
     assert _kept(warm) == _kept(cold)
     assert warm.passed and "warning" not in warm.summary
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pws_validation"]  # nothing left
+
+
+#: A module that prints its niceness.
+NICENESS = """
+    import os
+
+    print(os.nice(0))
+"""
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_a_lowered_worker_s_children_run_below_the_build(tmp_path: Path, lowered: bool) -> None:
+    folder = module(tmp_path / "pkgs", "niceness", NICENESS)
+    with WarmWorker(lowered=lowered) as worker:
+        done = worker("niceness", (), tmp_path, (folder,), 60)
+    steps = BACKGROUND_NICE if lowered else 0
+    assert int(done.stdout) == min(19, os.nice(0) + steps)
