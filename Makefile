@@ -18,7 +18,7 @@ ifneq ($(wildcard $(NODE_DIR)/package-lock.json),)
 SETUP += $(NODE_STAMP)
 endif
 
-.PHONY: setup run test test-fast bench bench-scale conformance routing-bench shape-bench mutation e2e-model lint regen check docs lock dist
+.PHONY: setup run test test-fast bench bench-scale conformance routing-bench routing-signals shape-bench mutation e2e-model lint regen check docs lock dist
 
 setup: $(SETUP)
 
@@ -73,6 +73,11 @@ conformance: setup
 # authors' trigger evals: mindrian select beside a plain BM25 over name and description.
 routing-bench: setup
 	$(BIN)/python -m bench.routing
+
+# Each ranking signal on ../shared/routing alone and fitted together on half A, read on half B
+# (needs mindrian[semantic]; the first run encodes about 15,000 sentences).
+routing-signals: setup
+	$(BIN)/python -m bench.routing_signals
 
 # Phase 2's agent type against hand labels of real skills (tests/data/shape_labels.yaml, needs
 # ../shared): the confusion table, the accuracy and each disagreement with its rule and line.

@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CORPUS", "ROOT", "Row", "median_seconds", "mindrian_command", "python_baseline"]
+__all__ = [
+    "CORPUS",
+    "ROOT",
+    "ROUTING",
+    "Row",
+    "median_seconds",
+    "mindrian_command",
+    "python_baseline",
+]
 
 #: The project root (benchmarks run commands from here).
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 _CORPUS_CANDIDATES = (ROOT.parent / "shared" / "corpus", ROOT.parent.parent / "shared" / "corpus")
 #: The corpus (49 real SKILL.md folders): the first candidate that exists, else the first.
 CORPUS = next((c for c in _CORPUS_CANDIDATES if c.is_dir()), _CORPUS_CANDIDATES[0])
+_ROUTING_CANDIDATES = (
+    ROOT.parent / "shared" / "routing",
+    ROOT.parent.parent / "shared" / "routing",
+)
+#: The routing set (75 skills and their authors' trigger evals), found as :data:`CORPUS` is.
+ROUTING = next((c for c in _ROUTING_CANDIDATES if c.is_dir()), _ROUTING_CANDIDATES[0])
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import yardstick
-from bench.common import ROOT
+from bench.common import ROOT, ROUTING
 from builder.graph.route_eval import EvalCase, EvalReport, Rates, run_evals
 from builder.orchestration.project import load_config
 from builder.phases import PHASE_NAMES, load_phase
@@ -56,7 +56,6 @@ from mindrian.routing.semantic import UniversalSentenceEncoder
 
 __all__ = ["Built", "bm25_baseline", "build_records", "main"]
 
-ROUTING = ROOT.parent / "shared" / "routing"
 _COMPUTE_PHASES = PHASE_NAMES[: PHASE_NAMES.index("neo4j_schema") + 1]
 # MIN_RELEVANCE must be one of them. The sweep runs on to where false triggers reach the
 # issue's 10 %, so the table shows what abstaining alone would cost in top-1 to get there.

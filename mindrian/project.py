@@ -10,8 +10,10 @@ session databases.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mindrian.errors import MindrianError
 
@@ -23,6 +25,7 @@ __all__ = [
     "ProjectNotFoundError",
     "ProjectPaths",
     "find_project_root",
+    "parsed_toml",
 ]
 
 #: The state folder (git-ignored): checkpoints, the embedded registry, staging, agent state.
@@ -49,13 +52,23 @@ def find_project_root(start: Path | None = None) -> Path | None:
         if not pyproject.is_file():
             continue
         try:
-            table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            table = parsed_toml(pyproject.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         tool = table.get("tool")
         if isinstance(tool, dict) and "mindrian" in tool:
             return folder
     return None
+
+
+@functools.lru_cache(maxsize=4)
+def parsed_toml(text: str) -> Mapping[str, Any]:
+    """``text`` parsed as TOML (``tomllib.TOMLDecodeError`` when it is not), kept for the next
+    caller with the same text: a command finds its project, then reads its configuration
+    from the same ``pyproject.toml``, and parses it once. Shared: never to be modified."""
+    import tomllib
+
+    return tomllib.loads(text)
 
 
 @dataclass(frozen=True)

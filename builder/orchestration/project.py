@@ -17,6 +17,7 @@ from typing import Any
 from builder.mcp.catalog import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
 from builder.pipeline.errors import SourceLocation, UsageError
+from mindrian.project import parsed_toml
 
 __all__ = ["SERVE_KEYS", "ServeSettings", "load_config", "load_serve_settings"]
 
@@ -68,7 +69,7 @@ def _mindrian_table(pyproject: Path) -> Mapping[str, Any]:
     except UnicodeDecodeError as error:
         raise _refusal(f"not UTF-8: {error.reason} at byte offset {error.start}") from None
     try:
-        data = tomllib.loads(text)
+        data = parsed_toml(text)
     except tomllib.TOMLDecodeError as error:
         raise _syntax_refusal(str(error), text) from None
     tool = _table(data.get("tool", {}), "[tool]")

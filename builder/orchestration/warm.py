@@ -5,12 +5,13 @@ one :class:`~builder.pipeline.worker.WarmWorker` at once, so it imports Agno
 and the runtime while phases 1-5 run on the other core. Phase 6 then runs the
 package's tests as a fork of it, and phase 7 its probe; a single cold build
 pays those imports once instead of once per child. In a batch, the probes
-of the skills waiting for phase 7 run ahead of their registration, up to a
-registration group's worth at once (``ahead``), each on its ready package
-(what phase 7 probes, see :mod:`builder.phases.registration`): while one
-group is registered, the next one's probes run on the other core. Results
-are those of fresh processes (:mod:`builder.pipeline.worker`), so
-checkpoints do not depend on this.
+of the skills waiting for phase 7 run ahead of their registration, a
+registration group's worth at once (``ahead``), several packages to a child
+(:class:`~builder.probe.runner.WarmProbes`), each on its ready package (what
+phase 7 probes, see :mod:`builder.phases.registration`): while one group is
+registered, the next one's probes run on the other core. Results are those of
+fresh processes (:mod:`builder.pipeline.worker`), so checkpoints do not depend
+on this.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from builder.orchestration.schedule import Schedule
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
-from builder.probe.runner import WarmProbes
+from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
 
 __all__ = ["Entry", "Warm", "warm_children"]
 
@@ -141,7 +142,8 @@ def warm_children(
         worker.start()
         from builder.phases.code_generation import run_generated_tests
 
-        probes = WarmProbes(worker, at_once=max(1, ahead)) if warm_probes else None
+        children = max(1, -(-ahead // PROBES_PER_CHILD))
+        probes = WarmProbes(worker, at_once=children) if warm_probes else None
         tests = functools.partial(run_generated_tests, runner=worker) if warm_tests else None
         warmed = services.filled(package_tests=tests, probe=probes)
         yield Warm(Serviced(loader, warmed), schedule, probes, config)

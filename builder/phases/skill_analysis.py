@@ -76,13 +76,12 @@ behavioural-rules section (appended after the front-matter rules).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -283,6 +282,14 @@ class _Doc:
                     f"{self.line(chosen[1])}) is set at the top level and wins",
                 )
         return chosen
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the choice closest to ``word``, if one is close."""
+    import difflib  # only a refusal or a warning pays for it
+
+    hint = difflib.get_close_matches(word, choices, n=1, cutoff=0.8)
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
 
 
 def _dotted(key_path: Iterable[str | int]) -> str:
@@ -510,12 +517,11 @@ def _describe(error: Any) -> tuple[str, KeyPath, str]:
     if kind == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = next((k for k in value if k not in allowed), "")
-        hint = difflib.get_close_matches(extra, allowed, n=1, cutoff=0.8)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
         return (
             "S202",
             (*path, extra),
-            f"unknown key {extra!r}{suggestion}; allowed keys: {', '.join(allowed)}",
+            f"unknown key {extra!r}{_did_you_mean(extra, allowed)}; allowed keys: "
+            f"{', '.join(allowed)}",
         )
     if kind == "type":
         wanted = expected if isinstance(expected, list) else [expected]
@@ -997,10 +1003,10 @@ def _metadata(doc: _Doc) -> dict[str, Any]:
         if key in understood:
             result[key] = value
             continue
-        hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
         doc.warn(
-            "W123", (key,), f"unknown front-matter key {key!r} is kept as metadata{suggestion}"
+            "W123",
+            (key,),
+            f"unknown front-matter key {key!r} is kept as metadata{_did_you_mean(key, known)}",
         )
         if key in result:
             doc.warn(

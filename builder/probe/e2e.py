@@ -10,6 +10,12 @@ says why. This module is fixed code: nothing about the package is rendered into 
 
 A build usually runs it as a fork of :mod:`builder.pipeline.worker`, which has
 the runtime imported already; the probe is the same either way.
+``python -m builder.probe.e2e --each FOLDER IDENTIFIER [FOLDER IDENTIFIER ...]``
+probes several packages one after the other in this process, each with its
+folder as the working folder and in place of this process's own on the import
+path, and prints one JSON line per package (its identifier under ``probe``):
+a batch's probes then share the cost of a process (:class:`~builder.probe.runner.WarmProbes`,
+which judges a package that fails among others again alone).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import sys
 import tempfile
 import traceback
@@ -30,12 +37,17 @@ if TYPE_CHECKING:
     from mindrian.agents import MindrianAgent
 
 __all__ = [
+    "EACH",
     "PROBE_AGENT",
     "PROBE_TASK",
     "ProbeOutcome",
     "main",
     "probe",
+    "probe_each",
 ]
+
+#: The option that probes several packages in one process (see the module docstring).
+EACH = "--each"
 
 #: The agent the probe's handoff comes from.
 PROBE_AGENT = "e2e-probe"
@@ -193,11 +205,66 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(line.strip() for line in lines if line.strip())
 
 
+def probe_each(packages: Sequence[tuple[str, str]]) -> None:
+    """Probe each (folder, identifier) in turn, printing one JSON line per package.
+
+    Each runs as :func:`probe` would in a process started in its folder: that
+    folder is the working folder and stands where this process's working
+    folder stood on the import path and in ``PYTHONPATH``; afterwards the
+    package's modules are forgotten, so a later package cannot import them
+    by name.
+    """
+    start = os.getcwd()
+    path, python_path = list(sys.path), os.environ.get("PYTHONPATH")
+    entries = python_path.split(os.pathsep) if python_path is not None else []
+    # Which entries name the working folder, judged before it changes (an entry may be relative).
+    on_path, in_env = _naming(path, start), _naming(entries, start)
+    try:
+        for folder, identifier in packages:
+            here = str(Path(folder).resolve())
+            os.chdir(here)
+            sys.path[:] = _put(here, path, on_path)
+            if python_path is not None:
+                os.environ["PYTHONPATH"] = os.pathsep.join(_put(here, entries, in_env))
+            outcome = probe(identifier)
+            _forget(identifier)
+            line = {"probe": identifier, **asdict(outcome)}
+            print(json.dumps(line, sort_keys=True, ensure_ascii=False), flush=True)
+    finally:
+        os.chdir(start)
+        sys.path[:] = path
+        if python_path is not None:
+            os.environ["PYTHONPATH"] = python_path
+
+
+def _naming(entries: Sequence[str], folder: str) -> list[bool]:
+    """For each path entry, whether it names ``folder`` (``""`` names the working folder)."""
+    return [os.path.realpath(entry or ".") == folder for entry in entries]
+
+
+def _put(folder: str, entries: Sequence[str], where: Sequence[bool]) -> list[str]:
+    """``entries`` with ``folder`` in each place ``where`` marks."""
+    return [folder if mark else entry for entry, mark in zip(entries, where, strict=True)]
+
+
+def _forget(identifier: str) -> None:
+    for name in [n for n in sys.modules if n == identifier or n.startswith(identifier + ".")]:
+        del sys.modules[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success."""
+    """``python -m builder.probe.e2e IDENTIFIER``: print the outcome as JSON; 0 on success.
+    With ``--each FOLDER IDENTIFIER ...``, one line per package (:func:`probe_each`) and 0 once
+    every package has its line, whatever the verdicts."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m builder.probe.e2e IDENTIFIER", file=sys.stderr)
+    if args[:1] == [EACH] and len(args) > 1 and len(args) % 2:
+        probe_each(list(zip(args[1::2], args[2::2], strict=True)))
+        return 0
+    if len(args) != 1 or args[0] == EACH:
+        print(
+            f"usage: python -m builder.probe.e2e IDENTIFIER | {EACH} FOLDER IDENTIFIER ...",
+            file=sys.stderr,
+        )
         return 2
     outcome = probe(args[0])
     print(json.dumps(asdict(outcome), sort_keys=True, ensure_ascii=False))

@@ -1,9 +1,10 @@
 """Decode SKILL.md, split off its front matter and parse that as plain, located data.
 
 The YAML is untrusted, so it is composed with ruamel.yaml's pure-Python safe
-loader into nodes and turned into plain data here (never into objects): only
-the standard scalar tags are accepted, aliases have a budget, alias expansion
-and nesting depth are capped, duplicate keys are refused. Every key and list
+loader (or, for the plain block subset most front matter is written in, by
+:mod:`builder.skill.quick_yaml` into the same nodes) and turned into plain data here
+(never into objects): only the standard scalar tags are accepted, aliases have a budget,
+alias expansion and nesting depth are capped, duplicate keys are refused. Every key and list
 item keeps its line and column in SKILL.md, so later errors can point at it.
 
 Error codes (all of check ``valid_yaml``): S101 no front matter, S102 YAML
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.skill.quick_yaml import compose as compose_subset
 
 __all__ = [
     "MAX_ALIASES",
@@ -295,7 +297,12 @@ class _AliasBudgetExceeded(Exception):
 
 
 def _compose(yaml_text: str, path: str, first_line: int) -> tuple[Any, tuple[QuotedValue, ...]]:
-    # ruamel.yaml costs ~15 ms to import; only phase 1 needs it, so it is imported here.
+    # Plain block YAML is composed without ruamel.yaml, which costs about as much to import
+    # and run as the rest of `mindrian validate`; it composes everything else, and reports
+    # every refusal (builder.skill.quick_yaml declines what it would refuse or repair).
+    node = compose_subset(yaml_text)
+    if node is not None:
+        return node, ()
     from ruamel.yaml import YAML
     from ruamel.yaml.composer import Composer, MaxDepthExceededError
     from ruamel.yaml.error import MarkedYAMLError, YAMLError

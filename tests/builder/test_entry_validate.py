@@ -4,6 +4,7 @@ the entry point does not handle goes to the application (builder.entry)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,3 +73,74 @@ def test_a_valid_skill_is_validated_without_the_application(project: Path) -> No
     code, out, err = _run(["-c", probe], project)
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == "0 False False"
+
+
+#: What validating a skill whose front matter is plain block YAML must not import: the
+#: command line, the YAML libraries (builder.skill.quick_yaml composes it), what only a
+#: refusal's hint needs (difflib), the later phases and what they render with, the
+#: runtime's engines (issue 39: start-up within 3 x ``python -c pass``).
+_NOT_FOR_VALIDATE = (
+    "agno",
+    "asyncio",
+    "builder.cli.app",
+    "builder.phases.architecture",
+    "builder.phases.code_generation",
+    "builder.phases.registration",
+    "click",
+    "difflib",
+    "importlib.metadata",
+    "jinja2",
+    "jsonschema",
+    "ladybug",
+    "logging",
+    "neo4j",
+    "pydantic",
+    "ruamel",
+    "typer",
+    "yaml",
+)
+
+
+@pytest.mark.parametrize(
+    ("skill", "allowed"),
+    [
+        ("skills/good/SKILL.md", ()),
+        ("skills/warned", ("difflib",)),  # "did you mean" for its unknown key (W123)
+        ("skills/bad/SKILL.md", ("difflib",)),
+    ],
+)
+def test_validating_a_skill_imports_only_what_phase_1_reads(
+    project: Path, skill: str, allowed: tuple[str, ...]
+) -> None:
+    probe = (
+        "import json, sys\n"
+        "from builder.entry import main\n"
+        f"status = main(['validate', {skill!r}])\n"
+        "print(json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    status, modules = json.loads(out.splitlines()[-1])
+    assert code == 0, err
+    assert status == (1 if "bad" in skill else 0)
+    imported = [
+        m
+        for m in _NOT_FOR_VALIDATE
+        if m not in allowed and any(n == m or n.startswith(m + ".") for n in modules)
+    ]
+    assert imported == []
+
+
+def test_validating_reads_the_project_file_once(project: Path) -> None:
+    # Finding the project and reading its configuration share one parse of pyproject.toml.
+    probe = (
+        "import tomllib\n"
+        "parses = []\n"
+        "loads = tomllib.loads\n"
+        "tomllib.loads = lambda text: parses.append(text) or loads(text)\n"
+        "from builder.entry import main\n"
+        "status = main(['validate', 'skills/good/SKILL.md'])\n"
+        "print(status, len(parses))\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == "0 1"

@@ -646,7 +646,7 @@ def test_a_package_that_fails_to_import_fails_e2e_passes(tmp_path: Path) -> None
     assert stored(tmp_path) == ()
 
 
-# --- the probe server of batches: same verdicts, one process per probe ----------------------
+# --- the probe server of batches: same verdicts, planned probes several to a process --------
 
 PID_PACKAGE = """
     import os
@@ -692,6 +692,70 @@ def test_warm_probes_run_each_probe_in_a_process_of_its_own(tmp_path: Path) -> N
         assert probes(tmp_path, "first").success
     probed = sorted(path.read_text() for path in (tmp_path / "pids").iterdir())
     assert probed == ["first", "first", "second"]
+
+
+MARKED_PACKAGE = """
+    import os
+    from pathlib import Path
+
+    # Marks the process that imports it; with LONER set, fails where another package was probed.
+    marks = Path(__file__).resolve().parent.parent.parent / "marks"
+    if LONER and list(marks.glob(f"{os.getpid()}-*")):
+        raise ImportError("probed after another package in this process")
+    (marks / f"{os.getpid()}-{__name__}").touch()
+
+    from mindrian.agents import OperatorAgent
+
+    __all__ = ["MarkedAgent"]
+
+
+    class MarkedAgent(OperatorAgent):
+        agent_id = "marked"
+        name = "Marked"
+        instructions = "Answer the task."
+"""
+
+
+def marked(folder: Path, identifier: str, *, loner: bool = False) -> tuple[Path, str]:
+    make_package(folder, f"LONER = {loner}\n" + textwrap.dedent(MARKED_PACKAGE), identifier)
+    return folder, identifier
+
+
+def test_planned_probes_share_a_process_and_a_failure_there_is_judged_alone(
+    tmp_path: Path,
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    asked = [
+        marked(tmp_path / "one", "shares"),
+        marked(tmp_path / "two", "also_shares"),  # another folder: its own on the import path
+        marked(tmp_path / "one", "loner", loner=True),
+    ]
+    with WarmWorker() as worker:
+        probes = WarmProbes(worker)
+        probes.plan(asked)
+        served = [probes(*probe) for probe in asked]
+    by_process: dict[str, list[str]] = {}
+    for mark in sorted(marks.iterdir()):
+        pid, name = mark.name.split("-", 1)
+        by_process.setdefault(pid, []).append(name)
+    assert sorted(by_process.values()) == [["also_shares", "shares"], ["loner"]]
+    assert served == [run_probe(*probe) for probe in asked]  # in new processes, marked alone
+    assert all(result.success for result in served)
+
+
+def test_a_process_of_planned_probes_that_times_out_leaves_each_to_a_process_of_its_own(
+    tmp_path: Path,
+) -> None:
+    make_package(tmp_path, PACKAGES["operator"], "answers")
+    make_package(tmp_path, "import time\ntime.sleep(600)\n", "hangs")
+    with WarmWorker() as worker:
+        probes = WarmProbes(worker, timeout=5)
+        probes.plan([(tmp_path, "answers"), (tmp_path, "hangs")])
+        assert probes(tmp_path, "hangs") == ProbeResult(
+            False, "the end-to-end probe timed out after 5 s"
+        )
+        assert probes(tmp_path, "answers") == run_probe(tmp_path, "answers")
 
 
 def test_a_probe_that_hangs_times_out_and_the_next_one_still_runs(tmp_path: Path) -> None:
