@@ -17,6 +17,7 @@ import json
 import keyword
 import math
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -235,18 +236,27 @@ _BLACK_TARGET = "PY311"
 _BLACK_LINE_LENGTH = 88
 
 
-def _black(text: str, path: str) -> str:
-    # Imported here: Black costs ~0.15 s, and a cached build formats nothing.
-    import black
-    from black.mode import TargetVersion
-    from black.parsing import InvalidInput
+#: Held while Black is imported and runs. Its wheels are compiled with mypyc, whose modules
+#: are in ``sys.modules`` before their code has run: a second thread importing Black while a
+#: first one does gets a module without its names (``black.nodes`` has no ``syms``), so two
+#: packages rendered at once in threads of one process failed at random on first use.
+_BLACK_LOCK = threading.Lock()
 
-    target = TargetVersion[_BLACK_TARGET]
-    mode = black.Mode(target_versions={target}, line_length=_BLACK_LINE_LENGTH)
-    try:
-        return black.format_str(text, mode=mode)
-    except InvalidInput as exc:
-        raise CodegenError(f"generated {path} is not valid Python: {exc}", code="C013") from None
+
+def _black(text: str, path: str) -> str:
+    with _BLACK_LOCK:
+        # Imported here: Black costs ~0.15 s, and a cached build formats nothing.
+        import black
+        from black.mode import TargetVersion
+        from black.parsing import InvalidInput
+
+        target = TargetVersion[_BLACK_TARGET]
+        mode = black.Mode(target_versions={target}, line_length=_BLACK_LINE_LENGTH)
+        try:
+            return black.format_str(text, mode=mode)
+        except InvalidInput as exc:
+            message = f"generated {path} is not valid Python: {exc}"
+            raise CodegenError(message, code="C013") from None
 
 
 @cache

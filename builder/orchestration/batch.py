@@ -36,11 +36,11 @@ phase 7 run ahead of their registration, a registration group's worth at a time,
 planned again as each skill's phase 7 begins.
 
 Phase 7 in this process is the one step no other process can take, so the
-batch's helper processes (pool workers, the warm workers of the shared
-sessions) run below it (:func:`~builder.pipeline.children.background`): with
+batch's helper processes (pool workers, the shared sessions forked from the
+warm worker) run below it (:func:`~builder.pipeline.children.background`): with
 both cores busy it still gets one, and its skills do not pile up behind the
-last session. The probes' warm worker runs at the batch's own priority: phase 7
-waits for its probes.
+last session. The warm worker and its probes run at the batch's own priority:
+phase 7 waits for its probes.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ import contextlib
 import functools
 import multiprocessing
 import os
-import queue
 import shutil
 import signal
 import sys
@@ -433,7 +432,9 @@ def build_many(
             for t in targets
         ]
         if shared:
-            early = _test_together(targets, buildable, early, pool, plan, chosen.load, given)
+            early = _test_together(
+                targets, buildable, early, pool, plan, chosen.load, given, children.worker
+            )
         finisher = _Finisher(buildable, plan, hear, children.loader)
         reports: list[BuildReport] = []
 
@@ -784,9 +785,10 @@ def _test_together(
     plan: _Plan,
     load: PhaseLoader,
     services: Services,
+    worker: WarmWorker | None = None,
 ) -> list[Entry | Future[Entry] | None]:
     """The parallel phases of every skill to build, their package tests in shared pytest
-    sessions.
+    sessions (forked from ``worker``, the build's warm worker, when it has one).
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
     to build, whose run is walked in the two legs of
@@ -812,6 +814,7 @@ def _test_together(
         services,
         pool,
         clear_sessions(ProjectPaths(Path(config.root), Path(config.out_dir))),
+        worker,
     )
     done: list[Entry | Future[Entry] | None] = list(early)
     if pool is None:
@@ -878,6 +881,8 @@ class _Chunked:
     """Where phases run (a process pool; threads in tests); None: in this process."""
     staging: Path
     """Where session folders are made."""
+    worker: WarmWorker | None = None
+    """The build's warm worker, which the streamed sessions fork from; None: they start one."""
 
     def in_process(self, chunk: Sequence[int]) -> dict[int, Entry]:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
@@ -897,10 +902,10 @@ class _Chunked:
         A chunk's first leg is queued in the pool as soon as the one before is
         staged; its session then runs beside up to ``jobs - 1`` others, and its
         second leg is queued as it ends, so sessions, rendering and phase 7
-        overlap. Each session is forked from one of ``jobs`` warm workers
-        (started now, so they import while the first chunk renders), one
-        session per worker at a time. A failure here fails the skills not yet
-        reported.
+        overlap. Each session is forked from the build's warm worker (one
+        started now when the build has none, so it imports while the first
+        chunk renders), ``jobs`` sessions at a time. A failure here fails the
+        skills not yet reported.
 
         Sessions run in daemon threads, as this one does: an interrupted build
         exits at once, its warm workers (and the sessions they fork) dying with
@@ -909,15 +914,14 @@ class _Chunked:
         """
         from builder.pipeline.worker import WarmWorker
 
-        jobs = max(1, self.plan.options.jobs)
         try:
             with contextlib.ExitStack() as stack:
-                idle: queue.SimpleQueue[WarmWorker] = queue.SimpleQueue()
-                home = Path(self.plan.config.root).resolve()
-                for _ in range(jobs):
-                    worker = stack.enter_context(WarmWorker(home=home, lowered=True))
+                worker = self.worker
+                if worker is None:
+                    home = Path(self.plan.config.root).resolve()
+                    worker = stack.enter_context(WarmWorker(home=home))
                     worker.start()
-                    idle.put(worker)
+                slots = threading.Semaphore(max(1, self.plan.options.jobs))
                 sessions: list[threading.Thread] = []
                 stack.callback(_join_all, sessions)
                 pending = self._staging(chunks[0])
@@ -932,7 +936,7 @@ class _Chunked:
                             out[i].set_result(first[i])
                     session = threading.Thread(
                         target=self._tested_or_failed,
-                        args=(folder, held, first, out, idle),
+                        args=(folder, held, first, out, worker, slots),
                         name="session",
                         daemon=True,
                     )
@@ -947,11 +951,12 @@ class _Chunked:
         held: Sequence[int],
         first: Mapping[int, Entry],
         out: Mapping[int, Future[Entry]],
-        idle: queue.SimpleQueue[WarmWorker],
+        worker: WarmWorker,
+        slots: threading.Semaphore,
     ) -> None:
         """:meth:`_tested`; a failure fails the skills of ``out`` not yet reported."""
         try:
-            self._tested(folder, held, first, out, idle)
+            self._tested(folder, held, first, out, worker, slots)
         except BaseException as error:
             _fail_unset(out, error)
 
@@ -961,15 +966,14 @@ class _Chunked:
         held: Sequence[int],
         first: Mapping[int, Entry],
         out: Mapping[int, Future[Entry]],
-        idle: queue.SimpleQueue[WarmWorker],
+        worker: WarmWorker,
+        slots: threading.Semaphore,
     ) -> None:
-        """One chunk's session, forked from an idle warm worker, then its second legs queued in
-        the pool, each setting its entry of ``out`` when done."""
-        worker = idle.get()
-        try:
-            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=worker)
-        finally:
-            idle.put(worker)
+        """One chunk's session, forked from ``worker`` once one of ``slots`` is free, then its
+        second legs queued in the pool, each setting its entry of ``out`` when done."""
+        with slots:
+            lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
+            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=lowered)
         assert self.pool is not None
         for i in held:
             job = self.pool.submit(_advance, *self._second(i, first, results))

@@ -9,9 +9,10 @@ of the skills waiting for phase 7 run ahead of their registration, a
 registration group's worth at once (``ahead``), several packages to a child
 (:class:`~builder.probe.runner.WarmProbes`), each on its ready package (what
 phase 7 probes, see :mod:`builder.phases.registration`): while one group is
-registered, the next one's probes run on the other core. Results are those of
-fresh processes (:mod:`builder.pipeline.worker`), so checkpoints do not depend
-on this.
+registered, the next one's probes run on the other core. A batch's shared test
+sessions fork from the same worker (:class:`Warm`'s ``worker``): each worker costs
+a build its imports again. Results are those of fresh processes
+(:mod:`builder.pipeline.worker`), so checkpoints do not depend on this.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from builder.orchestration.runner import PhaseLoader, Run, Serviced
 from builder.orchestration.schedule import Schedule
@@ -30,6 +32,9 @@ from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
+
+if TYPE_CHECKING:
+    from builder.pipeline.worker import WarmWorker
 
 __all__ = ["Entry", "Warm", "warm_children"]
 
@@ -54,6 +59,9 @@ class Warm:
     services chose another probe."""
     config: BuildConfig | None = None
     """The build's configuration (where ready packages wait)."""
+    worker: WarmWorker | None = None
+    """The started warm worker, None when the build needs none: a batch forks its shared test
+    sessions from it too, rather than paying for another worker's imports."""
     _planned: int = 0
     _ready: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -146,4 +154,4 @@ def warm_children(
         probes = WarmProbes(worker, at_once=children) if warm_probes else None
         tests = functools.partial(run_generated_tests, runner=worker) if warm_tests else None
         warmed = services.filled(package_tests=tests, probe=probes)
-        yield Warm(Serviced(loader, warmed), schedule, probes, config)
+        yield Warm(Serviced(loader, warmed), schedule, probes, config, worker)

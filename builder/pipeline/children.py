@@ -52,7 +52,8 @@ def die_with_parent(parent: int | None = None) -> None:
 
 
 def background(parent: int, steps: int = BACKGROUND_NICE) -> None:
-    """Run this process (and what it forks) ``steps`` of niceness below ``parent``, the build.
+    """Run this process (and what it forks) ``steps`` of niceness below ``parent`` (the build, or
+    a warm worker at the build's priority).
 
     A batch's serial stage (phase 7, in the build's own process) is the one step
     no other process can take: when the build's helpers (pool workers, warm
@@ -60,8 +61,9 @@ def background(parent: int, steps: int = BACKGROUND_NICE) -> None:
     still get its core, or every skill's registration waits for theirs. Linux
     schedules sessions as groups when autogroups are on (each helper started in
     a session of its own counts as much as the build): this lowers the group's
-    weight too (``/proc/self/autogroup``), relative to the build's group. Called
-    in the helper, first thing; a system that refuses leaves it as it was.
+    weight too (``/proc/self/autogroup``), relative to ``parent``'s group, when
+    this process leads a session. Called in the helper, first thing; a system
+    that refuses leaves it as it was.
     """
     if not hasattr(os, "nice"):
         return  # not POSIX: no niceness, no sessions
@@ -78,17 +80,10 @@ def background(parent: int, steps: int = BACKGROUND_NICE) -> None:
         pass  # no autogroups here, or not allowed: plain niceness still applies
 
 
-def child_options(lowered: bool = False) -> dict[str, Any]:
-    """Keyword arguments for :mod:`subprocess`: the child dies with us, in a group of its own;
-    ``lowered``, it also runs below us (:func:`background`)."""
+def child_options() -> dict[str, Any]:
+    """Keyword arguments for :mod:`subprocess`: the child dies with us, in a group of its own."""
     parent = os.getpid()
-    start = functools.partial(_helper if lowered else die_with_parent, parent)
-    return {"preexec_fn": start, "start_new_session": True}
-
-
-def _helper(parent: int) -> None:
-    die_with_parent(parent)
-    background(parent)
+    return {"preexec_fn": functools.partial(die_with_parent, parent), "start_new_session": True}
 
 
 def run_captured(

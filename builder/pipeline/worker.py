@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 
 from builder.pipeline.children import (
+    background,
     child_options,
     die_with_parent,
     offline_env,
@@ -132,17 +133,15 @@ class WarmWorker:
     """A :data:`ModuleRunner` backed by one warm server; see the module docstring.
 
     :meth:`start` may be called early so the server imports while other work
-    runs; :meth:`submit` and :meth:`result` let several requests run at once.
+    runs; :meth:`submit` and :meth:`result` let several requests run at once,
+    from several threads (a batch's shared test sessions beside its probes):
+    one thread at a time reads the server's answers, for every waiting thread.
     Close it (or use it as a context manager) to stop the server.
     """
 
     home: Path | None = None
     """The server's working folder (the project being built, so it is seen to belong to it); None
     for the runtime's folder. Nothing is imported from it."""
-    lowered: bool = False
-    """The server and its children run below the build
-    (:func:`~builder.pipeline.children.background`): its work is not what the build's own
-    process waits for next."""
     _process: subprocess.Popen[bytes] | None = None
     _ready: bool | None = None
     _usable: bool = True
@@ -150,6 +149,12 @@ class WarmWorker:
     _next: int = 0
     _pending: dict[int, _Pending] = field(default_factory=dict)
     _answers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Guards everything above; notified when answers arrive or the reader stops.
+    _arrived: threading.Condition = field(
+        default_factory=lambda: threading.Condition(threading.RLock()), repr=False
+    )
+    #: A thread is reading the server's answers (outside the lock).
+    _reading: bool = False
 
     def __enter__(self) -> WarmWorker:
         return self
@@ -159,8 +164,13 @@ class WarmWorker:
 
     def start(self) -> None:
         """Start the server unless it runs already (or cannot)."""
+        with self._arrived:
+            self._start()
+
+    def _start(self) -> None:
         if self._process is not None or not self._usable:
             return
+        self._buffer = b""
         runtime = runtime_root()
         env = offline_env(runtime)
         env["PYTHONPATH"] = str(runtime)  # a child's path is then a fresh process's (``_become``)
@@ -181,50 +191,76 @@ class WarmWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                **child_options(lowered=self.lowered),
+                **child_options(),
             )
         except OSError:
             self._usable = False
 
     def __call__(
-        self, module: str, args: Sequence[str], cwd: Path, folders: Sequence[Path], timeout: float
+        self,
+        module: str,
+        args: Sequence[str],
+        cwd: Path,
+        folders: Sequence[Path],
+        timeout: float,
+        *,
+        lowered: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         """Run one command and wait for it (a :data:`ModuleRunner`)."""
-        return self.result(self.submit(module, args, cwd, folders, timeout))
+        return self.result(self.submit(module, args, cwd, folders, timeout, lowered=lowered))
 
     def submit(
-        self, module: str, args: Sequence[str], cwd: Path, folders: Sequence[Path], timeout: float
+        self,
+        module: str,
+        args: Sequence[str],
+        cwd: Path,
+        folders: Sequence[Path],
+        timeout: float,
+        *,
+        lowered: bool = False,
     ) -> int:
-        """Start one command in a forked child; a ticket for :meth:`result`."""
-        self.start()
-        ticket, self._next = self._next, self._next + 1
-        command = (module, tuple(args), cwd, tuple(folders), timeout)
-        deadline = time.monotonic() + timeout + _SLACK_SECONDS
-        self._pending[ticket] = _Pending(command, deadline)
-        if self._serving():
-            request = {
-                "id": ticket,
-                "module": module,
-                "args": list(args),
-                "cwd": str(cwd),
-                "path": [str(f) for f in folders],
-                "timeout": timeout,
-            }
-            self._send(request)
+        """Start one command in a forked child; a ticket for :meth:`result`. ``lowered``: the
+        child runs below the build, in a session of its own
+        (:func:`~builder.pipeline.children.background`): nothing the build's own process does
+        next waits for it (a shared test session, not a probe)."""
+        with self._arrived:
+            self._start()
+            ticket, self._next = self._next, self._next + 1
+            command = (module, tuple(args), cwd, tuple(folders), timeout)
+            deadline = time.monotonic() + timeout + _SLACK_SECONDS
+            self._pending[ticket] = _Pending(command, deadline)
+            if self._serving():
+                request = {
+                    "id": ticket,
+                    "module": module,
+                    "args": list(args),
+                    "cwd": str(cwd),
+                    "path": [str(f) for f in folders],
+                    "timeout": timeout,
+                    "lowered": lowered,
+                }
+                self._send(request)
         return ticket
 
     def result(self, ticket: int) -> subprocess.CompletedProcess[str]:
         """The finished command of ``ticket``; ``subprocess.TimeoutExpired`` past its timeout."""
-        pending = self._pending[ticket]
-        while ticket not in self._answers and self._serving():
+        with self._arrived:
+            pending = self._pending[ticket]
+        while (process := self._awaits(ticket, pending.deadline)) is not None:
             try:
-                self._answers.update(self._read(pending.deadline))
+                answers, failed = self._read(process, pending.deadline), False
             except (OSError, EOFError, TimeoutError, ValueError):
-                self.close()
-                self._usable = False  # later commands run cold, like the unanswered ones
-        del self._pending[ticket]
+                answers, failed = {}, True
+            with self._arrived:
+                self._reading = False
+                self._answers.update(answers)
+                if failed:
+                    self._fail()
+                self._arrived.notify_all()
+        with self._arrived:
+            del self._pending[ticket]
+            answer = self._answers.pop(ticket, None)
         module, args, cwd, folders, timeout = pending.command
-        answer = self._answers.pop(ticket, None)
         if answer is None:
             return run_module(module, args, cwd, folders, timeout)
         command = [sys.executable, "-m", module, *args]
@@ -234,19 +270,38 @@ class WarmWorker:
             command, int(answer["returncode"]), str(answer["stdout"]), str(answer["stderr"])
         )
 
+    def _awaits(self, ticket: int, deadline: float) -> subprocess.Popen[bytes] | None:
+        """The server to read the answer of ``ticket`` from, this thread being the one reading;
+        None once it is answered or the server is gone. Waits while another thread reads."""
+        with self._arrived:
+            while ticket not in self._answers and self._serving():
+                if not self._reading:
+                    self._reading = True
+                    return self._process
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._fail()  # as a reader past its deadline would
+                    break
+                self._arrived.wait(remaining)
+            return None
+
+    def _fail(self) -> None:
+        """The server stopped answering: stop it; this request and later ones run cold."""
+        self.close()
+        self._usable = False
+
     def _serving(self) -> bool:
         """Whether requests go to the server: it started and said it can fork."""
         if self._process is None or not self._usable:
             return False
         if self._ready is None:
             try:
-                first = self._read(time.monotonic() + _START_SECONDS)
+                first = self._read(self._process, time.monotonic() + _START_SECONDS)
                 self._ready = bool(first.get(-1, {}).get("ready"))
             except (OSError, EOFError, TimeoutError, ValueError):
                 self._ready = False
             if not self._ready:
-                self.close()
-                self._usable = False
+                self._fail()
         return bool(self._ready)
 
     def _send(self, request: dict[str, Any]) -> None:
@@ -255,14 +310,13 @@ class WarmWorker:
             self._process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
             self._process.stdin.flush()
         except OSError:
-            self.close()
-            self._usable = False
+            self._fail()
 
-    def _read(self, deadline: float) -> dict[int, dict[str, Any]]:
-        """The server's next reply by ticket (-1 for its greeting); TimeoutError past ``deadline``,
-        EOFError when it has gone."""
-        assert self._process is not None and self._process.stdout is not None
-        fd = self._process.stdout.fileno()
+    def _read(self, process: subprocess.Popen[bytes], deadline: float) -> dict[int, dict[str, Any]]:
+        """The next reply of the server ``process`` by ticket (-1 for its greeting); TimeoutError
+        past ``deadline``, EOFError when it has gone."""
+        assert process.stdout is not None
+        fd = process.stdout.fileno()
         while True:
             line, newline, rest = self._buffer.partition(b"\n")
             if newline:
@@ -285,12 +339,17 @@ class WarmWorker:
     def close(self) -> None:
         """Stop the server and any child it still runs, at once: it keeps nothing worth a clean
         shutdown, which would cost as long again as its imports."""
-        process, self._process, self._ready, self._buffer = self._process, None, None, b""
+        with self._arrived:
+            process, self._process, self._ready = self._process, None, None
+            # A thread reading the server's output stops at its end of file, and its pipe is left
+            # to close with the process object: the number must not name another file meanwhile.
+            reading = self._reading
+            self._arrived.notify_all()
         if process is None:
             return
         _kill_group(process.pid)
         process.wait()
-        for pipe in (process.stdin, process.stdout):
+        for pipe in (process.stdin, None if reading else process.stdout):
             if pipe is not None:
                 with contextlib.suppress(OSError):  # a request it never read
                     pipe.close()
@@ -374,7 +433,12 @@ def _fork(request: dict[str, Any], replies: TextIO) -> _Child:
         status = 70
         try:
             die_with_parent(server)  # a killed server takes its children with it
-            os.setpgid(0, 0)  # a group of its own: a timeout kills whatever it started too
+            # A group of its own: a timeout kills whatever it started too.
+            if request.get("lowered"):
+                os.setsid()  # and a scheduling group of its own, below the server's
+                background(server)
+            else:
+                os.setpgid(0, 0)
             os.close(replies.fileno())  # only the server answers the caller
             os.close(done)
             null = os.open(os.devnull, os.O_RDONLY)

@@ -23,7 +23,9 @@ __all__ = [
     "NEO4J",
     "OpenRequest",
     "RegistryBackend",
+    "SchemeClaim",
     "backend_for",
+    "claim_of",
 ]
 
 
@@ -90,18 +92,16 @@ def _neo4j(request: OpenRequest) -> Registry:
 def _refuse_unserved_scheme(uri: str) -> None:
     """A URI whose scheme no backend serves is refused by name: the driver would take
     ``http``/``https`` for its preview HTTP API and fail on a missing module."""
-    try:
-        scheme = urlsplit(uri).scheme.lower()
-    except ValueError:
-        return  # the driver names what is wrong with it
-    served = [s for backend in BACKENDS for s in backend.schemes]
-    if scheme and scheme not in served:
-        from mindrian.graph.neo4j_registry import redact_uri
+    claim = claim_of(uri)
+    if not claim.scheme or claim.backend is not None:
+        return  # served, or no scheme to name (the driver names what is wrong)
+    from mindrian.graph.neo4j_registry import redact_uri
 
-        raise GraphError(
-            f"registry URI {redact_uri(uri)}: no registry backend serves {scheme!r} URIs "
-            f"(use one of {', '.join(served)}; Neo4j's Bolt port, not its HTTP one)"
-        )
+    served = [s for backend in BACKENDS for s in backend.schemes]
+    raise GraphError(
+        f"registry URI {redact_uri(uri)}: no registry backend serves {claim.scheme!r} URIs "
+        f"(use one of {', '.join(served)}; Neo4j's Bolt port, not its HTTP one)"
+    )
 
 
 #: The embedded LadybugDB file (the default; in memory without a path).
@@ -118,13 +118,30 @@ NEO4J = RegistryBackend(
 BACKENDS: tuple[RegistryBackend, ...] = (EMBEDDED, NEO4J)
 
 
-def backend_for(uri: str | None) -> RegistryBackend:
-    """The backend of a registry at ``uri``: the embedded file for None, else the backend
-    listing the URI's scheme (Neo4j for a scheme none lists)."""
-    if uri is None:
-        return EMBEDDED
+@dataclass(frozen=True)
+class SchemeClaim:
+    """What a registry URI's scheme says of the backend serving it."""
+
+    scheme: str
+    """The scheme, lower-cased; empty when the URI has none or does not parse (the driver then
+    names what is wrong with it)."""
+    backend: RegistryBackend | None
+    """The first backend of :data:`BACKENDS` listing the scheme; None when none lists it."""
+
+
+def claim_of(uri: str) -> SchemeClaim:
+    """The one reading of a URI's scheme: which backend it goes to (:func:`backend_for`) and
+    whether it is refused as a scheme no backend serves."""
     try:
         scheme = urlsplit(uri).scheme.lower()
     except ValueError:
-        return NEO4J
-    return next((b for b in BACKENDS if scheme in b.schemes), NEO4J)
+        scheme = ""
+    return SchemeClaim(scheme, next((b for b in BACKENDS if scheme in b.schemes), None))
+
+
+def backend_for(uri: str | None) -> RegistryBackend:
+    """The backend of a registry at ``uri``: the embedded file for None, else the backend
+    listing the URI's scheme (Neo4j for a scheme none lists, which refuses it when opening)."""
+    if uri is None:
+        return EMBEDDED
+    return claim_of(uri).backend or NEO4J

@@ -31,7 +31,7 @@ MAX_WORD = 4
 #: and the later ones (slang, dated or narrow meanings) mostly add noise.
 GLOSS_SENSES = 2
 
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
 _NOTE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 # Senses that are no translation: measure words, variant and cross references, surnames.
 _NOT_A_MEANING = ("CL:", "variant of", "old variant of", "see ", "surname ", "abbr. for")
@@ -73,7 +73,9 @@ def _dictionary() -> Mapping[str, str]:
 def chinese_words(text: str, lookup: Mapping[str, str] | None = None) -> list[str]:
     """The dictionary words of ``text``'s Han runs, in order (two characters or more);
     ``lookup`` stands for :func:`dictionary` (a store of the same headwords)."""
-    runs = _HAN.findall(unicodedata.normalize("NFKC", text))
+    if text.isascii():
+        return []  # no Han (its ranges' pattern is compiled only for a text that may hold it)
+    runs = _han().findall(unicodedata.normalize("NFKC", text))
     if not runs:
         return []
     dictionary = _dictionary() if lookup is None else lookup
@@ -93,6 +95,11 @@ def chinese_words(text: str, lookup: Mapping[str, str] | None = None) -> list[st
                 words.append(run[at : at + size])
             at += size or 1
     return words
+
+
+@functools.cache
+def _han() -> re.Pattern[str]:
+    return re.compile(_HAN)
 
 
 def gloss(word: str, lookup: Mapping[str, str] | None = None) -> list[str]:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +239,78 @@ def test_a_spec_before_phase_3_is_a_bug_not_a_coded_error() -> None:
         before.contract  # noqa: B018
     assert results["handoff_protocol"].output.contract is results["handoff_protocol"].output.handoff
     assert "C027" not in CODES
+
+
+#: Two threads format at once while Black is first imported, in a fresh interpreter (the test's
+#: has Black loaded already), with the answers cache off. The first thread is held inside
+#: Black's import, at its first submodule, until the second either waits for the render lock
+#: or has finished: so the second always asks for Black while the first is importing it.
+_FIRST_IMPORT = """
+import importlib.abc, json, sys, threading
+from builder.codegen import render
+
+assert "black" not in sys.modules
+go, paused, results = threading.Event(), threading.Event(), {}
+
+
+class Telling:
+    # The render lock, telling (go) when a second thread has to wait for it.
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def __enter__(self):
+        if not self.lock.acquire(blocking=False):
+            go.set()
+            self.lock.acquire()
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
+class Hold(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.startswith("black.") and not paused.is_set():
+            paused.set()
+            go.wait(60)
+        return None  # the usual finders load it
+
+
+def format_once(tag):
+    try:
+        results[tag] = render.format_python("x  =  1\\n", "x.py")
+    except Exception as error:
+        results[tag] = repr(error)
+    finally:
+        if tag == "second":
+            go.set()
+
+
+render._BLACK_LOCK = Telling()
+sys.meta_path.insert(0, Hold())
+first = threading.Thread(target=format_once, args=("first",))
+first.start()
+paused.wait(60)
+second = threading.Thread(target=format_once, args=("second",))
+second.start()
+first.join(120)
+second.join(120)
+print(json.dumps(results))
+"""
+
+
+def test_threads_formatting_while_black_is_first_imported_all_get_its_answer() -> None:
+    root = Path(render.__file__).resolve().parents[2]
+    env = {**os.environ, "MINDRIAN_CACHE_DIR": "", "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_IMPORT],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    # Before the lock the second got a module without its names: AttributeError("module
+    # 'black.nodes' has no attribute 'syms'").
+    assert json.loads(done.stdout) == {"first": "x = 1\n", "second": "x = 1\n"}

@@ -161,3 +161,13 @@ def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_
     assert cypher_lint.default_cache_dir() == tmp_path / "cypher-lint"
     monkeypatch.setenv("MINDRIAN_CACHE_DIR", "")
     assert cypher_lint.default_cache_dir() is None
+
+
+def test_a_linter_past_its_time_is_a_linter_error(
+    linter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Phase 5 falls back to its other checks on a LinterError; a timeout used to escape as an
+    # internal error (I001) of the skill being built.
+    monkeypatch.setattr(cypher_lint, "_TIMEOUT_SECONDS", 0.001)
+    with pytest.raises(cypher_lint.LinterError, match=r"did not answer within 0\.001 s"):
+        cypher_lint.lint({"a": "RETURN 1"}, cache_dir=tmp_path)

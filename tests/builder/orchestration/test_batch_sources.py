@@ -9,7 +9,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from build_factories import FakePhase, make_pipeline, make_project, skill_text
@@ -131,6 +131,9 @@ class _Session:
     def start(self) -> None:
         pass
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a session's tests are run_session's, stood in for")
+
 
 def _threads(max_workers: int, **_: Any) -> ThreadPoolExecutor:
     """A batch's process pool as threads: its workers get the fake phases, and are counted."""
@@ -177,3 +180,43 @@ def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
     assert [[p.status for p in r.phases] for r in reports] == [["ok"] * len(PHASE_NAMES)] * count
     staged = pipeline["code_generation"]
     assert getattr(staged, "staged", count) == count and staged.calls == count
+
+
+class _Counted(_Session):
+    """A warm worker standing in for the real one, counting how many a build starts."""
+
+    made: ClassVar[list[_Counted]] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _Counted.made.append(self)
+
+
+@pytest.mark.parametrize("probes", [False, True])
+def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probes: bool
+) -> None:
+    names = [f"skill{n:02}" for n in range(32)]  # two chunks
+    root = make_project(tmp_path, {name: skill_text(name) for name in names})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=2
+    )
+    pipeline = make_pipeline()
+    pipeline.phases["code_generation"] = StagingPhase("code_generation")
+    if probes:  # phase 7 probes: the build starts its warm worker for them at once
+        registration = pipeline.phases["registration"]
+        registration.traits = replace(registration.traits, tests="probe")
+    runners: list[Any] = []
+    monkeypatch.setattr(
+        package_tests, "run_session", lambda *args, **kw: runners.append(args[3]) or {}
+    )
+    monkeypatch.setattr(_Counted, "made", [])
+    monkeypatch.setattr(worker, "WarmWorker", _Counted)
+    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", _threads)
+    reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
+    assert [r.problem for r in reports] == [None] * len(names)
+    assert len(runners) == len(batch._chunks(list(range(len(names))))) > 1
+    assert len(_Counted.made) == 1
+    # Each session forked from it below the build, whose phase 7 waits for none of them.
+    assert all(used.func is _Counted.made[0] for used in runners)
+    assert all(used.keywords == {"lowered": True} for used in runners)

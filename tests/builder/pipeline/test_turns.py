@@ -64,21 +64,21 @@ def test_a_skill_that_never_joins_does_not_hold_up_the_others() -> None:
 def test_a_later_skill_waits_for_every_earlier_one_that_has_started() -> None:
     """Served in ticket order even when the later skill reaches the step first."""
     turns, server = Turns(8), Server()
-    first_may_join = threading.Event()
+    second_submitted = threading.Event()
 
     def slow() -> int:
-        # Holds the baton until the second skill waits for it: the second has started, so it
-        # is served only with the first, after it.
-        first_may_join.wait(5)
+        # Holds the baton until the second skill is submitted (it has its ticket): the second
+        # has started, so it is served only with the first, after it. (A bound on a hang only.)
+        assert second_submitted.wait(60)
         return turns.join(1, server)
 
     def fast() -> int:
-        first_may_join.set()
         return turns.join(2, server)
 
     with SerialStage[int](turns) as stage:
         stage.submit(slow)
         stage.submit(fast)
+        second_submitted.set()
         assert list(stage.finished(wait=True)) == [2, 4]
     assert server.groups == [[1, 2]]
 

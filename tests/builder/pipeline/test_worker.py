@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import shutil
 import subprocess
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from test_package_tests import PACKAGES, stage
 
+from builder.pipeline import worker as worker_module
 from builder.pipeline.children import BACKGROUND_NICE
 from builder.pipeline.package_tests import TestRun, run_package_tests
 from builder.pipeline.worker import WarmWorker, run_module
@@ -95,6 +99,26 @@ def test_children_run_at_the_same_time(tmp_path: Path) -> None:
     assert [(d.returncode, d.stdout) for d in done] == [(0, "met\n")] * 3
 
 
+def test_threads_sharing_a_worker_each_get_their_own_answer_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = module(tmp_path / "pkgs", "meet", MEET)
+    show = module(tmp_path / "other", "show", SHOW)
+    cold: list[str] = []
+    monkeypatch.setattr(worker_module, "run_module", lambda module, *args: cold.append(module))
+
+    def meet_then_show(worker: WarmWorker, n: int) -> tuple[int, str, int]:
+        # The four children end together, so their answers arrive while every thread waits.
+        met = worker("meet", (str(tmp_path), "4"), tmp_path, (folder,), 20)
+        shown = worker("show", (str(n),), tmp_path, (show,), 20)
+        return met.returncode, met.stdout, json.loads(shown.stdout)["argv"] == [str(n)]
+
+    with WarmWorker() as worker, ThreadPoolExecutor(4) as threads:
+        done = list(threads.map(functools.partial(meet_then_show, worker), range(4)))
+    assert cold == []
+    assert done == [(0, "met\n", True)] * 4
+
+
 def test_a_child_past_its_time_is_killed_and_the_others_finish(tmp_path: Path) -> None:
     folder = module(tmp_path / "pkgs", "meet", MEET)
     with WarmWorker() as worker:
@@ -140,9 +164,9 @@ NICENESS = """
 
 
 @pytest.mark.parametrize("lowered", [False, True])
-def test_a_lowered_worker_s_children_run_below_the_build(tmp_path: Path, lowered: bool) -> None:
+def test_a_lowered_child_runs_below_the_build(tmp_path: Path, lowered: bool) -> None:
     folder = module(tmp_path / "pkgs", "niceness", NICENESS)
-    with WarmWorker(lowered=lowered) as worker:
-        done = worker("niceness", (), tmp_path, (folder,), 60)
+    with WarmWorker() as worker:
+        done = worker("niceness", (), tmp_path, (folder,), 60, lowered=lowered)
     steps = BACKGROUND_NICE if lowered else 0
     assert int(done.stdout) == min(19, os.nice(0) + steps)

@@ -58,7 +58,8 @@ _WORDS = (
     "1_000", "1e3", "1.5e3", ".5", ".inf", "-.inf", ".nan", "inf", "NaN", "true", "True",
     "TRUE", "tRUE", "false", "yes", "No", "on", "OFF", "y", "n", "null", "Null", "NULL", "nUll",
     "~", "2024-01-02", "2024-01-02 10:20:30", "12:30", "1:20:30", "多语言技能", "café",
-    "a'b", 'a"b', "a\\b", "trailing  ", "Use when: asked", "x:y",
+    "a'b", 'a"b', "a\\b", "trailing  ", "Use when: asked", "x:y", "a\u00a0b", "a\u200db",
+    "0.1.2", "1.2.3e4", "01.2.3",
 )  # fmt: skip
 _KEYS = ("name", "description", "metadata", "a", "b-c", "d_e", "f.g", "true", "null", "1", "yes")
 
@@ -184,6 +185,7 @@ def test_the_subset_reads_these_as_ruamel_does(yaml_text: str) -> None:
         "name: a\ndescription: |+\n  kept\n\n",  # keep chomping
         'name: a\ndescription: "tab\\there"\n',  # an escape
         "name:\ta\n",  # a tab
+        "name: a\u00a0b\n",  # a character Python does not call printable
         "- a\n- b\n",  # not a mapping (S103)
         "",  # empty (S103)
     ],

@@ -18,6 +18,23 @@ def test_each_neo4j_scheme_is_neo4j(scheme: str) -> None:
     assert b.backend_for(f"{scheme.upper()}://db.example:7687") is b.NEO4J
 
 
+@pytest.mark.parametrize(
+    ("uri", "scheme", "backend"),
+    [
+        ("bolt://db.example:7687", "bolt", b.NEO4J),
+        ("NEO4J+S://db.example", "neo4j+s", b.NEO4J),
+        ("https://db.example", "https", None),
+        ("/var/registry", "", None),
+        ("neo4j://[::1", "", None),  # does not parse: no scheme to claim or refuse
+    ],
+)
+def test_one_reading_of_a_scheme_routes_and_refuses(
+    uri: str, scheme: str, backend: b.RegistryBackend | None
+) -> None:
+    assert b.claim_of(uri) == b.SchemeClaim(scheme, backend)
+    assert b.backend_for(uri) is (backend or b.NEO4J)
+
+
 @pytest.mark.parametrize("scheme", ["ftp", "http", "https"])
 def test_a_scheme_no_backend_serves_is_refused_by_name(scheme: str) -> None:
     # http(s) reached the driver's preview HTTP API, which failed on a missing module.

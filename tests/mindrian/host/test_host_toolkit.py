@@ -258,13 +258,14 @@ def test_a_command_that_never_ends_is_killed_with_its_children(place: Path) -> N
         "time.sleep(300)"
     )
     start = time.monotonic()
+    # 10 s: a loaded machine may take seconds to start python3, which writes the marker first.
     records, _ = run_calls(
-        place, ToolCall("Bash", {"command": f'python3 -c "{code}"', "timeout": 1500})
+        place, ToolCall("Bash", {"command": f'python3 -c "{code}"', "timeout": 10_000})
     )
-    assert time.monotonic() - start < 30
-    assert records[0].output.endswith("[killed after 1.5 s: the command did not finish in time]")
+    assert time.monotonic() - start < 60  # a bound on a hang
+    assert records[0].output.endswith("[killed after 10 s: the command did not finish in time]")
     child = int(marker.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound on a hang
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)

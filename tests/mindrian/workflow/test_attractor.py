@@ -364,7 +364,7 @@ def test_loop_restart_starts_from_a_fresh_context():
 
 def test_fan_out_branches_run_concurrently():
     graph = linear_workflow("c", (("a", "A"), ("b", "B")), "collaborative")
-    both_started = threading.Barrier(2, timeout=10)
+    both_started = threading.Barrier(2, timeout=60)  # a bound on a hang
 
     def branch(step):
         both_started.wait()  # only passes when the two branches run at the same time

@@ -1,7 +1,7 @@
 """Injected into a build by a test (on its ``PYTHONPATH``): a shared test session that lasts.
 
 The batch's shared pytest session (``run_session``) first creates ``$LONG_SESSION/started``,
-then waits a minute before testing, so a Ctrl-C the test sends once the file exists lands while
+then waits two minutes before testing, so a Ctrl-C the test sends once the file exists lands while
 a session is under way, whatever the machine's speed.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from builder.pipeline import package_tests
 
 _FOLDER = Path(os.environ["LONG_SESSION"])
-_SECONDS = 60.0
+_SECONDS = 120.0
 _run_session = package_tests.run_session
 
 
