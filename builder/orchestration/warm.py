@@ -129,22 +129,26 @@ def warm_children(
     tests_here: bool,
     registering: int,
     ahead: int,
+    worker: WarmWorker | None = None,
 ) -> Iterator[Warm]:
     """The build's phases with ``services``, and one started warm worker running what they leave
     to the build: package tests run in this process (``tests_here``), and the probes of the
     serial phases when skills reach them (``registering``), up to ``ahead`` of them at once.
 
-    A runner the caller's services already chose (a test's double) is kept.
+    ``worker``: one the caller started already (and closes), the build's warm worker whatever
+    it runs. A runner the caller's services already chose (a test's double) is kept.
     """
     warm_tests = tests_here and services.tests and services.package_tests is None
     warm_probes = registering > 0 and schedule.probes and services.probe is None
     if not (warm_tests or warm_probes):
         # Nothing to test or register (a no-op): the phase modules need not even be imported.
-        yield Warm(Serviced(loader, services), schedule)
+        yield Warm(Serviced(loader, services), schedule, worker=worker)
         return
     from builder.pipeline.worker import WarmWorker
 
-    with WarmWorker(home=Path(config.root).resolve()) as worker:
+    with contextlib.ExitStack() as stack:
+        if worker is None:
+            worker = stack.enter_context(WarmWorker(home=Path(config.root).resolve()))
         # Started before the phase modules are imported: the worker's imports are the longest
         # step of a small build.
         worker.start()
