@@ -27,21 +27,15 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from builder.pipeline.errors import SourceLocation, ToolAssemblyError
 
 __all__ = [
     "BUILTIN_CATALOG",
-    "MCP_YAML",
     "CatalogEntry",
     "build_catalog",
-    "read_mcp_yaml",
 ]
-
-#: File beside pyproject.toml that may hold extra catalog entries.
-MCP_YAML = "mcp.yaml"
 
 
 @dataclass(frozen=True)
@@ -255,21 +249,3 @@ def build_catalog(
     for name in sorted(extra):
         merged[name] = _entry(name, extra[name], origin)
     return {name: merged[name] for name in sorted(merged)}
-
-
-def read_mcp_yaml(root: Path) -> dict[str, Any]:
-    """Entries of ``root/mcp.yaml`` (a mapping of server name to entry), or ``{}`` when absent."""
-    path = root / MCP_YAML
-    if not path.is_file():
-        return {}
-    import yaml  # only a project with an mcp.yaml pays for the YAML parser
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    servers = data.get("servers", data) if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise ToolAssemblyError(
-            "mcp.yaml must map server names to entries (optionally under 'servers')",
-            location=SourceLocation(MCP_YAML),
-            code="T010",
-        )
-    return servers

@@ -32,8 +32,7 @@ A package tested alone in this process's phase 6, and the end-to-end probes of
 phase 7, go through one warm worker (:mod:`builder.orchestration.warm`), started
 at once so it loads the runtime while the first phases run; every test run and
 probe is still a process of its own, and the probes of the skills waiting for
-phase 7 run ahead of their registration, a registration group's worth at a time,
-planned again as each skill's phase 7 begins.
+phase 7 run ahead of their registration, a registration group's worth at a time.
 
 The pool's workers and the warm worker start before the skills' runs, sized for
 every skill not current by its stamp (:class:`_HeadStart`): they import while
@@ -477,28 +476,16 @@ def _build(
                 reports.append(report)
 
         with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
-            plan_probes = functools.partial(children.plan, early)
+            plan_probes = children.planner(early)
             for target, entry in zip(targets, early, strict=True):
                 if isinstance(entry, Future):
                     wait_for((entry,))  # here: the serial phases' threads take turns meanwhile
                 stage.aside(plan_probes)
-                # Planned again as each skill's serial phases begin: the baton is seldom free.
-                work = functools.partial(finisher.heard, target, entry)
-                stage.submit(_planned(plan_probes, work))
+                stage.submit(functools.partial(finisher.heard, target, entry))
                 told(stage.finished())
             stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
             told(stage.finished(wait=True))
         return tuple(reports)
-
-
-def _planned(plan: Callable[[], None], work: Callable[[], _T]) -> Callable[[], _T]:
-    """``work``, with ``plan`` first (in the thread that runs it, holding the baton)."""
-
-    def planned() -> _T:
-        plan()
-        return work()
-
-    return planned
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builder.mcp.catalog import read_mcp_yaml
+from builder.mcp.project_file import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
 from builder.pipeline.errors import SourceLocation, UsageError
 from mindrian.project import parsed_toml

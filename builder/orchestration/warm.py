@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +64,14 @@ class Warm:
     sessions from it too, rather than paying for another worker's imports."""
     _planned: int = 0
     _ready: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def planner(self, early: Sequence[Entry | Future[Entry] | None]) -> Callable[[], None]:
+        """:meth:`plan` of ``early`` (the batch's entries, filled in as skills finish their
+        parallel phases), which the probes also call when asked for one not planned yet."""
+        planning = functools.partial(self.plan, early)
+        if self.probes is not None:
+            self.probes.more = planning
+        return planning
 
     def plan(self, early: Sequence[Entry | Future[Entry] | None]) -> None:
         """Start the probes of skills whose parallel phases are done, in order, from the first not

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +102,9 @@ class WarmProbes:
     """Seconds one probe may take (and one child probing several)."""
     per_child: int = PROBES_PER_CHILD
     """Planned probes one child runs at most."""
+    more: Callable[[], None] | None = None
+    """Brings the plan up to date (:meth:`plan` s what is ready by now); asked for a probe it was
+    not told of, it calls this first, so the probe shares a child with those."""
     _planned: list[Key] = field(default_factory=list)
     _running: dict[Key, int] = field(default_factory=dict)
     _children: dict[int, tuple[Key, ...]] = field(default_factory=dict)
@@ -115,6 +118,8 @@ class WarmProbes:
     def __call__(self, out_dir: Path, identifier: str) -> ProbeResult:
         """Probe ``identifier`` under ``out_dir`` (see :func:`run_probe`)."""
         key = (out_dir, identifier)
+        if self.more is not None and not self._knows(key):
+            self.more()
         if key in self._planned:
             # Not started yet: it starts now, first of a child of the probes planned after it.
             self._planned.remove(key)
@@ -126,6 +131,9 @@ class WarmProbes:
             return found if found is not None else self._alone(key)
         finally:
             self._top_up()
+
+    def _knows(self, key: Key) -> bool:
+        return key in self._planned or key in self._running or key in self._found
 
     def _alone(self, key: Key) -> ProbeResult:
         """``key`` probed in a child of its own."""

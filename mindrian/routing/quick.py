@@ -5,10 +5,11 @@ database engine (several times the interpreter's own start), the registry's revi
 the whole kept index (:mod:`mindrian.graph.index_cache`). A sentence touches a dozen
 terms. So beside the kept index, a read-only handle that ranked a sentence also writes the
 same index as an SQLite file (``<cache>/routing-index/<digest>.quick.sqlite``, beside
-the kept index of the same registry file, pruned with it) with one row
-per term (its idf and its gains and losses per framework, as packed arrays), one per
-framework (id, name), the problem types by word, and the recorded usage; a one-shot select
-reads only its sentence's rows (:func:`load_quick`) and ranks with the one formula
+the kept index of the same registry file, pruned with it) with one row per term (its idf
+and its gains and losses per framework, as packed arrays), one per word whose stem token is
+indexed too (the two lists of gains summed, which a sentence naming the word reads as one),
+one per framework (id, name), the problem types by word, and the recorded usage; a one-shot
+select reads only its sentence's rows (:func:`load_quick`) and ranks with the one formula
 (:func:`mindrian.routing.score.rank_sentence`), bit for bit as the registry would.
 
 It is keyed by the registry file's **signature** instead of its revision: the size, times,
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 #: Bumped when the file's layout changes.
-FORMAT = 1
+FORMAT = 2
 #: A signature is trusted only when the files it describes were last modified this long
 #: before it was taken.
 SETTLED_SECONDS = 2.0
@@ -76,6 +77,7 @@ _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE framework (pos INTEGER PRIMARY KEY, id TEXT NOT NULL, name TEXT NOT NULL)",
     "CREATE TABLE term (term TEXT PRIMARY KEY, idf REAL, gain BLOB, loss BLOB)",
+    "CREATE TABLE summed (word TEXT PRIMARY KEY, gain BLOB NOT NULL)",
     "CREATE TABLE problem (name TEXT PRIMARY KEY, words TEXT NOT NULL, at BLOB NOT NULL)",
     "CREATE TABLE problem_word (word TEXT NOT NULL, name TEXT NOT NULL)",
     "CREATE INDEX problem_by_word ON problem_word (word)",
@@ -183,6 +185,11 @@ def write_quick(
                     for t in sorted(set(gain) | set(loss))
                 ),
             )
+            pairs = snapshot.index.word_pairs()
+            db.executemany(
+                "INSERT INTO summed VALUES (?, ?)",
+                ((w, _packed(rank.summed_gains(gain[w], gain[pairs[w]]))) for w in sorted(pairs)),
+            )
             for name, (problem_words, at) in sorted(plain["problem_types"].items()):
                 db.execute(
                     "INSERT INTO problem VALUES (?, ?, ?)",
@@ -247,6 +254,7 @@ def _quick(db: sqlite3.Connection, meta: Mapping[str, str], text: str, cache: Pa
         json.loads(meta["written"]),
         words,
         json.loads(meta["ids_ascending"]) is True,
+        _Summed(db),
     )
     usage: dict[str, tuple[int, int]] = {}
     positions: dict[str, int] = {}
@@ -317,21 +325,32 @@ def _unpacked(blob: bytes | None) -> dict[int, float]:
 
 
 class _Terms:
-    """The term rows read so far: (idf, gains, losses), None for a term not held."""
+    """The term rows read so far: [idf, gains, losses], None for a term not held; a list of
+    gains or losses stays packed (bytes, or None) until it is read (a word whose summed list
+    is kept is ranked without unpacking its own)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
-        self._rows: dict[str, tuple[float | None, dict[int, float], dict[int, float]] | None] = {}
+        self._rows: dict[str, list[Any] | None] = {}
 
-    def row(self, term: str) -> tuple[float | None, dict[int, float], dict[int, float]] | None:
+    def row(self, term: str) -> list[Any] | None:
         if term not in self._rows:
             found = self._db.execute(
                 "SELECT idf, gain, loss FROM term WHERE term = ?", (term,)
             ).fetchone()
-            self._rows[term] = (
-                None if found is None else (found[0], _unpacked(found[1]), _unpacked(found[2]))
-            )
+            self._rows[term] = None if found is None else list(found)
         return self._rows[term]
+
+    def value(self, term: str, column: int) -> Any:
+        """The idf (0), gains (1) or losses (2) of ``term``, unpacked on first read; None when
+        the row does not hold it (an empty list for a packed one held empty)."""
+        row = self.row(term)
+        if row is None:
+            return None
+        value = row[column]
+        if column and isinstance(value, bytes):
+            value = row[column] = _unpacked(value)
+        return value
 
     def all_terms(self) -> list[str]:
         return [t for (t,) in self._db.execute("SELECT term FROM term ORDER BY term")]
@@ -345,17 +364,43 @@ class _View(Mapping[str, Any]):
         self._terms, self._column = terms, column
 
     def __getitem__(self, term: str) -> Any:
-        row = self._terms.row(term)
-        value = None if row is None else row[self._column]
+        value = self._terms.value(term, self._column)
         if value is None or (self._column and not value):
             raise KeyError(term)
         return value
+
+    def __contains__(self, term: object) -> bool:
+        # What __getitem__ would find, without unpacking a list (bytes are empty when it is).
+        row = self._terms.row(term) if isinstance(term, str) else None
+        if row is None or row[self._column] is None:
+            return False
+        return not self._column or bool(row[self._column])
 
     def __iter__(self) -> Iterator[str]:
         return iter([t for t in self._terms.all_terms() if t in self])
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+class _Summed(Mapping[str, Mapping[int, float]]):
+    """The kept sums of a word's gains and its stem token's (:func:`rank.summed_gains`), read
+    one word at a time."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __getitem__(self, word: str) -> dict[int, float]:
+        found = self._db.execute("SELECT gain FROM summed WHERE word = ?", (word,)).fetchone()
+        if found is None:
+            raise KeyError(word)
+        return _unpacked(found[0])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([w for (w,) in self._db.execute("SELECT word FROM summed ORDER BY word")])
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM summed").fetchone()[0])
 
 
 class _Column(Sequence[str]):

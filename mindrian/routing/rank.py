@@ -61,6 +61,7 @@ __all__ = [
     "RoutingDocument",
     "ascending",
     "negative_clauses",
+    "summed_gains",
 ]
 
 #: Per field: (weight w_f, length normalisation b_f). The name and the author's triggers
@@ -221,7 +222,8 @@ class RankedIndex:
             term: {i: NEGATIVE_WEIGHT * self.idf(term) * tn / (K1 + tn) for i, tn in at.items()}
             for term, at in self._negative.items()
         }
-        self._both: dict[str, dict[int, float]] = {}
+        self._both: dict[str, Mapping[int, float]] = {}
+        self._sums: Mapping[str, Mapping[int, float]] = {}
         self._words: Mapping[str, str] | None = None
 
     @property
@@ -254,7 +256,7 @@ class RankedIndex:
             raise TypeError("ids and names differ in length")
         index.ids_ascending = ascending(index.ids)
         index._positive, index._negative, index._counts = {}, {}, None
-        index._both, index._words = {}, None
+        index._both, index._sums, index._words = {}, {}, None
         return index
 
     @classmethod
@@ -269,19 +271,21 @@ class RankedIndex:
         written: Mapping[str, int],
         words: Mapping[str, str] | None,
         ids_ascending: bool,
+        sums: Mapping[str, Mapping[int, float]],
     ) -> RankedIndex:
         """An index reading what :meth:`to_plain` describes through mappings that may fetch
         each term on demand (a store holding one registry's index); ``words`` stands for the
         Chinese dictionary (:func:`mindrian.routing.glosses.dictionary`), ``ids_ascending``
-        what :func:`ascending` said of the ids when they were stored. It ranks as the one
-        built when they hold the same values, and cannot :meth:`explain`."""
+        what :func:`ascending` said of the ids when they were stored, ``sums`` the
+        :func:`summed_gains` of each of :meth:`word_pairs` (by word) as stored. It ranks as
+        the one built when they hold the same values, and cannot :meth:`explain`."""
         index = cls.__new__(cls)
         index.ids, index.names = ids, names  # type: ignore[assignment]
         index.ids_ascending = ids_ascending
         index._gain, index._loss, index._idf = gain, loss, idf  # type: ignore[assignment]
         index._count, index._written = count, dict(written)
         index._positive, index._negative, index._counts = {}, {}, None
-        index._both, index._words = {}, words
+        index._both, index._sums, index._words = {}, sums, words
         return index
 
     def idf(self, term: str) -> float:
@@ -340,17 +344,28 @@ class RankedIndex:
                 lists.append(self._gain[term])
         return lists
 
-    def _summed(self, word: str, partner: str) -> dict[int, float]:
+    def _summed(self, word: str, partner: str) -> Mapping[int, float]:
         """``word``'s gains plus those of its stem token ``partner``, per framework holding
         either; summed the first time a sentence needs them and kept, so a Latin word costs
-        one list's additions from then on, not two (the kept index stays plain data)."""
+        one list's additions from then on, not two (the kept index stays plain data). An
+        index read from a store may hold them summed already (:meth:`from_lookups`)."""
         found = self._both.get(word)
         if found is None:
-            found = dict(self._gain[partner])
-            for i, gain in self._gain[word].items():
-                found[i] = gain + found.get(i, 0.0)
+            found = self._sums.get(word)
+            if found is None:
+                found = summed_gains(self._gain[word], self._gain[partner])
             self._both[word] = found
         return found
+
+    def word_pairs(self) -> dict[str, str]:
+        """Each term whose stem token is indexed too, with that token: the lists a sentence
+        naming the word reads as one (:meth:`_summed`)."""
+        pairs = {}
+        for term in self._gain:
+            partner = STEM_MARK + stem(term)
+            if partner != term and partner in self._gain:
+                pairs[term] = partner
+        return pairs
 
     def relevance(self, text: str) -> dict[int, float]:
         """Position to calibrated relevance of every framework scoring above zero for ``text``."""
@@ -373,6 +388,15 @@ class RankedIndex:
             value = weight * (idf * tf / (K1 + tf) - NEGATIVE_WEIGHT * idf * tn / (K1 + tn))
             found.append(FieldMatch(term, idf, held, value, weight))
         return tuple(sorted(found, key=lambda m: (-abs(m.contribution), m.term)))
+
+
+def summed_gains(word: Mapping[int, float], partner: Mapping[int, float]) -> dict[int, float]:
+    """A word's gains plus its stem token's, per framework holding either, added in the one
+    order ranking uses (so a stored sum is bit for bit the one computed)."""
+    found = dict(partner)
+    for i, gain in word.items():
+        found[i] = gain + found.get(i, 0.0)
+    return found
 
 
 def _written(*postings: Mapping[str, Mapping[int, float]]) -> dict[str, int]:

@@ -77,12 +77,14 @@ def test_a_valid_skill_is_validated_without_the_application(project: Path) -> No
 
 #: What validating a skill whose front matter is plain block YAML must not import: the
 #: command line, the YAML libraries (builder.skill.quick_yaml composes it), what only a
-#: refusal's hint needs (difflib), the later phases and what they render with, the
-#: runtime's engines (issue 39: start-up within 3 x ``python -c pass``).
+#: refusal's hint needs (difflib), the later phases and what they render with (the MCP
+#: catalog: the configuration only reads mcp.yaml), the runtime's engines (issue 39:
+#: start-up within 3 x ``python -c pass``).
 _NOT_FOR_VALIDATE = (
     "agno",
     "asyncio",
     "builder.cli.app",
+    "builder.mcp.catalog",
     "builder.phases.architecture",
     "builder.phases.code_generation",
     "builder.phases.registration",

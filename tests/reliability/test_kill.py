@@ -166,7 +166,9 @@ def processes_of(project: Path) -> list[int]:
     return found
 
 
-def survivors(project: Path, grace: float = 10.0) -> list[int]:
+def survivors(project: Path, grace: float = 60.0) -> list[int]:
+    """The project's processes still alive after up to ``grace`` seconds: a bound on their dying
+    (a loaded machine may take seconds to schedule a killed child's exit), not a speed."""
     deadline = time.monotonic() + grace
     while (alive := processes_of(project)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -244,7 +246,7 @@ def test_kills_at_random_points_lose_leak_and_leave_nothing(tmp_path: Path) -> N
     finish(start_build(project, final))
     assert (package_tree(project), registry_text(project)) == references[final]
     assert list(ProjectPaths(project).staging.iterdir()) == []
-    assert survivors(project, grace=5) == []
+    assert survivors(project) == []
 
     report = os.environ.get("MINDRIAN_KILL_REPORT")
     if report:
@@ -439,7 +441,7 @@ def test_kills_during_a_batch_registration_leave_every_skill_consistent(
     assert batch_state(project) == references[final]
     assert held_ids(project, server) == set(references[final][1])
     assert list(ProjectPaths(project).staging.iterdir()) == []
-    assert survivors(project, grace=5) == []
+    assert survivors(project) == []
     assert (counts.crashes, counts.hangs, counts.leaks, counts.inconsistent_states) == (
         0,
         0,

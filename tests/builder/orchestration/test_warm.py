@@ -74,3 +74,14 @@ def test_probes_start_in_order_for_skills_done_with_phase_6_up_to_one_still_buil
         (staging / "late_pkg.ready", "late_pkg"),
         (third, "third_pkg"),
     ]
+
+
+def test_the_probes_plan_the_batch_when_asked_for_one_not_planned_yet(tmp_path: Path) -> None:
+    config = BuildConfig(root=str(tmp_path))
+    first = ready(tmp_path / ".mindrian" / "staging", "first_pkg", "first")
+    probes = Planned(WarmWorker())
+    warm = Warm(lambda name: None, Schedule.of(load_key), probes, config)  # type: ignore[arg-type, return-value]
+    planning = warm.planner([report("first")])
+    assert probes.more is planning and probes.asked == []
+    planning()
+    assert probes.asked == [(first, "first_pkg")]

@@ -744,6 +744,33 @@ def test_planned_probes_share_a_process_and_a_failure_there_is_judged_alone(
     assert all(result.success for result in served)
 
 
+#: What a probe that answers may take once the hanging one has timed out after 5 s: a bound on a
+#: hang, as a loaded machine may take seconds to start a probe (or the warm worker first).
+_ANSWER_SECONDS = 120.0
+
+
+def test_a_probe_asked_for_before_it_was_planned_brings_the_plan_up_to_date_first(
+    tmp_path: Path,
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    ready = [marked(tmp_path / "one", name) for name in ("first", "second", "third")]
+    with WarmWorker() as worker:
+        probes = WarmProbes(worker)
+        updates: list[int] = []
+
+        def more() -> None:  # as a batch does: every package ready by now
+            updates.append(len(ready))
+            probes.plan(ready)
+
+        probes.more = more
+        served = [probes(*probe) for probe in ready]
+    assert updates == [3]  # once, for the first: the others were planned then
+    processes = {mark.name.split("-", 1)[0] for mark in marks.iterdir()}
+    assert len(processes) == 1 and len(list(marks.iterdir())) == 3
+    assert all(result.success for result in served)
+
+
 def test_a_process_of_planned_probes_that_times_out_leaves_each_to_a_process_of_its_own(
     tmp_path: Path,
 ) -> None:
@@ -755,6 +782,7 @@ def test_a_process_of_planned_probes_that_times_out_leaves_each_to_a_process_of_
         assert probes(tmp_path, "hangs") == ProbeResult(
             False, "the end-to-end probe timed out after 5 s"
         )
+        probes.timeout = _ANSWER_SECONDS
         assert probes(tmp_path, "answers") == run_probe(tmp_path, "answers")
 
 
@@ -766,6 +794,7 @@ def test_a_probe_that_hangs_times_out_and_the_next_one_still_runs(tmp_path: Path
         assert probes(tmp_path, "hangs") == ProbeResult(
             False, "the end-to-end probe timed out after 5 s"
         )
+        probes.timeout = _ANSWER_SECONDS
         assert probes(tmp_path, "answers").success
 
 

@@ -8,8 +8,9 @@ import pytest
 from golden_files import Golden
 from phase_factories import contract, phase_input, run_phases, skill
 
-from builder.mcp.catalog import BUILTIN_CATALOG, build_catalog, read_mcp_yaml
+from builder.mcp.catalog import BUILTIN_CATALOG, build_catalog
 from builder.mcp.probe import ProbeResult, check_configuration
+from builder.mcp.project_file import read_mcp_yaml
 from builder.mcp.tooldefs import (
     definition_errors,
     definition_from_function,

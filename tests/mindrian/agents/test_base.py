@@ -96,7 +96,7 @@ def test_a_slow_agent_times_out_into_a_failed_result(agent_class, run) -> None:
 
     assert not result.success
     assert result.error == "agent 'test-agent' timed out after 0.2s"
-    assert 0.2 <= result.duration_seconds < 5
+    assert 0.2 <= result.duration_seconds < 20  # the tool sleeps 30 s: a bound, not a speed
 
 
 def test_missing_agent_id_is_a_type_error() -> None:

@@ -522,12 +522,14 @@ def test_a_new_database_carries_the_marker_and_reopens(tmp_path: Path) -> None:
         assert reopened.counts().frameworks == 0
 
 
+#: Holds the registry's writer lock until a line (or the end) comes on its stdin, or for
+#: ``argv[2]`` seconds at most.
 HOLD_WRITER = """
-import sys, time
+import select, sys
 from mindrian.graph import EmbeddedRegistry
 registry = EmbeddedRegistry(sys.argv[1])
 print("held", flush=True)
-time.sleep(float(sys.argv[2]))
+select.select([sys.stdin], [], [], float(sys.argv[2]))
 registry.close()
 """
 
@@ -535,6 +537,7 @@ registry.close()
 def hold_writer(path: Path, seconds: float) -> subprocess.Popen[str]:
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_WRITER, str(path), str(seconds)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -565,12 +568,20 @@ def test_readers_share_the_file_with_a_writer_in_another_process(tmp_path: Path)
 def test_a_writer_waits_for_the_lock_then_opens(tmp_path: Path) -> None:
     path = tmp_path / "registry.lbug"
     EmbeddedRegistry(path).close()
-    holder = hold_writer(path, 1.5)
+    holder = hold_writer(path, 120)
     told: list[str] = []
+
+    def waiting(message: str) -> None:
+        # The writer waits now: the holder lets go (not after a time the test might overrun).
+        told.append(message)
+        assert holder.stdin is not None
+        holder.stdin.close()
+
     try:
-        with EmbeddedRegistry(path, wait=60, on_wait=told.append) as registry:
+        with EmbeddedRegistry(path, wait=60, on_wait=waiting) as registry:
             registry.register(FrameworkRecord(id="late", name="Late", type="operator"))
     finally:
+        holder.kill()
         holder.wait()
     assert len(told) == 1 and "waiting up to 60 s" in told[0]
 

@@ -343,7 +343,7 @@ def test_glob_and_grep_do_not_walk_out_through_a_link_to_the_root(place: Path) -
         ToolCall("Grep", {"pattern": "brief", "glob": "*.md"}),
         ToolCall("Glob", {"pattern": "*.md"}),
     )
-    assert time.monotonic() - start < 20
+    assert time.monotonic() - start < 60  # a bound on a walk of the whole disk
     assert [r.output for r in records] == [
         "[no file matches]",
         "[no match]",

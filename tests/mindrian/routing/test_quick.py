@@ -18,7 +18,7 @@ from builder.cli.app import main as application
 from builder.entry import quick_select
 from mindrian.graph import EmbeddedRegistry, FrameworkRecord
 from mindrian.graph.index_cache import index_cache_file, prune_index_cache
-from mindrian.routing import quick
+from mindrian.routing import quick, score
 from mindrian.routing.rank import RoutingDocument
 from mindrian.routing.score import RoutingSnapshot, rank_sentence
 
@@ -218,11 +218,44 @@ def test_a_tie_among_many_is_broken_by_id_without_reading_every_id() -> None:
     assert counted.read == {0, 1, 2}
 
 
+def test_a_tie_among_many_rounds_each_distinct_total_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = _tied(range(200))
+    rounded: list[float] = []
+
+    def counted(value: float, digits: int) -> float:
+        rounded.append(value)
+        return round(value, digits)
+
+    monkeypatch.setattr(score, "round", counted, raising=False)
+    ranked = rank_sentence(snapshot, "review the plan", (), (), {}, 3)
+    assert [c.id for c in ranked] == ["fw-000", "fw-001", "fw-002"]
+    assert len(rounded) == 2  # the one total the 200 share, and the first's confidence
+
+
 def test_a_tie_is_broken_by_id_when_ids_do_not_ascend_with_position() -> None:
     snapshot = _tied([*range(100, 200), *range(100)])
     assert not snapshot.index.ids_ascending
     ranked = rank_sentence(snapshot, "review the plan", (), (), {}, 3)
     assert [c.id for c in ranked] == ["fw-000", "fw-001", "fw-002"]
+
+
+def test_a_word_and_its_stem_are_read_as_one_kept_list(
+    database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _kept(database)["review the changes before release"]
+    file = quick.quick_file(database)
+    found = quick.signature(database)
+    assert file is not None and found is not None
+    sentence = "review the changes before release"
+    index = quick.load_quick(file, quick.stamp(database, found), sentence)
+    assert index is not None
+    unpacked: list[bytes | None] = []
+    unpack = quick._unpacked
+    monkeypatch.setattr(quick, "_unpacked", lambda blob: unpacked.append(blob) or unpack(blob))
+    assert tuple(rank_sentence(index.snapshot, sentence, (), (), index.usage, 3)) == expected
+    # One summed list per word with its stem token (review, change, release), kept summed
+    # when the index was written; neither list of the pair is unpacked on its own.
+    assert len(unpacked) == 3
 
 
 def test_a_quick_index_reads_the_candidates_ids_and_names_alone(database: Path) -> None:

@@ -385,7 +385,7 @@ def test_async_branches_overlap_and_history_keeps_edge_order():
     finished = []
 
     async def slow(step):
-        await asyncio.wait_for(fast_done.wait(), 5)  # needs fast to run meanwhile
+        await asyncio.wait_for(fast_done.wait(), 60)  # needs fast to run meanwhile
         finished.append("slow")
 
     async def fast(step):
