@@ -27,13 +27,25 @@ taking UTF-8. Validation writes nothing, so running it again there is harmless.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-__all__ = ["HELP_COLUMNS", "HELP_FILE", "kept_help", "main", "quick_select", "quick_validate"]
+__all__ = [
+    "HELP_COLUMNS",
+    "HELP_FILE",
+    "defer_import",
+    "kept_help",
+    "main",
+    "quick_select",
+    "quick_validate",
+]
 
 #: The kept top-level help, beside this module.
 HELP_FILE = Path(__file__).with_name("cli") / "help.txt"
@@ -94,6 +106,7 @@ def quick_validate(args: Sequence[str], cwd: Path) -> tuple[list[tuple[str, bool
     if parsed is None or not _utf8(sys.stdout) or not _utf8(sys.stderr):
         return None
     paths, quiet, github = parsed
+    defer_import("inspect")
     from builder.cli.extra import require_build_extra
     from mindrian.project import find_project_root
 
@@ -113,6 +126,38 @@ def quick_validate(args: Sequence[str], cwd: Path) -> tuple[list[tuple[str, bool
     if caught or any("\x1b" in text for text, _ in lines):
         return None
     return lines, max((output.exit_code for output in outputs), default=0)
+
+
+class _Deferred(ModuleType):
+    """Stands for a module not run yet (:func:`defer_import`): its first missing attribute
+    runs the real module, which replaces it in ``sys.modules`` and lends it its names."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        real = importlib.import_module(self.__name__)
+        vars(self).update({k: v for k, v in vars(real).items() if k != "__class__"})
+        return getattr(real, attribute)
+
+
+def defer_import(name: str) -> None:
+    """Let ``import name`` give a stand-in whose first use runs the module (unless it runs
+    already): a quick path that imports a module for what it never reads then never pays
+    for it.
+
+    :mod:`dataclasses` imports :mod:`inspect` for one use, the signature it writes as the
+    docstring of a class without one (this project's classes all have one); inspect and what
+    it imports (ast, dis, tokenize) cost about a quarter of the interpreter's own start.
+    (:class:`importlib.util.LazyLoader` cannot stand in on Python 3.11: ``import`` reads the
+    module's ``__spec__``, which runs it.)"""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return
+    stand_in = _Deferred(name)
+    stand_in.__spec__ = spec
+    sys.modules[name] = stand_in
 
 
 def _validate_args(args: Sequence[str]) -> tuple[list[Path], bool, bool] | None:
@@ -157,6 +202,7 @@ def quick_select(
     if parsed is None:
         return None
     sentence, registry, limit, json_out = parsed
+    defer_import("inspect")
     from mindrian.routing.semantic import configured_encoder
 
     if configured_encoder(environ) is not None:

@@ -16,7 +16,6 @@ from typing import Any
 
 from builder.phases import PHASE_NAMES, load_phase
 from builder.phases.outputs import AnyPhase, Outputs
-from builder.pipeline.annotations import Annotation, github_line, warning_annotation
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import CompilerError, SourceLocation
@@ -95,6 +94,9 @@ def validation_outputs(
     for it; a path the command refuses (a link out of the project) raises."""
     from builder.pipeline.report import validation_line, warning_line
     from builder.skill.chain_layout import skill_file
+
+    if github:  # only GitHub annotations need their patterns and record
+        from builder.pipeline.annotations import Annotation, github_line, warning_annotation
 
     for path in paths:
         refuse_outside_link(path, root)

@@ -77,19 +77,22 @@ def test_a_valid_skill_is_validated_without_the_application(project: Path) -> No
 
 #: What validating a skill whose front matter is plain block YAML must not import: the
 #: command line, the YAML libraries (builder.skill.quick_yaml composes it), what only a
-#: refusal's hint needs (difflib), the later phases and what they render with (the MCP
-#: catalog: the configuration only reads mcp.yaml), the runtime's engines (issue 39:
-#: start-up within 3 x ``python -c pass``).
+#: refusal's hint needs (difflib), GitHub annotations (--format github), the later phases
+#: and what they render with (the MCP catalog: the configuration only reads mcp.yaml), the
+#: runtime's engines (issue 39: start-up within 3 x ``python -c pass``).
 _NOT_FOR_VALIDATE = (
     "agno",
+    "ast",  # with dis and tokenize, what inspect imports (builder.entry.defer_import)
     "asyncio",
     "builder.cli.app",
     "builder.mcp.catalog",
+    "builder.pipeline.annotations",
     "builder.phases.architecture",
     "builder.phases.code_generation",
     "builder.phases.registration",
     "click",
     "difflib",
+    "dis",
     "importlib.metadata",
     "jinja2",
     "jsonschema",
@@ -98,6 +101,7 @@ _NOT_FOR_VALIDATE = (
     "neo4j",
     "pydantic",
     "ruamel",
+    "tokenize",
     "typer",
     "yaml",
 )
@@ -146,3 +150,30 @@ def test_validating_reads_the_project_file_once(project: Path) -> None:
     code, out, err = _run(["-c", probe], project)
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == "0 1"
+
+
+def test_a_deferred_module_runs_on_first_use_and_then_is_the_module() -> None:
+    # validate and a one-shot select defer inspect, which dataclasses imports for the
+    # docstring of a class without one: such a class still gets it, and whoever imports
+    # inspect afterwards gets the real module, the stand-in lending it its names.
+    probe = (
+        "import sys\n"
+        "from builder.entry import defer_import\n"
+        "defer_import('inspect')\n"
+        "import dataclasses\n"
+        "assert 'ast' not in sys.modules, 'inspect ran'\n"
+        "stand_in = sys.modules['inspect']\n"
+        "@dataclasses.dataclass\n"
+        "class Point:\n"
+        "    x: int\n"
+        "import inspect\n"
+        "real = sys.modules['inspect']\n"
+        "print(Point.__doc__, real is not stand_in, type(real).__name__,\n"
+        "      inspect.signature is real.signature, stand_in.Parameter is real.Parameter)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.split() == ["Point(x:", "int)", "True", "module", "True", "True"], (
+        done.stderr
+    )
