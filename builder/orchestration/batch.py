@@ -32,7 +32,19 @@ A package tested alone in this process's phase 6, and the end-to-end probes of
 phase 7, go through one warm worker (:mod:`builder.orchestration.warm`), started
 at once so it loads the runtime while the first phases run; every test run and
 probe is still a process of its own, and the probes of the skills waiting for
-phase 7 run ahead of their registration, ``--jobs`` at a time.
+phase 7 run ahead of their registration, a registration group's worth at a time.
+
+The pool's workers and the warm worker start before the skills' runs, sized for
+every skill not current by its stamp (:class:`_HeadStart`): they import while
+this process reads the skills and runs their phase 1; a build that turns out to
+need less closes them unused.
+
+Phase 7 in this process is the one step no other process can take, so the
+batch's helper processes (pool workers, the shared sessions forked from the
+warm worker) run below it (:func:`~builder.pipeline.children.background`): with
+both cores busy it still gets one, and its skills do not pile up behind the
+last session. The warm worker and its probes run at the batch's own priority:
+phase 7 waits for its probes.
 """
 
 from __future__ import annotations
@@ -54,7 +66,7 @@ from concurrent.futures import (
     ProcessPoolExecutor,
 )
 from concurrent.futures import wait as wait_for
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -75,6 +87,7 @@ from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
 from builder.pipeline.checkpoints import CheckpointStore
+from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
@@ -366,7 +379,7 @@ def build_many(
     what it leaves unset the batch fills (a warm worker, shared sessions). Raises
     :class:`UsageError` only for bad ``--from``/``--until``.
     """
-    start, stop = phase_range(options.from_phase, options.until_phase)
+    _, stop = phase_range(options.from_phase, options.until_phase)
     chosen = Phases.local(phases) if phases is not None else runner.DEFAULT
     keys = _keys(chosen.keys, registration)
     if options.scratch and (
@@ -376,10 +389,34 @@ def build_many(
     hear = listener or Listener()
     own = services or Services()
     given = replace(own, tests=own.tests and options.run_tests)
+    stamping = _stamping(options, stop)
+    hits = _hits(targets, config, options, keys) if stamping else {}
+    # The helpers the skills not known current would need import now, while this process reads
+    # and starts every skill's run (a cold batch of many skills: seconds of one core).
+    head = _head_start(len(targets) - len(hits), chosen, keys, given, options, config)
+    try:
+        return _build(targets, config, options, hear, registration, chosen, keys, given, hits, head)
+    finally:
+        head.close()
+
+
+def _build(
+    targets: Sequence[Target],
+    config: BuildConfig,
+    options: BatchOptions,
+    hear: Listener,
+    registration: RegistrationPhase | None,
+    chosen: Phases,
+    keys: KeyLoader,
+    given: Services,
+    hits: Mapping[str, Hit],
+    head: _HeadStart,
+) -> tuple[BuildReport, ...]:
+    """:func:`build_many` once the stamps are read, with helpers started ahead in ``head``."""
+    start, stop = phase_range(options.from_phase, options.until_phase)
     base = Serviced(chosen.load, given)
     store = CheckpointStore(options.checkpoints_dir)
     stamping = _stamping(options, stop)
-    hits = _hits(targets, config, options, keys) if stamping else {}
     sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
     paths = {t.display: t.path for t in targets}
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
@@ -399,7 +436,7 @@ def build_many(
     # Package tests in shared sessions (shared_tests): the workers only stage, like ``check``.
     shared = testing and building > 1 and given.package_tests is None
     parallel = chosen.portable and start <= schedule.last_parallel
-    pool = _pool(options.jobs, building, testing and not shared) if parallel else None
+    pool = head.pool(_workers(options.jobs, building, testing and not shared) if parallel else 0)
     registering = building if schedule.reaches_serial(stop) else 0
     plan = _Plan(config, options, start, stop, schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
@@ -413,7 +450,9 @@ def build_many(
             schedule,
             tests_here=testing and not shared and pool is None and building > 0,
             registering=registering,
-            jobs=options.jobs,
+            # A group's probes run while the group before it registers (one skill: its own).
+            ahead=max(options.jobs, _SERIAL_GROUP if turns else 1),
+            worker=head.worker,
         ) as children,
     ):
         early = [
@@ -613,7 +652,7 @@ def _rerun_from(options: BatchOptions, keys: KeyLoader) -> int | None:
 def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
     """Shut ``pool`` down on the way out, waiting for its work; on an exception (Ctrl-C), at
     once: queued work is cancelled and the workers, which ignore SIGINT so that they print no
-    traceback of their own (:func:`_ignore_interrupts`), are terminated rather than waited for."""
+    traceback of their own (:func:`_pool_worker`), are terminated rather than waited for."""
     if pool is None:
         yield
         return
@@ -629,9 +668,14 @@ def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
     pool.shutdown()
 
 
-def _ignore_interrupts() -> None:
-    """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it."""
+def _pool_worker(batch: int) -> None:
+    """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it;
+    the worker runs below it, in a session of its own (:func:`background`: the batch's serial
+    phases get their core)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: not POSIX
+        os.setsid()
+    background(batch)
 
 
 def _submit(
@@ -946,7 +990,8 @@ class _Chunked:
         """One chunk's session, forked from ``worker`` once one of ``slots`` is free, then its
         second legs queued in the pool, each setting its entry of ``out`` when done."""
         with slots:
-            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=worker)
+            lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
+            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=lowered)
         assert self.pool is not None
         for i in held:
             job = self.pool.submit(_advance, *self._second(i, first, results))
@@ -1052,20 +1097,105 @@ def _loader(base: PhaseLoader, registration: AnyPhase | None) -> PhaseLoader:
 _RENDER_ONLY_SKILLS_PER_WORKER = 8
 
 
-def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
-    """A process pool when more than one skill can run at once and it pays, else None.
+def _workers(jobs: int, count: int, run_tests: bool) -> int:
+    """The pool's workers for ``count`` skills to build: 0 when none pays.
 
     Phase 6 with tests waits on a subprocess per skill, so two skills already
     overlap well; rendering alone is cheap enough that a worker must get several
-    skills to earn its start-up. ``spawn`` rather than ``fork``: this process may
-    hold database or Agno threads.
+    skills to earn its start-up.
     """
     share = 1 if run_tests else _RENDER_ONLY_SKILLS_PER_WORKER
     workers = min(jobs, count // share)
-    if workers <= 1:
+    return workers if workers > 1 else 0
+
+
+def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
+    """A process pool of :func:`_workers` workers, None without any. ``spawn`` rather than
+    ``fork``: this process may hold database or Agno threads."""
+    workers = _workers(jobs, count, run_tests)
+    if not workers:
         return None
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=_ignore_interrupts,
+        initializer=_pool_worker,
+        initargs=(os.getpid(),),
     )
+
+
+@dataclass
+class _HeadStart:
+    """A batch's helpers started before its skills' runs: they import while this process reads
+    the skills and runs their phase 1. Sized for every skill not known current from its stamp;
+    what the build turns out not to need is closed unused."""
+
+    workers: ProcessPoolExecutor | None = None
+    """The process pool, its workers started."""
+    worker: WarmWorker | None = None
+    """The build's warm worker, started."""
+    _own: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def pool(self, wanted: int) -> ProcessPoolExecutor | None:
+        """The pool when the build wants one (``wanted`` workers, 0 for none): the one started
+        ahead, else a new one; a pool started ahead and not wanted is shut down."""
+        if not wanted:
+            self.close_pool()
+            return None
+        taken, self.workers = self.workers, None
+        if taken is not None:
+            return taken
+        return ProcessPoolExecutor(
+            max_workers=wanted,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_pool_worker,
+            initargs=(os.getpid(),),
+        )
+
+    def close_pool(self) -> None:
+        pool, self.workers = self.workers, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        """Stop what was not taken (the pool) or is done with (the warm worker)."""
+        self.close_pool()
+        self._own.close()
+
+
+def _head_start(
+    count: int,
+    chosen: Phases,
+    keys: KeyLoader,
+    services: Services,
+    options: BatchOptions,
+    config: BuildConfig,
+) -> _HeadStart:
+    """Helpers for a batch of ``count`` skills to build (as :func:`_build` would choose them for
+    that many), started now: the pool's workers importing the parallel phases, the warm worker
+    when tests or probes will run."""
+    if count < 1:
+        return _HeadStart()  # a no-op: nothing is started, no phase module imported
+    start, stop = phase_range(options.from_phase, options.until_phase)
+    schedule = Schedule.of(keys)
+    testing = services.tests and schedule.tests_packages(start, stop)
+    shared = testing and count > 1 and services.package_tests is None
+    parallel = chosen.portable and start <= schedule.last_parallel
+    workers = _workers(options.jobs, count, testing and not shared) if parallel else 0
+    head = _HeadStart(_pool(options.jobs, count, testing and not shared) if workers else None)
+    if head.workers is not None:
+        names = PHASE_NAMES[start - 1 : schedule.parallel_until(stop)]
+        for _ in range(workers):  # a worker is spawned for each task while none is idle
+            head.workers.submit(_import_phases, chosen.load, names)
+    probes = schedule.reaches_serial(stop) and schedule.probes and services.probe is None
+    if (testing and services.package_tests is None) or probes:
+        from builder.pipeline.worker import WarmWorker
+
+        head.worker = head._own.enter_context(WarmWorker(home=Path(config.root).resolve()))
+        head.worker.start()
+    return head
+
+
+def _import_phases(load: PhaseLoader, names: Sequence[str]) -> None:
+    """In a pool worker starting: the phases it will run, imported ahead."""
+    for name in names:
+        load(name)

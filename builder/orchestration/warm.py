@@ -5,10 +5,11 @@ one :class:`~builder.pipeline.worker.WarmWorker` at once, so it imports Agno
 and the runtime while phases 1-5 run on the other core. Phase 6 then runs the
 package's tests as a fork of it, and phase 7 its probe; a single cold build
 pays those imports once instead of once per child. In a batch, the probes
-of the skills waiting for phase 7 run ahead of their registration, in up to
-``--jobs`` children at once, several packages to a child
+of the skills waiting for phase 7 run ahead of their registration, a
+registration group's worth at once (``ahead``), several packages to a child
 (:class:`~builder.probe.runner.WarmProbes`), each on its ready package (what
-phase 7 probes, see :mod:`builder.phases.registration`). A batch's shared test
+phase 7 probes, see :mod:`builder.phases.registration`): while one group is
+registered, the next one's probes run on the other core. A batch's shared test
 sessions fork from the same worker (:class:`Warm`'s ``worker``): each worker costs
 a build its imports again. Results are those of fresh processes
 (:mod:`builder.pipeline.worker`), so checkpoints do not depend on this.
@@ -30,7 +31,7 @@ from builder.orchestration.schedule import Schedule
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
-from builder.probe.runner import WarmProbes
+from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
 
 if TYPE_CHECKING:
     from builder.pipeline.worker import WarmWorker
@@ -135,29 +136,34 @@ def warm_children(
     *,
     tests_here: bool,
     registering: int,
-    jobs: int,
+    ahead: int,
+    worker: WarmWorker | None = None,
 ) -> Iterator[Warm]:
     """The build's phases with ``services``, and one started warm worker running what they leave
     to the build: package tests run in this process (``tests_here``), and the probes of the
-    serial phases when skills reach them (``registering``).
+    serial phases when skills reach them (``registering``), up to ``ahead`` of them at once.
 
-    A runner the caller's services already chose (a test's double) is kept.
+    ``worker``: one the caller started already (and closes), the build's warm worker whatever
+    it runs. A runner the caller's services already chose (a test's double) is kept.
     """
     warm_tests = tests_here and services.tests and services.package_tests is None
     warm_probes = registering > 0 and schedule.probes and services.probe is None
     if not (warm_tests or warm_probes):
         # Nothing to test or register (a no-op): the phase modules need not even be imported.
-        yield Warm(Serviced(loader, services), schedule)
+        yield Warm(Serviced(loader, services), schedule, worker=worker)
         return
     from builder.pipeline.worker import WarmWorker
 
-    with WarmWorker(home=Path(config.root).resolve()) as worker:
+    with contextlib.ExitStack() as stack:
+        if worker is None:
+            worker = stack.enter_context(WarmWorker(home=Path(config.root).resolve()))
         # Started before the phase modules are imported: the worker's imports are the longest
         # step of a small build.
         worker.start()
         from builder.phases.code_generation import run_generated_tests
 
-        probes = WarmProbes(worker, at_once=max(1, jobs)) if warm_probes else None
+        children = max(1, -(-ahead // PROBES_PER_CHILD))
+        probes = WarmProbes(worker, at_once=children) if warm_probes else None
         tests = functools.partial(run_generated_tests, runner=worker) if warm_tests else None
         warmed = services.filled(package_tests=tests, probe=probes)
         yield Warm(Serviced(loader, warmed), schedule, probes, config, worker)

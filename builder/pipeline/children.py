@@ -3,11 +3,13 @@
 A SIGKILL gives the builder no chance to stop the pytest run or the probe it
 started, so every child asks the kernel (Linux ``prctl(PR_SET_PDEATHSIG)``) to
 be killed when its parent dies, and starts a process group of its own so a
-timeout can end it together with whatever it started.
+timeout can end it together with whatever it started. A helper whose work the
+build's own process does not wait for next runs below it (:func:`background`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -18,10 +20,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["child_options", "die_with_parent", "offline_env", "run_captured", "runtime_root"]
+__all__ = [
+    "BACKGROUND_NICE",
+    "background",
+    "child_options",
+    "die_with_parent",
+    "offline_env",
+    "run_captured",
+    "runtime_root",
+]
 
 #: ``PR_SET_PDEATHSIG`` from <linux/prctl.h>.
 _PR_SET_PDEATHSIG = 1
+#: Niceness steps a build's helper processes run below the build itself (:func:`background`).
+BACKGROUND_NICE = 10
 
 
 def die_with_parent(parent: int | None = None) -> None:
@@ -37,6 +49,35 @@ def die_with_parent(parent: int | None = None) -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if parent is not None and os.getppid() != parent:
         os._exit(1)
+
+
+def background(parent: int, steps: int = BACKGROUND_NICE) -> None:
+    """Run this process (and what it forks) ``steps`` of niceness below ``parent`` (the build, or
+    a warm worker at the build's priority).
+
+    A batch's serial stage (phase 7, in the build's own process) is the one step
+    no other process can take: when the build's helpers (pool workers, warm
+    workers and the sessions and probes they fork) keep both cores busy, it must
+    still get its core, or every skill's registration waits for theirs. Linux
+    schedules sessions as groups when autogroups are on (each helper started in
+    a session of its own counts as much as the build): this lowers the group's
+    weight too (``/proc/self/autogroup``), relative to ``parent``'s group, when
+    this process leads a session. Called in the helper, first thing; a system
+    that refuses leaves it as it was.
+    """
+    if not hasattr(os, "nice"):
+        return  # not POSIX: no niceness, no sessions
+    with contextlib.suppress(OSError):
+        os.nice(steps)
+    if os.getsid(0) != os.getpid():
+        return  # the build's own session: its group is the build's
+    try:
+        with open(f"/proc/{parent}/autogroup", encoding="ascii") as handle:
+            base = int(handle.read().split()[-1])
+        with open("/proc/self/autogroup", "w", encoding="ascii") as handle:
+            handle.write(str(min(19, base + steps)))
+    except (OSError, ValueError, IndexError):
+        pass  # no autogroups here, or not allowed: plain niceness still applies
 
 
 def child_options() -> dict[str, Any]:

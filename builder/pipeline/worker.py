@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 
 from builder.pipeline.children import (
+    background,
     child_options,
     die_with_parent,
     offline_env,
@@ -196,15 +197,32 @@ class WarmWorker:
             self._usable = False
 
     def __call__(
-        self, module: str, args: Sequence[str], cwd: Path, folders: Sequence[Path], timeout: float
+        self,
+        module: str,
+        args: Sequence[str],
+        cwd: Path,
+        folders: Sequence[Path],
+        timeout: float,
+        *,
+        lowered: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         """Run one command and wait for it (a :data:`ModuleRunner`)."""
-        return self.result(self.submit(module, args, cwd, folders, timeout))
+        return self.result(self.submit(module, args, cwd, folders, timeout, lowered=lowered))
 
     def submit(
-        self, module: str, args: Sequence[str], cwd: Path, folders: Sequence[Path], timeout: float
+        self,
+        module: str,
+        args: Sequence[str],
+        cwd: Path,
+        folders: Sequence[Path],
+        timeout: float,
+        *,
+        lowered: bool = False,
     ) -> int:
-        """Start one command in a forked child; a ticket for :meth:`result`."""
+        """Start one command in a forked child; a ticket for :meth:`result`. ``lowered``: the
+        child runs below the build, in a session of its own
+        (:func:`~builder.pipeline.children.background`): nothing the build's own process does
+        next waits for it (a shared test session, not a probe)."""
         with self._arrived:
             self._start()
             ticket, self._next = self._next, self._next + 1
@@ -219,6 +237,7 @@ class WarmWorker:
                     "cwd": str(cwd),
                     "path": [str(f) for f in folders],
                     "timeout": timeout,
+                    "lowered": lowered,
                 }
                 self._send(request)
         return ticket
@@ -414,7 +433,12 @@ def _fork(request: dict[str, Any], replies: TextIO) -> _Child:
         status = 70
         try:
             die_with_parent(server)  # a killed server takes its children with it
-            os.setpgid(0, 0)  # a group of its own: a timeout kills whatever it started too
+            # A group of its own: a timeout kills whatever it started too.
+            if request.get("lowered"):
+                os.setsid()  # and a scheduling group of its own, below the server's
+                background(server)
+            else:
+                os.setpgid(0, 0)
             os.close(replies.fileno())  # only the server answers the caller
             os.close(done)
             null = os.open(os.devnull, os.O_RDONLY)

@@ -131,6 +131,9 @@ class _Session:
     def start(self) -> None:
         pass
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a session's tests are run_session's, stood in for")
+
 
 def _threads(max_workers: int, **_: Any) -> ThreadPoolExecutor:
     """A batch's process pool as threads: its workers get the fake phases, and are counted."""
@@ -214,4 +217,41 @@ def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
     assert [r.problem for r in reports] == [None] * len(names)
     assert len(runners) == len(batch._chunks(list(range(len(names))))) > 1
     assert len(_Counted.made) == 1
-    assert all(used is _Counted.made[0] for used in runners)
+    # Each session forked from it below the build, whose phase 7 waits for none of them.
+    assert all(used.func is _Counted.made[0] for used in runners)
+    assert all(used.keywords == {"lowered": True} for used in runners)
+
+
+def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"skill{n:02}" for n in range(16)]
+    root = make_project(tmp_path, {name: skill_text(name) for name in names})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=2
+    )
+    pipeline = make_pipeline()
+    pipeline.phases["code_generation"] = StagingPhase("code_generation")
+    registration = pipeline.phases["registration"]
+    registration.traits = replace(registration.traits, tests="probe")
+    monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
+    events: list[str] = []
+
+    class Started(_Session):
+        def start(self) -> None:
+            events.append("warm worker")
+
+    monkeypatch.setattr(worker, "WarmWorker", Started)
+    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    monkeypatch.setattr(
+        batch, "ProcessPoolExecutor", lambda **kw: events.append("pool") or _threads(**kw)
+    )
+    real_start = runner.start
+    monkeypatch.setattr(
+        runner, "start", lambda *args, **kw: events.append("run") or real_start(*args, **kw)
+    )
+    reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
+    assert [r.problem for r in reports] == [None] * len(names)
+    # They import while this process reads the skills and runs their phase 1.
+    assert events[:2] == ["pool", "warm worker"]
+    assert events.count("pool") == 1 and events.count("run") == len(names)

@@ -4,12 +4,14 @@ stops at once instead of waiting for their phases (it took about 16 s, after 36 
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 
 import pytest
 
 from builder.orchestration import batch
+from builder.pipeline.children import BACKGROUND_NICE
 
 
 def test_the_workers_leave_ctrl_c_to_the_batch() -> None:
@@ -40,3 +42,11 @@ def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
         time.sleep(0.05)
     assert time.monotonic() - interrupted < 30
     assert not any(w.is_alive() for w in workers)
+
+
+def test_the_workers_run_below_the_batch_in_sessions_of_their_own() -> None:
+    pool = batch._pool(2, 2, run_tests=True)
+    assert pool is not None
+    with batch._closing(pool):
+        assert pool.submit(os.nice, 0).result() == min(19, os.nice(0) + BACKGROUND_NICE)
+        assert pool.submit(os.getsid, 0).result() != os.getsid(0)

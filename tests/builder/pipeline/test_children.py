@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from builder.pipeline.children import BACKGROUND_NICE
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 
 
@@ -79,3 +81,37 @@ def test_a_timeout_ends_the_child_and_everything_it_started(tmp_path: Path) -> N
     while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(grandchild), "the grandchild outlived the timed-out child"
+
+
+#: Runs ``background`` below the process named by its argument, then prints its niceness and
+#: its autogroup's (``none`` without autogroups).
+LOWERED = (
+    "import os, pathlib, sys\n"
+    "from builder.pipeline.children import background\n"
+    "background(int(sys.argv[1]))\n"
+    "group = pathlib.Path('/proc/self/autogroup')\n"
+    "print(os.nice(0), group.read_text().split()[-1] if group.exists() else 'none')\n"
+)
+
+
+def own_priority() -> tuple[int, str]:
+    group = Path("/proc/self/autogroup")
+    return os.nice(0), group.read_text().split()[-1] if group.exists() else "none"
+
+
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_helper_runs_below_the_build_and_so_does_its_session_s_group(own_session: bool) -> None:
+    nice, group = own_priority()
+    shown = subprocess.run(
+        [sys.executable, "-c", LOWERED, str(os.getpid())],
+        capture_output=True,
+        text=True,
+        check=True,
+        start_new_session=own_session,
+    ).stdout.split()
+    assert int(shown[0]) == min(19, nice + BACKGROUND_NICE)
+    if group != "none":
+        # A session of its own is a scheduling group of its own where autogroups are on, as heavy
+        # as the build's unless lowered with it; the build's own group is left as it is.
+        lowered = min(19, int(group) + BACKGROUND_NICE)
+        assert shown[1] == (str(lowered) if own_session else group)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 import textwrap
@@ -14,6 +15,7 @@ import pytest
 from test_package_tests import PACKAGES, stage
 
 from builder.pipeline import worker as worker_module
+from builder.pipeline.children import BACKGROUND_NICE
 from builder.pipeline.package_tests import TestRun, run_package_tests
 from builder.pipeline.worker import WarmWorker, run_module
 
@@ -151,3 +153,20 @@ def test_a_real_package_s_tests_have_the_outcome_of_a_fresh_pytest(tmp_path: Pat
     assert _kept(warm) == _kept(cold)
     assert warm.passed and "warning" not in warm.summary
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pws_validation"]  # nothing left
+
+
+#: A module that prints its niceness.
+NICENESS = """
+    import os
+
+    print(os.nice(0))
+"""
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_a_lowered_child_runs_below_the_build(tmp_path: Path, lowered: bool) -> None:
+    folder = module(tmp_path / "pkgs", "niceness", NICENESS)
+    with WarmWorker() as worker:
+        done = worker("niceness", (), tmp_path, (folder,), 60, lowered=lowered)
+    steps = BACKGROUND_NICE if lowered else 0
+    assert int(done.stdout) == min(19, os.nice(0) + steps)
