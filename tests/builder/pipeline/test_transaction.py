@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from builder.pipeline.transaction import PackageTransaction
+from builder.pipeline.transaction import GroupEntry, PackageTransaction, RegistrationGroup
 from mindrian.project import ProjectPaths
 
 
@@ -181,3 +181,32 @@ def test_matches_compare_the_exact_file_set(txn: PackageTransaction) -> None:
     assert txn.installed_matches(files)  # caches are not part of the package
     (txn.final / "extra.py").write_text("", encoding="utf-8")
     assert not txn.installed_matches(files)
+
+
+@pytest.mark.parametrize("half_deleted", [False, True])
+def test_recover_after_a_committed_group_keeps_the_new_package(
+    txn: PackageTransaction, monkeypatch: pytest.MonkeyPatch, half_deleted: bool
+) -> None:
+    """A build killed while finishing its committed group (new registry.yaml in place, the
+    replaced package being deleted): recovering the package, alone, keeps the new one."""
+    installed_old(txn)
+    (txn.final / "tools.py").write_text("old tools", encoding="utf-8")
+    staged(txn, "new")
+    group = RegistrationGroup(txn.paths)
+    group.begin([GroupEntry("fw", txn.identifier)])
+    txn.install()
+
+    def killed(path: Any, *args: Any, **kwargs: Any) -> None:
+        if half_deleted:  # the kill came midway through deleting the replaced package
+            (Path(path) / txn.identifier / "tools.py").unlink()
+        raise KeyboardInterrupt  # stands for the SIGKILL: nothing after it runs
+
+    with monkeypatch.context() as patched:
+        patched.setattr("builder.pipeline.transaction.shutil.rmtree", killed)
+        with pytest.raises(KeyboardInterrupt):
+            group.commit("new: yaml\n")
+    assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "new: yaml\n"
+
+    txn.recover()
+    assert tree(txn.final) == {"agent.py": "new"}
+    assert staging_names(txn) == []
