@@ -12,7 +12,7 @@ back. Names under ``staging/`` for package ``pkg``:
 ``pkg.build-XXXX/``   a phase 6 workspace (tests run there); removed when phase 6 ends
 ``pkg.ready/pkg/``    the tested package, waiting for phase 7 (or for :meth:`publish` when
                       the build stops after phase 6)
-``pkg.previous/``     an install in progress: holds the replaced ``pkg/`` (empty when new)
+``pkg.previous/``     an install in progress: holds the replaced ``pkg/`` (a mark when new)
                       and, once written, the new ``registry.yaml``
 ``pkg.committed/``    the same, renamed: the commit point; the new ``registry.yaml`` is
                       moved into place and the folder deleted
@@ -74,6 +74,8 @@ SESSION_PREFIX = "tests-"
 
 #: The new registry export's name inside the journal folder until it is moved into place.
 _NEW_YAML = "registry.yaml.new"
+#: In ``pkg.previous/`` when the install replaced no package (its roll back removes the new one).
+_NOTHING_REPLACED = "nothing-replaced"
 #: Folders that running a package's tests may leave; never part of what was generated.
 _CACHE_PARTS = frozenset({"__pycache__", ".pytest_cache"})
 
@@ -116,6 +118,8 @@ class PackageTransaction:
         aside.mkdir(parents=True)
         if self.final.exists():
             os.rename(self.final, aside / self.identifier)
+        else:
+            (aside / _NOTHING_REPLACED).touch()
         self.final.parent.mkdir(parents=True, exist_ok=True)
         os.rename(self.ready, self.final)
         shutil.rmtree(self._staging(".ready"))
@@ -158,13 +162,17 @@ class PackageTransaction:
     def roll_back(self) -> None:
         """Undo :meth:`install`: the replaced package (or nothing) is installed again."""
         aside = self._staging(".previous")
+        replaced = aside / self.identifier
         # Until the ready package is renamed into place, what is installed (if anything) is
         # the old package: a kill between making the folder aside and moving it there left
-        # it in place, and it must stay.
-        if not self.ready.exists() and self.final.exists():
+        # it in place, and it must stay. So it must once a roll back killed before dropping
+        # the folder has moved the old one back: the installed one is the new one only while
+        # the old one, or the mark that there was none, is still aside.
+        new_installed = replaced.exists() or (aside / _NOTHING_REPLACED).exists()
+        if not self.ready.exists() and self.final.exists() and new_installed:
             shutil.rmtree(self.final)
-        if (aside / self.identifier).exists():
-            os.rename(aside / self.identifier, self.final)
+        if replaced.exists():
+            os.rename(replaced, self.final)
         shutil.rmtree(aside)
 
     def recover(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -209,4 +210,32 @@ def test_recover_after_a_committed_group_keeps_the_new_package(
 
     txn.recover()
     assert tree(txn.final) == {"agent.py": "new"}
+    assert staging_names(txn) == []
+
+
+@pytest.mark.parametrize("old", [True, False])
+def test_a_roll_back_killed_before_dropping_its_folder_is_done_again_safely(
+    txn: PackageTransaction, monkeypatch: pytest.MonkeyPatch, old: bool
+) -> None:
+    """A build's recovery killed after moving the old package back (or removing a new one) and
+    before dropping ``pkg.previous/``: the next recovery keeps what the first one left."""
+    if old:
+        installed_old(txn)
+    staged(txn, "new")
+    txn.install()  # then killed: the new package is installed, uncommitted
+    real_rmtree = shutil.rmtree
+
+    def killed(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path) == txn.paths.staging / "pkg.previous":
+            raise KeyboardInterrupt  # stands for SIGKILL: nothing after it runs
+        real_rmtree(path, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr("builder.pipeline.transaction.shutil.rmtree", killed)
+        with pytest.raises(KeyboardInterrupt):
+            txn.recover()
+    txn.recover()
+    assert (tree(txn.final) if txn.final.exists() else None) == (
+        {"agent.py": "old"} if old else None
+    )
     assert staging_names(txn) == []
