@@ -115,3 +115,41 @@ def test_a_helper_runs_below_the_build_and_so_does_its_session_s_group(own_sessi
         # as the build's unless lowered with it; the build's own group is left as it is.
         lowered = min(19, int(group) + BACKGROUND_NICE)
         assert shown[1] == (str(lowered) if own_session else group)
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_a_warm_worker_s_child_dies_when_the_build_is_killed(tmp_path: Path, lowered: bool) -> None:
+    """The build SIGKILLed alone (as the kill suite does): its warm worker and what the worker
+    forked, a lowered child in a session of its own too, die with it; no killpg is needed."""
+    pid_file = tmp_path / "child.pid"
+    (tmp_path / "sleeper.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+    )
+    parent_code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from builder.pipeline.worker import WarmWorker
+        worker = WarmWorker()
+        folder = Path({str(tmp_path)!r})
+        worker.submit("sleeper", (), folder, (folder,), 60, lowered={lowered!r})
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code])
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the worker never started its child"
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    server = int(Path(f"/proc/{child}/stat").read_text().split(") ")[-1].split()[1])
+    assert alive(child) and alive(server) and os.getsid(child) != os.getsid(parent.pid)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 60  # a bound on a hang
+    while (alive(child) or alive(server)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in (server, child) if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "the warm worker or its child outlived the killed build"
