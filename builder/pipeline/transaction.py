@@ -29,7 +29,7 @@ installed as above, and one journal folder, renamed at the commit point, holds
 the new ``registry.yaml`` for all of them. Past that point each installed
 package's ``pkg.previous/`` is waste, but :meth:`PackageTransaction.recover` would
 put it back: so the folder is finished first, by whoever takes the output lock
-next (:func:`output_lock`), and by :meth:`PackageTransaction.recover` itself.
+next (:func:`output_lock`), before any package's recovery can run.
 """
 
 from __future__ import annotations
@@ -178,11 +178,10 @@ class PackageTransaction:
     def recover(self) -> None:
         """Finish or undo what a killed build of this package left (see the module docstring).
 
-        A committed group registration is finished first: its ``registry.yaml`` may be in place
-        already, and this package's ``pkg.previous/`` (half deleted, if the kill came while it
-        was) is then waste that a roll back would install beside it.
+        Only under the output lock (:func:`output_lock`), which first finishes a group a killed
+        build committed. Not here: in a running build, another thread's group may be committed
+        and still finishing, and its replaced packages are its own to delete.
         """
-        RegistrationGroup(self.paths).finish()
         if self._staging(".committed").exists():
             self._roll_forward()
         elif self._staging(".previous").exists():

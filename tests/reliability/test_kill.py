@@ -177,7 +177,9 @@ def survivors(project: Path, grace: float = 60.0) -> list[int]:
 
 def consistent(project: Path, references: dict[str, tuple[dict[str, bytes], str]]) -> str:
     """Why the project's state after a kill (once recovered) is inconsistent, or ""."""
-    PackageTransaction(ProjectPaths(project), PACKAGE).recover()  # what the next build does first
+    paths = ProjectPaths(project)
+    with output_lock(paths, lambda _: None):  # what the next build does first
+        PackageTransaction(paths, PACKAGE).recover()
     package, exported = package_tree(project), registry_text(project)
     package_variant = next((v for v, (p, _) in references.items() if p == package), None)
     yaml_variant = next((v for v, (_, y) in references.items() if y == exported), None)
@@ -321,8 +323,9 @@ def batch_consistent(
 ) -> str:
     """Why a killed batch left some skill's package and registry entry apart, or ""."""
     paths = ProjectPaths(project)
-    for package in owners:
-        PackageTransaction(paths, package).recover()  # what the next build does first
+    with output_lock(paths, lambda _: None):  # what the next build does first
+        for package in owners:
+            PackageTransaction(paths, package).recover()
     packages, records = batch_state(project)
     problems = []
     for package, framework in sorted(owners.items()):

@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from builder.pipeline.transaction import GroupEntry, PackageTransaction, RegistrationGroup
+from builder.pipeline.transaction import (
+    GroupEntry,
+    PackageTransaction,
+    RegistrationGroup,
+    output_lock,
+)
 from mindrian.project import ProjectPaths
 
 
@@ -189,7 +194,7 @@ def test_recover_after_a_committed_group_keeps_the_new_package(
     txn: PackageTransaction, monkeypatch: pytest.MonkeyPatch, half_deleted: bool
 ) -> None:
     """A build killed while finishing its committed group (new registry.yaml in place, the
-    replaced package being deleted): recovering the package, alone, keeps the new one."""
+    replaced package being deleted): the next build's recovery keeps the new package."""
     installed_old(txn)
     (txn.final / "tools.py").write_text("old tools", encoding="utf-8")
     staged(txn, "new")
@@ -208,9 +213,34 @@ def test_recover_after_a_committed_group_keeps_the_new_package(
             group.commit("new: yaml\n")
     assert txn.paths.registry_yaml.read_text(encoding="utf-8") == "new: yaml\n"
 
-    txn.recover()
+    with output_lock(txn.paths, lambda _: None):  # what the next build does first
+        txn.recover()
     assert tree(txn.final) == {"agent.py": "new"}
     assert staging_names(txn) == []
+
+
+def test_a_package_s_recovery_leaves_another_group_s_commit_to_it(
+    txn: PackageTransaction, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a running batch, phase 6 recovers a package while another thread's group is committed
+    and deleting the packages it replaced: the recovery must not finish that group too (both
+    deleting the same folders failed skills with ENOENT)."""
+    installed_old(txn)
+    staged(txn, "new")
+    group = RegistrationGroup(txn.paths)
+    group.begin([GroupEntry("fw", txn.identifier)])
+    txn.install()
+
+    def paused(path: Any, *args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt  # the committing thread, paused before its first delete
+
+    with monkeypatch.context() as patched:
+        patched.setattr("builder.pipeline.transaction.shutil.rmtree", paused)
+        with pytest.raises(KeyboardInterrupt):
+            group.commit("new: yaml\n")
+    left = staging_names(txn)
+    PackageTransaction(txn.paths, "another_pkg").recover()
+    assert staging_names(txn) == left
 
 
 @pytest.mark.parametrize("old", [True, False])
