@@ -1109,12 +1109,9 @@ def _workers(jobs: int, count: int, run_tests: bool) -> int:
     return workers if workers > 1 else 0
 
 
-def _pool(jobs: int, count: int, run_tests: bool) -> ProcessPoolExecutor | None:
-    """A process pool of :func:`_workers` workers, None without any. ``spawn`` rather than
-    ``fork``: this process may hold database or Agno threads."""
-    workers = _workers(jobs, count, run_tests)
-    if not workers:
-        return None
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` workers. ``spawn`` rather than ``fork``: this process may
+    hold database or Agno threads."""
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
@@ -1142,14 +1139,7 @@ class _HeadStart:
             self.close_pool()
             return None
         taken, self.workers = self.workers, None
-        if taken is not None:
-            return taken
-        return ProcessPoolExecutor(
-            max_workers=wanted,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_pool_worker,
-            initargs=(os.getpid(),),
-        )
+        return _pool(wanted) if taken is None else taken
 
     def close_pool(self) -> None:
         pool, self.workers = self.workers, None
@@ -1181,7 +1171,7 @@ def _head_start(
     shared = testing and count > 1 and services.package_tests is None
     parallel = chosen.portable and start <= schedule.last_parallel
     workers = _workers(options.jobs, count, testing and not shared) if parallel else 0
-    head = _HeadStart(_pool(options.jobs, count, testing and not shared) if workers else None)
+    head = _HeadStart(_pool(workers) if workers else None)
     if head.workers is not None:
         names = PHASE_NAMES[start - 1 : schedule.parallel_until(stop)]
         for _ in range(workers):  # a worker is spawned for each task while none is idle

@@ -15,14 +15,14 @@ from builder.pipeline.children import BACKGROUND_NICE
 
 
 def test_the_workers_leave_ctrl_c_to_the_batch() -> None:
-    pool = batch._pool(2, 2, run_tests=True)
+    pool = batch._pool(2)
     assert pool is not None
     with batch._closing(pool):
         assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
 
 
 def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
-    pool = batch._pool(2, 2, run_tests=True)
+    pool = batch._pool(2)
     assert pool is not None
     with pytest.raises(KeyboardInterrupt), batch._closing(pool):
         running = [pool.submit(time.sleep, 60) for _ in range(2)]
@@ -45,7 +45,7 @@ def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
 
 
 def test_the_workers_run_below_the_batch_in_sessions_of_their_own() -> None:
-    pool = batch._pool(2, 2, run_tests=True)
+    pool = batch._pool(2)
     assert pool is not None
     with batch._closing(pool):
         assert pool.submit(os.nice, 0).result() == min(19, os.nice(0) + BACKGROUND_NICE)
