@@ -31,6 +31,7 @@ from pathlib import Path
 
 from builder.phases.code_generation import run_generated_tests
 from builder.phases.outputs import AnyPhase, Inputs
+from builder.pipeline.contract import Staged
 from builder.pipeline.package_tests import TestRun, tree_digest
 from builder.pipeline.services import ProbeResult
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
@@ -69,7 +70,7 @@ class Stager:
     folder: Path
     """The session folder: one subfolder per package."""
 
-    def __call__(self, phase: AnyPhase, inputs: Inputs) -> bool:
+    def __call__(self, phase: AnyPhase, inputs: Inputs) -> bool | Staged:
         return phase.stage_tests(inputs, self.folder)
 
 

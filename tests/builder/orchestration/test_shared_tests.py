@@ -39,14 +39,21 @@ def failing_for(tmp_path: Path, agent_id: str) -> Path:
 
 
 class Spies:
-    """Counts the shared sessions, the runs of one package alone and the probes' children."""
+    """Counts the shared sessions, the runs of one package alone, the packages rendered and the
+    probes' children."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.sessions: list[list[str]] = []
         self.alone: list[str] = []
+        self.rendered: list[str] = []
         self.probed: list[tuple[str, ...]] = []
         session, alone = package_tests.run_session, code_generation.run_package_tests
+        render = code_generation.render_package
         submit = WarmWorker.submit
+
+        def render_package(spec: Any, *args: Any, **kwargs: Any) -> Any:
+            self.rendered.append(spec.identifier)
+            return render(spec, *args, **kwargs)
 
         def run_session(folder: Path, jobs: int, *args: Any) -> Any:
             self.sessions.append(sorted(p.name for p in folder.iterdir() if p.is_dir()))
@@ -65,6 +72,7 @@ class Spies:
 
         monkeypatch.setattr(package_tests, "run_session", run_session)
         monkeypatch.setattr(code_generation, "run_package_tests", run_package_tests)
+        monkeypatch.setattr(code_generation, "render_package", render_package)
         monkeypatch.setattr(WarmWorker, "submit", probe_child)
 
 
@@ -109,6 +117,8 @@ def test_one_session_for_the_batch_and_each_skill_as_if_built_alone(
     assert spies.sessions == [["alpha_skill", "beta_skill", "gamma_skill"]]
     assert spies.alone == []  # every result came from the session
     assert spies.probed == []  # and every probe's, for the packages that passed
+    # Each package rendered once: phase 6 takes up the files staged for the session.
+    assert spies.rendered == ["alpha_skill", "beta_skill", "gamma_skill"]
     shared = state(root)
     assert list((root / ".mindrian" / "staging").iterdir()) == []  # the session folder is gone
 
