@@ -86,6 +86,7 @@ from builder.orchestration.warm import Entry, warm_children
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
@@ -97,12 +98,7 @@ from builder.pipeline.output_folder import (
     unfinished_removals,
     unfinished_retire,
 )
-from builder.pipeline.results import (
-    BuildReport,
-    PhaseReport,
-    Problem,
-    problem_of,
-)
+from builder.pipeline.results import Problem, problem_of
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
 from builder.pipeline.turns import Turns

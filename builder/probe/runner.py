@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.pipeline.services import ProbeResult, ProbeRunner
+from builder.pipeline.probe_result import ProbeResult
+from builder.pipeline.services import ProbeRunner
 from builder.pipeline.worker import ModuleRunner, WarmWorker, run_module
 from builder.probe.e2e import EACH
 

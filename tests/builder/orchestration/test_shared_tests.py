@@ -15,8 +15,9 @@ from builder.codegen.render import AGENT_TEMPLATES
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.code_generation import CodeGenerationPhase
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import CHECK_FAILED_CODE, BuildReport
+from builder.pipeline.results import CHECK_FAILED_CODE
 from builder.pipeline.worker import run_module
 
 # Slow: real builds of three skills through phase 7, with their generated tests.

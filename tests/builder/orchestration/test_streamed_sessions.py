@@ -20,8 +20,8 @@ from builder.orchestration.shared_tests import clear_sessions
 from builder.orchestration.warm import Entry
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.keys import load_key
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.pipeline.transaction import SESSION_PREFIX
 from builder.pipeline.worker import run_module
