@@ -12,10 +12,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["CHAIN_FILE", "SKILL_FILE", "StageFile", "is_chain", "skill_file", "stage_files"]
+__all__ = [
+    "CHAIN_FILE",
+    "CHAIN_KEYS",
+    "SKILL_FILE",
+    "StageFile",
+    "is_chain",
+    "skill_file",
+    "stage_files",
+]
 
 #: The file that makes a folder a chain, in place of SKILL.md.
 CHAIN_FILE = "CHAIN.md"
+#: CHAIN.md keys phase 1 reads beyond a skill's own: the stage count and the title.
+CHAIN_KEYS: tuple[str, ...] = ("display_name", "stages")
 #: The file that makes a folder a skill.
 SKILL_FILE = "SKILL.md"
 #: A stage file's name: its number, a dash, the stage's name (``01-decompose.md``).

@@ -25,7 +25,6 @@ left out of the package (``SkillSource.left_out``; phase 1 warns W122 for each).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -101,6 +100,8 @@ def source_digest(
     """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs
     collide), then the names of the executable files and the names and sizes of the files left
     out, when there are any (both change the package)."""
+    import hashlib  # OpenSSL's start: only a caller that needs the digest pays for it
+
     digest = hashlib.sha256()
     for name, data in (("SKILL.md", skill), *files):
         encoded = name.encode("utf-8")
@@ -135,13 +136,17 @@ def skill_files(source: SkillSource) -> tuple[SkillFile, ...]:
     return (own, *(SkillFile(n, d, n in executables) for n, d in source.files))
 
 
-def load_source(path: Path, display: str | None = None, data: bytes | None = None) -> SkillSource:
+def load_source(
+    path: Path, display: str | None = None, data: bytes | None = None, *, digest: bool = True
+) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
     gets the file's name appended; ``data``, the skill file's bytes when the caller has read
-    them already. Raises SkillError for a missing or unreadable file, a folder without
-    SKILL.md or CHAIN.md, and the size limits above.
+    them already; ``digest=False`` leaves ``SkillSource.digest`` empty, for a caller that
+    keeps nothing (``mindrian validate``: checkpoints and stamps are what read it). Raises
+    SkillError for a missing or unreadable file, a folder without SKILL.md or CHAIN.md, and
+    the size limits above.
     """
     file, shown = located_file(Path(path), display)
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
@@ -152,7 +157,7 @@ def load_source(path: Path, display: str | None = None, data: bytes | None = Non
         path=shown,
         data=data,
         files=files,
-        digest=source_digest(data, files, executables, left_out),
+        digest=source_digest(data, files, executables, left_out) if digest else "",
         executables=executables,
         left_out=left_out,
     )
