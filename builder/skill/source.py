@@ -29,7 +29,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -47,11 +46,9 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
-    "SkillFile",
     "folder_names",
     "load_source",
     "located_file",
-    "skill_files",
     "source_digest",
 ]
 
@@ -114,26 +111,6 @@ def source_digest(
         encoded = name.encode("utf-8")
         digest.update(b"o%d:%s\x00%d:" % (len(encoded), encoded, size))
     return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class SkillFile:
-    """A file of the skill as its package holds it (under :data:`SKILL_FOLDER`)."""
-
-    name: str
-    """Path relative to the skill's base directory (``scripts/check.py``, ``SKILL.md``)."""
-    data: bytes
-    """The bytes, as in the skill folder."""
-    executable: bool
-    """Whether it keeps the executable bit (git's mode 100755)."""
-
-
-def skill_files(source: SkillSource) -> tuple[SkillFile, ...]:
-    """Every file a package holds under :data:`SKILL_FOLDER`: the skill's own file (SKILL.md or
-    CHAIN.md) first, then the folder's files in name order."""
-    executables = set(source.executables)
-    own = SkillFile(PurePosixPath(source.path).name, source.data, False)
-    return (own, *(SkillFile(n, d, n in executables) for n, d in source.files))
 
 
 def load_source(
