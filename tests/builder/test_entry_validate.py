@@ -110,6 +110,7 @@ _NOT_FOR_VALIDATE = (
     "jsonschema",
     "ladybug",
     "logging",
+    "mindrian.project",  # the layout's record: validate needs the root only (project_root)
     "mindrian.routing",  # what infers triggers reads
     "neo4j",
     "pydantic",
@@ -152,11 +153,13 @@ def test_validating_a_skill_imports_only_what_phase_1_reads(
 
 #: Records a validation of a plain skill never makes, each a frozen dataclass whose definition
 #: costs about a fiftieth of the interpreter's start: a build's reports, the server's settings,
-#: the probe's verdict, a package's files, a YAML value read as if quoted, a chain's stages.
+#: the probe's verdict, a project's layout, a package's files, a YAML value read as if quoted, a
+#: chain's stages.
 _RECORDS_NOT_FOR_VALIDATE = (
     "BuildReport",
     "PhaseReport",
     "ProbeResult",
+    "ProjectPaths",
     "QuotedValue",
     "ServeSettings",
     "SkillFile",
