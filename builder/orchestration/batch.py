@@ -393,7 +393,8 @@ def build_many(
     hits = _hits(targets, config, options, keys) if stamping else {}
     # The helpers the skills not known current would need import now, while this process reads
     # and starts every skill's run (a cold batch of many skills: seconds of one core).
-    head = _head_start(len(targets) - len(hits), chosen, keys, given, options, config)
+    ahead = _shape(len(targets) - len(hits), chosen, keys, given, options)
+    head = _head_start(ahead, chosen, given, config)
     try:
         return _build(targets, config, options, hear, registration, chosen, keys, given, hits, head)
     finally:
@@ -430,15 +431,10 @@ def _build(
     current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
-    # Nothing to build: no phase module need be imported to know where phases would run.
-    schedule = Schedule.of(keys) if building else Schedule(len(PHASE_NAMES) + 1, None, False)
-    testing = given.tests and schedule.tests_packages(start, stop)
-    # Package tests in shared sessions (shared_tests): the workers only stage, like ``check``.
-    shared = testing and building > 1 and given.package_tests is None
-    parallel = chosen.portable and start <= schedule.last_parallel
-    pool = head.pool(_workers(options.jobs, building, testing and not shared) if parallel else 0)
-    registering = building if schedule.reaches_serial(stop) else 0
-    plan = _Plan(config, options, start, stop, schedule)
+    shape = _shape(building, chosen, keys, given, options)
+    shared, registering = shape.shared, shape.registering
+    pool = head.pool(shape.workers)
+    plan = _Plan(config, options, start, stop, shape.schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
     turns = Turns(_SERIAL_GROUP) if registering > 1 else None
     with (
@@ -447,8 +443,8 @@ def _build(
             _loader(chosen.load, registration),
             config,
             replace(given, turns=turns),
-            schedule,
-            tests_here=testing and not shared and pool is None and building > 0,
+            shape.schedule,
+            tests_here=shape.tests_here,
             registering=registering,
             # A group's probes run while the group before it registers (one skill: its own).
             ahead=max(options.jobs, _SERIAL_GROUP if turns else 1),
@@ -486,6 +482,55 @@ def _build(
             stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
             told(stage.finished(wait=True))
         return tuple(reports)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """How a batch runs the skills it builds: where their phases run and which helpers they
+    need. Decided by :func:`_shape` alone, for the helpers started ahead and for the build."""
+
+    start: int
+    """Number of the first phase to run."""
+    stop: int
+    """Number of the last phase to run."""
+    schedule: Schedule
+    """Where the phases run (an empty one when nothing is built: no phase key is read)."""
+    testing: bool
+    """Phase 6 runs the packages' tests."""
+    shared: bool
+    """They run in shared pytest sessions (:mod:`.shared_tests`): the workers only stage."""
+    workers: int
+    """The process pool's workers; 0: the parallel phases run in this process."""
+    registering: int
+    """Skills that reach a serial phase (phase 7's registry)."""
+
+    @property
+    def tests_here(self) -> bool:
+        """Package tests run in this process, one package at a time (the warm worker's)."""
+        return self.testing and not self.shared and not self.workers
+
+    def warm_worker(self, services: Services) -> bool:
+        """Whether the build wants its warm worker: for the package tests or the shared
+        sessions ``services`` leaves to it, or for the probes of the serial phases."""
+        tests = self.testing and services.package_tests is None
+        probes = self.registering > 0 and self.schedule.probes and services.probe is None
+        return tests or probes
+
+
+def _shape(
+    building: int, chosen: Phases, keys: KeyLoader, services: Services, options: BatchOptions
+) -> _Shape:
+    """The shape of a batch that builds ``building`` skills with ``services``."""
+    start, stop = phase_range(options.from_phase, options.until_phase)
+    # Nothing to build: no phase module need be imported to know where phases would run.
+    schedule = Schedule.of(keys) if building else Schedule(len(PHASE_NAMES) + 1, None, False)
+    testing = services.tests and schedule.tests_packages(start, stop)
+    # Package tests in shared sessions (shared_tests): the workers only stage, like ``check``.
+    shared = testing and building > 1 and services.package_tests is None
+    parallel = chosen.portable and start <= schedule.last_parallel
+    workers = _workers(options.jobs, building, testing and not shared) if parallel else 0
+    registering = building if schedule.reaches_serial(stop) else 0
+    return _Shape(start, stop, schedule, testing, shared, workers, registering)
 
 
 @dataclass(frozen=True)
@@ -1153,31 +1198,17 @@ class _HeadStart:
 
 
 def _head_start(
-    count: int,
-    chosen: Phases,
-    keys: KeyLoader,
-    services: Services,
-    options: BatchOptions,
-    config: BuildConfig,
+    shape: _Shape, chosen: Phases, services: Services, config: BuildConfig
 ) -> _HeadStart:
-    """Helpers for a batch of ``count`` skills to build (as :func:`_build` would choose them for
-    that many), started now: the pool's workers importing the parallel phases, the warm worker
-    when tests or probes will run."""
-    if count < 1:
-        return _HeadStart()  # a no-op: nothing is started, no phase module imported
-    start, stop = phase_range(options.from_phase, options.until_phase)
-    schedule = Schedule.of(keys)
-    testing = services.tests and schedule.tests_packages(start, stop)
-    shared = testing and count > 1 and services.package_tests is None
-    parallel = chosen.portable and start <= schedule.last_parallel
-    workers = _workers(options.jobs, count, testing and not shared) if parallel else 0
-    head = _HeadStart(_pool(workers) if workers else None)
+    """Helpers of a batch of ``shape`` (:func:`_shape` for the skills not known current from
+    their stamps), started now: the pool's workers importing the parallel phases, the warm
+    worker when tests or probes will run."""
+    head = _HeadStart(_pool(shape.workers) if shape.workers else None)
     if head.workers is not None:
-        names = PHASE_NAMES[start - 1 : schedule.parallel_until(stop)]
-        for _ in range(workers):  # a worker is spawned for each task while none is idle
+        names = PHASE_NAMES[shape.start - 1 : shape.schedule.parallel_until(shape.stop)]
+        for _ in range(shape.workers):  # a worker is spawned for each task while none is idle
             head.workers.submit(_import_phases, chosen.load, names)
-    probes = schedule.reaches_serial(stop) and schedule.probes and services.probe is None
-    if (testing and services.package_tests is None) or probes:
+    if shape.warm_worker(services):
         from builder.pipeline.worker import WarmWorker
 
         head.worker = head._own.enter_context(WarmWorker(home=Path(config.root).resolve()))
