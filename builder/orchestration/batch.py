@@ -418,16 +418,10 @@ def _build(
     base = Serviced(chosen.load, given)
     store = CheckpointStore(options.checkpoints_dir)
     stamping = _stamping(options, stop)
-    sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
-    paths = {t.display: t.path for t in targets}
-    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     loader = _loader(base, registration)
     index = CheckpointStore(options.identities) if options.identities is not None else store
-    # One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
-    # is not current, once) and whether it has anything to do.
-    runs = _start(sources, config, options, loader, index, _rerun_from(options, keys), stop)
-    blocked |= _collisions(runs, config, loader, known)
-    buildable = {d: r for d, r in runs.items() if d not in blocked}
+    rerun_from = _rerun_from(options, keys)
+    buildable, blocked, seen = _begin(targets, hits, config, options, loader, index, rerun_from)
     current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
@@ -464,11 +458,16 @@ def _build(
         reports: list[BuildReport] = []
 
         def told(done: Iterator[tuple[Target, BuildReport, _Heard]]) -> None:
-            for target, report, heard in done:
+            for target, report, heard in done:  # in input order
                 heard.tell(hear)
                 if stamping:
                     hit = hits.get(target.display)
                     _record(target, report, hit, buildable, seen, config, options)
+                # Done with: only its report is kept (a batch of 1,000 skills held every run,
+                # its sources and phase outputs, to the end).
+                early[len(reports)] = report
+                buildable.pop(target.display, None)
+                seen.pop(target.display, None)
                 reports.append(report)
 
         with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
@@ -482,6 +481,32 @@ def _build(
             stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
             told(stage.finished(wait=True))
         return tuple(reports)
+
+
+def _begin(
+    targets: Sequence[Target],
+    hits: Mapping[str, Hit],
+    config: BuildConfig,
+    options: BatchOptions,
+    loader: PhaseLoader,
+    index: CheckpointStore,
+    rerun_from: int | None,
+) -> tuple[dict[str, runner.Run], dict[str, Problem], dict[str, Seen]]:
+    """The run of each skill not known current from its stamp that can be built, by display
+    path; why the others cannot be (unreadable, colliding); and each read skill's files as
+    stat'ed before the read (for its stamp).
+
+    One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
+    is not current, once) and whether it has anything to do. Nothing else keeps the sources
+    read: a skill's run holds them, and is let go once the skill is reported.
+    """
+    _, stop = phase_range(options.from_phase, options.until_phase)
+    sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
+    paths = {t.display: t.path for t in targets}
+    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
+    runs = _start(sources, config, options, loader, index, rerun_from, stop)
+    blocked |= _collisions(runs, config, loader, known)
+    return {d: r for d, r in runs.items() if d not in blocked}, blocked, seen
 
 
 @dataclass(frozen=True)
@@ -726,7 +751,7 @@ def _pool_worker(batch: int) -> None:
 def _submit(
     pool: ProcessPoolExecutor | None,
     target: Target,
-    runs: Mapping[str, runner.Run],
+    runs: dict[str, runner.Run],
     blocked: Mapping[str, Problem],
     plan: _Plan,
     phases: PhaseLoader,
@@ -743,7 +768,8 @@ def _submit(
         )
     if pool is None:
         return None
-    return pool.submit(_advance, runs[target.display], plan.parallel_until, phases)
+    # The pool's copy comes back in its place (_Finisher): this process keeps one run a skill.
+    return pool.submit(_advance, runs.pop(target.display), plan.parallel_until, phases)
 
 
 def _advance(run: runner.Run, stop: int, phases: PhaseLoader, hold: Hold | None = None) -> Entry:
@@ -758,8 +784,9 @@ class _Finisher:
     run's parallel phases awaited (or walked here), the serial ones, and its report told in
     input order."""
 
-    runs: Mapping[str, runner.Run]
-    """The runs of the skills to build, by display path."""
+    runs: dict[str, runner.Run]
+    """The runs of the skills to build, by display path: a run walked elsewhere (a pool's copy)
+    takes the place of the one handed over there."""
     plan: _Plan
     """The batch's configuration, switches, phase range and schedule."""
     hear: Listener
@@ -795,6 +822,7 @@ class _Finisher:
             self.hear.phase(phase)
         if isinstance(run, BuildReport):
             return run
+        self.runs[target.display] = run
         report = run.advance(self.plan.stop, self.loader, progress=self.hear.phase)
         return _framed(report, run) if self.plan.options.scratch else report
 
@@ -841,7 +869,7 @@ def _internal_failure(target: Target, error: Exception) -> BuildReport:
 
 def _test_together(
     targets: Sequence[Target],
-    runs: Mapping[str, runner.Run],
+    runs: dict[str, runner.Run],
     early: list[Entry | Future[Entry] | None],
     pool: ProcessPoolExecutor | None,
     plan: _Plan,
@@ -900,7 +928,7 @@ def _join_all(threads: Sequence[threading.Thread]) -> None:
 
 def _fail_unset(out: Mapping[int, Future[Entry]], error: BaseException) -> None:
     """Every future of ``out`` not yet set fails with ``error``."""
-    for future in out.values():
+    for future in list(out.values()):  # other threads take theirs out meanwhile
         with contextlib.suppress(InvalidStateError):
             future.set_exception(error)
 
@@ -931,8 +959,9 @@ class _Chunked:
 
     targets: Sequence[Target]
     """Every target of the batch; a chunk lists indexes into it."""
-    runs: Mapping[str, runner.Run]
-    """The skills' runs by display path."""
+    runs: dict[str, runner.Run]
+    """The skills' runs by display path, each taken out when its first leg is queued: the leg
+    hands back the run that goes on."""
     plan: _Plan
     """The batch's configuration, switches, phase range and schedule."""
     load: PhaseLoader
@@ -958,7 +987,7 @@ class _Chunked:
             )
         return done
 
-    def stream(self, chunks: Sequence[Sequence[int]], out: Mapping[int, Future[Entry]]) -> None:
+    def stream(self, chunks: Sequence[Sequence[int]], out: dict[int, Future[Entry]]) -> None:
         """Every chunk through phase 6, each skill's run set in ``out`` as soon as it is known.
 
         A chunk's first leg is queued in the pool as soon as the one before is
@@ -967,7 +996,8 @@ class _Chunked:
         overlap. Each session is forked from the build's warm worker (one
         started now when the build has none, so it imports while the first
         chunk renders), ``jobs`` sessions at a time. A failure here fails the
-        skills not yet reported.
+        skills not yet reported. Each future is taken out of ``out`` once set,
+        or handed to the second leg that sets it: this thread keeps no run.
 
         Sessions run in daemon threads, as this one does: an interrupted build
         exits at once, its warm workers (and the sessions they fork) dying with
@@ -995,7 +1025,7 @@ class _Chunked:
                     held = [i for i in chunk if _held(first[i])]
                     for i in chunk:
                         if i not in held:
-                            out[i].set_result(first[i])
+                            out.pop(i).set_result(first[i])
                     session = threading.Thread(
                         target=self._tested_or_failed,
                         args=(folder, held, first, out, worker, slots),
@@ -1012,7 +1042,7 @@ class _Chunked:
         folder: Path,
         held: Sequence[int],
         first: Mapping[int, Entry],
-        out: Mapping[int, Future[Entry]],
+        out: dict[int, Future[Entry]],
         worker: WarmWorker,
         slots: threading.Semaphore,
     ) -> None:
@@ -1021,26 +1051,27 @@ class _Chunked:
         try:
             self._tested(folder, held, first, out, worker, slots)
         except BaseException as error:
-            _fail_unset({i: out[i] for i in held}, error)
+            _fail_unset({i: out[i] for i in held if i in out}, error)
 
     def _tested(
         self,
         folder: Path,
         held: Sequence[int],
         first: Mapping[int, Entry],
-        out: Mapping[int, Future[Entry]],
+        out: dict[int, Future[Entry]],
         worker: WarmWorker,
         slots: threading.Semaphore,
     ) -> None:
         """One chunk's session, forked from ``worker`` once one of ``slots`` is free, then its
-        second legs queued in the pool, each setting its entry of ``out`` when done."""
+        second legs queued in the pool, each setting its entry of ``out`` (taken out) when
+        done."""
         with slots:
             lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
             results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=lowered)
         assert self.pool is not None
         for i in held:
             job = self.pool.submit(_advance, *self._second(i, first, results))
-            settle = functools.partial(self._settle, i, out[i])
+            settle = functools.partial(self._settle, i, out.pop(i))
             job.add_done_callback(settle)
 
     def _settle(self, i: int, out: Future[Entry], done: Future[Entry]) -> None:
@@ -1099,7 +1130,7 @@ class _Chunked:
         ``folder``."""
         from builder.orchestration.shared_tests import Stager
 
-        run = self.runs[self.targets[i].display]
+        run = self.runs.pop(self.targets[i].display)
         return run, self.plan.parallel_until, Serviced(self.load, self.services), Stager(folder)
 
     def _second(
