@@ -27,6 +27,7 @@ taking UTF-8. Validation writes nothing, so running it again there is harmless.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import os
@@ -65,6 +66,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if text is not None:
         sys.stdout.write(text)
         return 0
+    # What a quick path allocates is nearly all modules, classes and functions kept until the
+    # process ends: the cyclic collector's passes over them, during the run and the last one as
+    # the interpreter exits, would find nothing to free (together about 7 % of validate).
+    gc.disable()
+    try:
+        status = _quick(args)
+    finally:
+        gc.enable()
+    if status is not None:
+        gc.freeze()
+        return status
+    from builder.cli.app import main as application
+
+    return application(args)
+
+
+def _quick(args: list[str]) -> int | None:
+    """Answer ``validate`` or a one-shot ``select`` without the application, returning the
+    exit status; None when the application must run."""
     validated = quick_validate(args, Path.cwd())
     if validated is not None:
         lines, status = validated
@@ -74,14 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.flush()  # as Click echoes: stdout and stderr lines keep their order
         return status
     printed = quick_select(args, Path.cwd(), os.environ)
-    if printed is not None:
-        out, error = printed
-        sys.stdout.write(out)
-        sys.stderr.write(error)
-        return 0
-    from builder.cli.app import main as application
-
-    return application(args)
+    if printed is None:
+        return None
+    out, error = printed
+    sys.stdout.write(out)
+    sys.stderr.write(error)
+    return 0
 
 
 def kept_help(args: Sequence[str]) -> str | None:

@@ -86,6 +86,7 @@ from builder.orchestration.warm import Entry, warm_children
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
@@ -97,12 +98,7 @@ from builder.pipeline.output_folder import (
     unfinished_removals,
     unfinished_retire,
 )
-from builder.pipeline.results import (
-    BuildReport,
-    PhaseReport,
-    Problem,
-    problem_of,
-)
+from builder.pipeline.results import Problem, problem_of
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
 from builder.pipeline.turns import Turns
@@ -112,6 +108,7 @@ if TYPE_CHECKING:
     from builder.orchestration.shared_tests import SharedResults
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.worker import ModuleRunner, WarmWorker
+    from builder.probe.runner import WarmProbes
 
 __all__ = [
     "COLLISION_CODE",
@@ -452,7 +449,15 @@ def _build(
         ]
         if shared:
             early = _test_together(
-                targets, buildable, early, pool, plan, chosen.load, given, children.worker
+                targets,
+                buildable,
+                early,
+                pool,
+                plan,
+                chosen.load,
+                given,
+                children.worker,
+                children.probes,
             )
         finisher = _Finisher(buildable, plan, hear, children.loader)
         reports: list[BuildReport] = []
@@ -876,9 +881,11 @@ def _test_together(
     load: PhaseLoader,
     services: Services,
     worker: WarmWorker | None = None,
+    probes: WarmProbes | None = None,
 ) -> list[Entry | Future[Entry] | None]:
     """The parallel phases of every skill to build, their package tests in shared pytest
-    sessions (forked from ``worker``, the build's warm worker, when it has one).
+    sessions (forked from ``worker``, the build's warm worker, when it has one), which also
+    probe what passes for ``probes`` (phase 7's, when it runs).
 
     ``early`` is what :func:`_submit` gave without a pool: None for each skill
     to build, whose run is walked in the two legs of
@@ -905,6 +912,7 @@ def _test_together(
         pool,
         clear_sessions(ProjectPaths(Path(config.root), Path(config.out_dir))),
         worker,
+        probes,
     )
     done: list[Entry | Future[Entry] | None] = list(early)
     if pool is None:
@@ -974,6 +982,9 @@ class _Chunked:
     """Where session folders are made."""
     worker: WarmWorker | None = None
     """The build's warm worker, which the streamed sessions fork from; None: they start one."""
+    probes: WarmProbes | None = None
+    """Phase 7's probes, told the successes of the sessions' probes; None: sessions probe
+    nothing."""
 
     def in_process(self, chunk: Sequence[int]) -> dict[int, Entry]:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
@@ -1104,15 +1115,18 @@ class _Chunked:
         A session that cannot be run (its worker gone, the disk full) answers for no package:
         each is then tested alone, so only a package's own failure fails its skill.
         """
-        from builder.orchestration.shared_tests import SharedResults
+        from builder.orchestration.shared_tests import SharedResults, probed, probing
         from builder.pipeline.package_tests import run_session
+        from builder.pipeline.worker import run_module
 
         try:
             if len(held) < 2:
                 return SharedResults({})
-            if runner is None:
-                return SharedResults(run_session(folder, jobs, workers))
-            return SharedResults(run_session(folder, jobs, workers, runner))
+            more = probing(folder) if self.probes is not None else ()
+            results = SharedResults(run_session(folder, jobs, workers, runner or run_module, more))
+            if self.probes is not None:
+                self.probes.passed(probed(folder, results))
+            return results
         except Exception as error:
             if self.plan.options.debug:
                 traceback.print_exception(error, file=sys.stderr)

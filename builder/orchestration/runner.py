@@ -35,20 +35,13 @@ from builder.orchestration.validation import located
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
 from builder.phases.keys import DigestKey, load_key
 from builder.phases.outputs import AnyPhase, Inputs, Outputs
+from builder.pipeline.build_results import BuildReport, PhaseReport, PhaseStatus
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
+from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource, Staged
 from builder.pipeline.errors import CompilerError, PipelineError, UsageError
-from builder.pipeline.results import (
-    BuildReport,
-    PhaseReport,
-    PhaseStatus,
-    Problem,
-    ValidationReport,
-    check_failure,
-    problem_of,
-)
+from builder.pipeline.results import Problem, ValidationReport, check_failure, problem_of
 from builder.pipeline.serial import from_plain, to_plain
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import Stamp
@@ -88,8 +81,9 @@ Progress = Callable[[PhaseReport], None]
 
 #: Asked with a phase and its inputs just before the phase would run (never when it is cached or
 #: loaded): True holds it back, so the build stops there with that phase neither run nor reported
-#: (a batch runs it later, e.g. phase 6 once every package's tests ran in one session).
-Hold = Callable[[AnyPhase, Inputs], bool]
+#: (a batch runs it later, e.g. phase 6 once every package's tests ran in one session); a
+#: :class:`Staged` holds it too, and is handed to the phase (``inputs.staged``) when it runs.
+Hold = Callable[[AnyPhase, Inputs], bool | Staged]
 
 #: Returns the phase object for a phase name; ``builder.phases.load_phase`` unless a caller (a
 #: test) passes another.
@@ -601,6 +595,8 @@ class Run:
         """The last walk stopped at a held step: the next one resumes there."""
         self._first: tuple[str, PhaseResult[Any]] | None = None
         """Phase 1's input digest and result when :meth:`identify` ran it."""
+        self._staged: tuple[str, object] | None = None
+        """The held phase's name and what its hold kept (:class:`Staged`), until it runs."""
         self._leg: _Leg | None = None
         self._cpu_began = 0.0
 
@@ -694,7 +690,12 @@ class Run:
         leg = self._walking()
         try:
             phase = leg.phases(name)
-            inputs = PhaseInput(source=self.source, config=self.config, previous=self.outputs)
+            inputs = PhaseInput(
+                source=self.source,
+                config=self.config,
+                previous=self.outputs,
+                staged=self._take_staged(name),
+            )
             if self.store is None:
                 return self._run_unless_held(
                     phase, inputs, self._scratch_digest(phase), None, began
@@ -785,11 +786,19 @@ class Run:
         """Reads a phase's stored output when first asked for; P005 when it no longer fits."""
         return _stored_output(self._store(), self.agent_id, phase)
 
+    def _take_staged(self, name: str) -> object:
+        """What the hold kept for phase ``name`` when it was held (once: the step takes it)."""
+        staged, self._staged = self._staged, None
+        return staged[1] if staged is not None and staged[0] == name else None
+
     def _run_unless_held(
         self, phase: AnyPhase, inputs: Inputs, digest: str, chain: str | None, began: float
     ) -> Step:
         hold = self._walking().hold
-        if hold is not None and hold(phase, inputs):
+        held = hold(phase, inputs) if hold is not None else False
+        if isinstance(held, Staged):
+            self._staged = (phase.name, held.value)
+        if held:
             return Held()
         return self._run(phase, inputs, digest, chain, began)
 

@@ -15,6 +15,11 @@ the batch cuts the chunks, :func:`builder.orchestration.batch.build_many`):
 Phase 6 itself is unchanged, so its checkpoint, report and staged package are
 what a build of the skill alone writes. A package the stager cannot stage (it
 does not render or compile) is left to phase 6, which reports why.
+
+A batch that registers also has the session probe the packages whose tests
+passed (:func:`probing`, :mod:`builder.probe.session`), and hands their
+successes to phase 7's probes (:func:`probed`): a package probed there whose
+ready files are the ones tested takes its verdict from the session.
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ from pathlib import Path
 
 from builder.phases.code_generation import run_generated_tests
 from builder.phases.outputs import AnyPhase, Inputs
+from builder.pipeline.contract import Staged
 from builder.pipeline.package_tests import TestRun, tree_digest
+from builder.pipeline.probe_result import ProbeResult
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
+from builder.probe.session import OPTION, read_probes
 from mindrian.project import ProjectPaths
 
 __all__ = [
@@ -35,7 +43,12 @@ __all__ = [
     "Stager",
     "clear_sessions",
     "new_session",
+    "probed",
+    "probing",
 ]
+
+#: The file a session's probes write their verdicts to, in its folder (not a package: a file).
+_PROBES = "probes.json"
 
 
 def clear_sessions(paths: ProjectPaths) -> Path:
@@ -57,7 +70,7 @@ class Stager:
     folder: Path
     """The session folder: one subfolder per package."""
 
-    def __call__(self, phase: AnyPhase, inputs: Inputs) -> bool:
+    def __call__(self, phase: AnyPhase, inputs: Inputs) -> bool | Staged:
         return phase.stage_tests(inputs, self.folder)
 
 
@@ -73,3 +86,18 @@ class SharedResults:
         if found is not None and found[0] == tree_digest(folder / identifier):
             return found[1]
         return run_generated_tests(folder, identifier)
+
+
+def probing(folder: Path) -> tuple[str, ...]:
+    """pytest arguments that have the session of ``folder`` probe the packages that pass."""
+    return ("-p", "builder.probe.session", OPTION, str(folder / _PROBES))
+
+
+def probed(folder: Path, results: SharedResults) -> dict[str, tuple[str, ProbeResult]]:
+    """The probes' successes in the session of ``folder`` (:func:`probing`) for the packages it
+    answers for and that passed, with the tree digest of the files tested and probed."""
+    return {
+        identifier: (results.results[identifier][0], verdict)
+        for identifier, verdict in read_probes(folder / _PROBES).items()
+        if identifier in results.results and results.results[identifier][1].passed
+    }

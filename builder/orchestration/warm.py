@@ -11,8 +11,11 @@ registration group's worth at once (``ahead``), several packages to a child
 phase 7 probes, see :mod:`builder.phases.registration`): while one group is
 registered, the next one's probes run on the other core. A batch's shared test
 sessions fork from the same worker (:class:`Warm`'s ``worker``): each worker costs
-a build its imports again. Results are those of fresh processes
-(:mod:`builder.pipeline.worker`), so checkpoints do not depend on this.
+a build its imports again. Those sessions also probe the packages that pass, in their
+own process (:mod:`builder.probe.session`), and hand the successes to ``probes``,
+which then starts no child for a package whose ready files are the ones probed.
+Results are those of fresh processes (:mod:`builder.pipeline.worker`), so
+checkpoints do not depend on this.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from typing import TYPE_CHECKING
 
 from builder.orchestration.runner import PhaseLoader, Run, Serviced
 from builder.orchestration.schedule import Schedule
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
 

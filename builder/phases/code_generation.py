@@ -37,7 +37,7 @@ from builder.codegen.render import (
 from builder.phases import phase_number
 from builder.phases.keys import codegen_extra, load_key
 from builder.phases.outputs import Inputs, Outputs
-from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, Staged
 from builder.pipeline.errors import CodegenError, CompilerError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
@@ -46,7 +46,8 @@ from builder.pipeline.transaction import PackageTransaction, file_digest, path_d
 from builder.pipeline.worker import ModuleRunner, run_module
 from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
-from builder.skill.source import SKILL_FOLDER, SkillFile, skill_files
+from builder.skill.package_files import SkillFile, skill_files
+from builder.skill.source import SKILL_FOLDER
 from builder.skill.spec import AgentSpec
 from mindrian.agent_types import record_of
 from mindrian.project import ProjectPaths
@@ -320,9 +321,18 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
         )
         return spec, files
 
-    def stage_tests(self, inputs: Inputs, folder: Path) -> bool:
+    def _rendered(self, inputs: Inputs) -> tuple[AgentSpec, dict[str, str]]:
+        """:meth:`render`, or the files :meth:`stage_tests` rendered from these same inputs."""
+        if isinstance(inputs.staged, dict):
+            return inputs.previous.spec(), dict(inputs.staged)
+        return self.render(inputs)
+
+    def stage_tests(self, inputs: Inputs, folder: Path) -> bool | Staged:
         """Render this skill's package into ``folder`` (a shared session tests it with the
-        others); False when it does not render or compile, so the phase runs and reports why."""
+        others), keeping the rendered files for the phase to take up when it runs after the
+        session: rendering is a pure function of the inputs, and rendering again cost about as
+        much as all of the phase's other work; False when it does not render or compile, so
+        the phase runs and reports why."""
         if not self.services.tests:
             return False
         try:
@@ -333,7 +343,7 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             return False
         write_tree(files, folder / spec.identifier)
         write_skill_files(skill_files(inputs.source), folder / spec.identifier)
-        return True
+        return Staged(files)
 
     def cache_valid(self, inputs: Inputs, stored: Callable[[], GeneratedPackage]) -> bool:
         """A checkpoint counts only while its package is the ready one, else the installed one."""
@@ -344,7 +354,7 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
         return txn.ready_matches(files) or (not txn.ready.exists() and txn.installed_matches(files))
 
     def run(self, inputs: Inputs) -> PhaseResult[GeneratedPackage]:
-        spec, files = self.render(inputs)
+        spec, files = self._rendered(inputs)
         _check_owner(spec, package_dir(inputs, spec.identifier))
         txn = transaction(inputs, spec.identifier)
         txn.recover()

@@ -29,6 +29,7 @@ __all__ = [
     "PhaseResult",
     "PhaseTraits",
     "SkillSource",
+    "Staged",
     "TestKind",
 ]
 
@@ -67,6 +68,21 @@ class PhaseInput(Generic[P]):
     """Project configuration (``[tool.mindrian]``) and command-line switches."""
     previous: P
     """The typed outputs of the earlier phases, each read when the phase first asks for it."""
+    staged: object = None
+    """What this phase's :meth:`Phase.stage_tests` kept (:class:`Staged`) when its run was held
+    for a shared session, handed back as the run resumes at it; None otherwise. Computed from
+    the inputs above, so no digest covers it."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What :meth:`Phase.stage_tests` answers when it staged and has something for the phase to
+    take up when its run resumes (in another process, as a run pickles): the phase's
+    :attr:`PhaseInput.staged`. Phase 6 keeps the files it rendered, so a batch renders each
+    package once."""
+
+    value: object
+    """The kept work (plain, picklable data)."""
 
 
 @dataclass(frozen=True)
@@ -162,9 +178,10 @@ class Phase(Protocol[P, T]):
         """This phase running its children as ``services`` says."""
         ...
 
-    def stage_tests(self, inputs: PhaseInput[P], folder: Path) -> bool:
+    def stage_tests(self, inputs: PhaseInput[P], folder: Path) -> bool | Staged:
         """Put what its tests test into ``folder`` for a shared session instead of running;
-        False when it has nothing to stage (it runs as usual and reports why)."""
+        False when it has nothing to stage (it runs as usual and reports why); :class:`Staged`
+        to be handed what it computed when it runs."""
         ...
 
 
@@ -178,7 +195,7 @@ class PhaseHooks(Generic[P, T]):
         """A phase without children runs the same whatever the services."""
         return self
 
-    def stage_tests(self, inputs: PhaseInput[P], folder: Path) -> bool:
+    def stage_tests(self, inputs: PhaseInput[P], folder: Path) -> bool | Staged:
         """Nothing to stage: a phase without package tests runs as usual."""
         return False
 

@@ -210,13 +210,18 @@ def run_package_tests(
 
 
 def run_session(
-    folder: Path, jobs: int, workers: int | None = None, runner: ModuleRunner = run_module
+    folder: Path,
+    jobs: int,
+    workers: int | None = None,
+    runner: ModuleRunner = run_module,
+    more: Sequence[str] = (),
 ) -> dict[str, tuple[str, TestRun]]:
     """The tests of every package staged in ``folder``, in one pytest session.
 
     ``workers`` xdist workers (default :func:`workers_for` ``jobs``; 0 runs
     without xdist); the session is a child started by ``runner`` (a fresh
-    process, or a :class:`~builder.pipeline.worker.WarmWorker`). The result
+    process, or a :class:`~builder.pipeline.worker.WarmWorker`); ``more``:
+    further pytest arguments (a plugin of the caller's and its options). The result
     maps a package to the :func:`tree_digest` of what was tested and its
     :class:`TestRun`; a package missing from it has to be tested alone (the
     session timed out or crashed, or :func:`attribute` left it out).
@@ -225,7 +230,7 @@ def run_session(
     if not identifiers:
         return {}
     digests = {identifier: tree_digest(folder / identifier) for identifier in identifiers}
-    extra = ["--continue-on-collection-errors"]  # one package's import error is its own
+    extra = ["--continue-on-collection-errors", *more]  # one package's import error is its own
     if workers is None:
         workers = workers_for(jobs, len(identifiers))
     if workers:

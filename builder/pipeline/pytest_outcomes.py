@@ -5,8 +5,12 @@ Loaded with ``-p builder.pipeline.pytest_outcomes --mindrian-outcomes PATH`` by
 packages in one pytest session and attributes the outcomes to each package
 from this file. The plugin records what the terminal reporter counted (the
 categories its summary line is built from, in report order) and the
-collection order; it decides nothing. Under xdist the controller writes the
-file, and every worker asks to be killed when the controller dies.
+collection order; it decides no outcome. Under xdist the controller writes the
+file, and every worker asks to be killed when the controller dies. In a shared
+session it collects only each package's ``tests`` folder, as a run of the package
+alone does: not the rest of the package, whose ``skill/`` holds a copy of the
+skill's own files (every one of them a path for pytest to look at, and a script
+named ``test_*.py`` among them would have been collected in a session only).
 """
 
 from __future__ import annotations
@@ -94,6 +98,15 @@ def _where(report: Any, rootdir: Path) -> dict[str, Any]:
             path = ""
         return {"path": path, "line": place[1], "message": str(getattr(report, "message", ""))}
     return {}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Anything two levels down the rootdir (a session's folder) but a package's ``tests``."""
+    try:
+        parts = collection_path.relative_to(config.rootpath).parts
+    except ValueError:
+        return None
+    return True if len(parts) > 1 and parts[1] != "tests" else None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builder.pipeline.services import ProbeResult, ProbeRunner
+from builder.pipeline.package_tests import tree_digest
+from builder.pipeline.probe_result import ProbeResult
+from builder.pipeline.services import ProbeRunner
 from builder.pipeline.worker import ModuleRunner, WarmWorker, run_module
 from builder.probe.e2e import EACH
 
@@ -91,7 +94,10 @@ class WarmProbes:
     result and starts the next. A package's success in such a child is its
     verdict; a package that fails there, or that the child did not report
     on (it timed out, crashed, or exited early), is probed again alone, so a
-    failure is always what a process of its own found.
+    failure is always what a process of its own found. A success found
+    elsewhere (:meth:`passed`: a shared test session probing what it tested)
+    answers for a package whose files are exactly the ones probed there; it is
+    neither planned nor probed again.
     """
 
     worker: WarmWorker
@@ -109,17 +115,41 @@ class WarmProbes:
     _running: dict[Key, int] = field(default_factory=dict)
     _children: dict[int, tuple[Key, ...]] = field(default_factory=dict)
     _found: dict[Key, ProbeResult] = field(default_factory=dict)
+    #: By package identifier: the tree digest of the files a success elsewhere was found for, and
+    #: that success (:meth:`passed`; filled from other threads, hence the lock).
+    _passed: dict[str, tuple[str, ProbeResult]] = field(default_factory=dict)
+    _passing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def passed(self, successes: Mapping[str, tuple[str, ProbeResult]]) -> None:
+        """Successes found elsewhere, by package identifier: the :func:`tree_digest` of the
+        package probed and its verdict; each answers once, for a package with those files."""
+        with self._passing:
+            self._passed.update(successes)
 
     def plan(self, probes: Sequence[Key]) -> None:
         """Probes (folder, identifier) that will be asked for, in that order; some start now."""
-        self._planned.extend(p for p in probes if p[1].isidentifier())
+        for key in probes:
+            if key[1].isidentifier() and not self._known_passed(key):
+                self._planned.append(key)
         self._top_up()
+
+    def _known_passed(self, key: Key) -> bool:
+        """Whether a success found elsewhere answers for ``key`` (kept as its verdict)."""
+        folder, identifier = key
+        with self._passing:
+            found = self._passed.pop(identifier, None)
+        if found is None or found[0] != tree_digest(folder / identifier):
+            return False
+        self._found[key] = found[1]
+        return True
 
     def __call__(self, out_dir: Path, identifier: str) -> ProbeResult:
         """Probe ``identifier`` under ``out_dir`` (see :func:`run_probe`)."""
         key = (out_dir, identifier)
         if self.more is not None and not self._knows(key):
             self.more()
+        if not self._knows(key):
+            self._known_passed(key)
         if key in self._planned:
             # Not started yet: it starts now, first of a child of the probes planned after it.
             self._planned.remove(key)

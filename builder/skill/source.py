@@ -26,12 +26,10 @@ left out of the package (``SkillSource.left_out``; phase 1 warns W122 for each).
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -49,11 +47,9 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
-    "SkillFile",
     "folder_names",
     "load_source",
     "located_file",
-    "skill_files",
     "source_digest",
 ]
 
@@ -102,6 +98,8 @@ def source_digest(
     """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs
     collide), then the names of the executable files and the names and sizes of the files left
     out, when there are any (both change the package)."""
+    import hashlib  # OpenSSL's start: only a caller that needs the digest pays for it
+
     digest = hashlib.sha256()
     for name, data in (("SKILL.md", skill), *files):
         encoded = name.encode("utf-8")
@@ -116,33 +114,17 @@ def source_digest(
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class SkillFile:
-    """A file of the skill as its package holds it (under :data:`SKILL_FOLDER`)."""
-
-    name: str
-    """Path relative to the skill's base directory (``scripts/check.py``, ``SKILL.md``)."""
-    data: bytes
-    """The bytes, as in the skill folder."""
-    executable: bool
-    """Whether it keeps the executable bit (git's mode 100755)."""
-
-
-def skill_files(source: SkillSource) -> tuple[SkillFile, ...]:
-    """Every file a package holds under :data:`SKILL_FOLDER`: the skill's own file (SKILL.md or
-    CHAIN.md) first, then the folder's files in name order."""
-    executables = set(source.executables)
-    own = SkillFile(PurePosixPath(source.path).name, source.data, False)
-    return (own, *(SkillFile(n, d, n in executables) for n, d in source.files))
-
-
-def load_source(path: Path, display: str | None = None, data: bytes | None = None) -> SkillSource:
+def load_source(
+    path: Path, display: str | None = None, data: bytes | None = None, *, digest: bool = True
+) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
     gets the file's name appended; ``data``, the skill file's bytes when the caller has read
-    them already. Raises SkillError for a missing or unreadable file, a folder without
-    SKILL.md or CHAIN.md, and the size limits above.
+    them already; ``digest=False`` leaves ``SkillSource.digest`` empty, for a caller that
+    keeps nothing (``mindrian validate``: checkpoints and stamps are what read it). Raises
+    SkillError for a missing or unreadable file, a folder without SKILL.md or CHAIN.md, and
+    the size limits above.
     """
     file, shown = located_file(Path(path), display)
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
@@ -153,7 +135,7 @@ def load_source(path: Path, display: str | None = None, data: bytes | None = Non
         path=shown,
         data=data,
         files=files,
-        digest=source_digest(data, files, executables, left_out),
+        digest=source_digest(data, files, executables, left_out) if digest else "",
         executables=executables,
         left_out=left_out,
     )

@@ -25,6 +25,14 @@ What every type is held to:
 
 Each type then adds its behaviour (structured answers and schema checks,
 history, team synthesis, phase order, guided pauses).
+
+A test that holds only for some packages (each part's instructions, when the
+skill states parts; the refusal of unknown callers, when the spec names its
+callers; ...) says so with :func:`applies_when`, and a package it does not
+concern does not have it: its test class hides it when the class is made, so
+pytest never collects it (a skip would cost a package's run as much as a test,
+and half of a typical package's tests used to be skips). The answer-breaking
+test is parametrized with the breakages the package's schema has.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -62,12 +70,16 @@ __all__ = [
     "PipelineContract",
     "RoleContract",
     "StandInModel",
+    "applies_when",
     "clear_problem",
     "contract_for",
     "sent_schema",
 ]
 
 _T = TypeVar("_T")
+_Test = TypeVar("_Test", bound=Callable[..., None])
+#: The attribute :func:`applies_when` puts the condition in.
+_APPLIES = "_mindrian_applies_when"
 #: Numbers the tests' state folders (:meth:`AgentContract.state_dir`).
 _STATE_DIRS = itertools.count()
 #: Agent class attributes holding (part name, its own text) pairs, by type.
@@ -77,6 +89,17 @@ _PART_ATTRIBUTES = ("perspectives", "phases", "steps")
 def run(awaitable: Awaitable[_T]) -> _T:
     """Run a coroutine to completion (tests are synchronous)."""
     return asyncio.run(awaitable)  # type: ignore[arg-type]
+
+
+def applies_when(condition: Callable[[Any], bool]) -> Callable[[_Test], _Test]:
+    """Marks a contract test as one of a package's tests only when ``condition(contract)`` holds
+    (the contract: an instance of the package's test class); see the module docstring."""
+
+    def mark(test: _Test) -> _Test:
+        setattr(test, _APPLIES, condition)
+        return test
+
+    return mark
 
 
 def clear_problem(level: float = 1.0) -> ProblemClarity:
@@ -185,6 +208,16 @@ class AgentContract:
     handoff_contract: ClassVar[Mapping[str, Any]] = {}
     """Phase 3's ``min_clarity``, ``can_be_called_by`` and ``supports``."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "agent_class" not in vars(cls):
+            return  # a type's contract, not a package's tests
+        contract = cls()
+        for name in dir(cls):
+            condition = getattr(getattr(cls, name, None), _APPLIES, None)
+            if condition is not None and not condition(contract):
+                setattr(cls, name, None)  # pytest collects nothing from a None
+
     @property
     def caller(self) -> str:
         """An agent allowed to call this one (the tests' handoffs come from it)."""
@@ -216,16 +249,19 @@ class AgentContract:
         for every test, listing those made before: about a tenth of a package's test run.)"""
         return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
 
-    @pytest.fixture(autouse=True)
-    def _mcp_servers_stay_offline(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-        # Scripted models call no MCP tool and tests start no server; the refusal test puts its own.
-        package = self.agent_class.package
-        declared = self.agent_class.tools
+    @pytest.fixture(autouse=True, scope="class")
+    @classmethod
+    def _mcp_servers_stay_offline(cls) -> Iterator[None]:
+        # Scripted models call no MCP tool and tests start no server; the refusal test puts its own
+        # on top. Once for the class: a function's fixture costs each test its setup.
+        package = cls.agent_class.package
+        declared = cls.agent_class.tools
         custom = package.tools.custom_functions() if package is not None else ()
-        monkeypatch.setattr(self.agent_class, "declared_tools", declared, raising=False)
-        monkeypatch.setattr(self.agent_class, "tools", custom)
-        monkeypatch.setattr(self.agent_class, "mcp_servers", ())
-        yield
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cls.agent_class, "declared_tools", declared, raising=False)
+            patch.setattr(cls.agent_class, "tools", custom)
+            patch.setattr(cls.agent_class, "mcp_servers", ())
+            yield
 
     # -- the prompt ------------------------------------------------------------------------
 
@@ -257,9 +293,8 @@ class AgentContract:
                 f"{label} was told the description {told} times ({written} in the skill's text)"
             )
 
+    @applies_when(lambda contract: bool(contract.part_items))  # the skill states parts
     def test_each_part_is_told_its_own_instructions(self, state_dir: Path) -> None:
-        if not self.part_items:
-            pytest.skip("the skill states no part instructions of its own")
         prompts = self.system_prompts(state_dir)
         for name, text in self.part_items.items():
             assert name in prompts, f"part {name!r} never acted"
@@ -309,10 +344,9 @@ class AgentContract:
         assert cls.allowed_callers == frozenset(self.handoff_contract["can_be_called_by"])
         assert {t.value for t in cls.accepted_handoffs} == set(self.handoff_contract["supports"])
 
+    @applies_when(lambda contract: float(contract.handoff_contract.get("min_clarity", 0)) > 0)
     def test_too_little_clarity_is_refused_without_a_model_call(self, state_dir: Path) -> None:
         needed = float(self.handoff_contract["min_clarity"])
-        if needed <= 0:
-            pytest.skip("the spec asks for no minimum clarity")
         model = ScriptedModel()
         agent = self.new_agent(state_dir, model=model)
         context = agent.create_handoff_context(
@@ -327,10 +361,9 @@ class AgentContract:
         )
         assert not model.calls, "the model was asked although the problem is unclear"
 
+    @applies_when(lambda contract: bool(contract.handoff_contract.get("can_be_called_by")))
     def test_callers_outside_the_contract_are_refused(self, state_dir: Path) -> None:
         callers = self.handoff_contract["can_be_called_by"]
-        if not callers:
-            pytest.skip("the spec lets any agent call it")
         model = ScriptedModel()
         agent = self.new_agent(state_dir, model=model)
         stranger = "-".join(sorted(callers)) + "-stranger"
@@ -341,12 +374,14 @@ class AgentContract:
         assert result.error_code == "caller_refused"
         assert not model.calls
 
+    def refused_handoffs(self) -> list[HandoffType]:
+        """The handoff types the spec does not accept."""
+        accepted = set(self.handoff_contract.get("supports", ()))
+        return [t for t in HandoffType if t.value not in accepted]
+
+    @applies_when(lambda contract: bool(contract.refused_handoffs()))
     def test_handoff_types_outside_the_contract_are_refused(self, state_dir: Path) -> None:
-        accepted = set(self.handoff_contract["supports"])
-        refused = [t for t in HandoffType if t.value not in accepted]
-        if not refused:
-            pytest.skip("the spec accepts every handoff type")
-        for kind in refused:
+        for kind in self.refused_handoffs():
             model = ScriptedModel()
             agent = self.new_agent(state_dir, model=model)
             context = agent.create_handoff_context(
@@ -367,12 +402,11 @@ class AgentContract:
 
     # -- tools -------------------------------------------------------------------------
 
+    @applies_when(lambda contract: _gives_tools(contract.agent_class))
     def test_tools_are_wired_with_valid_schemas(self) -> None:
         package = self.agent_class.package
         assert package is not None
         wiring = package.tools
-        if not (wiring.custom_tools or wiring.mcp_servers or wiring.global_actions):
-            pytest.skip("the skill gives the agent no tools")
         declared = self.agent_class.declared_tools  # type: ignore[attr-defined]
         functions = [t for t in declared if isinstance(t, Function)]
         toolkits = [t for t in declared if not isinstance(t, Function)]
@@ -386,14 +420,13 @@ class AgentContract:
         for action in wiring.global_actions:
             assert action["action"] in self.agent_class.instructions
 
+    @applies_when(lambda contract: _needs_a_server(contract.agent_class))
     def test_refuses_to_run_while_a_required_mcp_server_is_down(
         self, state_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         package = self.agent_class.package
         assert package is not None
         servers = package.tools.mcp_servers
-        if not any(s.get("required") for s in servers):
-            pytest.skip("the agent needs no MCP server")
         from mindrian.agents.mcp import McpUnavailableError, mcp_toolkit
 
         # Each server replaced by a process that exits at once: offline, and as down as it gets.
@@ -416,6 +449,21 @@ class AgentContract:
         for server in down:
             assert (f"MCP server {server['name']!r}" in str(refused.value)) is server["required"]
         assert not model.calls, "the model was asked before the servers were checked"
+
+
+def _gives_tools(agent_class: type[MindrianAgent]) -> bool:
+    """The skill gives the agent tools (or the class has no package: the test says so)."""
+    package = agent_class.package
+    if package is None:
+        return True
+    wiring = package.tools
+    return bool(wiring.custom_tools or wiring.mcp_servers or wiring.global_actions)
+
+
+def _needs_a_server(agent_class: type[MindrianAgent]) -> bool:
+    """The agent needs an MCP server (or the class has no package: the test says so)."""
+    package = agent_class.package
+    return package is None or any(s.get("required") for s in package.tools.mcp_servers)
 
 
 # -- OPERATOR ------------------------------------------------------------------------------
@@ -495,9 +543,8 @@ class StructuredAnswers(AgentContract):
         for key, value in answer.get("data", {}).items():
             assert result.data[key] == value
 
+    @applies_when(lambda contract: bool(contract.output_examples))
     def test_an_answer_following_the_skill_examples_succeeds(self, state_dir: Path) -> None:
-        if not self.output_examples:
-            pytest.skip("the skill's output instructions hold no JSON example")
         data = self.data_examples()
         for example in self.output_examples:
             if whole_answer(example):
@@ -513,9 +560,8 @@ class StructuredAnswers(AgentContract):
             for key, value in answer.get("data", {}).items():
                 assert result.data[key] == value
 
+    @applies_when(lambda contract: bool(contract.score_ranges))
     def test_the_model_is_sent_every_score_with_its_range(self, state_dir: Path) -> None:
-        if not self.score_ranges:
-            pytest.skip("the skill declares no scores")
         models = self.script(self.answer())
         self.handoff_with(state_dir, models)
         schema = sent_schema(models["model"].calls[-1])
@@ -529,32 +575,28 @@ class StructuredAnswers(AgentContract):
         )
         return run(agent.process_handoff(context))
 
-    @pytest.mark.parametrize(
-        "breakage",
-        [
-            "prose",
-            "confidence",
-            "unknown_score",
-            "out_of_range",
-            "no_scores",
-            "wrong_total",
-            "no_data",
-            "unknown_data_key",
-        ],
-    )
+    def breakages(self) -> list[str]:
+        """The ways to break the answer's schema that this package's schema has: scores to put
+        out of range or leave out when it declares any, a total when it derives one, ``data``
+        when the skill shows an example of it."""
+        answer = self.answer()
+        schema: Any = self.agent_class.output_schema  # type: ignore[attr-defined]
+        found = ["prose", "confidence", "unknown_score"]
+        if answer["scores"]:
+            found += ["out_of_range", "no_scores"]
+            if "total" in schema.model_fields["scores"].annotation.model_fields:
+                found.append("wrong_total")
+        if "data" in answer:
+            found += ["no_data", "unknown_data_key"]
+        return found
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "breakage" in metafunc.fixturenames:
+            metafunc.parametrize("breakage", self.breakages())
+
     def test_an_answer_that_breaks_the_schema_fails(self, state_dir: Path, breakage: str) -> None:
         answer: Any = self.answer()
         scores = answer["scores"]
-        if breakage in ("out_of_range", "no_scores", "wrong_total") and not scores:
-            pytest.skip("the skill declares no scores")
-        if breakage in ("no_data", "unknown_data_key") and "data" not in answer:
-            pytest.skip("the skill shows no data example")
-        schema: Any = self.agent_class.output_schema  # type: ignore[attr-defined]
-        if (
-            breakage == "wrong_total"
-            and "total" not in schema.model_fields["scores"].annotation.model_fields
-        ):
-            pytest.skip("the skill derives no total from its scores")
         answer = {
             "wrong_total": {**answer, "scores": {**scores, "total": sum(scores.values()) + 1}},
             "prose": "This is prose, not the structured answer.",
@@ -656,9 +698,8 @@ class RoleContract(AgentContract):
         run(self.new_agent(state_dir, model=model).run("What did I say?", session_id="k"))
         assert any("Remember the dentists" in text for _, text in model.calls[0].pairs)
 
+    @applies_when(lambda contract: HandoffType.TRANSFER in contract.agent_class.accepted_handoffs)
     def test_accepts_a_transfer(self, state_dir: Path) -> None:
-        if HandoffType.TRANSFER not in self.agent_class.accepted_handoffs:
-            pytest.skip("the spec does not accept transfers")
         model = ScriptedModel("I have the conversation now.")
         agent = self.new_agent(state_dir, model=model)
         context = agent.create_handoff_context(
@@ -866,9 +907,8 @@ class GuidedContract(AgentContract):
         run(resumed.respond("kept", "my first answer"))
         assert resumed.load_progress("kept").partials[0].user_input == "my first answer"
 
+    @applies_when(lambda contract: len(contract.steps) >= 2)  # one has nothing to go back to
     def test_back_reopens_the_previous_step(self, state_dir: Path) -> None:
-        if len(self.steps) < 2:
-            pytest.skip("a single step has nothing to go back to")
         agent: Any = self.new_agent(
             state_dir, model=ScriptedModel(), part_models=self.step_models(turns=2)
         )

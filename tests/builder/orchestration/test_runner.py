@@ -28,6 +28,7 @@ from builder import __version__
 from builder.orchestration.runner import chain_digest, input_digest
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
 from builder.phases.outputs import Outputs
+from builder.pipeline.build_results import PhaseReport
 from builder.pipeline.code_digest import code_files, files_digest, phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
@@ -38,7 +39,6 @@ from builder.pipeline.errors import (
     UsageError,
 )
 from builder.pipeline.report import progress_line
-from builder.pipeline.results import PhaseReport
 from builder.pipeline.serial import load_yaml, to_plain
 
 ALL_RAN = {name: 1 for name in PHASE_NAMES}
@@ -616,6 +616,34 @@ def test_a_run_paused_at_a_held_step_resumes_there_in_another_process(tmp_path: 
     assert statuses(resumed) == ["ok"] * len(PHASE_NAMES) and not copy.held
     assert tree(tmp_path / "checkpoints") == tree(tmp_path / "straight" / "checkpoints")
     assert resumed.phases[-1].checks == straight.phases[-1].checks
+
+
+def test_what_a_hold_staged_is_handed_to_its_phase_once_when_the_run_resumes(tmp_path: Path):
+    """A hold answering :class:`Staged` holds the phase, and the phase gets the kept value in
+    its inputs when the resumed run (pickled, as a worker hands it back) runs it; no other
+    phase sees it."""
+    from builder.orchestration.runner import Run, start
+    from builder.pipeline.checkpoints import CheckpointStore
+    from builder.pipeline.contract import Staged
+
+    pipeline, config = make_pipeline(), BuildConfig(root=str(tmp_path))
+    store = CheckpointStore(tmp_path / "checkpoints")
+    run = start(
+        make_source(), config, checkpoints_dir=store.root, phases=pipeline.load, index=store
+    )
+    kept = {"agent.py": "rendered once\n"}
+    run.advance(
+        len(PHASE_NAMES),
+        pipeline.load,
+        hold=lambda phase, _: Staged(kept) if phase.name == "code_generation" else False,
+    )
+    assert run.held and pipeline["code_generation"].calls == 0
+    copy: Run = pickle.loads(pickle.dumps(run))
+    report = copy.advance(len(PHASE_NAMES), pipeline.load)
+    assert statuses(report) == ["ok"] * len(PHASE_NAMES)
+    assert [i.staged for i in pipeline["code_generation"].seen] == [kept]
+    others = [n for n in PHASE_NAMES if n != "code_generation"]
+    assert all(i.staged is None for n in others for i in pipeline[n].seen)
 
 
 def test_a_run_that_walked_its_cached_steps_resumes_from_the_first_that_must_run(tmp_path: Path):

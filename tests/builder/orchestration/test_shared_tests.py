@@ -15,9 +15,11 @@ from builder.codegen.render import AGENT_TEMPLATES
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.code_generation import CodeGenerationPhase
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import CHECK_FAILED_CODE, BuildReport
-from builder.pipeline.worker import run_module
+from builder.pipeline.results import CHECK_FAILED_CODE
+from builder.pipeline.worker import WarmWorker, run_module
+from builder.probe.runner import PROBE_MODULE
 
 # Slow: real builds of three skills through phase 7, with their generated tests.
 pytestmark = pytest.mark.slow
@@ -38,16 +40,30 @@ def failing_for(tmp_path: Path, agent_id: str) -> Path:
 
 
 class Spies:
-    """Counts the shared sessions and the runs of one package alone."""
+    """Counts the shared sessions, the runs of one package alone, the packages rendered and the
+    probes' children."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.sessions: list[list[str]] = []
         self.alone: list[str] = []
+        self.rendered: list[str] = []
+        self.probed: list[tuple[str, ...]] = []
         session, alone = package_tests.run_session, code_generation.run_package_tests
+        render = code_generation.render_package
+        submit = WarmWorker.submit
 
-        def run_session(folder: Path, jobs: int, workers: int | None = None) -> Any:
+        def render_package(spec: Any, *args: Any, **kwargs: Any) -> Any:
+            self.rendered.append(spec.identifier)
+            return render(spec, *args, **kwargs)
+
+        def run_session(folder: Path, jobs: int, *args: Any) -> Any:
             self.sessions.append(sorted(p.name for p in folder.iterdir() if p.is_dir()))
-            return session(folder, jobs, workers)
+            return session(folder, jobs, *args)
+
+        def probe_child(worker: WarmWorker, module: str, args: Any, *rest: Any, **kw: Any) -> int:
+            if module == PROBE_MODULE:
+                self.probed.append(tuple(args))
+            return submit(worker, module, args, *rest, **kw)
 
         def run_package_tests(
             folder: Path, identifier: str, timeout: float = 180.0, runner: Any = run_module
@@ -57,6 +73,8 @@ class Spies:
 
         monkeypatch.setattr(package_tests, "run_session", run_session)
         monkeypatch.setattr(code_generation, "run_package_tests", run_package_tests)
+        monkeypatch.setattr(code_generation, "render_package", render_package)
+        monkeypatch.setattr(WarmWorker, "submit", probe_child)
 
 
 def build(root: Path, paths: list[Path], templates: Path) -> tuple[BuildReport, ...]:
@@ -99,6 +117,9 @@ def test_one_session_for_the_batch_and_each_skill_as_if_built_alone(
     together = build(root, paths, templates)
     assert spies.sessions == [["alpha_skill", "beta_skill", "gamma_skill"]]
     assert spies.alone == []  # every result came from the session
+    assert spies.probed == []  # and every probe's, for the packages that passed
+    # Each package rendered once: phase 6 takes up the files staged for the session.
+    assert spies.rendered == ["alpha_skill", "beta_skill", "gamma_skill"]
     shared = state(root)
     assert list((root / ".mindrian" / "staging").iterdir()) == []  # the session folder is gone
 
@@ -124,6 +145,7 @@ def test_one_session_for_the_batch_and_each_skill_as_if_built_alone(
     spies.alone.clear()
     alone = [build(root, [path], templates)[0] for path in paths]
     assert spies.alone == ["alpha_skill", "beta_skill", "gamma_skill"]
+    assert spies.probed == [("alpha_skill",), ("gamma_skill",)]
     assert len(spies.sessions) == 1
     assert state(root) == shared
     assert [(r.path, r.agent_id, r.problem) for r in alone] == [

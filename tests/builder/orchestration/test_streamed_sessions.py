@@ -20,11 +20,10 @@ from builder.orchestration.shared_tests import clear_sessions
 from builder.orchestration.warm import Entry
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.keys import load_key
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.pipeline.transaction import SESSION_PREFIX
-from builder.pipeline.worker import run_module
 from mindrian.project import ProjectPaths
 
 SKILLS = {name: skill_text(f"{name}-skill") for name in ("alpha", "beta", "gamma")}
@@ -97,9 +96,9 @@ def test_streamed_chunks_give_what_one_session_gives(
     sessions: list[list[str]] = []
     session = package_tests.run_session
 
-    def spy(folder: Path, jobs: int, workers: int | None = None, runner: Any = run_module) -> Any:
+    def spy(folder: Path, jobs: int, *args: Any) -> Any:
         sessions.append(sorted(p.name for p in folder.iterdir() if p.is_dir()))
-        return session(folder, jobs, workers, runner)
+        return session(folder, jobs, *args)
 
     monkeypatch.setattr(package_tests, "run_session", spy)
     together = _streamed(root, [[0, 1, 2]], load_phase)
@@ -155,12 +154,10 @@ def test_a_session_that_cannot_run_leaves_its_skills_to_be_tested_alone(
     root = make_project(tmp_path / "p", {name: skill_text(f"{name}-skill") for name in names})
     session = package_tests.run_session
 
-    def broken_first(
-        folder: Path, jobs: int, workers: int | None = None, runner: Any = run_module
-    ) -> Any:
+    def broken_first(folder: Path, jobs: int, *args: Any) -> Any:
         if (folder / "alpha_skill").is_dir():
             raise OSError("the session's worker is gone")
-        return session(folder, jobs, workers, runner)
+        return session(folder, jobs, *args)
 
     monkeypatch.setattr(package_tests, "run_session", broken_first)
     # Discovery sorts the skills: alpha and beta share the broken session, delta and gamma theirs.

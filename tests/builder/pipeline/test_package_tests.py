@@ -231,6 +231,25 @@ def test_a_shared_session_gives_each_package_what_a_run_of_its_own_gives(
 
 
 @pytest.mark.slow
+def test_a_session_collects_each_package_s_tests_only_as_a_run_of_its_own_does(
+    tmp_path: Path,
+) -> None:
+    folder = stage(tmp_path / "session")
+    # A skill's own script, copied into its package, named as pytest names tests.
+    scripts = folder / "alpha" / "skill" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "test_script.py").write_text("def test_it():\n    assert False\n", encoding="utf-8")
+    shared = run_session(folder, jobs=1, workers=0)
+    assert shared["alpha"][1] == run_package_tests_of(folder, "alpha")
+    assert shared["alpha"][1] == TestRun(True, "2 passed, 1 skipped", (), "")
+
+
+def run_package_tests_of(folder: Path, name: str) -> TestRun:
+    run = run_package_tests(folder, name)
+    return TestRun(run.passed, run.summary, run.failures, "")
+
+
+@pytest.mark.slow
 def test_a_package_that_does_not_import_is_left_to_a_run_of_its_own(tmp_path: Path) -> None:
     folder = stage(tmp_path / "session")
     (folder / "gamma" / "__init__.py").write_text("raise ImportError('no')\n", encoding="utf-8")

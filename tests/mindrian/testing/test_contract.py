@@ -8,6 +8,7 @@ settings or is not built from the spec's model string.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -130,3 +131,82 @@ def test_no_provider_sdk_is_imported(tmp_path: Path) -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+# -- which tests a package has -----------------------------------------------------------------
+
+#: A collaborative package whose spec lets anyone call it and accepts no transfer, with no part
+#: instructions, scores or JSON examples of its skill.
+PLAIN = {
+    "agent_class": Council,
+    "model_settings": SETTINGS,
+    "handoff_contract": {"min_clarity": 0.6, "can_be_called_by": [], "supports": ["delegate"]},
+}
+
+
+def _tests(contract: type[Any]) -> set[str]:
+    return {name for name in dir(contract) if name.startswith("test_") and getattr(contract, name)}
+
+
+def test_a_package_has_only_the_tests_that_concern_it() -> None:
+    plain = type("TestContract", (CollaborativeContract,), dict(PLAIN))
+    fuller = type(
+        "TestContract",
+        (CollaborativeContract,),
+        {
+            **PLAIN,
+            "part_items": {"Optimist": "Find the upside."},
+            "handoff_contract": {"min_clarity": 0, "can_be_called_by": ["larry"], "supports": []},
+            "score_ranges": {"upside": (0.0, 10.0)},
+            "output_examples": ({"upside": 5.0},),
+        },
+    )
+    concerning = {
+        "test_each_part_is_told_its_own_instructions",
+        "test_too_little_clarity_is_refused_without_a_model_call",
+        "test_callers_outside_the_contract_are_refused",
+        "test_an_answer_following_the_skill_examples_succeeds",
+        "test_the_model_is_sent_every_score_with_its_range",
+    }
+    assert _tests(fuller) - _tests(plain) == concerning - {
+        "test_too_little_clarity_is_refused_without_a_model_call"
+    }
+    assert _tests(plain) - _tests(fuller) == {
+        "test_too_little_clarity_is_refused_without_a_model_call"
+    }
+    # The contract itself keeps every test; so does a package's class for the tests that hold for
+    # every package.
+    assert concerning <= _tests(CollaborativeContract)
+    assert "test_the_runtime_holds_the_spec_contract" in _tests(plain) & _tests(fuller)
+
+
+def test_pytest_collects_only_the_tests_and_breakages_a_package_has(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text(
+        textwrap.dedent(
+            """
+            from mindrian.testing.contract import CollaborativeContract
+            from test_contract import PLAIN
+
+            TestContract = type("TestContract", (CollaborativeContract,), dict(PLAIN))
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(Path(__file__).parent), str(ROOT)))},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    collected = [line.split("::")[-1] for line in done.stdout.splitlines() if "::" in line]
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The schema declares no score and shows no data: three ways to break it, not eight.
+    assert [c for c in collected if c.startswith("test_an_answer_that_breaks")] == [
+        f"test_an_answer_that_breaks_the_schema_fails[{b}]"
+        for b in ("prose", "confidence", "unknown_score")
+    ]
+    assert "test_callers_outside_the_contract_are_refused" not in collected
+    assert "test_each_part_is_told_its_own_instructions" not in collected
+    assert "test_every_skill_item_reaches_every_model" in collected
