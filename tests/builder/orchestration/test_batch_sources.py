@@ -23,9 +23,9 @@ from builder.orchestration.batch import BatchOptions, Target, build_many, discov
 from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
 from builder.pipeline import package_tests, worker
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
-from builder.pipeline.results import BuildReport
 
 
 def _count_skill_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
