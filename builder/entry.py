@@ -126,7 +126,7 @@ def quick_validate(args: Sequence[str], cwd: Path) -> tuple[list[tuple[str, bool
     paths, quiet, github = parsed
     defer_import("inspect")
     from builder.cli.extra import require_build_extra
-    from mindrian.project import find_project_root
+    from mindrian.project_root import find_project_root
 
     root = find_project_root(cwd) or cwd
     try:
@@ -247,7 +247,7 @@ def quick_select(
 
 
 def _project_root(cwd: Path) -> Path:
-    from mindrian.project import find_project_root
+    from mindrian.project_root import find_project_root
 
     return find_project_root(cwd) or cwd
 

@@ -7,7 +7,6 @@ and read by :mod:`builder.orchestration.serve_settings`.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Any
 from builder.mcp.project_file import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
 from builder.pipeline.errors import SourceLocation, UsageError
-from mindrian.project import parsed_toml
+from builder.pipeline.patterns import on_first_use
+from mindrian.project_root import parsed_toml
 
 __all__ = ["SERVE_KEYS", "load_config", "mindrian_table"]
 
@@ -25,7 +25,7 @@ _KEYS = ("mcp", "models", "serve")
 #: The keys ``[tool.mindrian.serve]`` may hold, each a boolean.
 SERVE_KEYS = ("host-tools",)
 #: The place tomllib (Python 3.11) names at the end of a syntax error's message.
-_TOML_PLACE = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
+_TOML_PLACE = on_first_use(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
 #: The code of every refusal below (builder.pipeline.codes).
 _CODE = "U042"
 
@@ -92,8 +92,8 @@ def _check_serve(serve: Mapping[str, Any]) -> None:
 
 
 def _syntax_refusal(message: str, text: str) -> UsageError:
-    place = _TOML_PLACE.search(message)
-    what = f"not TOML: {_TOML_PLACE.sub('', message)}"
+    place = _TOML_PLACE().search(message)
+    what = f"not TOML: {_TOML_PLACE().sub('', message)}"
     if place is None:
         return _refusal(what)
     if place[1] is None:  # the end of the document: after its last character

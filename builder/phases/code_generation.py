@@ -47,7 +47,8 @@ from builder.pipeline.transaction import PackageTransaction, file_digest, path_d
 from builder.pipeline.worker import ModuleRunner, run_module
 from builder.skill.chain import chain_stage_bytes
 from builder.skill.output_example import read_examples
-from builder.skill.source import SKILL_FOLDER, SkillFile, skill_files
+from builder.skill.package_files import SkillFile, skill_files
+from builder.skill.source import SKILL_FOLDER
 from builder.skill.spec import AgentSpec
 from mindrian.agent_types import record_of
 from mindrian.project import ProjectPaths

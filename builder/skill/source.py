@@ -25,11 +25,11 @@ left out of the package (``SkillSource.left_out``; phase 1 warns W122 for each).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -47,11 +47,9 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
-    "SkillFile",
     "folder_names",
     "load_source",
     "located_file",
-    "skill_files",
     "source_digest",
 ]
 
@@ -114,26 +112,6 @@ def source_digest(
         encoded = name.encode("utf-8")
         digest.update(b"o%d:%s\x00%d:" % (len(encoded), encoded, size))
     return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class SkillFile:
-    """A file of the skill as its package holds it (under :data:`SKILL_FOLDER`)."""
-
-    name: str
-    """Path relative to the skill's base directory (``scripts/check.py``, ``SKILL.md``)."""
-    data: bytes
-    """The bytes, as in the skill folder."""
-    executable: bool
-    """Whether it keeps the executable bit (git's mode 100755)."""
-
-
-def skill_files(source: SkillSource) -> tuple[SkillFile, ...]:
-    """Every file a package holds under :data:`SKILL_FOLDER`: the skill's own file (SKILL.md or
-    CHAIN.md) first, then the folder's files in name order."""
-    executables = set(source.executables)
-    own = SkillFile(PurePosixPath(source.path).name, source.data, False)
-    return (own, *(SkillFile(n, d, n in executables) for n, d in source.files))
 
 
 def load_source(
@@ -222,7 +200,9 @@ def _linked(file: Path, shown: str, text: str) -> set[str]:
     """Files of the skill folder that SKILL.md links to or names in backticks (a folder named
     gives all its files); hidden names, ``..`` and absolute paths are never followed."""
     folder = file.parent
+    base = os.fspath(folder)
     names: set[str] = set()
+    tried: set[str] = set()
     for match in _LINKED.finditer(text):
         target = (match.group(1) or match.group(2)).split("#", 1)[0].split("?", 1)[0]
         parts = [p for p in target.removeprefix("./").split("/") if p]
@@ -231,14 +211,51 @@ def _linked(file: Path, shown: str, text: str) -> set[str]:
         if any(p.startswith(".") or p == "__pycache__" for p in parts):
             continue
         relative = "/".join(parts)
-        candidate = folder / relative
-        if candidate.is_symlink() and not _inside(candidate, folder):
-            continue  # prose may name such a link; it is never followed out of the folder
-        if candidate.is_dir() and not candidate.is_symlink():
-            names.update(_scan(os.fspath(candidate), relative, folder, shown))
-        elif candidate.is_file():
+        if relative in tried:  # prose names the same file many times; one look each
+            continue
+        tried.add(relative)
+        kind = _kind(f"{base}/{relative}", folder)
+        if kind is _FOLDER:
+            names.update(_scan(f"{base}/{relative}", relative, folder, shown))
+        elif kind is _FILE:
             names.add(relative)
     return names
+
+
+#: What :func:`_kind` finds at a name SKILL.md gives.
+_FILE, _FOLDER = "file", "folder"
+#: The errors of a look-up that mean "nothing there", as :meth:`Path.is_file` takes them.
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _kind(path: str, skill: Path) -> str | None:
+    """:data:`_FOLDER` for a folder (not a link to one), :data:`_FILE` for a regular file or a
+    link to one inside ``skill``, else None: what ``Path.is_symlink``, ``is_dir`` and
+    ``is_file`` would say, from one ``lstat`` (a no-op looks up every name in backticks of
+    every skill, most of them no file at all). Errors other than :data:`_ABSENT` are raised,
+    as those methods raise them."""
+    try:
+        mode = _mode(path, os.lstat)
+        linked = mode is not None and stat.S_ISLNK(mode)
+        if linked:
+            if not _inside(Path(path), skill):
+                return None  # prose may name such a link; it is never followed out of the folder
+            mode = _mode(path, os.stat)
+    except ValueError:  # a NUL in the name: no such file
+        return None
+    if mode is None or (linked and stat.S_ISDIR(mode)):
+        return None
+    return _FOLDER if stat.S_ISDIR(mode) else _FILE if stat.S_ISREG(mode) else None
+
+
+def _mode(path: str, look: Callable[[str], os.stat_result]) -> int | None:
+    """``look(path).st_mode``; None when there is nothing there (:data:`_ABSENT`)."""
+    try:
+        return look(path).st_mode
+    except OSError as error:
+        if error.errno in _ABSENT:
+            return None
+        raise
 
 
 def _executable(path: Path) -> bool:

@@ -81,9 +81,9 @@ def test_a_valid_skill_is_validated_without_the_application(project: Path) -> No
 #: refusal's hint needs (difflib), GitHub annotations (--format github), the later phases
 #: and what they render with (the MCP catalog: the configuration only reads mcp.yaml), what
 #: only some skills need (a chain's reader, the inference of triggers the skill does not give,
-#: OpenSSL for the digests of references and scripts, which a validation does not keep), a
-#: build's reports and the server's settings, the runtime's engines (issue 39: start-up within
-#: 3 x ``python -c pass``).
+#: OpenSSL for the digests of references and scripts, which a validation does not keep, the
+#: reading of a value strict YAML refuses), a build's reports, a package's files and the
+#: server's settings, the runtime's engines (issue 39: start-up within 3 x ``python -c pass``).
 _NOT_FOR_VALIDATE = (
     "agno",
     "ast",  # with dis and tokenize, what inspect imports (builder.entry.defer_import)
@@ -98,6 +98,8 @@ _NOT_FOR_VALIDATE = (
     "builder.phases.code_generation",
     "builder.phases.registration",
     "builder.skill.chain",
+    "builder.skill.lenient_yaml",
+    "builder.skill.package_files",
     "builder.skill.triggers",
     "click",
     "difflib",
@@ -108,6 +110,7 @@ _NOT_FOR_VALIDATE = (
     "jsonschema",
     "ladybug",
     "logging",
+    "mindrian.project",  # the layout's record: validate needs the root only (project_root)
     "mindrian.routing",  # what infers triggers reads
     "neo4j",
     "pydantic",
@@ -148,10 +151,20 @@ def test_validating_a_skill_imports_only_what_phase_1_reads(
     assert imported == []
 
 
-#: Records a validation never makes, each a frozen dataclass whose definition costs about a
-#: fiftieth of the interpreter's start: a build's reports, the server's settings, the probe's
-#: verdict, a chain's stages.
-_RECORDS_NOT_FOR_VALIDATE = ("BuildReport", "PhaseReport", "ProbeResult", "ServeSettings", "_Stage")
+#: Records a validation of a plain skill never makes, each a frozen dataclass whose definition
+#: costs about a fiftieth of the interpreter's start: a build's reports, the server's settings,
+#: the probe's verdict, a project's layout, a package's files, a YAML value read as if quoted, a
+#: chain's stages.
+_RECORDS_NOT_FOR_VALIDATE = (
+    "BuildReport",
+    "PhaseReport",
+    "ProbeResult",
+    "ProjectPaths",
+    "QuotedValue",
+    "ServeSettings",
+    "SkillFile",
+    "_Stage",
+)
 
 
 def test_validating_a_skill_defines_only_the_records_it_reads(project: Path) -> None:
@@ -172,6 +185,40 @@ def test_validating_a_skill_defines_only_the_records_it_reads(project: Path) -> 
     assert (code, status) == (0, 0), err
     assert "SkillDefinition" in records  # what phase 1 makes: the probe sees the records
     assert [r for r in _RECORDS_NOT_FOR_VALIDATE if r in records] == []
+
+
+#: Patterns that only some skills reach (builder.pipeline.patterns): a list, a numbered
+#: heading, a block scalar, a subagent note, a chain's stage file, and a refusal of
+#: pyproject.toml.
+_PATTERNS_ON_FIRST_USE = (
+    "builder.orchestration.project._TOML_PLACE",
+    "builder.skill.body._ITEM",
+    "builder.skill.chain_layout._STAGE_NAME",
+    "builder.skill.quick_yaml._HEADER",
+    "builder.skill.stages._NUMBERED",
+    "builder.skill.subagent._FENCE",
+)
+
+
+def test_validating_a_plain_skill_compiles_no_pattern_it_does_not_reach(project: Path) -> None:
+    probe = (
+        "import functools, json, re, sys\n"
+        "from builder.entry import main\n"
+        "status = main(['validate', 'skills/good/SKILL.md'])\n"
+        "waiting, compiled = [], []\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    for attribute, value in list(vars(module).items()):\n"
+        "        made = getattr(value, '__wrapped__', None)\n"
+        "        if isinstance(made, functools.partial) and made.func is re.compile:\n"
+        "            found = compiled if value.cache_info().currsize else waiting\n"
+        "            found.append(f'{name}.{attribute}')\n"
+        "print(json.dumps([status, waiting, compiled]))\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    status, waiting, compiled = json.loads(out.splitlines()[-1])
+    assert (code, status) == (0, 0), err
+    assert compiled == []
+    assert [p for p in _PATTERNS_ON_FIRST_USE if p not in waiting] == []
 
 
 def test_validating_reads_the_project_file_once(project: Path) -> None:

@@ -79,8 +79,9 @@ def _streamed(root: Path, chunks: list[list[int]], phases: Any) -> list[BuildRep
     with ThreadPoolExecutor(2) as pool:
         plan = batch._Plan(config, options, 1, len(PHASE_NAMES), Schedule.of(load_key))
         chunked = batch._Chunked(targets, runs, plan, phases, Services(), pool, staging)
+        futures = dict(out)  # stream takes each out of ``out`` once it is set or handed on
         chunked.stream(chunks, out)
-        entries = [out[i].result(timeout=600) for i in range(len(targets))]
+        entries = [futures[i].result(timeout=600) for i in range(len(targets))]
     reports = [e.report if isinstance(e, runner.Run) else e for e in entries]
     assert list(staging.glob(f"{SESSION_PREFIX}*")) == []  # every session folder is gone
     return reports

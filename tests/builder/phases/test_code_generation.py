@@ -24,7 +24,8 @@ from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import CodegenError
-from builder.skill.source import load_source, skill_files
+from builder.skill.package_files import skill_files
+from builder.skill.source import load_source
 
 # Slow: phase 6 runs each generated package's tests in a pytest subprocess.
 pytestmark = pytest.mark.slow
