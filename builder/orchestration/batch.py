@@ -1087,12 +1087,13 @@ class _Chunked:
                     folder, held, self.plan.options.jobs, workers=0, runner=lowered
                 )
             assert self.pool is not None
-            jobs = []
+            done = threading.Semaphore(0)  # counts the legs done, keeping none of their runs
             for i in held:
                 job = self.pool.submit(_advance, *self._second(i, first, results))
                 job.add_done_callback(functools.partial(self._settle, i, out.pop(i)))
-                jobs.append(job)
-            wait_for(jobs)
+                job.add_done_callback(lambda _: done.release())
+            for _ in held:
+                done.acquire()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
