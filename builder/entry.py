@@ -60,7 +60,9 @@ _YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mindrian`` script; returns the exit status."""
+    """Entry point of the ``mindrian`` script; returns the exit status. After a quick answer
+    every object of the process is frozen out of the cyclic collector (:func:`gc.freeze`): the
+    process is about to end."""
     args = list(sys.argv[1:] if argv is None else argv)
     text = kept_help(args)
     if text is not None:

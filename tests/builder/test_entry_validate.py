@@ -262,3 +262,19 @@ def test_a_deferred_module_runs_on_first_use_and_then_is_the_module() -> None:
     assert done.stdout.split() == ["Point(x:", "int)", "True", "module", "True", "True"], (
         done.stderr
     )
+
+
+def test_the_application_runs_with_the_cyclic_collector_on(project: Path) -> None:
+    # The quick paths pause the collector; a command they hand over (a build of many skills)
+    # must get it back, or its garbage cycles would pile up until it ends.
+    probe = (
+        "import gc\n"
+        "import builder.cli.app\n"
+        "seen = []\n"
+        "builder.cli.app.main = lambda args: seen.append((args, gc.isenabled())) or 0\n"
+        "from builder.entry import main\n"
+        "print(main(['validate', '--format', 'json', 'skills/good']), seen)\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == "0 [(['validate', '--format', 'json', 'skills/good'], True)]"
