@@ -132,24 +132,44 @@ def _expect(kind: type, data: Any, cls: Any) -> Any:
     return data
 
 
+#: The tag of a string scalar.
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 class _Dumper(SafeDumper):
     """SafeDumper that writes multi-line strings as literal blocks for readable diffs."""
+
+    def represent_data(self, data: Any) -> yaml.Node:
+        if type(data) is str:
+            return _str_node(self, data)
+        return super().represent_data(data)
 
 
 #: Line breaks of YAML 1.1 besides LF: PyYAML's plain, single-quoted and literal styles fold
 #: them (a NEL read back as a space), so only the double-quoted style, which escapes them, keeps
 #: them.
-_OTHER_BREAKS = frozenset("\r\x85\u2028\u2029")
+_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+
+
+def _str_style(value: str) -> str | None:
+    # Literal blocks cannot carry trailing spaces or some control characters
+    # faithfully; fall back to the quoted style for those so round trips are exact.
+    if ("\r" in value) if value.isascii() else (_OTHER_BREAKS.search(value) is not None):
+        return '"'
+    return "|" if "\n" in value and _literal_safe(value) else None
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    # Literal blocks cannot carry trailing spaces or some control characters
-    # faithfully; fall back to the quoted style for those so round trips are exact.
-    if not _OTHER_BREAKS.isdisjoint(value):
-        style: str | None = '"'
-    else:
-        style = "|" if "\n" in value and _literal_safe(value) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar(_STR_TAG, value, style=_str_style(value))
+
+
+def _str_node(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    """The node :func:`_represent_str` gives ``value`` (a ``str`` itself), without the
+    representer's dispatch: strings are most of what the builder dumps (every checkpoint),
+    and its type lookups and alias bookkeeping cost more than the emitter's C for them."""
+    dumper.alias_key = None  # as ``represent_data`` leaves it for a value never aliased
+    style = _str_style(value)
+    return yaml.ScalarNode(_STR_TAG, value, style=dumper.default_style if style is None else style)
 
 
 #: What a literal block cannot carry: a space or tab ending a line, or a control character
@@ -167,6 +187,12 @@ _Dumper.add_representer(str, _represent_str)
 
 class _FastDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """:class:`_Dumper`'s representation through libyaml's emitter (several times faster)."""
+
+    def represent_data(self, data: Any) -> yaml.Node:
+        if type(data) is str:
+            return _str_node(self, data)
+        node: yaml.Node = super().represent_data(data)
+        return node
 
 
 _FastDumper.add_representer(str, _represent_str)

@@ -56,8 +56,8 @@ from mindrian.project import ProjectPaths
 if TYPE_CHECKING:
     from builder.orchestration.batch import BatchOptions, Listener
     from builder.phases.registration import RegistrationPhase
+    from builder.pipeline.build_results import BuildReport
     from builder.pipeline.config import BuildConfig
-    from builder.pipeline.results import BuildReport
 
 __all__ = ["BatchRequest", "register_build_commands", "run_request"]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from builder.cli.common import display
 from builder.orchestration.batch import BatchOptions, Listener, Target
 from builder.phases import PHASE_NAMES, phase_number
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.report import (
     done_frame,
@@ -21,7 +22,6 @@ from builder.pipeline.report import (
     ready_frame,
     warning_lines,
 )
-from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame
 
 __all__ = ["ErrorPrinter", "FramePrinter", "ProgressPrinter", "print_outcome"]

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from builder.orchestration.batch import Listener, Target
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.report import warning_lines
-from builder.pipeline.results import BuildReport, PhaseReport
 from builder.pipeline.terminal import terminal_line, terminal_safe
 
 __all__ = ["ProgressBar", "clock_text"]

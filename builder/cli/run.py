@@ -212,7 +212,7 @@ def serve(
     """
     import os
 
-    from builder.orchestration.project import load_serve_settings
+    from builder.orchestration.serve_settings import load_serve_settings
     from mindrian.serve import (
         ExposedWithoutAuthError,
         ServeConfig,

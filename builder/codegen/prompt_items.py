@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from builder.skill.frontmatter import load_leniently
+from builder.skill.lenient_yaml import load_leniently
 from builder.skill.shorthands import ShorthandConflict, expanded, find_shorthands
 
 __all__ = ["PromptItems", "prompt_items"]

@@ -86,6 +86,7 @@ from builder.orchestration.warm import Entry, warm_children
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
@@ -97,12 +98,7 @@ from builder.pipeline.output_folder import (
     unfinished_removals,
     unfinished_retire,
 )
-from builder.pipeline.results import (
-    BuildReport,
-    PhaseReport,
-    Problem,
-    problem_of,
-)
+from builder.pipeline.results import Problem, problem_of
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
 from builder.pipeline.turns import Turns
@@ -394,7 +390,8 @@ def build_many(
     hits = _hits(targets, config, options, keys) if stamping else {}
     # The helpers the skills not known current would need import now, while this process reads
     # and starts every skill's run (a cold batch of many skills: seconds of one core).
-    head = _head_start(len(targets) - len(hits), chosen, keys, given, options, config)
+    ahead = _shape(len(targets) - len(hits), chosen, keys, given, options)
+    head = _head_start(ahead, chosen, given, config)
     try:
         return _build(targets, config, options, hear, registration, chosen, keys, given, hits, head)
     finally:
@@ -418,28 +415,17 @@ def _build(
     base = Serviced(chosen.load, given)
     store = CheckpointStore(options.checkpoints_dir)
     stamping = _stamping(options, stop)
-    sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
-    paths = {t.display: t.path for t in targets}
-    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     loader = _loader(base, registration)
     index = CheckpointStore(options.identities) if options.identities is not None else store
-    # One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
-    # is not current, once) and whether it has anything to do.
-    runs = _start(sources, config, options, loader, index, _rerun_from(options, keys), stop)
-    blocked |= _collisions(runs, config, loader, known)
-    buildable = {d: r for d, r in runs.items() if d not in blocked}
+    rerun_from = _rerun_from(options, keys)
+    buildable, blocked, seen = _begin(targets, hits, config, options, loader, index, rerun_from)
     current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
-    # Nothing to build: no phase module need be imported to know where phases would run.
-    schedule = Schedule.of(keys) if building else Schedule(len(PHASE_NAMES) + 1, None, False)
-    testing = given.tests and schedule.tests_packages(start, stop)
-    # Package tests in shared sessions (shared_tests): the workers only stage, like ``check``.
-    shared = testing and building > 1 and given.package_tests is None
-    parallel = chosen.portable and start <= schedule.last_parallel
-    pool = head.pool(_workers(options.jobs, building, testing and not shared) if parallel else 0)
-    registering = building if schedule.reaches_serial(stop) else 0
-    plan = _Plan(config, options, start, stop, schedule)
+    shape = _shape(building, chosen, keys, given, options)
+    shared, registering = shape.shared, shape.registering
+    pool = head.pool(shape.workers)
+    plan = _Plan(config, options, start, stop, shape.schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
     turns = Turns(_SERIAL_GROUP) if registering > 1 else None
     with (
@@ -448,8 +434,8 @@ def _build(
             _loader(chosen.load, registration),
             config,
             replace(given, turns=turns),
-            schedule,
-            tests_here=testing and not shared and pool is None and building > 0,
+            shape.schedule,
+            tests_here=shape.tests_here,
             registering=registering,
             # A group's probes run while the group before it registers (one skill: its own).
             ahead=max(options.jobs, _SERIAL_GROUP if turns else 1),
@@ -477,11 +463,16 @@ def _build(
         reports: list[BuildReport] = []
 
         def told(done: Iterator[tuple[Target, BuildReport, _Heard]]) -> None:
-            for target, report, heard in done:
+            for target, report, heard in done:  # in input order
                 heard.tell(hear)
                 if stamping:
                     hit = hits.get(target.display)
                     _record(target, report, hit, buildable, seen, config, options)
+                # Done with: only its report is kept (a batch of 1,000 skills held every run,
+                # its sources and phase outputs, to the end).
+                early[len(reports)] = report
+                buildable.pop(target.display, None)
+                seen.pop(target.display, None)
                 reports.append(report)
 
         with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
@@ -495,6 +486,81 @@ def _build(
             stage.aside(plan_probes, wait=True)  # every skill's parallel phases are done
             told(stage.finished(wait=True))
         return tuple(reports)
+
+
+def _begin(
+    targets: Sequence[Target],
+    hits: Mapping[str, Hit],
+    config: BuildConfig,
+    options: BatchOptions,
+    loader: PhaseLoader,
+    index: CheckpointStore,
+    rerun_from: int | None,
+) -> tuple[dict[str, runner.Run], dict[str, Problem], dict[str, Seen]]:
+    """The run of each skill not known current from its stamp that can be built, by display
+    path; why the others cannot be (unreadable, colliding); and each read skill's files as
+    stat'ed before the read (for its stamp).
+
+    One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
+    is not current, once) and whether it has anything to do. Nothing else keeps the sources
+    read: a skill's run holds them, and is let go once the skill is reported.
+    """
+    _, stop = phase_range(options.from_phase, options.until_phase)
+    sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
+    paths = {t.display: t.path for t in targets}
+    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
+    runs = _start(sources, config, options, loader, index, rerun_from, stop)
+    blocked |= _collisions(runs, config, loader, known)
+    return {d: r for d, r in runs.items() if d not in blocked}, blocked, seen
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """How a batch runs the skills it builds: where their phases run and which helpers they
+    need. Decided by :func:`_shape` alone, for the helpers started ahead and for the build."""
+
+    start: int
+    """Number of the first phase to run."""
+    stop: int
+    """Number of the last phase to run."""
+    schedule: Schedule
+    """Where the phases run (an empty one when nothing is built: no phase key is read)."""
+    testing: bool
+    """Phase 6 runs the packages' tests."""
+    shared: bool
+    """They run in shared pytest sessions (:mod:`.shared_tests`): the workers only stage."""
+    workers: int
+    """The process pool's workers; 0: the parallel phases run in this process."""
+    registering: int
+    """Skills that reach a serial phase (phase 7's registry)."""
+
+    @property
+    def tests_here(self) -> bool:
+        """Package tests run in this process, one package at a time (the warm worker's)."""
+        return self.testing and not self.shared and not self.workers
+
+    def warm_worker(self, services: Services) -> bool:
+        """Whether the build wants its warm worker: for the package tests or the shared
+        sessions ``services`` leaves to it, or for the probes of the serial phases."""
+        tests = self.testing and services.package_tests is None
+        probes = self.registering > 0 and self.schedule.probes and services.probe is None
+        return tests or probes
+
+
+def _shape(
+    building: int, chosen: Phases, keys: KeyLoader, services: Services, options: BatchOptions
+) -> _Shape:
+    """The shape of a batch that builds ``building`` skills with ``services``."""
+    start, stop = phase_range(options.from_phase, options.until_phase)
+    # Nothing to build: no phase module need be imported to know where phases would run.
+    schedule = Schedule.of(keys) if building else Schedule(len(PHASE_NAMES) + 1, None, False)
+    testing = services.tests and schedule.tests_packages(start, stop)
+    # Package tests in shared sessions (shared_tests): the workers only stage, like ``check``.
+    shared = testing and building > 1 and services.package_tests is None
+    parallel = chosen.portable and start <= schedule.last_parallel
+    workers = _workers(options.jobs, building, testing and not shared) if parallel else 0
+    registering = building if schedule.reaches_serial(stop) else 0
+    return _Shape(start, stop, schedule, testing, shared, workers, registering)
 
 
 @dataclass(frozen=True)
@@ -690,7 +756,7 @@ def _pool_worker(batch: int) -> None:
 def _submit(
     pool: ProcessPoolExecutor | None,
     target: Target,
-    runs: Mapping[str, runner.Run],
+    runs: dict[str, runner.Run],
     blocked: Mapping[str, Problem],
     plan: _Plan,
     phases: PhaseLoader,
@@ -707,7 +773,8 @@ def _submit(
         )
     if pool is None:
         return None
-    return pool.submit(_advance, runs[target.display], plan.parallel_until, phases)
+    # The pool's copy comes back in its place (_Finisher): this process keeps one run a skill.
+    return pool.submit(_advance, runs.pop(target.display), plan.parallel_until, phases)
 
 
 def _advance(run: runner.Run, stop: int, phases: PhaseLoader, hold: Hold | None = None) -> Entry:
@@ -722,8 +789,9 @@ class _Finisher:
     run's parallel phases awaited (or walked here), the serial ones, and its report told in
     input order."""
 
-    runs: Mapping[str, runner.Run]
-    """The runs of the skills to build, by display path."""
+    runs: dict[str, runner.Run]
+    """The runs of the skills to build, by display path: a run walked elsewhere (a pool's copy)
+    takes the place of the one handed over there."""
     plan: _Plan
     """The batch's configuration, switches, phase range and schedule."""
     hear: Listener
@@ -759,6 +827,7 @@ class _Finisher:
             self.hear.phase(phase)
         if isinstance(run, BuildReport):
             return run
+        self.runs[target.display] = run
         report = run.advance(self.plan.stop, self.loader, progress=self.hear.phase)
         return _framed(report, run) if self.plan.options.scratch else report
 
@@ -805,7 +874,7 @@ def _internal_failure(target: Target, error: Exception) -> BuildReport:
 
 def _test_together(
     targets: Sequence[Target],
-    runs: Mapping[str, runner.Run],
+    runs: dict[str, runner.Run],
     early: list[Entry | Future[Entry] | None],
     pool: ProcessPoolExecutor | None,
     plan: _Plan,
@@ -867,7 +936,7 @@ def _join_all(threads: Sequence[threading.Thread]) -> None:
 
 def _fail_unset(out: Mapping[int, Future[Entry]], error: BaseException) -> None:
     """Every future of ``out`` not yet set fails with ``error``."""
-    for future in out.values():
+    for future in list(out.values()):  # other threads take theirs out meanwhile
         with contextlib.suppress(InvalidStateError):
             future.set_exception(error)
 
@@ -898,8 +967,9 @@ class _Chunked:
 
     targets: Sequence[Target]
     """Every target of the batch; a chunk lists indexes into it."""
-    runs: Mapping[str, runner.Run]
-    """The skills' runs by display path."""
+    runs: dict[str, runner.Run]
+    """The skills' runs by display path, each taken out when its first leg is queued: the leg
+    hands back the run that goes on."""
     plan: _Plan
     """The batch's configuration, switches, phase range and schedule."""
     load: PhaseLoader
@@ -920,15 +990,18 @@ class _Chunked:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
         folder, first = self._stage(chunk)
         held = [i for i in chunk if _held(first[i])]
-        results = self._session(folder, held, self.plan.options.jobs)
         done = dict(first)
-        for i in held:
-            done[i] = self._guarded(
-                i, functools.partial(_advance, *self._second(i, first, results))
-            )
+        try:
+            results = self._session(folder, held, self.plan.options.jobs)
+            for i in held:
+                done[i] = self._guarded(
+                    i, functools.partial(_advance, *self._second(i, first, results))
+                )
+        finally:  # after phase 6 took the packages it tested out of it
+            shutil.rmtree(folder, ignore_errors=True)
         return done
 
-    def stream(self, chunks: Sequence[Sequence[int]], out: Mapping[int, Future[Entry]]) -> None:
+    def stream(self, chunks: Sequence[Sequence[int]], out: dict[int, Future[Entry]]) -> None:
         """Every chunk through phase 6, each skill's run set in ``out`` as soon as it is known.
 
         A chunk's first leg is queued in the pool as soon as the one before is
@@ -937,7 +1010,8 @@ class _Chunked:
         overlap. Each session is forked from the build's warm worker (one
         started now when the build has none, so it imports while the first
         chunk renders), ``jobs`` sessions at a time. A failure here fails the
-        skills not yet reported.
+        skills not yet reported. Each future is taken out of ``out`` once set,
+        or handed to the second leg that sets it: this thread keeps no run.
 
         Sessions run in daemon threads, as this one does: an interrupted build
         exits at once, its warm workers (and the sessions they fork) dying with
@@ -965,7 +1039,7 @@ class _Chunked:
                     held = [i for i in chunk if _held(first[i])]
                     for i in chunk:
                         if i not in held:
-                            out[i].set_result(first[i])
+                            out.pop(i).set_result(first[i])
                     session = threading.Thread(
                         target=self._tested_or_failed,
                         args=(folder, held, first, out, worker, slots),
@@ -982,7 +1056,7 @@ class _Chunked:
         folder: Path,
         held: Sequence[int],
         first: Mapping[int, Entry],
-        out: Mapping[int, Future[Entry]],
+        out: dict[int, Future[Entry]],
         worker: WarmWorker,
         slots: threading.Semaphore,
     ) -> None:
@@ -991,27 +1065,37 @@ class _Chunked:
         try:
             self._tested(folder, held, first, out, worker, slots)
         except BaseException as error:
-            _fail_unset({i: out[i] for i in held}, error)
+            _fail_unset({i: out[i] for i in held if i in out}, error)
 
     def _tested(
         self,
         folder: Path,
         held: Sequence[int],
         first: Mapping[int, Entry],
-        out: Mapping[int, Future[Entry]],
+        out: dict[int, Future[Entry]],
         worker: WarmWorker,
         slots: threading.Semaphore,
     ) -> None:
         """One chunk's session, forked from ``worker`` once one of ``slots`` is free, then its
-        second legs queued in the pool, each setting its entry of ``out`` when done."""
-        with slots:
-            lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
-            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=lowered)
-        assert self.pool is not None
-        for i in held:
-            job = self.pool.submit(_advance, *self._second(i, first, results))
-            settle = functools.partial(self._settle, i, out[i])
-            job.add_done_callback(settle)
+        second legs queued in the pool, each setting its entry of ``out`` (taken out) when
+        done; the session folder is removed once they are (phase 6 takes the packages it
+        tested out of it)."""
+        try:
+            with slots:
+                lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
+                results = self._session(
+                    folder, held, self.plan.options.jobs, workers=0, runner=lowered
+                )
+            assert self.pool is not None
+            done = threading.Semaphore(0)  # counts the legs done, keeping none of their runs
+            for i in held:
+                job = self.pool.submit(_advance, *self._second(i, first, results))
+                job.add_done_callback(functools.partial(self._settle, i, out.pop(i)))
+                job.add_done_callback(lambda _: done.release())
+            for _ in held:
+                done.acquire()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _settle(self, i: int, out: Future[Entry], done: Future[Entry]) -> None:
         out.set_result(self._guarded(i, done.result))
@@ -1038,7 +1122,8 @@ class _Chunked:
         runner: ModuleRunner | None = None,
     ) -> SharedResults:
         """The tests of the packages staged in ``folder`` (none for a single one), in a fresh
-        process unless a ``runner`` is given; the folder is removed.
+        process unless a ``runner`` is given; the caller removes the folder once each held
+        run's phase 6 took the package it tested out of it.
 
         A session that cannot be run (its worker gone, the disk full) answers for no package:
         each is then tested alone, so only a package's own failure fails its skill.
@@ -1059,8 +1144,6 @@ class _Chunked:
             if self.plan.options.debug:
                 traceback.print_exception(error, file=sys.stderr)
             return SharedResults({})
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
 
     def _folder(self) -> Path:
         from builder.orchestration.shared_tests import new_session
@@ -1072,7 +1155,7 @@ class _Chunked:
         ``folder``."""
         from builder.orchestration.shared_tests import Stager
 
-        run = self.runs[self.targets[i].display]
+        run = self.runs.pop(self.targets[i].display)
         return run, self.plan.parallel_until, Serviced(self.load, self.services), Stager(folder)
 
     def _second(
@@ -1171,31 +1254,17 @@ class _HeadStart:
 
 
 def _head_start(
-    count: int,
-    chosen: Phases,
-    keys: KeyLoader,
-    services: Services,
-    options: BatchOptions,
-    config: BuildConfig,
+    shape: _Shape, chosen: Phases, services: Services, config: BuildConfig
 ) -> _HeadStart:
-    """Helpers for a batch of ``count`` skills to build (as :func:`_build` would choose them for
-    that many), started now: the pool's workers importing the parallel phases, the warm worker
-    when tests or probes will run."""
-    if count < 1:
-        return _HeadStart()  # a no-op: nothing is started, no phase module imported
-    start, stop = phase_range(options.from_phase, options.until_phase)
-    schedule = Schedule.of(keys)
-    testing = services.tests and schedule.tests_packages(start, stop)
-    shared = testing and count > 1 and services.package_tests is None
-    parallel = chosen.portable and start <= schedule.last_parallel
-    workers = _workers(options.jobs, count, testing and not shared) if parallel else 0
-    head = _HeadStart(_pool(workers) if workers else None)
+    """Helpers of a batch of ``shape`` (:func:`_shape` for the skills not known current from
+    their stamps), started now: the pool's workers importing the parallel phases, the warm
+    worker when tests or probes will run."""
+    head = _HeadStart(_pool(shape.workers) if shape.workers else None)
     if head.workers is not None:
-        names = PHASE_NAMES[start - 1 : schedule.parallel_until(stop)]
-        for _ in range(workers):  # a worker is spawned for each task while none is idle
+        names = PHASE_NAMES[shape.start - 1 : shape.schedule.parallel_until(shape.stop)]
+        for _ in range(shape.workers):  # a worker is spawned for each task while none is idle
             head.workers.submit(_import_phases, chosen.load, names)
-    probes = schedule.reaches_serial(stop) and schedule.probes and services.probe is None
-    if (testing and services.package_tests is None) or probes:
+    if shape.warm_worker(services):
         from builder.pipeline.worker import WarmWorker
 
         head.worker = head._own.enter_context(WarmWorker(home=Path(config.root).resolve()))

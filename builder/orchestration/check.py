@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING
 from builder.orchestration.batch import BatchOptions, Listener, Target, build_many
 from builder.orchestration.runner import PhaseLoader
 from builder.orchestration.shard import Shard, owned_tree, spec_sources
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.project import ProjectPaths
 
 if TYPE_CHECKING:

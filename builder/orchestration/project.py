@@ -1,32 +1,31 @@
 """Reading a project's configuration: ``[tool.mindrian]`` and ``mcp.yaml``.
 
 The build's settings (``models``, ``mcp``) become a :class:`BuildConfig`; the server's
-(``[tool.mindrian.serve]``, which no phase reads) a :class:`ServeSettings`, which the command
-line's switches override.
+(``[tool.mindrian.serve]``, which no phase reads) are checked here with the rest of the table
+and read by :mod:`builder.orchestration.serve_settings`.
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from builder.mcp.project_file import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
 from builder.pipeline.errors import SourceLocation, UsageError
-from mindrian.project import parsed_toml
+from builder.pipeline.patterns import on_first_use
+from mindrian.project_root import parsed_toml
 
-__all__ = ["SERVE_KEYS", "ServeSettings", "load_config", "load_serve_settings"]
+__all__ = ["SERVE_KEYS", "load_config", "mindrian_table"]
 
 #: The keys ``[tool.mindrian]`` may hold; anything else is a typo the build would ignore.
 _KEYS = ("mcp", "models", "serve")
 #: The keys ``[tool.mindrian.serve]`` may hold, each a boolean.
 SERVE_KEYS = ("host-tools",)
 #: The place tomllib (Python 3.11) names at the end of a syntax error's message.
-_TOML_PLACE = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
+_TOML_PLACE = on_first_use(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
 #: The code of every refusal below (builder.pipeline.codes).
 _CODE = "U042"
 
@@ -35,7 +34,7 @@ def load_config(root: Path) -> BuildConfig:
     """Read ``[tool.mindrian]`` from ``root/pyproject.toml`` when present, else the built-in
     defaults; raises :class:`UsageError` (U042) for a file or table the build cannot use."""
     pyproject = root / "pyproject.toml"
-    table = _mindrian_table(pyproject) if pyproject.is_file() else {}
+    table = mindrian_table(pyproject) if pyproject.is_file() else {}
     models = {**DEFAULT_MODELS, **table.get("models", {})}
     # mcp.yaml beside pyproject.toml and [tool.mindrian.mcp] both extend the catalog; the
     # pyproject entry wins on a name clash because it is the file the build is configured by.
@@ -43,25 +42,7 @@ def load_config(root: Path) -> BuildConfig:
     return BuildConfig(root=str(root), models=models, mcp_catalog=catalog)
 
 
-@dataclass(frozen=True)
-class ServeSettings:
-    """What ``[tool.mindrian.serve]`` says of ``mindrian serve``; a switch given overrides it."""
-
-    host_tools: bool = False
-    """``host-tools``: give served agents the host tools their packages grant (``--host-tools``,
-    ``--no-host-tools``)."""
-
-
-def load_serve_settings(root: Path) -> ServeSettings:
-    """Read ``[tool.mindrian.serve]`` from ``root/pyproject.toml`` (the defaults without one);
-    raises :class:`UsageError` (U042) for a file or table that cannot be used."""
-    pyproject = root / "pyproject.toml"
-    table = _mindrian_table(pyproject) if pyproject.is_file() else {}
-    serve = table.get("serve", {})
-    return ServeSettings(host_tools=serve.get("host-tools", False))
-
-
-def _mindrian_table(pyproject: Path) -> Mapping[str, Any]:
+def mindrian_table(pyproject: Path) -> Mapping[str, Any]:
     """``[tool.mindrian]`` checked for shape: known keys, tables where tables belong, model
     strings under known agent types. The values themselves are the phases' to judge."""
     try:
@@ -111,8 +92,8 @@ def _check_serve(serve: Mapping[str, Any]) -> None:
 
 
 def _syntax_refusal(message: str, text: str) -> UsageError:
-    place = _TOML_PLACE.search(message)
-    what = f"not TOML: {_TOML_PLACE.sub('', message)}"
+    place = _TOML_PLACE().search(message)
+    what = f"not TOML: {_TOML_PLACE().sub('', message)}"
     if place is None:
         return _refusal(what)
     if place[1] is None:  # the end of the document: after its last character

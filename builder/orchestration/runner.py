@@ -35,20 +35,13 @@ from builder.orchestration.validation import located
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
 from builder.phases.keys import DigestKey, load_key
 from builder.phases.outputs import AnyPhase, Inputs, Outputs
+from builder.pipeline.build_results import BuildReport, PhaseReport, PhaseStatus
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource, Staged
 from builder.pipeline.errors import CompilerError, PipelineError, UsageError
-from builder.pipeline.results import (
-    BuildReport,
-    PhaseReport,
-    PhaseStatus,
-    Problem,
-    ValidationReport,
-    check_failure,
-    problem_of,
-)
+from builder.pipeline.results import Problem, ValidationReport, check_failure, problem_of
 from builder.pipeline.serial import from_plain, to_plain
 from builder.pipeline.services import Services
 from builder.pipeline.stamps import Stamp

@@ -10,7 +10,10 @@ the batch cuts the chunks, :func:`builder.orchestration.batch.build_many`):
 2. after the session, the held run resumes at phase 6, which runs as usual
    with :class:`SharedResults` as its test runner (the leg's
    ``Services.package_tests``), which answers from the session for a package
-   whose files are exactly what was tested, and tests any other package alone.
+   whose files are exactly what was tested, and tests any other package alone;
+   phase 6 takes the files it rendered and the copy the session tested (when
+   it is still as written) from what the stager kept (``inputs.staged``), and
+   the batch removes the session folder after these legs.
 
 Phase 6 itself is unchanged, so its checkpoint, report and staged package are
 what a build of the skill alone writes. A package the stager cannot stage (it
@@ -33,7 +36,7 @@ from builder.phases.code_generation import run_generated_tests
 from builder.phases.outputs import AnyPhase, Inputs
 from builder.pipeline.contract import Staged
 from builder.pipeline.package_tests import TestRun, tree_digest
-from builder.pipeline.services import ProbeResult
+from builder.pipeline.probe_result import ProbeResult
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
 from builder.probe.session import OPTION, read_probes
 from mindrian.project import ProjectPaths

@@ -24,11 +24,11 @@ from builder.orchestration import runner
 from builder.orchestration.runner import KeyLoader
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.checkpoints import CheckpointStore, parse_checkpoint
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError
-from builder.pipeline.results import BuildReport
 from builder.pipeline.stamps import (
     FileStamp,
     PhaseStamp,

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 from builder.orchestration.runner import PhaseLoader, Run, Serviced
 from builder.orchestration.schedule import Schedule
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
 

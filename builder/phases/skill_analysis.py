@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import math
 import re
@@ -92,7 +91,7 @@ from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, Skil
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.schemas.quick_check import surely_valid
 from builder.skill.body import find_sections, headings, list_items, split_name, subsections
-from builder.skill.chain import CHAIN_KEYS, chain_steps, is_chain, stage_list_findings
+from builder.skill.chain_layout import CHAIN_KEYS, is_chain
 from builder.skill.frontmatter import FrontMatter, KeyPath, decode_skill, parse_front_matter
 from builder.skill.model import (
     AGENT_TYPES,
@@ -131,7 +130,6 @@ from builder.skill.source import (
 )
 from builder.skill.stages import find_stage_sequence
 from builder.skill.subagent import implied_front_matter, is_subagent_note
-from builder.skill.triggers import infer_triggers
 from mindrian.agent_types import record_of
 
 __all__ = [
@@ -671,6 +669,8 @@ def _triggers(doc: _Doc) -> tuple[tuple[str, ...], tuple[InferredValue, ...]]:
     found = doc.pick(("triggers",))
     if found is not None:
         return _words(found[0]), ()
+    from builder.skill.triggers import infer_triggers  # its patterns only when none are given
+
     inferred = infer_triggers(doc.fm.data, doc.line)
     if inferred:
         sources = ", ".join(f"{t.value} ({t.field}, line {t.line})" for t in inferred)
@@ -899,6 +899,8 @@ def _chain_steps(source: SkillSource, doc: _Doc) -> tuple[StepSpec, ...]:
             phases[1],
             "a chain's steps are its numbered stage files; remove phases from CHAIN.md",
         )
+    from builder.skill.chain import chain_steps, stage_list_findings  # only a chain reads these
+
     steps = chain_steps(source, doc.fm)
     for line, message in stage_list_findings(doc.fm, steps):
         doc.warn_at("W121", SourceLocation(source.path, line, 1), message)
@@ -1083,6 +1085,8 @@ def _scripts(source: SkillSource) -> tuple[ScriptFile, ...]:
 
 
 def _sha256(data: bytes) -> str:
+    import hashlib  # only a skill with references or scripts pays for OpenSSL's start
+
     return hashlib.sha256(data).hexdigest()
 
 

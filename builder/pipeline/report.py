@@ -15,17 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import SourceLocation
-from builder.pipeline.results import (
-    EXIT_OK,
-    BuildReport,
-    PhaseReport,
-    PhaseStatus,
-    Problem,
-    ValidationReport,
-)
+from builder.pipeline.results import EXIT_OK, Problem, ValidationReport
 from builder.pipeline.terminal import terminal_safe
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a build's records: mindrian validate prints without defining them
+    from builder.pipeline.build_results import BuildReport, PhaseReport, PhaseStatus
     from mindrian.frames import Frame
 
 __all__ = [

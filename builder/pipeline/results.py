@@ -1,4 +1,5 @@
-"""What a build, a validation or a failure comes to: result types, exit statuses, error codes.
+"""What a validation or a failure comes to: result types, exit statuses, error codes (a build's
+reports: :mod:`builder.pipeline.build_results`).
 
 The one place that turns an exception into a problem and an exit status (:func:`problem_of`;
 :mod:`builder.pipeline.report` presents problems as lines, JSON and control frames):
@@ -21,14 +22,13 @@ from __future__ import annotations
 import errno
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from builder.pipeline.errors import CompilerError, SourceLocation, UsageError
 from mindrian.errors import MindrianError
 
 if TYPE_CHECKING:
     from builder.pipeline.contract import CheckResult
-    from mindrian.graph.base import FrameworkRecord
 
 __all__ = [
     "CHECK_FAILED_CODE",
@@ -40,9 +40,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "INTERNAL_CODE",
-    "BuildReport",
-    "PhaseReport",
-    "PhaseStatus",
     "Problem",
     "ValidationReport",
     "check_failure",
@@ -65,9 +62,6 @@ ENVIRONMENT_CODE = "F001"
 DRIFT_CODE = "D001"
 #: Error code of an internal error (a bug) in an ERROR frame.
 INTERNAL_CODE = "I001"
-#: What happened to a phase: run and passed, skipped (its checkpoint matched), taken from its
-#: checkpoint (before ``--from``), a check failed, or it raised.
-PhaseStatus = Literal["ok", "cached", "loaded", "failed", "error"]
 
 
 @dataclass(frozen=True)
@@ -87,49 +81,6 @@ class Problem:
         """The compiler-style line: ``PATH:LINE:COL: error[CODE]: message``."""
         prefix = f"{self.location}: " if self.location else ""
         return f"{prefix}error[{self.code}]: {self.message}"
-
-
-@dataclass(frozen=True)
-class PhaseReport:
-    """What happened to one phase during a build."""
-
-    number: int
-    """1-based phase number."""
-    name: str
-    """Phase name."""
-    status: PhaseStatus
-    """What happened to it."""
-    checks: tuple[CheckResult, ...] = ()
-    """The checks' verdicts (empty when the phase raised)."""
-    warnings: tuple[str, ...] = ()
-    """The phase's warnings."""
-    seconds: float = 0.0
-    """Wall-clock time spent on the phase (console only, never written to checkpoints)."""
-    cpu_seconds: float = 0.0
-    """CPU time of the thread that ran the phase, its subprocesses (tests, Node) not included
-    (console only, like ``seconds``)."""
-
-
-@dataclass(frozen=True)
-class BuildReport:
-    """The outcome of building one SKILL.md."""
-
-    path: str
-    """SKILL.md as displayed."""
-    agent_id: str | None
-    """The agent id, None when phase 1 did not produce one."""
-    phases: tuple[PhaseReport, ...]
-    """Phases reached, in order."""
-    problem: Problem | None = None
-    """Why the build stopped early, None on success."""
-    framework: FrameworkRecord | None = None
-    """The framework record of phase 5's output, as phase 7 would register it, when a scratch
-    build made it (``mindrian check`` writes registry.yaml from these); None otherwise."""
-
-    @property
-    def exit_code(self) -> int:
-        """0 on success, else the problem's status."""
-        return self.problem.exit_code if self.problem else EXIT_OK
 
 
 @dataclass(frozen=True)

@@ -17,23 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the contract imports this module: it stays free of the test machinery
     from builder.pipeline.package_tests import TestRun
+    from builder.pipeline.probe_result import ProbeResult
     from builder.pipeline.turns import Turns
 
-__all__ = ["LONE", "ProbeResult", "ProbeRunner", "Services", "TestRunner"]
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """The end-to-end probe's verdict, as parsed from the subprocess."""
-
-    success: bool
-    """The handoff succeeded offline."""
-    summary: str
-    """What happened, one line."""
+__all__ = ["LONE", "ProbeRunner", "Services", "TestRunner"]
 
 
 #: Runs the probe for package ``identifier`` installed under ``out_dir``.
-ProbeRunner = Callable[[Path, str], ProbeResult]
+ProbeRunner = Callable[[Path, str], "ProbeResult"]
 #: Runs the tests of a package staged at ``folder / identifier``.
 TestRunner = Callable[[Path, str], "TestRun"]
 

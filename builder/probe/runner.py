@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.pipeline.package_tests import tree_digest
-from builder.pipeline.services import ProbeResult, ProbeRunner
+from builder.pipeline.probe_result import ProbeResult
+from builder.pipeline.services import ProbeRunner
 from builder.pipeline.worker import ModuleRunner, WarmWorker, run_module
 from builder.probe.e2e import EACH
 

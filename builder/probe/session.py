@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builder.pipeline.services import ProbeResult
+from builder.pipeline.probe_result import ProbeResult
 
 if TYPE_CHECKING:
     import pytest

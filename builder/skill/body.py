@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from builder.pipeline.patterns import on_first_use
 from builder.skill.model import Section
 
 __all__ = [
@@ -48,11 +49,11 @@ SECTION_SYNONYMS: Mapping[str, tuple[str, ...]] = {
 _LOOKUP = {synonym: key for key, synonyms in SECTION_SYNONYMS.items() for synonym in synonyms}
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
-_ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
-_RULE = re.compile(r"^[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_ITEM = on_first_use(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
+_RULE = on_first_use(r"^[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*[.)]?|[ivx]+[.)])\s+")
-_BOLD_NAME = re.compile(r"^(\*\*|__)(.+?)\1\s*[:\-–—]?\s*(.*)$")
-_PLAIN_NAME = re.compile(r"^([^:]{1,80}?)(?::|\s[-–—]\s)\s*(.+)$")
+_BOLD_NAME = on_first_use(r"^(\*\*|__)(.+?)\1\s*[:\-–—]?\s*(.*)$")
+_PLAIN_NAME = on_first_use(r"^([^:]{1,80}?)(?::|\s[-–—]\s)\s*(.+)$")
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def list_items(text: str) -> tuple[ListItem, ...]:
     for index, raw in enumerate(lines):
         line = raw.rstrip("\r").rstrip()
         indent = len(line) - len(line.lstrip())
-        match = None if mask[index] or _RULE.match(line) else _ITEM.match(line)
+        match = None if mask[index] or _RULE().match(line) else _ITEM().match(line)
         if match and (base < 0 or indent <= base + 1) and match.group(2):
             close()
             start, base, pending_blank = index, indent, False
@@ -267,8 +268,8 @@ def split_name(text: str) -> tuple[str, str]:
     """
     first, _, more = text.partition("\n")
     name, rest = first, ""
-    bold = _BOLD_NAME.match(first)
-    plain = _PLAIN_NAME.match(first)
+    bold = _BOLD_NAME().match(first)
+    plain = _PLAIN_NAME().match(first)
     if bold:
         name, rest = bold.group(2).strip().rstrip(":").strip(), bold.group(3).strip()
     elif plain:

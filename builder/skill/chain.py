@@ -33,7 +33,14 @@ from typing import Any
 
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.skill.chain_layout import CHAIN_FILE, StageFile, is_chain, skill_file, stage_files
+from builder.skill.chain_layout import (
+    CHAIN_FILE,
+    CHAIN_KEYS,
+    StageFile,
+    is_chain,
+    skill_file,
+    stage_files,
+)
 from builder.skill.frontmatter import FrontMatter, decode_skill, parse_front_matter
 from builder.skill.model import StepSpec
 from builder.skill.stages import listed_stages, same_stage
@@ -49,9 +56,6 @@ __all__ = [
     "stage_files",
     "stage_list_findings",
 ]
-
-#: CHAIN.md keys phase 1 reads beyond a skill's own: the stage count and the title.
-CHAIN_KEYS: tuple[str, ...] = ("display_name", "stages")
 
 
 def chain_stage_bytes(source: SkillSource) -> tuple[tuple[str, bytes], ...]:

@@ -7,19 +7,30 @@ parsing one needs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["CHAIN_FILE", "SKILL_FILE", "StageFile", "is_chain", "skill_file", "stage_files"]
+from builder.pipeline.patterns import on_first_use
+
+__all__ = [
+    "CHAIN_FILE",
+    "CHAIN_KEYS",
+    "SKILL_FILE",
+    "StageFile",
+    "is_chain",
+    "skill_file",
+    "stage_files",
+]
 
 #: The file that makes a folder a chain, in place of SKILL.md.
 CHAIN_FILE = "CHAIN.md"
+#: CHAIN.md keys phase 1 reads beyond a skill's own: the stage count and the title.
+CHAIN_KEYS: tuple[str, ...] = ("display_name", "stages")
 #: The file that makes a folder a skill.
 SKILL_FILE = "SKILL.md"
 #: A stage file's name: its number, a dash, the stage's name (``01-decompose.md``).
-_STAGE_NAME = re.compile(r"(?P<number>[0-9]+)-(?P<name>[^/]+)\.md")
+_STAGE_NAME = on_first_use(r"(?P<number>[0-9]+)-(?P<name>[^/]+)\.md")
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,7 @@ def stage_files(names: Iterable[str]) -> tuple[StageFile, ...]:
     """The numbered stage files among folder-relative ``names``, by number then name."""
     found = []
     for name in names:
-        match = _STAGE_NAME.fullmatch(name)
+        match = _STAGE_NAME().fullmatch(name)
         if match:
             found.append(StageFile(int(match["number"]), match["name"], name))
     return tuple(sorted(found, key=lambda s: (s.number, s.path)))

@@ -40,7 +40,8 @@ from typing import Any
 from builder.phases.skill_analysis import MINDRIAN_KEYS, STANDARD_KEYS, has_standard_shape
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.chain import CHAIN_FILE, CHAIN_KEYS, stage_files
-from builder.skill.frontmatter import KeyPath, load_leniently
+from builder.skill.frontmatter import KeyPath
+from builder.skill.lenient_yaml import load_leniently
 from builder.skill.shorthands import ShorthandConflict, find_shorthands, nested_score
 
 __all__ = ["FormatError", "FormatResult", "format_file", "format_skill", "skill_files"]

@@ -13,7 +13,7 @@ S109 duplicate key, S110 unsupported tag, S111 nesting too deep.
 
 One error is recovered, because hosts such as Claude Code accept it: a one-line
 ``key: value`` whose plain value holds ``': '`` (``description: Use when: …``)
-is read as that text, as if quoted (:class:`QuotedValue`, which phase 1 turns
+is read as that text, as if quoted (:mod:`builder.skill.lenient_yaml`, which phase 1 turns
 into warning W103 and ``mindrian fmt`` into quotes). Every other YAML error
 stays S102.
 """
@@ -21,13 +21,15 @@ stays S102.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from builder.pipeline.errors import SkillError, SourceLocation
 from builder.skill.quick_yaml import compose as compose_subset
+
+if TYPE_CHECKING:  # only a value strict YAML refuses makes one
+    from builder.skill.lenient_yaml import QuotedValue
 
 __all__ = [
     "MAX_ALIASES",
@@ -35,9 +37,7 @@ __all__ = [
     "MAX_DEPTH",
     "FrontMatter",
     "KeyPath",
-    "QuotedValue",
     "decode_skill",
-    "load_leniently",
     "parse_front_matter",
     "split_front_matter",
 ]
@@ -57,29 +57,6 @@ _CHECK = "valid_yaml"
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = frozenset(f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_MAPPING_VALUE = "mapping values are not allowed here"
-#: ``key: value`` (or ``- key: value``) whose value starts as a plain scalar: not a quote, a
-#: flow collection, a block scalar indicator, an anchor, alias, tag, directive or comment.
-_PLAIN_PAIR = re.compile(
-    r"(?P<lead> *(?:- +)?)(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+"
-    r"(?P<value>[^\s\"'\[{|>&*!%@`#].*?)[ \t]*"
-)
-#: Where a plain scalar's comment starts.
-_COMMENT = re.compile(r"[ \t]#")
-
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class QuotedValue:
-    """A plain value holding ``': '`` that strict YAML refuses, read as text as if quoted."""
-
-    key: str
-    """The key whose value it is (``description``)."""
-    line: int
-    """1-based line of the key in SKILL.md."""
-    column: int
-    """1-based column of the key."""
 
 
 @dataclass(frozen=True)
@@ -219,75 +196,6 @@ def parse_front_matter(text: str, path: str) -> FrontMatter:
     )
 
 
-def load_leniently(
-    yaml_text: str, load: Callable[[str], _T], first_line: int
-) -> tuple[_T, tuple[QuotedValue, ...]]:
-    """``load(yaml_text)``, quoting each plain value refused for its ``': '`` and retrying.
-
-    ``load`` is ruamel.yaml's or PyYAML's (the package tests read SKILL.md with PyYAML).
-
-    ``first_line`` is the file line of the YAML's first line. Quotes are added within the
-    lines, so every line and every key's column stay where they were written. Any other
-    error, or the same line refused again, is raised as ``load`` raised it.
-    """
-    quoted: list[QuotedValue] = []
-    while True:
-        try:
-            return load(yaml_text), tuple(quoted)
-        # ruamel.yaml's and PyYAML's marked errors share their shape, not a base class.
-        except Exception as exc:
-            repair = _quote_value(yaml_text, exc, first_line)
-            if repair is None or any(q.line == repair[1].line for q in quoted):
-                raise
-            yaml_text = repair[0]
-            quoted.append(repair[1])
-
-
-def _quote_value(yaml_text: str, exc: Any, first_line: int) -> tuple[str, QuotedValue] | None:
-    """The text with the refused plain value double-quoted, or None when that is not the case."""
-    mark = getattr(exc, "problem_mark", None)
-    if getattr(exc, "problem", None) != _MAPPING_VALUE or mark is None:
-        return None
-    lines = yaml_text.split("\n")
-    found = _PLAIN_PAIR.fullmatch(lines[mark.line]) if mark.line < len(lines) else None
-    if found is None or mark.column < found.start("value"):
-        return None
-    value, comment = found["value"], ""
-    hash_mark = _COMMENT.search(value)
-    if hash_mark is not None:
-        value, comment = value[: hash_mark.start()].rstrip(), value[hash_mark.start() :]
-    end = _continuation_end(lines, mark.line, len(found["lead"]))
-    following = lines[mark.line + 1 : end]
-    if following and (comment or any(_COMMENT.search(line) for line in following)):
-        return None
-    head = f'{found["lead"]}{found["key"]}: "{_escaped(value)}'
-    if following:
-        # A double-quoted scalar folds its lines exactly as a plain one does.
-        rewritten = [head, *map(_escaped, following[:-1]), _escaped(following[-1].rstrip()) + '"']
-    else:
-        rewritten = [f'{head}"{comment}']
-    lines[mark.line : end] = rewritten
-    where = QuotedValue(found["key"], first_line + mark.line, found.start("key") + 1)
-    return "\n".join(lines), where
-
-
-def _continuation_end(lines: list[str], index: int, key_indent: int) -> int:
-    """Index after the last line of the plain scalar starting on line ``index``."""
-    end = index + 1
-    for position in range(index + 1, len(lines)):
-        line = lines[position]
-        if not line.strip():
-            continue
-        if len(line) - len(line.lstrip(" ")) <= key_indent or line.lstrip().startswith("#"):
-            break
-        end = position + 1
-    return end
-
-
-def _escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
 class _AliasBudgetExceeded(Exception):
     """Raised inside the composer at the first alias over :data:`MAX_ALIASES`."""
 
@@ -323,6 +231,8 @@ def _compose(yaml_text: str, path: str, first_line: int) -> tuple[Any, tuple[Quo
                 if self.aliases > MAX_ALIASES:
                     raise _AliasBudgetExceeded(self.parser.peek_event().start_mark)
             return super().compose_node(parent, index)
+
+    from builder.skill.lenient_yaml import load_leniently
 
     loader = YAML(typ="safe", pure=True)
     loader.Composer = BudgetComposer

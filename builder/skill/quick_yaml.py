@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from builder.pipeline.patterns import on_first_use
+
 __all__ = ["MAX_DEPTH", "MappingNode", "Mark", "ScalarNode", "SequenceNode", "compose"]
 
 #: Deepest nesting composed here; deeper front matter goes to ruamel.yaml, which enforces
@@ -45,7 +47,7 @@ _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")
 _AMBIGUOUS = frozenset(
     ("y", "n", "yes", "no", "on", "off", "true", "false", "null", "inf", "nan", "infinity")
 )
-_HEADER = re.compile(r"([|>])(-?)(?: +#.*)? *")
+_HEADER = on_first_use(r"([|>])(-?)(?: +#.*)? *")
 
 
 class _Declined(Exception):
@@ -225,7 +227,7 @@ class _Reader:
 
     def block(self, index: int, column: int, parent: int) -> tuple[ScalarNode, int | None]:
         """A literal (``|``) or folded (``>``) scalar whose header is at ``column``."""
-        header = _HEADER.fullmatch(self.lines[index], column)
+        header = _HEADER().fullmatch(self.lines[index], column)
         if header is None:
             raise _Declined
         style, chomp = header.group(1), header.group(2)

@@ -25,12 +25,11 @@ left out of the package (``SkillSource.left_out``; phase 1 warns W122 for each).
 
 from __future__ import annotations
 
-import hashlib
+import errno
 import os
 import re
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -48,11 +47,9 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
-    "SkillFile",
     "folder_names",
     "load_source",
     "located_file",
-    "skill_files",
     "source_digest",
 ]
 
@@ -101,6 +98,8 @@ def source_digest(
     """SHA-256 over each file's name, length and bytes (length-prefixed, so no two inputs
     collide), then the names of the executable files and the names and sizes of the files left
     out, when there are any (both change the package)."""
+    import hashlib  # OpenSSL's start: only a caller that needs the digest pays for it
+
     digest = hashlib.sha256()
     for name, data in (("SKILL.md", skill), *files):
         encoded = name.encode("utf-8")
@@ -115,33 +114,17 @@ def source_digest(
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class SkillFile:
-    """A file of the skill as its package holds it (under :data:`SKILL_FOLDER`)."""
-
-    name: str
-    """Path relative to the skill's base directory (``scripts/check.py``, ``SKILL.md``)."""
-    data: bytes
-    """The bytes, as in the skill folder."""
-    executable: bool
-    """Whether it keeps the executable bit (git's mode 100755)."""
-
-
-def skill_files(source: SkillSource) -> tuple[SkillFile, ...]:
-    """Every file a package holds under :data:`SKILL_FOLDER`: the skill's own file (SKILL.md or
-    CHAIN.md) first, then the folder's files in name order."""
-    executables = set(source.executables)
-    own = SkillFile(PurePosixPath(source.path).name, source.data, False)
-    return (own, *(SkillFile(n, d, n in executables) for n, d in source.files))
-
-
-def load_source(path: Path, display: str | None = None, data: bytes | None = None) -> SkillSource:
+def load_source(
+    path: Path, display: str | None = None, data: bytes | None = None, *, digest: bool = True
+) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
     gets the file's name appended; ``data``, the skill file's bytes when the caller has read
-    them already. Raises SkillError for a missing or unreadable file, a folder without
-    SKILL.md or CHAIN.md, and the size limits above.
+    them already; ``digest=False`` leaves ``SkillSource.digest`` empty, for a caller that
+    keeps nothing (``mindrian validate``: checkpoints and stamps are what read it). Raises
+    SkillError for a missing or unreadable file, a folder without SKILL.md or CHAIN.md, and
+    the size limits above.
     """
     file, shown = located_file(Path(path), display)
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
@@ -152,7 +135,7 @@ def load_source(path: Path, display: str | None = None, data: bytes | None = Non
         path=shown,
         data=data,
         files=files,
-        digest=source_digest(data, files, executables, left_out),
+        digest=source_digest(data, files, executables, left_out) if digest else "",
         executables=executables,
         left_out=left_out,
     )
@@ -217,7 +200,9 @@ def _linked(file: Path, shown: str, text: str) -> set[str]:
     """Files of the skill folder that SKILL.md links to or names in backticks (a folder named
     gives all its files); hidden names, ``..`` and absolute paths are never followed."""
     folder = file.parent
+    base = os.fspath(folder)
     names: set[str] = set()
+    tried: set[str] = set()
     for match in _LINKED.finditer(text):
         target = (match.group(1) or match.group(2)).split("#", 1)[0].split("?", 1)[0]
         parts = [p for p in target.removeprefix("./").split("/") if p]
@@ -226,14 +211,51 @@ def _linked(file: Path, shown: str, text: str) -> set[str]:
         if any(p.startswith(".") or p == "__pycache__" for p in parts):
             continue
         relative = "/".join(parts)
-        candidate = folder / relative
-        if candidate.is_symlink() and not _inside(candidate, folder):
-            continue  # prose may name such a link; it is never followed out of the folder
-        if candidate.is_dir() and not candidate.is_symlink():
-            names.update(_scan(os.fspath(candidate), relative, folder, shown))
-        elif candidate.is_file():
+        if relative in tried:  # prose names the same file many times; one look each
+            continue
+        tried.add(relative)
+        kind = _kind(f"{base}/{relative}", folder)
+        if kind is _FOLDER:
+            names.update(_scan(f"{base}/{relative}", relative, folder, shown))
+        elif kind is _FILE:
             names.add(relative)
     return names
+
+
+#: What :func:`_kind` finds at a name SKILL.md gives.
+_FILE, _FOLDER = "file", "folder"
+#: The errors of a look-up that mean "nothing there", as :meth:`Path.is_file` takes them.
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _kind(path: str, skill: Path) -> str | None:
+    """:data:`_FOLDER` for a folder (not a link to one), :data:`_FILE` for a regular file or a
+    link to one inside ``skill``, else None: what ``Path.is_symlink``, ``is_dir`` and
+    ``is_file`` would say, from one ``lstat`` (a no-op looks up every name in backticks of
+    every skill, most of them no file at all). Errors other than :data:`_ABSENT` are raised,
+    as those methods raise them."""
+    try:
+        mode = _mode(path, os.lstat)
+        linked = mode is not None and stat.S_ISLNK(mode)
+        if linked:
+            if not _inside(Path(path), skill):
+                return None  # prose may name such a link; it is never followed out of the folder
+            mode = _mode(path, os.stat)
+    except ValueError:  # a NUL in the name: no such file
+        return None
+    if mode is None or (linked and stat.S_ISDIR(mode)):
+        return None
+    return _FOLDER if stat.S_ISDIR(mode) else _FILE if stat.S_ISREG(mode) else None
+
+
+def _mode(path: str, look: Callable[[str], os.stat_result]) -> int | None:
+    """``look(path).st_mode``; None when there is nothing there (:data:`_ABSENT`)."""
+    try:
+        return look(path).st_mode
+    except OSError as error:
+        if error.errno in _ABSENT:
+            return None
+        raise
 
 
 def _executable(path: Path) -> bool:

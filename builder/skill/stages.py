@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from builder.pipeline.patterns import on_first_use
 from builder.skill.body import Heading, heading_words, headings, list_items
 from builder.skill.model import StageList, StepSpec
 
@@ -48,14 +49,14 @@ _LIST_HEADING = re.compile(
     r"|(?:stage|phase)\s+(?:sequence|order|overview)"
     r"|pipeline(?:\s+(?:sequence|overview))?"
 )
-_NUMBERED = re.compile(r"^[ \t]{0,3}\d{1,9}[.)][ \t]")
+_NUMBERED = on_first_use(r"^[ \t]{0,3}\d{1,9}[.)][ \t]")
 #: "Stage 2", "Phase 2", "Step 2" or "2" at a heading's start, and what separates it from a name.
-_HEADING_NUMBER = re.compile(
+_HEADING_NUMBER = on_first_use(
     r"^(?:(?:stage|phase|step)\s+)?(\d{1,9})(?:\s*[:.)\-\u2013\u2014]\s*|\s+|$)"
 )
-_BOLD_LEAD = re.compile(r"^(\*\*|__)(.+?)\1")
+_BOLD_LEAD = on_first_use(r"^(\*\*|__)(.+?)\1")
 #: Where a listed stage's name ends: a colon, a spaced dash or arrow, or an opening parenthesis.
-_NAME_END = re.compile(r":|\s(?:--|-|\u2013|\u2014|->|\u2192)\s|\s?\(")
+_NAME_END = on_first_use(r":|\s(?:--|-|\u2013|\u2014|->|\u2192)\s|\s?\(")
 
 
 @dataclass(frozen=True)
@@ -91,10 +92,10 @@ def _listed_name(item: str) -> str:
     """The stage an item names: its bold lead, else its first line up to a colon, spaced dash,
     arrow or parenthesis."""
     first = item.split("\n", 1)[0].strip()
-    bold = _BOLD_LEAD.match(first)
+    bold = _BOLD_LEAD().match(first)
     if bold:
         return bold.group(2).strip().rstrip(":").strip()
-    end = _NAME_END.search(first)
+    end = _NAME_END().search(first)
     return (first[: end.start()] if end else first).strip()
 
 
@@ -102,7 +103,7 @@ def _heading_stage(text: str) -> tuple[int | None, str]:
     """(number, name) a heading gives a stage: "Stage 2: Abstract" is (2, "abstract")."""
     # A closing parenthesis qualifies the name ("Search (dual-mode)"), as in the list.
     plain = _comparable(re.sub(r"\s*\([^()]*\)\s*$", "", text))
-    number = _HEADING_NUMBER.match(plain)
+    number = _HEADING_NUMBER().match(plain)
     if number is None:
         return None, plain
     return int(number.group(1)), _comparable(plain[number.end() :])
@@ -140,7 +141,7 @@ def _stage_list(
         following = heads[position + 1] if position + 1 < len(heads) else None
         own = lines[head.index + 1 : following.index if following else len(lines)]
         items = list_items("\n".join(own))
-        numbered = all(_NUMBERED.match(own[item.index]) for item in items)
+        numbered = all(_NUMBERED().match(own[item.index]) for item in items)
         names = [(_listed_name(item.text), head.index + 1 + item.index) for item in items]
         if len(items) >= 2 and numbered and all(name for name, _ in names):
             return position, names

@@ -19,10 +19,10 @@ A file of ``agents/`` with no paragraph of prose is S101, as any file without fr
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 
 from builder.pipeline.errors import SkillError, SourceLocation
+from builder.pipeline.patterns import on_first_use
 from builder.skill.body import atx_heading
 from builder.skill.frontmatter import FrontMatter
 
@@ -32,12 +32,12 @@ __all__ = ["IMPLIED_FRONT_MATTER", "implied_front_matter", "is_subagent_note"]
 IMPLIED_FRONT_MATTER = "W120"
 #: The folder of a plugin that holds subagents.
 _AGENTS = "agents"
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_FENCE = on_first_use(r"^[ \t]*(`{3,}|~{3,})")
 #: Lines that start something other than prose: a list item, a table row, HTML, a rule.
-_NOT_PROSE = re.compile(
+_NOT_PROSE = on_first_use(
     r"^[ \t]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|\||<|([-*_])(?:[ \t]*\1){2,}[ \t]*$)"
 )
-_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+_QUOTE = on_first_use(r"^[ \t]*(?:>[ \t]?)+")
 
 
 def is_subagent_note(path: str, text: str) -> bool:
@@ -54,7 +54,7 @@ def _first_paragraph(lines: list[str]) -> tuple[str, int] | None:
     start = 0
     for index, raw in enumerate(lines):
         line = raw.rstrip("\r")
-        marker = _FENCE.match(line)
+        marker = _FENCE().match(line)
         if fence:
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
                 fence = ""
@@ -64,8 +64,8 @@ def _first_paragraph(lines: list[str]) -> tuple[str, int] | None:
                 break
             fence = marker.group(1)
             continue
-        text = _QUOTE.sub("", line).strip()
-        prose = bool(text) and not atx_heading(line) and not _NOT_PROSE.match(text)
+        text = _QUOTE().sub("", line).strip()
+        prose = bool(text) and not atx_heading(line) and not _NOT_PROSE().match(text)
         if prose:
             start = start or index + 1
             paragraph.append(text)

@@ -14,10 +14,10 @@ from builder.orchestration.runner import build_source
 from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.keys import load_key
 from builder.phases.outputs import Outputs
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
-from builder.pipeline.results import BuildReport
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from build_factories import make_project, skill_text
 
 _ENTRY = "from builder.entry import main; raise SystemExit(main())"
 _SKILLS = {
-    "good": skill_text("good"),
-    "warned": skill_text("warned", colour="blue"),
+    "good": skill_text("good", triggers="\n  - plan\n  - gaps"),
+    "warned": skill_text("warned", colour="blue", triggers="\n  - plan"),
+    "untriggered": skill_text("untriggered"),
     "foreign": skill_text("foreign").replace("type: operator", "type: weird"),
     "bad": skill_text("bad").replace("type: operator", "type: operater"),
     "nameless": "---\ndescription: no name\n---\n# Body\n",
@@ -78,26 +79,39 @@ def test_a_valid_skill_is_validated_without_the_application(project: Path) -> No
 #: What validating a skill whose front matter is plain block YAML must not import: the
 #: command line, the YAML libraries (builder.skill.quick_yaml composes it), what only a
 #: refusal's hint needs (difflib), GitHub annotations (--format github), the later phases
-#: and what they render with (the MCP catalog: the configuration only reads mcp.yaml), the
-#: runtime's engines (issue 39: start-up within 3 x ``python -c pass``).
+#: and what they render with (the MCP catalog: the configuration only reads mcp.yaml), what
+#: only some skills need (a chain's reader, the inference of triggers the skill does not give,
+#: OpenSSL for the digests of references and scripts, which a validation does not keep, the
+#: reading of a value strict YAML refuses), a build's reports, a package's files and the
+#: server's settings, the runtime's engines (issue 39: start-up within 3 x ``python -c pass``).
 _NOT_FOR_VALIDATE = (
     "agno",
     "ast",  # with dis and tokenize, what inspect imports (builder.entry.defer_import)
     "asyncio",
     "builder.cli.app",
     "builder.mcp.catalog",
+    "builder.orchestration.serve_settings",
     "builder.pipeline.annotations",
+    "builder.pipeline.build_results",
+    "builder.pipeline.probe_result",
     "builder.phases.architecture",
     "builder.phases.code_generation",
     "builder.phases.registration",
+    "builder.skill.chain",
+    "builder.skill.lenient_yaml",
+    "builder.skill.package_files",
+    "builder.skill.triggers",
     "click",
     "difflib",
     "dis",
+    "hashlib",
     "importlib.metadata",
     "jinja2",
     "jsonschema",
     "ladybug",
     "logging",
+    "mindrian.project",  # the layout's record: validate needs the root only (project_root)
+    "mindrian.routing",  # what infers triggers reads
     "neo4j",
     "pydantic",
     "ruamel",
@@ -113,6 +127,7 @@ _NOT_FOR_VALIDATE = (
         ("skills/good/SKILL.md", ()),
         ("skills/warned", ("difflib",)),  # "did you mean" for its unknown key (W123)
         ("skills/bad/SKILL.md", ("difflib",)),
+        ("skills/untriggered", ("builder.skill.triggers", "mindrian.routing")),
     ],
 )
 def test_validating_a_skill_imports_only_what_phase_1_reads(
@@ -134,6 +149,76 @@ def test_validating_a_skill_imports_only_what_phase_1_reads(
         if m not in allowed and any(n == m or n.startswith(m + ".") for n in modules)
     ]
     assert imported == []
+
+
+#: Records a validation of a plain skill never makes, each a frozen dataclass whose definition
+#: costs about a fiftieth of the interpreter's start: a build's reports, the server's settings,
+#: the probe's verdict, a project's layout, a package's files, a YAML value read as if quoted, a
+#: chain's stages.
+_RECORDS_NOT_FOR_VALIDATE = (
+    "BuildReport",
+    "PhaseReport",
+    "ProbeResult",
+    "ProjectPaths",
+    "QuotedValue",
+    "ServeSettings",
+    "SkillFile",
+    "_Stage",
+)
+
+
+def test_validating_a_skill_defines_only_the_records_it_reads(project: Path) -> None:
+    probe = (
+        "import dataclasses, json, sys\n"
+        "from builder.entry import main\n"
+        "status = main(['validate', 'skills/good/SKILL.md'])\n"
+        "records = sorted(\n"
+        "    name\n"
+        "    for module in list(sys.modules.values())\n"
+        "    for name, value in vars(module).items()\n"
+        "    if isinstance(value, type) and dataclasses.is_dataclass(value)\n"
+        ")\n"
+        "print(json.dumps([status, records]))\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    status, records = json.loads(out.splitlines()[-1])
+    assert (code, status) == (0, 0), err
+    assert "SkillDefinition" in records  # what phase 1 makes: the probe sees the records
+    assert [r for r in _RECORDS_NOT_FOR_VALIDATE if r in records] == []
+
+
+#: Patterns that only some skills reach (builder.pipeline.patterns): a list, a numbered
+#: heading, a block scalar, a subagent note, a chain's stage file, and a refusal of
+#: pyproject.toml.
+_PATTERNS_ON_FIRST_USE = (
+    "builder.orchestration.project._TOML_PLACE",
+    "builder.skill.body._ITEM",
+    "builder.skill.chain_layout._STAGE_NAME",
+    "builder.skill.quick_yaml._HEADER",
+    "builder.skill.stages._NUMBERED",
+    "builder.skill.subagent._FENCE",
+)
+
+
+def test_validating_a_plain_skill_compiles_no_pattern_it_does_not_reach(project: Path) -> None:
+    probe = (
+        "import functools, json, re, sys\n"
+        "from builder.entry import main\n"
+        "status = main(['validate', 'skills/good/SKILL.md'])\n"
+        "waiting, compiled = [], []\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    for attribute, value in list(vars(module).items()):\n"
+        "        made = getattr(value, '__wrapped__', None)\n"
+        "        if isinstance(made, functools.partial) and made.func is re.compile:\n"
+        "            found = compiled if value.cache_info().currsize else waiting\n"
+        "            found.append(f'{name}.{attribute}')\n"
+        "print(json.dumps([status, waiting, compiled]))\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    status, waiting, compiled = json.loads(out.splitlines()[-1])
+    assert (code, status) == (0, 0), err
+    assert compiled == []
+    assert [p for p in _PATTERNS_ON_FIRST_USE if p not in waiting] == []
 
 
 def test_validating_reads_the_project_file_once(project: Path) -> None:
@@ -177,3 +262,19 @@ def test_a_deferred_module_runs_on_first_use_and_then_is_the_module() -> None:
     assert done.stdout.split() == ["Point(x:", "int)", "True", "module", "True", "True"], (
         done.stderr
     )
+
+
+def test_the_application_runs_with_the_cyclic_collector_on(project: Path) -> None:
+    # The quick paths pause the collector; a command they hand over (a build of many skills)
+    # must get it back, or its garbage cycles would pile up until it ends.
+    probe = (
+        "import gc\n"
+        "import builder.cli.app\n"
+        "seen = []\n"
+        "builder.cli.app.main = lambda args: seen.append((args, gc.isenabled())) or 0\n"
+        "from builder.entry import main\n"
+        "print(main(['validate', '--format', 'json', 'skills/good']), seen)\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == "0 [(['validate', '--format', 'json', 'skills/good'], True)]"

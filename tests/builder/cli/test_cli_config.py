@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.orchestration.project import ServeSettings, load_config, load_serve_settings
+from builder.orchestration.project import load_config
+from builder.orchestration.serve_settings import ServeSettings, load_serve_settings
 
 SKILL = "---\nname: tiny\ndescription: A tiny skill for configuration tests.\n---\n\nBody.\n"
 

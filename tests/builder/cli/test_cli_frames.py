@@ -11,8 +11,8 @@ from build_factories import CliResult, FakePipeline, make_pipeline, make_project
 from builder.orchestration.batch import BatchOptions, Target
 from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.pipeline.results import BuildReport, PhaseReport
 from mindrian.frames import Frame, FrameParser, Text, parse_text
 
 # Slow: whole builds through the command line.

@@ -15,7 +15,8 @@ from build_factories import make_project, skill_text
 
 from builder.cli.progress import ProgressBar, clock_text
 from builder.orchestration.batch import Target
-from builder.pipeline.results import BuildReport, PhaseReport, Problem
+from builder.pipeline.build_results import BuildReport, PhaseReport
+from builder.pipeline.results import Problem
 
 BAR_START = "\r\x1b[2K["
 

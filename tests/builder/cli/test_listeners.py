@@ -9,8 +9,8 @@ import pytest
 from builder.cli.listeners import print_outcome
 from builder.orchestration.batch import BatchOptions
 from builder.phases import PHASE_NAMES
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore
-from builder.pipeline.results import BuildReport, PhaseReport
 
 
 def _built(tmp_path: Path, names: tuple[str, ...]) -> list[str]:

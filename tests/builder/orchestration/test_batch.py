@@ -32,12 +32,12 @@ from builder.orchestration.batch import (
 from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.registration import RegistrationPhase
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput, PhaseResult
 from builder.pipeline.errors import SkillError, SourceLocation
-from builder.pipeline.results import BuildReport, PhaseReport
-from builder.pipeline.services import ProbeResult, ProbeRunner, Services
-from builder.probe.runner import WarmProbes, run_probe
+from builder.pipeline.services import ProbeRunner, Services
+from builder.probe.runner import ProbeResult, WarmProbes, run_probe
 
 # Slow: whole builds of several skills, phases 1-7.
 pytestmark = pytest.mark.slow

@@ -16,7 +16,8 @@ from builder.orchestration.batch import BatchOptions, Target, build_many, discov
 from builder.orchestration.serial_stage import SerialStage
 from builder.phases.registration import RegistrationPhase
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.services import ProbeResult, Services
+from builder.pipeline.services import Services
+from builder.probe.runner import ProbeResult
 from mindrian.graph import EmbeddedRegistry
 from mindrian.project import ProjectPaths
 

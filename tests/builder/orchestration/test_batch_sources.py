@@ -3,8 +3,12 @@ step from that read, whichever way its phases run."""
 
 from __future__ import annotations
 
+import gc
 import pathlib
+import pickle
 import threading
+import time
+import weakref
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -19,6 +23,7 @@ from builder.orchestration.batch import BatchOptions, Target, build_many, discov
 from builder.orchestration.runner import Phases
 from builder.phases import PHASE_NAMES
 from builder.pipeline import package_tests, worker
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 
@@ -255,3 +260,67 @@ def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
     # They import while this process reads the skills and runs their phase 1.
     assert events[:2] == ["pool", "warm worker"]
     assert events.count("pool") == 1 and events.count("run") == len(names)
+
+
+class _Released(batch.Listener):
+    """Told of the last skill's report, checks that no run of the skills reported before it is
+    still referenced (each run kept by weak reference, by display path)."""
+
+    def __init__(self, count: int, runs: list[tuple[str, weakref.ref[runner.Run]]]) -> None:
+        self.count, self.runs = count, runs
+        self.told: list[str] = []
+        self.alive: list[str] | None = None
+
+    def finished(self, report: BuildReport) -> None:
+        self.told.append(report.path)
+        if len(self.told) < self.count:
+            return
+        done = set(self.told[:-1])
+        # Threads of the batch (a session's, a leg's) may still be returning: a moment for them.
+        deadline = time.monotonic() + 10
+        while True:
+            gc.collect()
+            self.alive = sorted({path for path, ref in self.runs if path in done and ref()})
+            if not self.alive or time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    count, jobs, shared, _ = PATHS[path]
+    names = [f"skill{n:02}" for n in range(count)]
+    root = make_project(tmp_path, {name: skill_text(name) for name in names})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=jobs
+    )
+    pipeline = make_pipeline()
+    if shared:
+        pipeline.phases["code_generation"] = StagingPhase("code_generation")
+        monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
+        monkeypatch.setattr(worker, "WarmWorker", _Session)
+    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", _threads)
+    runs: list[tuple[str, weakref.ref[runner.Run]]] = []
+    real_start, real_advance = runner.start, batch._advance
+
+    def start(*args: Any, **kw: Any) -> runner.Run:
+        run = real_start(*args, **kw)
+        runs.append((run.source.path, weakref.ref(run)))
+        return run
+
+    def advance(run: runner.Run, *args: Any, **kw: Any) -> Any:
+        # As a process pool's worker: a copy of the run is walked and handed back.
+        copy = pickle.loads(pickle.dumps(run))
+        runs.append((copy.source.path, weakref.ref(copy)))
+        return real_advance(copy, *args, **kw)
+
+    monkeypatch.setattr(runner, "start", start)
+    monkeypatch.setattr(batch, "_advance", advance)
+    released = _Released(count, runs)
+    reports = build_many(_targets(root), BuildConfig(root=str(root)), options, listener=released)
+    assert [r.problem for r in reports] == [None] * count
+    assert {path for path, _ in runs} == {r.path for r in reports}
+    assert released.alive == []

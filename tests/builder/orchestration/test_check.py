@@ -12,8 +12,9 @@ from build_factories import make_project, skill_text, tree
 
 from builder.orchestration.batch import BatchOptions, Target
 from builder.orchestration.check import diff_trees, read_tree
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport, Problem
+from builder.pipeline.results import Problem
 
 #: What the fake regeneration writes: a small package and a registry export.
 FRESH: dict[str, bytes] = {

@@ -18,8 +18,8 @@ from build_factories import make_project, skill_text
 
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
 from builder.phases import PHASE_NAMES
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
 from mindrian.graph import EmbeddedRegistry
 from mindrian.project import ProjectPaths
 

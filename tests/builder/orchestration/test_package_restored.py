@@ -22,9 +22,10 @@ from builder.phases import load_phase, phase_number
 from builder.phases.code_generation import skip_generated_tests
 from builder.phases.outputs import AnyPhase
 from builder.phases.registration import RegistrationPhase
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
-from builder.pipeline.services import ProbeResult, Services
+from builder.pipeline.services import Services
+from builder.probe.runner import ProbeResult
 from mindrian.project import ProjectPaths
 
 # Slow: whole builds, phases 1-7.

@@ -28,6 +28,7 @@ from builder import __version__
 from builder.orchestration.runner import chain_digest, input_digest
 from builder.phases import PHASE_NAMES, load_phase, phase_number, resolve_phase
 from builder.phases.outputs import Outputs
+from builder.pipeline.build_results import PhaseReport
 from builder.pipeline.code_digest import code_files, files_digest, phase_code_digest
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
@@ -38,7 +39,6 @@ from builder.pipeline.errors import (
     UsageError,
 )
 from builder.pipeline.report import progress_line
-from builder.pipeline.results import PhaseReport
 from builder.pipeline.serial import load_yaml, to_plain
 
 ALL_RAN = {name: 1 for name in PHASE_NAMES}

@@ -11,9 +11,9 @@ from build_factories import make_project, skill_text
 
 from builder.orchestration.batch import BatchOptions, Target
 from builder.orchestration.shard import Shard, owned_tree, shard_of, spec_sources
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import UsageError
-from builder.pipeline.results import BuildReport
 
 NAMES = [f"skills/s{k:03d}/SKILL.md" for k in range(60)]
 

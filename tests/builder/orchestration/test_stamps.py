@@ -19,10 +19,11 @@ from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.code_generation import skip_generated_tests
 from builder.phases.outputs import AnyPhase
 from builder.phases.registration import RegistrationPhase
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
-from builder.pipeline.services import ProbeResult, Services
+from builder.pipeline.services import Services
 from builder.pipeline.stamps import StampStore
+from builder.probe.runner import ProbeResult
 
 # Slow: whole builds, phases 1-7.
 pytestmark = pytest.mark.slow

@@ -20,8 +20,8 @@ from builder.orchestration.shared_tests import clear_sessions
 from builder.orchestration.warm import Entry
 from builder.phases import PHASE_NAMES, load_phase, phase_number
 from builder.phases.keys import load_key
+from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport
 from builder.pipeline.services import Services
 from builder.pipeline.transaction import SESSION_PREFIX
 from mindrian.project import ProjectPaths
@@ -79,8 +79,9 @@ def _streamed(root: Path, chunks: list[list[int]], phases: Any) -> list[BuildRep
     with ThreadPoolExecutor(2) as pool:
         plan = batch._Plan(config, options, 1, len(PHASE_NAMES), Schedule.of(load_key))
         chunked = batch._Chunked(targets, runs, plan, phases, Services(), pool, staging)
+        futures = dict(out)  # stream takes each out of ``out`` once it is set or handed on
         chunked.stream(chunks, out)
-        entries = [out[i].result(timeout=600) for i in range(len(targets))]
+        entries = [futures[i].result(timeout=600) for i in range(len(targets))]
     reports = [e.report if isinstance(e, runner.Run) else e for e in entries]
     assert list(staging.glob(f"{SESSION_PREFIX}*")) == []  # every session folder is gone
     return reports

@@ -11,8 +11,9 @@ from builder.orchestration.schedule import Schedule
 from builder.orchestration.warm import Warm
 from builder.phases import PHASE_NAMES, phase_number
 from builder.phases.keys import load_key
+from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.results import BuildReport, PhaseReport, Problem
+from builder.pipeline.results import Problem
 from builder.pipeline.worker import WarmWorker
 from builder.probe.runner import WarmProbes
 

@@ -22,9 +22,9 @@ from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import RegistrationError
 from builder.pipeline.output_folder import committed_ids
 from builder.pipeline.serial import from_plain, to_plain
-from builder.pipeline.services import ProbeResult, Services
+from builder.pipeline.services import Services
 from builder.pipeline.worker import WarmWorker
-from builder.probe.runner import WarmProbes, run_probe
+from builder.probe.runner import ProbeResult, WarmProbes, run_probe
 from mindrian.graph import (
     EmbeddedRegistry,
     FrameworkRecord,

@@ -60,3 +60,33 @@ def test_multiline_text_is_a_literal_block_only_when_it_reads_back_as_is(
     dumped = dump_yaml({"k": text})
     assert dumped.startswith("k: |") is (style == "|")
     assert load_yaml(dumped) == {"k": text}
+
+
+def _plain_data() -> st.SearchStrategy[object]:
+    """Plain data as checkpoints hold it: strings (with the breaks and characters that choose a
+    style), numbers, booleans, None, lists and string-keyed mappings."""
+    text = st.text(alphabet=st.sampled_from(" \t\n\r\x85\u2028ab:-#|'\"é😀0yN~"), max_size=10)
+    scalars = st.one_of(text, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+        max_leaves=12,
+    )
+
+
+@given(_plain_data())
+@pytest.mark.parametrize("fast", [False, True], ids=["python", "libyaml"])
+def test_strings_skip_the_representers_dispatch_with_the_same_bytes(
+    fast: bool, data: object
+) -> None:
+    """The dumpers build a string's node themselves (speed); PyYAML's own dispatch to the same
+    representer gives the same bytes."""
+    import yaml
+
+    import mindrian.serial as serial
+
+    dumper = serial._FastDumper if fast else serial._Dumper
+    reference = type("Reference", (dumper,), {"represent_data": yaml.SafeDumper.represent_data})
+    options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": False}
+    expected = yaml.dump(data, Dumper=reference, width=2**31 - 1, **options)
+    assert dump_yaml(data, fast=fast) == expected

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.pipeline.package_tests import tree_digest
-from builder.pipeline.services import ProbeResult
+from builder.pipeline.probe_result import ProbeResult
 from builder.probe.runner import PROBE_MODULE, WarmProbes
 
 FAILED = '{"success": false, "summary": "import failed: probed in a child"}\n'

@@ -6,12 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.skill.source import (
-    MAX_COPIED_FILE_BYTES,
-    folder_names,
-    load_source,
-    skill_files,
-)
+from builder.skill.package_files import skill_files
+from builder.skill.source import MAX_COPIED_FILE_BYTES, folder_names, load_source
 
 BODY = """\
 ---
