@@ -60,7 +60,9 @@ _YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mindrian`` script; returns the exit status."""
+    """Entry point of the ``mindrian`` script; returns the exit status. After a quick answer
+    every object of the process is frozen out of the cyclic collector (:func:`gc.freeze`): the
+    process is about to end."""
     args = list(sys.argv[1:] if argv is None else argv)
     text = kept_help(args)
     if text is not None:
@@ -126,7 +128,7 @@ def quick_validate(args: Sequence[str], cwd: Path) -> tuple[list[tuple[str, bool
     paths, quiet, github = parsed
     defer_import("inspect")
     from builder.cli.extra import require_build_extra
-    from mindrian.project import find_project_root
+    from mindrian.project_root import find_project_root
 
     root = find_project_root(cwd) or cwd
     try:
@@ -247,7 +249,7 @@ def quick_select(
 
 
 def _project_root(cwd: Path) -> Path:
-    from mindrian.project import find_project_root
+    from mindrian.project_root import find_project_root
 
     return find_project_root(cwd) or cwd
 

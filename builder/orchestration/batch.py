@@ -997,12 +997,15 @@ class _Chunked:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
         folder, first = self._stage(chunk)
         held = [i for i in chunk if _held(first[i])]
-        results = self._session(folder, held, self.plan.options.jobs)
         done = dict(first)
-        for i in held:
-            done[i] = self._guarded(
-                i, functools.partial(_advance, *self._second(i, first, results))
-            )
+        try:
+            results = self._session(folder, held, self.plan.options.jobs)
+            for i in held:
+                done[i] = self._guarded(
+                    i, functools.partial(_advance, *self._second(i, first, results))
+                )
+        finally:  # after phase 6 took the packages it tested out of it
+            shutil.rmtree(folder, ignore_errors=True)
         return done
 
     def stream(self, chunks: Sequence[Sequence[int]], out: dict[int, Future[Entry]]) -> None:
@@ -1082,15 +1085,24 @@ class _Chunked:
     ) -> None:
         """One chunk's session, forked from ``worker`` once one of ``slots`` is free, then its
         second legs queued in the pool, each setting its entry of ``out`` (taken out) when
-        done."""
-        with slots:
-            lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
-            results = self._session(folder, held, self.plan.options.jobs, workers=0, runner=lowered)
-        assert self.pool is not None
-        for i in held:
-            job = self.pool.submit(_advance, *self._second(i, first, results))
-            settle = functools.partial(self._settle, i, out.pop(i))
-            job.add_done_callback(settle)
+        done; the session folder is removed once they are (phase 6 takes the packages it
+        tested out of it)."""
+        try:
+            with slots:
+                lowered = functools.partial(worker, lowered=True)  # phase 7 waits for no session
+                results = self._session(
+                    folder, held, self.plan.options.jobs, workers=0, runner=lowered
+                )
+            assert self.pool is not None
+            done = threading.Semaphore(0)  # counts the legs done, keeping none of their runs
+            for i in held:
+                job = self.pool.submit(_advance, *self._second(i, first, results))
+                job.add_done_callback(functools.partial(self._settle, i, out.pop(i)))
+                job.add_done_callback(lambda _: done.release())
+            for _ in held:
+                done.acquire()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _settle(self, i: int, out: Future[Entry], done: Future[Entry]) -> None:
         out.set_result(self._guarded(i, done.result))
@@ -1117,7 +1129,8 @@ class _Chunked:
         runner: ModuleRunner | None = None,
     ) -> SharedResults:
         """The tests of the packages staged in ``folder`` (none for a single one), in a fresh
-        process unless a ``runner`` is given; the folder is removed.
+        process unless a ``runner`` is given; the caller removes the folder once each held
+        run's phase 6 took the package it tested out of it.
 
         A session that cannot be run (its worker gone, the disk full) answers for no package:
         each is then tested alone, so only a package's own failure fails its skill.
@@ -1138,8 +1151,6 @@ class _Chunked:
             if self.plan.options.debug:
                 traceback.print_exception(error, file=sys.stderr)
             return SharedResults({})
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
 
     def _folder(self) -> Path:
         from builder.orchestration.shared_tests import new_session

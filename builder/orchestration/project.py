@@ -16,7 +16,7 @@ from builder.mcp.project_file import read_mcp_yaml
 from builder.pipeline.config import DEFAULT_MODELS, BuildConfig
 from builder.pipeline.errors import SourceLocation, UsageError
 from builder.pipeline.patterns import on_first_use
-from mindrian.project import parsed_toml
+from mindrian.project_root import parsed_toml
 
 __all__ = ["SERVE_KEYS", "load_config", "mindrian_table"]
 

@@ -10,7 +10,10 @@ the batch cuts the chunks, :func:`builder.orchestration.batch.build_many`):
 2. after the session, the held run resumes at phase 6, which runs as usual
    with :class:`SharedResults` as its test runner (the leg's
    ``Services.package_tests``), which answers from the session for a package
-   whose files are exactly what was tested, and tests any other package alone.
+   whose files are exactly what was tested, and tests any other package alone;
+   phase 6 takes the files it rendered and the copy the session tested (when
+   it is still as written) from what the stager kept (``inputs.staged``), and
+   the batch removes the session folder after these legs.
 
 Phase 6 itself is unchanged, so its checkpoint, report and staged package are
 what a build of the skill alone writes. A package the stager cannot stage (it

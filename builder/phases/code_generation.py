@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ __all__ = [
     "TEST_TIMEOUT_SECONDS",
     "CodeGenerationPhase",
     "GeneratedPackage",
+    "StagedPackage",
     "TestRun",
     "compile_errors",
     "output_examples",
@@ -147,6 +149,33 @@ def _on_disk(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+@dataclass(frozen=True)
+class StagedPackage:
+    """What :meth:`CodeGenerationPhase.stage_tests` keeps for the phase (:class:`Staged`)."""
+
+    files: dict[str, str]
+    """The rendered files, by package-relative path."""
+    folder: str
+    """Where the package was staged for the shared session (the phase takes that copy when
+    it is still there, as written)."""
+
+
+def _taken(tested: str | None, package: Path, digests: Mapping[str, str]) -> bool:
+    """Whether the copy of the package a shared session tested, at ``tested``, became
+    ``package``: one rename instead of creating every file again (a package's files cost the
+    kernel a few milliseconds to create), and only when it holds exactly ``digests``, modes
+    included; else it stays where it is and the package is written afresh."""
+    if tested is None:
+        return False
+    try:
+        if _on_disk(Path(tested)) != digests:
+            return False
+        os.rename(tested, package)
+    except OSError:
+        return False
+    return True
 
 
 def write_skill_files(skill: tuple[SkillFile, ...], package: Path) -> None:
@@ -323,8 +352,8 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
 
     def _rendered(self, inputs: Inputs) -> tuple[AgentSpec, dict[str, str]]:
         """:meth:`render`, or the files :meth:`stage_tests` rendered from these same inputs."""
-        if isinstance(inputs.staged, dict):
-            return inputs.previous.spec(), dict(inputs.staged)
+        if isinstance(inputs.staged, StagedPackage):
+            return inputs.previous.spec(), dict(inputs.staged.files)
         return self.render(inputs)
 
     def stage_tests(self, inputs: Inputs, folder: Path) -> bool | Staged:
@@ -343,7 +372,7 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
             return False
         write_tree(files, folder / spec.identifier)
         write_skill_files(skill_files(inputs.source), folder / spec.identifier)
-        return Staged(files)
+        return Staged(StagedPackage(files, str(folder / spec.identifier)))
 
     def cache_valid(self, inputs: Inputs, stored: Callable[[], GeneratedPackage]) -> bool:
         """A checkpoint counts only while its package is the ready one, else the installed one."""
@@ -359,8 +388,9 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
         txn = transaction(inputs, spec.identifier)
         txn.recover()
         staging = txn.workspace()
+        tested = inputs.staged.folder if isinstance(inputs.staged, StagedPackage) else None
         try:
-            return self._stage(spec, files, skill_files(inputs.source), staging, txn)
+            return self._stage(spec, files, skill_files(inputs.source), staging, txn, tested)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -371,11 +401,13 @@ class CodeGenerationPhase(PhaseHooks[Outputs, GeneratedPackage]):
         skill: tuple[SkillFile, ...],
         staging: Path,
         txn: PackageTransaction,
+        tested: str | None = None,
     ) -> PhaseResult[GeneratedPackage]:
         package = staging / spec.identifier
-        write_tree(files, package)
-        write_skill_files(skill, package)
         digests = _digests(files, skill)
+        if not _taken(tested, package, digests):
+            write_tree(files, package)
+            write_skill_files(skill, package)
         errors = compile_errors(files)
         if errors:
             compiles = CheckResult(

@@ -110,6 +110,7 @@ _NOT_FOR_VALIDATE = (
     "jsonschema",
     "ladybug",
     "logging",
+    "mindrian.project",  # the layout's record: validate needs the root only (project_root)
     "mindrian.routing",  # what infers triggers reads
     "neo4j",
     "pydantic",
@@ -152,11 +153,13 @@ def test_validating_a_skill_imports_only_what_phase_1_reads(
 
 #: Records a validation of a plain skill never makes, each a frozen dataclass whose definition
 #: costs about a fiftieth of the interpreter's start: a build's reports, the server's settings,
-#: the probe's verdict, a package's files, a YAML value read as if quoted, a chain's stages.
+#: the probe's verdict, a project's layout, a package's files, a YAML value read as if quoted, a
+#: chain's stages.
 _RECORDS_NOT_FOR_VALIDATE = (
     "BuildReport",
     "PhaseReport",
     "ProbeResult",
+    "ProjectPaths",
     "QuotedValue",
     "ServeSettings",
     "SkillFile",
@@ -259,3 +262,19 @@ def test_a_deferred_module_runs_on_first_use_and_then_is_the_module() -> None:
     assert done.stdout.split() == ["Point(x:", "int)", "True", "module", "True", "True"], (
         done.stderr
     )
+
+
+def test_the_application_runs_with_the_cyclic_collector_on(project: Path) -> None:
+    # The quick paths pause the collector; a command they hand over (a build of many skills)
+    # must get it back, or its garbage cycles would pile up until it ends.
+    probe = (
+        "import gc\n"
+        "import builder.cli.app\n"
+        "seen = []\n"
+        "builder.cli.app.main = lambda args: seen.append((args, gc.isenabled())) or 0\n"
+        "from builder.entry import main\n"
+        "print(main(['validate', '--format', 'json', 'skills/good']), seen)\n"
+    )
+    code, out, err = _run(["-c", probe], project)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == "0 [(['validate', '--format', 'json', 'skills/good'], True)]"

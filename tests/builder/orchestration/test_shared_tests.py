@@ -47,14 +47,19 @@ class Spies:
         self.sessions: list[list[str]] = []
         self.alone: list[str] = []
         self.rendered: list[str] = []
+        self.written: list[str] = []
         self.probed: list[tuple[str, ...]] = []
         session, alone = package_tests.run_session, code_generation.run_package_tests
-        render = code_generation.render_package
+        render, write = code_generation.render_package, code_generation.write_tree
         submit = WarmWorker.submit
 
         def render_package(spec: Any, *args: Any, **kwargs: Any) -> Any:
             self.rendered.append(spec.identifier)
             return render(spec, *args, **kwargs)
+
+        def write_tree(files: Any, root: Path) -> None:
+            self.written.append(root.name)
+            write(files, root)
 
         def run_session(folder: Path, jobs: int, *args: Any) -> Any:
             self.sessions.append(sorted(p.name for p in folder.iterdir() if p.is_dir()))
@@ -74,6 +79,7 @@ class Spies:
         monkeypatch.setattr(package_tests, "run_session", run_session)
         monkeypatch.setattr(code_generation, "run_package_tests", run_package_tests)
         monkeypatch.setattr(code_generation, "render_package", render_package)
+        monkeypatch.setattr(code_generation, "write_tree", write_tree)
         monkeypatch.setattr(WarmWorker, "submit", probe_child)
 
 
@@ -120,6 +126,8 @@ def test_one_session_for_the_batch_and_each_skill_as_if_built_alone(
     assert spies.probed == []  # and every probe's, for the packages that passed
     # Each package rendered once: phase 6 takes up the files staged for the session.
     assert spies.rendered == ["alpha_skill", "beta_skill", "gamma_skill"]
+    # And written once: phase 6 takes the copy the session tested.
+    assert spies.written == ["alpha_skill", "beta_skill", "gamma_skill"]
     shared = state(root)
     assert list((root / ".mindrian" / "staging").iterdir()) == []  # the session folder is gone
 

@@ -285,6 +285,46 @@ def test_failing_generated_test_keeps_the_old_package(tmp_path: Path) -> None:
     assert list((tmp_path / ".mindrian" / "staging").iterdir()) == []
 
 
+def test_after_a_shared_session_the_tested_copy_is_the_package_only_when_it_is_as_rendered(
+    tmp_path: Path,
+) -> None:
+    """Phase 6 resumed after a batch's session takes the copy the session tested (one rename)
+    when it holds exactly what the phase rendered; a copy changed since is left where it is and
+    the package written afresh. Either way the staged package is the same."""
+    from dataclasses import replace
+
+    from builder.phases.code_generation import StagedPackage
+    from builder.pipeline.contract import Staged
+    from builder.pipeline.package_tests import TestRun
+    from builder.pipeline.services import Services
+
+    inputs = inputs_for(PWS, tmp_path)
+    tested: list[Path] = []
+
+    def session_said_passed(folder: Path, identifier: str) -> TestRun:
+        tested.append(folder / identifier)
+        return TestRun(True, "1 passed", (), "")
+
+    phase = PHASE.with_services(Services(package_tests=session_said_passed))
+    ready = transaction(inputs, "pws_validation").ready
+    trees = []
+    for changed in (False, True):
+        session = tmp_path / f"session-{changed}"
+        staged = phase.stage_tests(inputs, session)
+        assert isinstance(staged, Staged) and isinstance(staged.value, StagedPackage)
+        copy = session / "pws_validation"
+        inode = copy.stat().st_ino
+        if changed:
+            with open(copy / "README.md", "a", encoding="utf-8") as handle:
+                handle.write("a test wrote here\n")
+        result = phase.run(replace(inputs, staged=staged.value))
+        assert all(c.passed for c in result.checks)
+        assert copy.exists() is changed
+        assert (ready.stat().st_ino == inode) is not changed
+        trees.append(tree(ready))
+    assert trees[0] == trees[1] and len(tested) == 2
+
+
 def test_code_that_does_not_compile_is_never_installed(tmp_path: Path) -> None:
     inputs = inputs_for(PWS, tmp_path)
     broken = CodeGenerationPhase(
