@@ -86,6 +86,7 @@ from builder.orchestration.warm import Entry, warm_children
 from builder.phases import PHASE_NAMES
 from builder.phases.keys import output_paths
 from builder.phases.outputs import AnyPhase
+from builder.pipeline.arenas import share_arenas
 from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.children import background
@@ -533,6 +534,12 @@ class _Shape:
     """The process pool's workers; 0: the parallel phases run in this process."""
     registering: int
     """Skills that reach a serial phase (phase 7's registry)."""
+
+    @property
+    def threaded(self) -> bool:
+        """The batch runs threads beside this one: its serial stage's, its pool's, its shared
+        sessions'."""
+        return self.registering > 1 or self.workers > 0 or self.shared
 
     @property
     def tests_here(self) -> bool:
@@ -1259,6 +1266,8 @@ def _head_start(
     """Helpers of a batch of ``shape`` (:func:`_shape` for the skills not known current from
     their stamps), started now: the pool's workers importing the parallel phases, the warm
     worker when tests or probes will run."""
+    if shape.threaded:
+        share_arenas()  # before the batch's threads start: each would keep an arena of its own
     head = _HeadStart(_pool(shape.workers) if shape.workers else None)
     if head.workers is not None:
         names = PHASE_NAMES[shape.start - 1 : shape.schedule.parallel_until(shape.stop)]

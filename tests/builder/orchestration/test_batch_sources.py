@@ -324,3 +324,30 @@ def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
     assert [r.problem for r in reports] == [None] * count
     assert {path for path, _ in runs} == {r.path for r in reports}
     assert released.alive == []
+
+
+def test_a_batch_bounds_the_malloc_arenas_before_it_starts_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"skill{n:02}" for n in range(3)]
+    root = make_project(tmp_path, {name: skill_text(name) for name in names})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=1
+    )
+    events: list[str] = []
+    monkeypatch.setattr(batch, "share_arenas", lambda: events.append("arenas"))
+    real_stage = batch.SerialStage.__init__
+
+    def stage(self: Any, turns: Any) -> None:
+        events.append("serial stage" if turns is not None else "no threads")
+        real_stage(self, turns)
+
+    monkeypatch.setattr(batch.SerialStage, "__init__", stage)
+    pipeline = make_pipeline()
+    targets = _targets(root)
+    for batched in (targets[:1], targets[1:]):
+        events.clear()
+        reports = build_many(batched, BuildConfig(root=str(root)), options, phases=pipeline.load)
+        assert [r.problem for r in reports] == [None] * len(batched)
+        # Two skills are registered together, in threads of the serial stage; one is not.
+        assert events == (["arenas", "serial stage"] if len(batched) > 1 else ["no threads"])
