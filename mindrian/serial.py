@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from mindrian.yaml_emit import SafeDumper
+from mindrian.yaml_emit import SafeDumper, libyaml_writes_alike
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -203,16 +203,29 @@ def dump_yaml(data: Any, *, fast: bool = False) -> str:
 
     ``fast`` emits with libyaml when installed: the same data, but not always
     the same bytes as the pure-Python emitter, so it is for files the builder
-    alone reads back (checkpoints), never for generated files under review.
+    alone reads back (checkpoints). Without it libyaml still writes ``data`` when
+    it is of the shape both emitters write byte for byte
+    (:func:`~mindrian.yaml_emit.libyaml_writes_alike`; a skill's ``spec.yaml``
+    nearly always is), else the pure-Python emitter does.
     """
+    alike = fast or libyaml_writes_alike(data, _literal_style, _WIDTH)
     return yaml.dump(
         data,
-        Dumper=_FastDumper if fast else _Dumper,
+        Dumper=_FastDumper if alike else _Dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
-        width=2**31 - 1,
+        width=_WIDTH,
     )
+
+
+#: No line is folded.
+_WIDTH = 2**31 - 1
+
+
+def _literal_style(value: str) -> bool:
+    """Whether :func:`_represent_str` writes ``value`` as a literal block."""
+    return _str_style(value) == "|"
 
 
 def load_yaml(text: str) -> Any:

@@ -16,11 +16,13 @@ to PyYAML's own code.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 from yaml.emitter import ScalarAnalysis
 
-__all__ = ["SafeDumper"]
+__all__ = ["SafeDumper", "libyaml_writes_alike"]
 
 #: What PyYAML counts as a break, and as whitespace around an indicator.
 _BREAKS = "\n\x85\u2028\u2029"
@@ -115,3 +117,53 @@ def _leading_indicators(scalar: str) -> tuple[bool, bool]:
     if scalar[0] in "?:":
         return True, spaced
     return (True, True) if scalar[0] == "-" and spaced else (False, False)
+
+
+#: Characters both emitters write as they are, in every style (``allow_unicode`` on): printable
+#: ASCII and the Basic Multilingual Plane's printable ranges, without NEL, LS, PS and the byte
+#: order mark. libyaml escapes NEL and every character past the BMP where PyYAML does not.
+_SAME_EVERYWHERE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*")
+#: The longest mapping key both write as a simple key (PyYAML: under 128, libyaml: 128 too).
+_SIMPLE_KEY = 100
+#: Scalar types whose representation is Python's in both dumpers.
+_NUMBERS = (bool, int, float)
+
+
+def libyaml_writes_alike(data: Any, literal: Callable[[str], bool], width: int) -> bool:
+    """Whether libyaml's emitter writes ``data`` byte for byte as :class:`SafeDumper` does, for a
+    dumper whose block style (``allow_unicode`` on, no flow style) asks for a literal block
+    exactly for the strings ``literal`` accepts and that folds lines at ``width``.
+
+    Conservative: plain data whose strings hold only :data:`_SAME_EVERYWHERE` characters,
+    are shorter than half the width on one line, or are a literal block's text (LF-ended
+    lines, no blank line at the end); short one-line keys; a mapping or a list at the top (a
+    lone scalar's document end marker differs). Anything else is left to PyYAML.
+    """
+    return type(data) in (dict, list) and _alike(data, literal, width)
+
+
+def _alike(data: Any, literal: Callable[[str], bool], width: int) -> bool:
+    """:func:`libyaml_writes_alike` of a value at any depth."""
+    if data is None or type(data) in _NUMBERS:
+        return True
+    if type(data) is str:
+        if "\n" in data:
+            lines = data.split("\n")
+            return (
+                literal(data)
+                and not data.endswith("\n\n")
+                and all(_SAME_EVERYWHERE.fullmatch(line) for line in lines)
+            )
+        return len(data) < width // 2 and _SAME_EVERYWHERE.fullmatch(data) is not None
+    if type(data) is list:
+        return all(_alike(item, literal, width) for item in data)
+    if type(data) is dict:
+        return all(
+            type(key) is str
+            and 0 < len(key) < _SIMPLE_KEY
+            and "\n" not in key
+            and _alike(key, literal, width)
+            and _alike(value, literal, width)
+            for key, value in data.items()
+        )
+    return False

@@ -26,7 +26,7 @@ from mindrian.errors import MindrianError, MindrianWarning
 from mindrian.graph.base import FrameworkRecord, Registry
 from mindrian.graph.embedded import EmbeddedRegistry
 from mindrian.routing.text import body_prose
-from mindrian.yaml_emit import SafeDumper
+from mindrian.yaml_emit import SafeDumper, libyaml_writes_alike
 
 __all__ = [
     "FORMAT_VERSION",
@@ -159,7 +159,15 @@ def _entry_text(plain_json: str) -> str:
 
 
 def _dump(data: object) -> str:
-    return str(yaml.dump(data, Dumper=_Dumper, **_STYLE))
+    # libyaml's emitter when it writes these bytes too (an entry nearly always): several times
+    # faster, and a batch renders every entry it registers.
+    alike = libyaml_writes_alike(data, _never_literal, _STYLE["width"])
+    return str(yaml.dump(data, Dumper=_FastDumper if alike else _Dumper, **_STYLE))
+
+
+def _never_literal(value: str) -> bool:
+    """No string of registry.yaml is asked to be a literal block."""
+    return False
 
 
 class _Dumper(SafeDumper):
@@ -177,6 +185,13 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _represent_str)
+
+
+class _FastDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """:class:`_Dumper`'s representation through libyaml's emitter, when installed."""
+
+
+_FastDumper.add_representer(str, _represent_str)
 
 #: The lines before the first entry of a registry that lists any framework.
 _HEAD = _dump({"format": FORMAT_VERSION}) + "frameworks:\n"
