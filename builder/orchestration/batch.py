@@ -89,7 +89,6 @@ from builder.phases.outputs import AnyPhase
 from builder.pipeline.arenas import share_arenas
 from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
-from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
@@ -754,6 +753,8 @@ def _pool_worker(batch: int) -> None:
     """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it;
     the worker runs below it, in a session of its own (:func:`background`: the batch's serial
     phases get their core)."""
+    from builder.pipeline.children import background  # a no-op starts no worker
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: not POSIX
         os.setsid()
