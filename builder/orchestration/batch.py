@@ -89,7 +89,6 @@ from builder.phases.outputs import AnyPhase
 from builder.pipeline.arenas import share_arenas
 from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import CheckpointStore
-from builder.pipeline.children import background
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
@@ -251,19 +250,20 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
 def read_sources(targets: Sequence[Target]) -> tuple[dict[str, SkillSource], dict[str, Problem]]:
     """Each target's SKILL.md and folder, read once for the whole batch, by display path; and why
     a target's cannot be read (its report's problem), by display path."""
-    sources, unreadable, _ = _read_observed(targets)
+    sources, unreadable, _ = _read_observed(targets, observing=False)
     return sources, unreadable
 
 
 def _read_observed(
-    targets: Sequence[Target],
+    targets: Sequence[Target], observing: bool = True
 ) -> tuple[dict[str, SkillSource], dict[str, Problem], dict[str, Seen]]:
-    """:func:`read_sources`, and each read skill's files as stat'ed just before (for its stamp)."""
+    """:func:`read_sources`, and with ``observing`` each read skill's files as stat'ed just
+    before (for its stamp; a build that keeps no stamps need not list and stat them twice)."""
     sources: dict[str, SkillSource] = {}
     unreadable: dict[str, Problem] = {}
     seen: dict[str, Seen] = {}
     for target in targets:
-        observed = observe_source(target.path, target.display)
+        observed = observe_source(target.path, target.display) if observing else None
         try:
             data = observed.data if observed is not None else None
             sources[target.display] = load_source(target.path, target.display, data)
@@ -499,15 +499,16 @@ def _begin(
     rerun_from: int | None,
 ) -> tuple[dict[str, runner.Run], dict[str, Problem], dict[str, Seen]]:
     """The run of each skill not known current from its stamp that can be built, by display
-    path; why the others cannot be (unreadable, colliding); and each read skill's files as
-    stat'ed before the read (for its stamp).
+    path; why the others cannot be (unreadable, colliding); and, when the build keeps stamps,
+    each read skill's files as stat'ed before the read (for its stamp).
 
     One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
     is not current, once) and whether it has anything to do. Nothing else keeps the sources
     read: a skill's run holds them, and is let go once the skill is reported.
     """
     _, stop = phase_range(options.from_phase, options.until_phase)
-    sources, blocked, seen = _read_observed([t for t in targets if t.display not in hits])
+    reading = [t for t in targets if t.display not in hits]
+    sources, blocked, seen = _read_observed(reading, _stamping(options, stop))
     paths = {t.display: t.path for t in targets}
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     runs = _start(sources, config, options, loader, index, rerun_from, stop)
@@ -754,6 +755,8 @@ def _pool_worker(batch: int) -> None:
     """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it;
     the worker runs below it, in a session of its own (:func:`background`: the batch's serial
     phases get their core)."""
+    from builder.pipeline.children import background  # a no-op starts no worker
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: not POSIX
         os.setsid()

@@ -34,10 +34,10 @@ from builder.orchestration.schedule import Schedule
 from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.services import Services
-from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
 
 if TYPE_CHECKING:
     from builder.pipeline.worker import WarmWorker
+    from builder.probe.runner import WarmProbes
 
 __all__ = ["Entry", "Warm", "warm_children"]
 
@@ -155,7 +155,9 @@ def warm_children(
         # Nothing to test or register (a no-op): the phase modules need not even be imported.
         yield Warm(Serviced(loader, services), schedule, worker=worker)
         return
+    # Here, not at the top: a no-op imports neither the probes nor the worker they run in.
     from builder.pipeline.worker import WarmWorker
+    from builder.probe.runner import PROBES_PER_CHILD, WarmProbes
 
     with contextlib.ExitStack() as stack:
         if worker is None:

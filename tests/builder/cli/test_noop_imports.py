@@ -15,8 +15,9 @@ from builder.phases import PHASE_NAMES
 # Slow: a cold build of a skill through all seven phases, in a child process.
 pytestmark = pytest.mark.slow
 
-#: Modules a no-op must not import: the phases and what only running them needs, and the
-#: registry's (``build --all`` retires removed skills through phase 7 only when some are gone).
+#: Modules a no-op must not import: the phases and what only running them needs, the
+#: registry's (``build --all`` retires removed skills through phase 7 only when some are gone),
+#: and the warm worker's and its probes' (a no-op starts no child).
 _HEAVY = (
     *(f"builder.phases.{name}" for name in PHASE_NAMES),
     "builder.skill.chain",
@@ -26,6 +27,9 @@ _HEAVY = (
     "agno",
     "asyncio",
     "black",
+    "builder.pipeline.worker",
+    "builder.probe.runner",
+    "ctypes",
     "jinja2",
     "jsonschema",
     "ladybug",

@@ -351,3 +351,29 @@ def test_a_batch_bounds_the_malloc_arenas_before_it_starts_threads(
         assert [r.problem for r in reports] == [None] * len(batched)
         # Two skills are registered together, in threads of the serial stage; one is not.
         assert events == (["arenas", "serial stage"] if len(batched) > 1 else ["no threads"])
+
+
+@pytest.mark.parametrize("from_phase", [None, "skill_analysis"])
+def test_only_a_batch_that_keeps_stamps_stats_its_skills_files_before_reading_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, from_phase: str | None
+) -> None:
+    root = make_project(tmp_path, {"alpha": skill_text("alpha"), "beta": skill_text("beta")})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints",
+        out_dir=tmp_path / "generated",
+        from_phase=from_phase,
+    )
+    observed: list[str] = []
+    real_observe = batch.observe_source
+
+    def observe(path: Path, display: str) -> Any:
+        observed.append(display)
+        return real_observe(path, display)
+
+    monkeypatch.setattr(batch, "observe_source", observe)
+    reports = build_many(
+        _targets(root), BuildConfig(root=str(root)), options, phases=make_pipeline().load
+    )
+    assert [r.problem for r in reports] == [None, None]
+    # --from decides from the checkpoints and keeps no stamp: nothing to stat the files for.
+    assert len(observed) == (0 if from_phase else 2)
