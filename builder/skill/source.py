@@ -224,16 +224,16 @@ def _linked(file: Path, shown: str, text: str) -> set[str]:
 
 #: What :func:`_kind` finds at a name SKILL.md gives.
 _FILE, _FOLDER = "file", "folder"
-#: The errors of a look-up that mean "nothing there", as :meth:`Path.is_file` takes them.
-_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+#: The errors of a look-up that mean "nothing there": those :meth:`Path.is_file` takes so, and a
+#: name too long for the file system (prose may hold a long token in backticks, base64 say).
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP, errno.ENAMETOOLONG})
 
 
 def _kind(path: str, skill: Path) -> str | None:
     """:data:`_FOLDER` for a folder (not a link to one), :data:`_FILE` for a regular file or a
     link to one inside ``skill``, else None: what ``Path.is_symlink``, ``is_dir`` and
     ``is_file`` would say, from one ``lstat`` (a no-op looks up every name in backticks of
-    every skill, most of them no file at all). Errors other than :data:`_ABSENT` are raised,
-    as those methods raise them."""
+    every skill, most of them no file at all). Errors other than :data:`_ABSENT` are raised."""
     try:
         mode = _mode(path, os.lstat)
         linked = mode is not None and stat.S_ISLNK(mode)

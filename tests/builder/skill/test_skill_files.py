@@ -78,6 +78,16 @@ def test_a_link_leading_out_of_the_folder_is_not_followed(folder: Path) -> None:
     assert "forms.md" not in dict(source.files)
 
 
+def test_a_name_in_backticks_too_long_for_a_file_name_is_no_file(folder: Path) -> None:
+    """A long token in prose (a key, base64) is looked up like any name: nothing there, not an
+    F001 ENAMETOOLONG that failed validate and build."""
+    skill = folder / "SKILL.md"
+    skill.write_text(BODY + f"\nThe key is `{'A' * 300}` and `{'B' * 200}/{'C' * 300}.md`.\n")
+    source = load_source(skill, "demo/SKILL.md")
+    names = [name for name, _ in source.files]
+    assert "forms.md" in names and not any(name.startswith(("A", "B")) for name in names)
+
+
 def test_a_file_over_the_copy_limit_is_left_out_unread(folder: Path) -> None:
     (folder / "assets/big.bin").write_bytes(b"\0" * (MAX_COPIED_FILE_BYTES + 1))
     source = load_source(folder / "SKILL.md")
