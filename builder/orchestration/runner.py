@@ -39,11 +39,12 @@ from builder.pipeline.build_results import BuildReport, PhaseReport, PhaseStatus
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore, output_digest
 from builder.pipeline.code_digest import phase_code_digest
 from builder.pipeline.config import BuildConfig
-from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource, Staged
+from builder.pipeline.contract import PhaseInput, PhaseResult, SkillSource
 from builder.pipeline.errors import CompilerError, PipelineError, UsageError
 from builder.pipeline.results import Problem, ValidationReport, check_failure, problem_of
 from builder.pipeline.serial import from_plain, to_plain
 from builder.pipeline.services import Services
+from builder.pipeline.staged import Staged
 from builder.pipeline.stamps import Stamp
 
 __all__ = [

@@ -34,9 +34,9 @@ from pathlib import Path
 
 from builder.phases.code_generation import run_generated_tests
 from builder.phases.outputs import AnyPhase, Inputs
-from builder.pipeline.contract import Staged
 from builder.pipeline.package_tests import TestRun, tree_digest
 from builder.pipeline.probe_result import ProbeResult
+from builder.pipeline.staged import Staged
 from builder.pipeline.transaction import SESSION_PREFIX, sweep_sessions
 from builder.probe.session import OPTION, read_probes
 from mindrian.project import ProjectPaths

@@ -38,11 +38,12 @@ from builder.codegen.render import (
 from builder.phases import phase_number
 from builder.phases.keys import codegen_extra, load_key
 from builder.phases.outputs import Inputs, Outputs
-from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult, Staged
+from builder.pipeline.contract import CheckResult, PhaseHooks, PhaseResult
 from builder.pipeline.errors import CodegenError, CompilerError, SourceLocation
 from builder.pipeline.package_tests import TEST_TIMEOUT_SECONDS, TestRun, run_package_tests
 from builder.pipeline.serial import to_plain
 from builder.pipeline.services import LONE, Services, TestRunner
+from builder.pipeline.staged import Staged
 from builder.pipeline.transaction import PackageTransaction, file_digest, path_digest
 from builder.pipeline.worker import ModuleRunner, run_module
 from builder.skill.chain import chain_stage_bytes

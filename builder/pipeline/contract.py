@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, Literal, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, Self, TypeVar
 
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.errors import SourceLocation
 from builder.pipeline.services import Services
+
+if TYPE_CHECKING:  # a build's record, off the path of validate (which imports this contract)
+    from builder.pipeline.staged import Staged
 
 __all__ = [
     "CheckResult",
@@ -29,7 +32,6 @@ __all__ = [
     "PhaseResult",
     "PhaseTraits",
     "SkillSource",
-    "Staged",
     "TestKind",
 ]
 
@@ -72,17 +74,6 @@ class PhaseInput(Generic[P]):
     """What this phase's :meth:`Phase.stage_tests` kept (:class:`Staged`) when its run was held
     for a shared session, handed back as the run resumes at it; None otherwise. Computed from
     the inputs above, so no digest covers it."""
-
-
-@dataclass(frozen=True)
-class Staged:
-    """What :meth:`Phase.stage_tests` answers when it staged and has something for the phase to
-    take up when its run resumes (in another process, as a run pickles): the phase's
-    :attr:`PhaseInput.staged`. Phase 6 keeps the files it rendered, so a batch renders each
-    package once."""
-
-    value: object
-    """The kept work (plain, picklable data)."""
 
 
 @dataclass(frozen=True)

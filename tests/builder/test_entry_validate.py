@@ -153,8 +153,8 @@ def test_validating_a_skill_imports_only_what_phase_1_reads(
 
 #: Records a validation of a plain skill never makes, each a frozen dataclass whose definition
 #: costs about a fiftieth of the interpreter's start: a build's reports, the server's settings,
-#: the probe's verdict, a project's layout, a package's files, a YAML value read as if quoted, a
-#: chain's stages.
+#: the probe's verdict, a project's layout, a package's files, what a phase staged for a shared
+#: session, a YAML value read as if quoted, a chain's stages.
 _RECORDS_NOT_FOR_VALIDATE = (
     "BuildReport",
     "PhaseReport",
@@ -163,6 +163,7 @@ _RECORDS_NOT_FOR_VALIDATE = (
     "QuotedValue",
     "ServeSettings",
     "SkillFile",
+    "Staged",
     "_Stage",
 )
 

@@ -624,7 +624,7 @@ def test_what_a_hold_staged_is_handed_to_its_phase_once_when_the_run_resumes(tmp
     phase sees it."""
     from builder.orchestration.runner import Run, start
     from builder.pipeline.checkpoints import CheckpointStore
-    from builder.pipeline.contract import Staged
+    from builder.pipeline.staged import Staged
 
     pipeline, config = make_pipeline(), BuildConfig(root=str(tmp_path))
     store = CheckpointStore(tmp_path / "checkpoints")

@@ -294,9 +294,9 @@ def test_after_a_shared_session_the_tested_copy_is_the_package_only_when_it_is_a
     from dataclasses import replace
 
     from builder.phases.code_generation import StagedPackage
-    from builder.pipeline.contract import Staged
     from builder.pipeline.package_tests import TestRun
     from builder.pipeline.services import Services
+    from builder.pipeline.staged import Staged
 
     inputs = inputs_for(PWS, tmp_path)
     tested: list[Path] = []
