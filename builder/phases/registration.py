@@ -113,6 +113,9 @@ REGISTRY_HOLD_SECONDS = 3.0
 _GRAPH_CODES = {"G012": "R008", "G013": "R009"}
 #: Name of the committed registry export inside the output folder.
 REGISTRY_YAML = REGISTRY_YAML_NAME
+#: The trigger postings the last hold in this process left, by embedded database file: with the
+#: sha256 of the registry.yaml text they index (:func:`_keep_postings`). One entry at most.
+_POSTINGS: dict[Path, tuple[str, Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -380,6 +383,8 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 _Retiring(paths).recover(registry)
                 group.recover(registry)
                 listed = _vouched(db, yaml_path) if sealed else None
+                if listed is not None:
+                    _resume_postings(registry, db, listed.leaving)
                 held = _held(registry, yaml_path, {r.record.id for r in requests}, listed)
                 group.begin([GroupEntry(r.record.id, r.identifier) for r in requests])
             except GraphError as exc:
@@ -403,8 +408,10 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 leaving = _Leaving.of(yaml_path, *text)
             elif sealed and listed is not None:  # registry.yaml is as it was
                 leaving = listed.leaving
+            postings = _postings_of(registry) if leaving is not None else None
         if leaving is not None:  # sealed with the database's files as the close left them
             leaving.seal(db)
+            _keep_postings(db, leaving, postings)
         return done
 
     def retire(self, config: BuildConfig, keep: Collection[str]) -> tuple[str, ...]:
@@ -651,6 +658,37 @@ class _Listed:
     """The file's text."""
     leaving: _Leaving
     """The seal's account of it, its layout among the rest."""
+
+
+def _keep_postings(db: Path, leaving: _Leaving, postings: Any) -> None:
+    """Keep the trigger postings a hold left on ``db`` for the next hold in this process.
+
+    They are a function of what registry.yaml lists (every field of every registered framework
+    that explicit selection reads), and the hold ends with the database holding exactly that:
+    so they are good for any later state the seal vouches for with the same text.
+    """
+    _POSTINGS.clear()
+    if postings is not None:
+        _POSTINGS[db] = (leaving.yaml_sha256, postings)
+
+
+def _postings_of(registry: Any) -> Any:
+    """The registry's current trigger postings; None when it holds none or cannot say."""
+    from mindrian.graph import GraphError
+
+    try:
+        return registry.trigger_postings()
+    except GraphError:  # the registrations are committed: the next hold only reads them again
+        return None
+
+
+def _resume_postings(registry: Any, db: Path, leaving: _Leaving) -> None:
+    """Give ``registry`` the postings an earlier hold kept, when the seal vouches that the
+    database holds what registry.yaml lists and that text is the one they index: phase 7's
+    selection check then reads no framework (else its first one reads them all)."""
+    kept = _POSTINGS.get(db)
+    if kept is not None and kept[0] == leaving.yaml_sha256:
+        registry.use_trigger_postings(kept[1])
 
 
 def _vouched(db: Path, yaml_path: Path) -> _Listed | None:

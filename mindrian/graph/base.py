@@ -459,6 +459,24 @@ class Registry(ABC):
         self._triggers = (revision, index)
         return index
 
+    def trigger_postings(self) -> TriggerIndex | None:
+        """The trigger postings this handle holds for the registry as it now reads it (None when
+        it holds none): for a later handle of the same registry (:meth:`use_trigger_postings`)."""
+
+        def work(run: Run) -> TriggerIndex | None:
+            revision, _ = self._revisions(run)
+            kept = self._triggers
+            return kept[1] if kept is not None and kept[0] == revision else None
+
+        return self._read(work)
+
+    def use_trigger_postings(self, postings: TriggerIndex) -> None:
+        """Answer explicit selections from ``postings`` (another handle's
+        :meth:`trigger_postings`) while the registry stays as it is now, and carry them along
+        this handle's writes. The caller vouches that the registry holds now what they were
+        made of (phase 7: registry.yaml's seal, whose text lists every field they index)."""
+        self._triggers = (self._read(lambda run: self._revisions(run)[0]), postings)
+
     def _routing_usage(self, run: Run, revision: tuple[int, int]) -> Mapping[str, tuple[int, int]]:
         """Recorded (uses, successes) per framework, reread only when usage changed."""
         cached = self._usage

@@ -32,6 +32,7 @@ from mindrian.graph import (
     dump_registry_yaml,
     write_registry_yaml,
 )
+from mindrian.graph.triggers import TriggerIndex
 from mindrian.project import ProjectPaths
 
 # Slow: phase 7 starts the end-to-end probe in a subprocess.
@@ -478,6 +479,60 @@ def test_a_seal_that_no_longer_describes_both_files_is_not_trusted(
     phase(tmp_path).run(inputs(tmp_path, RECORD))
     assert reads.counted() == (1, 1)
     assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, OTHER])
+
+
+class Builds:
+    """Counts the reads of every registered framework into trigger postings."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = TriggerIndex.build.__func__  # type: ignore[attr-defined]
+
+        def build(cls: type[TriggerIndex], frameworks: Any) -> TriggerIndex:
+            self.count += 1
+            return real(cls, frameworks)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(TriggerIndex, "build", classmethod(build))
+        # This process's hold has left no postings yet (another test's are for another file).
+        monkeypatch.setattr(registration, "_POSTINGS", {})
+
+
+def selected_afresh(root: Path, triggers: tuple[str, ...]) -> tuple[str, ...]:
+    """The ids the selection query returns, through a handle that never wrote."""
+    with EmbeddedRegistry(root / "registry.lbug") as registry:
+        return tuple(s.id for s in registry.select(triggers))
+
+
+def test_the_next_registration_selects_from_the_postings_the_last_one_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds = Builds(monkeypatch)
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    assert builds.count == 1
+    changed = replace(RECORD, triggers=("gap", "talk"))
+    for record in (RECORD, changed, OTHER):  # added, changed, unchanged: one hold each
+        result = phase(tmp_path).run(inputs(tmp_path, record))
+        assert all(c.passed for c in result.checks), result.checks
+        want = selected_afresh(tmp_path, record.triggers)
+        assert result.output.selection.returned == want
+    assert want == ("demo-skill", "other-skill")  # a tie, broken by id
+    assert builds.count == 1
+
+
+def test_postings_of_a_registry_another_process_changed_are_not_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds = Builds(monkeypatch)
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    ours = dict(registration._POSTINGS)
+    # Another process (its own postings) registers a framework that RECORD's triggers select.
+    monkeypatch.setattr(registration, "_POSTINGS", {})
+    rival = FrameworkRecord(id="rival-skill", name="Rival", type="operator", triggers=("gap",))
+    phase(tmp_path).run(inputs(tmp_path, rival))
+    monkeypatch.setattr(registration, "_POSTINGS", ours)
+    result = phase(tmp_path).run(inputs(tmp_path, RECORD))
+    assert result.output.selection.returned == ("demo-skill", "rival-skill")
+    assert builds.count == 3
 
 
 def test_retiring_knows_the_ids_by_registry_yaml_bytes_and_seals_what_it_writes(
