@@ -377,7 +377,8 @@ def build_many(
     what it leaves unset the batch fills (a warm worker, shared sessions). Raises
     :class:`UsageError` only for bad ``--from``/``--until``.
     """
-    _, stop = phase_range(options.from_phase, options.until_phase)
+    span = phase_range(options.from_phase, options.until_phase)
+    stop = span[1]
     chosen = Phases.local(phases) if phases is not None else runner.DEFAULT
     keys = _keys(chosen.keys, registration)
     if options.scratch and (
@@ -391,10 +392,12 @@ def build_many(
     hits = _hits(targets, config, options, keys) if stamping else {}
     # The helpers the skills not known current would need import now, while this process reads
     # and starts every skill's run (a cold batch of many skills: seconds of one core).
-    ahead = _shape(len(targets) - len(hits), chosen, keys, given, options)
+    ahead = _shape(len(targets) - len(hits), chosen, keys, given, options, span)
     head = _head_start(ahead, chosen, given, config)
     try:
-        return _build(targets, config, options, hear, registration, chosen, keys, given, hits, head)
+        return _build(
+            targets, config, options, hear, registration, chosen, keys, given, stamping, hits, head
+        )
     finally:
         head.close()
 
@@ -408,25 +411,28 @@ def _build(
     chosen: Phases,
     keys: KeyLoader,
     given: Services,
+    stamping: bool,
     hits: Mapping[str, Hit],
     head: _HeadStart,
 ) -> tuple[BuildReport, ...]:
-    """:func:`build_many` once the stamps are read, with helpers started ahead in ``head``."""
-    start, stop = phase_range(options.from_phase, options.until_phase)
+    """:func:`build_many` once the stamps are read (``stamping``: the build keeps them), with
+    helpers started ahead in ``head``."""
+    span = head.shape.start, head.shape.stop
     base = Serviced(chosen.load, given)
     store = CheckpointStore(options.checkpoints_dir)
-    stamping = _stamping(options, stop)
     loader = _loader(base, registration)
     index = CheckpointStore(options.identities) if options.identities is not None else store
     rerun_from = _rerun_from(options, keys)
-    buildable, blocked, seen = _begin(targets, hits, config, options, loader, index, rerun_from)
-    current = {d: r.report for d, r in buildable.items() if r.finished(stop)}
+    buildable, blocked, seen = _begin(
+        targets, hits, config, options, loader, index, rerun_from, span[1], stamping
+    )
+    current = {d: r.report for d, r in buildable.items() if r.finished(span[1])}
     building = len(buildable) - len(current)
     current |= {d: h.report for d, h in hits.items() if d not in blocked}
-    shape = _shape(building, chosen, keys, given, options)
+    shape = _shape(building, chosen, keys, given, options, span)
     shared, registering = shape.shared, shape.registering
     pool = head.pool(shape.workers)
-    plan = _Plan(config, options, start, stop, shape.schedule)
+    plan = _Plan(config, options, shape.start, shape.stop, shape.schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
     turns = Turns(_SERIAL_GROUP) if registering > 1 else None
     with (
@@ -497,18 +503,20 @@ def _begin(
     loader: PhaseLoader,
     index: CheckpointStore,
     rerun_from: int | None,
+    stop: int,
+    stamping: bool,
 ) -> tuple[dict[str, runner.Run], dict[str, Problem], dict[str, Seen]]:
     """The run of each skill not known current from its stamp that can be built, by display
-    path; why the others cannot be (unreadable, colliding); and, when the build keeps stamps,
-    each read skill's files as stat'ed before the read (for its stamp).
+    path; why the others cannot be (unreadable, colliding); and, when the build keeps stamps
+    (``stamping``), each read skill's files as stat'ed before the read (for its stamp). Each
+    run goes through phase ``stop`` at most.
 
     One entry into the runner per skill: its run knows its identity (phase 1 runs here when it
     is not current, once) and whether it has anything to do. Nothing else keeps the sources
     read: a skill's run holds them, and is let go once the skill is reported.
     """
-    _, stop = phase_range(options.from_phase, options.until_phase)
     reading = [t for t in targets if t.display not in hits]
-    sources, blocked, seen = _read_observed(reading, _stamping(options, stop))
+    sources, blocked, seen = _read_observed(reading, stamping)
     paths = {t.display: t.path for t in targets}
     known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
     runs = _start(sources, config, options, loader, index, rerun_from, stop)
@@ -556,10 +564,16 @@ class _Shape:
 
 
 def _shape(
-    building: int, chosen: Phases, keys: KeyLoader, services: Services, options: BatchOptions
+    building: int,
+    chosen: Phases,
+    keys: KeyLoader,
+    services: Services,
+    options: BatchOptions,
+    span: tuple[int, int],
 ) -> _Shape:
-    """The shape of a batch that builds ``building`` skills with ``services``."""
-    start, stop = phase_range(options.from_phase, options.until_phase)
+    """The shape of a batch that builds ``building`` skills with ``services``, phases ``span``
+    (first, last: :func:`phase_range` of the options)."""
+    start, stop = span
     # Nothing to build: no phase module need be imported to know where phases would run.
     schedule = Schedule.of(keys) if building else Schedule(len(PHASE_NAMES) + 1, None, False)
     testing = services.tests and schedule.tests_packages(start, stop)
@@ -1237,6 +1251,9 @@ class _HeadStart:
     the skills and runs their phase 1. Sized for every skill not known current from its stamp;
     what the build turns out not to need is closed unused."""
 
+    shape: _Shape
+    """What they were started for: the batch's phase range, and how it would run the skills
+    not known current from their stamps."""
     workers: ProcessPoolExecutor | None = None
     """The process pool, its workers started."""
     worker: WarmWorker | None = None
@@ -1271,7 +1288,7 @@ def _head_start(
     worker when tests or probes will run."""
     if shape.threaded:
         share_arenas()  # before the batch's threads start: each would keep an arena of its own
-    head = _HeadStart(_pool(shape.workers) if shape.workers else None)
+    head = _HeadStart(shape, _pool(shape.workers) if shape.workers else None)
     if head.workers is not None:
         names = PHASE_NAMES[shape.start - 1 : shape.schedule.parallel_until(shape.stop)]
         for _ in range(shape.workers):  # a worker is spawned for each task while none is idle
