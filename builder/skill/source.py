@@ -30,6 +30,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -47,6 +48,8 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
+    "FolderListing",
+    "folder_listing",
     "folder_names",
     "load_source",
     "located_file",
@@ -114,30 +117,48 @@ def source_digest(
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class FolderListing:
+    """The files a build of a skill reads beside its skill file, as found from that file's
+    bytes and the folder (:func:`folder_listing`)."""
+
+    names: tuple[str, ...]
+    """Folder-relative POSIX names, sorted: what phase 1 reads and what travels with it."""
+    left_out: tuple[tuple[str, int], ...]
+    """(name, size) of the files that would travel but are over the copy limits."""
+
+
 def load_source(
-    path: Path, display: str | None = None, data: bytes | None = None, *, digest: bool = True
+    path: Path,
+    display: str | None = None,
+    data: bytes | None = None,
+    *,
+    digest: bool = True,
+    listing: FolderListing | None = None,
 ) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
     gets the file's name appended; ``data``, the skill file's bytes when the caller has read
-    them already; ``digest=False`` leaves ``SkillSource.digest`` empty, for a caller that
-    keeps nothing (``mindrian validate``: checkpoints and stamps are what read it). Raises
-    SkillError for a missing or unreadable file, a folder without SKILL.md or CHAIN.md, and
-    the size limits above.
+    them already, and ``listing`` what :func:`folder_listing` found from them (a build that
+    stamps its skills lists each folder before reading it); ``digest=False`` leaves
+    ``SkillSource.digest`` empty, for a caller that keeps nothing (``mindrian validate``:
+    checkpoints and stamps are what read it). Raises SkillError for a missing or unreadable
+    file, a folder without SKILL.md or CHAIN.md, and the size limits above.
     """
     file, shown = located_file(Path(path), display)
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
-    kept, left_out = _travelling(file, shown, data)
-    files = _folder_files(file.parent, shown, tuple(sorted({*_read_names(file, shown), *kept})))
+    if listing is None:
+        listing = folder_listing(file, shown, data)
+    files = _folder_files(file.parent, shown, listing.names)
     executables = tuple(name for name, _ in files if _executable(file.parent / name))
     return SkillSource(
         path=shown,
         data=data,
         files=files,
-        digest=source_digest(data, files, executables, left_out) if digest else "",
+        digest=source_digest(data, files, executables, listing.left_out) if digest else "",
         executables=executables,
-        left_out=left_out,
+        left_out=listing.left_out,
     )
 
 
@@ -160,7 +181,14 @@ def folder_names(file: Path, shown: str, data: bytes | None = None) -> tuple[str
     (a build stamp compares them with the names it recorded); ``data`` is the skill file's
     bytes (read here when not given), whose links name some of them."""
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
-    return tuple(sorted({*_read_names(file, shown), *_travelling(file, shown, data)[0]}))
+    return folder_listing(file, shown, data).names
+
+
+def folder_listing(file: Path, shown: str, data: bytes) -> FolderListing:
+    """The files a build of ``file`` reads beside it, found from its bytes ``data`` (its links
+    name some of them) and the folder."""
+    kept, left_out = _travelling(file, shown, data)
+    return FolderListing(tuple(sorted({*_read_names(file, shown), *kept})), left_out)
 
 
 def _read_names(file: Path, shown: str) -> list[str]:
