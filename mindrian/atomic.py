@@ -40,7 +40,9 @@ def atomic_write_bytes(
     target = Path(path)
     try:
         handle, temporary = _temporary(target)
-    except FileNotFoundError:  # the folder is made only when missing (it mostly exists)
+    except (FileNotFoundError, NotADirectoryError):
+        # The folder is made only when missing (it mostly exists); where a file stands in its
+        # way, mkdir says so of the folder (EEXIST), not of the temporary's name.
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = _temporary(target)
     try:

@@ -57,6 +57,7 @@ __all__ = [
     "format_python",
     "header",
     "json_text",
+    "make_folder",
     "positionless",
     "pyliteral",
     "registration_from_graph",
@@ -577,10 +578,20 @@ def _node_ids(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]
 
 def write_tree(files: Mapping[str, str], root: Path) -> None:
     """Write rendered files under ``root`` (a fresh folder), UTF-8 with LF endings."""
+    made: set[Path] = set()
     for rel, text in files.items():
         target = root.joinpath(*PurePosixPath(rel).parts)
         if ".." in PurePosixPath(rel).parts or PurePosixPath(rel).is_absolute():
             raise CodegenError(f"refusing to write outside the package: {rel!r}", code="C015")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent, made)
         with open(target, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+
+
+def make_folder(folder: Path, made: set[Path]) -> None:
+    """``folder`` and its parents, unless ``made`` (the folders made so far for one package)
+    has it: a package's files share a few folders, and each further mkdir is a system call that
+    fails."""
+    if folder not in made:
+        folder.mkdir(parents=True, exist_ok=True)
+        made.add(folder)
