@@ -519,7 +519,7 @@ def _begin(
     reading = [t for t in targets if t.display not in hits]
     sources, blocked, seen = _read_observed(reading, stamping)
     paths = {t.display: t.path for t in targets}
-    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
+    known = {d: (paths[d], h.agent_id, h.identifier) for d, h in hits.items()}
     runs = _start(sources, config, options, loader, index, rerun_from, stop)
     blocked |= _collisions(runs, config, loader, known)
     return {d: r for d, r in runs.items() if d not in blocked}, blocked, seen
@@ -671,8 +671,8 @@ def _record(
     # every stamp is verified against the files and digests it records.
     with contextlib.suppress(OSError):
         if hit is not None and report is hit.report:
-            if hit.rewrite:
-                stamps.write(hit.stamp)
+            if hit.rewrite is not None:
+                stamps.write(hit.rewrite)
             return
         run, observed = runs.get(target.display), seen.get(target.display)
         stamp = None
