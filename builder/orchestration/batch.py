@@ -677,7 +677,7 @@ def _record(
         run, observed = runs.get(target.display), seen.get(target.display)
         stamp = None
         if run is not None and observed is not None:
-            stamp = make_stamp(run.source, observed, report, config, options.checkpoints_dir)
+            stamp = make_stamp(run, observed, report, config, options.checkpoints_dir)
         if stamp is None:
             stamps.remove(target.display)
         else:

@@ -31,9 +31,11 @@ __all__ = [
     "FrameworkRecord",
     "GraphCounts",
     "Registry",
+    "Revision",
     "Row",
     "Run",
     "Selection",
+    "Step",
     "Usage",
     "check_params",
     "stored_revision",
@@ -48,6 +50,10 @@ DEFAULT_SELECT_LIMIT = 5
 Row = dict[str, Any]
 #: Runs one query with its parameters inside the current transaction.
 Run = Callable[[q.Query, Mapping[str, Any]], list[Row]]
+#: A registry's frameworks revision, as :meth:`Registry._revisions` reads it.
+Revision = tuple[int, str]
+#: The revision a write transaction found and the one it left (:meth:`Registry._write_frameworks`).
+Step = tuple[Revision, Revision]
 _T = TypeVar("_T")
 
 
@@ -195,23 +201,50 @@ class Registry(ABC):
     _routing: RoutingSnapshot | None = None
     #: The sentence encoder that orders the candidates after the first (:meth:`use_encoder`).
     _encoder: Encoder | None = None
-    #: The trigger postings, with the revision they were built at.
-    _triggers: tuple[tuple[int, str], TriggerIndex] | None = None
+    #: The trigger postings, with the revision they hold (built then, or carried to it by this
+    #: object's own writes).
+    _triggers: tuple[Revision, TriggerIndex] | None = None
     #: The revision the last trigger selection answered by query was made at.
-    _triggers_queried: tuple[int, str] | None = None
+    _triggers_queried: Revision | None = None
+    #: Whether frameworks were written through this object (a writer selects again).
+    _wrote_frameworks: bool = False
     #: Recorded usage per framework, with the usage revision it was read at.
     _usage: tuple[tuple[int, int], Mapping[str, tuple[int, int]]] | None = None
-    #: Write transactions run through this object: (on frameworks, on usage).
-    _own_writes: tuple[int, int] = (0, 0)
+    #: Write transactions on recorded usage run through this object.
+    _usage_writes: int = 0
 
     @abstractmethod
     def _write(self, work: Callable[[Run], _T]) -> _T:
         """Run ``work`` in one write transaction, committed only if it returns."""
 
-    def _write_frameworks(self, work: Callable[[Run], _T]) -> _T:
-        """:meth:`_write` for a change of the registered frameworks (a registration, a retire):
-        a backend that keeps the registry's revision apart bumps it in the same transaction."""
-        return self._write(work)
+    def _write_frameworks(self, work: Callable[[Run], _T]) -> tuple[_T, Step | None]:
+        """:meth:`_write` for a change of the registered frameworks (a registration, a retire),
+        with the revision the transaction found and the one it left, as :meth:`_revisions` would
+        read them (None where the backend cannot tell: a later selection reads the postings
+        again). A backend that keeps the registry's revision apart raises it in the same
+        transaction."""
+        return self._write(work), None
+
+    def _change_frameworks(
+        self,
+        work: Callable[[Run], _T],
+        gone: Iterable[str] = (),
+        new: Sequence[FrameworkRecord] = (),
+    ) -> _T:
+        """Run ``work``, a write transaction that unregisters ``gone`` and registers ``new``
+        (nothing else), and carry the trigger postings along when they held the revision it
+        found: a selection after this object's own write then reads no framework again.
+
+        Another client's write in between, or one that failed, leaves the postings at a
+        revision the registry no longer has, so the next selection reads them again.
+        """
+        kept = self._triggers
+        self._wrote_frameworks = True
+        result, step = self._write_frameworks(work)
+        if kept is not None and step is not None and kept[0] == step[0]:
+            carried = kept[1].replaced(gone, (_explicit(r) for r in new))
+            self._triggers = (step[1], carried)
+        return result
 
     @abstractmethod
     def _read(self, work: Callable[[Run], _T]) -> _T:
@@ -234,8 +267,9 @@ class Registry(ABC):
 
     def register(self, framework: FrameworkRecord) -> None:
         """Register or update one framework, node and relationships in one transaction."""
-        with self._writing(frameworks=True):
-            self._write_frameworks(lambda run: _register_batch(run, (framework,)))
+        self._change_frameworks(
+            functools.partial(_register_batch, records=(framework,)), new=(framework,)
+        )
 
     def register_many(
         self,
@@ -247,16 +281,16 @@ class Registry(ABC):
             raise ValueError("batch_size must be at least 1")
         records = tuple(frameworks)
         _reject_duplicate_ids(records)
-        with self._writing(frameworks=True):
-            for start in range(0, len(records), batch_size):
-                batch = records[start : start + batch_size]
-                self._write_frameworks(functools.partial(_register_batch, records=batch))
+        for start in range(0, len(records), batch_size):
+            batch = records[start : start + batch_size]
+            self._change_frameworks(functools.partial(_register_batch, records=batch), new=batch)
         return len(records)
 
     def unregister(self, framework_id: str) -> bool:
         """Remove a registered framework; False if it was not registered."""
-        with self._writing(frameworks=True, usage=True):
-            return self._write_frameworks(lambda run: _unregister(run, framework_id))
+        with self._writing_usage():
+            work = functools.partial(_unregister, framework_id=framework_id)
+            return self._change_frameworks(work, gone=(framework_id,))
 
     def select(
         self,
@@ -269,7 +303,9 @@ class Registry(ABC):
 
         The score is :data:`mindrian.graph.queries.SELECT_QUERY`'s: the first selection at a
         revision runs it, a second one builds :class:`mindrian.graph.triggers.TriggerIndex`
-        from the stored fields, which answers every later one (equal ids and scores).
+        from the stored fields, which answers every later one (equal ids and scores). A handle
+        that has written frameworks builds it at once and carries it along its own writes
+        (:meth:`_change_frameworks`): phase 7 selects after each registration.
         """
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -329,7 +365,7 @@ class Registry(ABC):
 
         return self._read(work)
 
-    def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:
+    def _revisions(self, run: Run) -> tuple[Revision, tuple[int, int]]:
         """(frameworks, usage) revisions of the graph as this transaction sees it: the cached
         indexes are rebuilt when the first changed, the usage reread when the second did.
 
@@ -340,7 +376,7 @@ class Registry(ABC):
         usage = run(q.ROUTING_USAGE_REVISION, {})[0]
         return frameworks, (int(usage["n"]), int(usage["successes"] or 0))
 
-    def _framework_revision(self, run: Run) -> tuple[int, str]:
+    def _framework_revision(self, run: Run) -> Revision:
         """The revision of the registered frameworks as this transaction sees it (a backend
         that keeps one apart reads it instead of scanning every framework)."""
         return stored_revision(run)
@@ -351,7 +387,7 @@ class Registry(ABC):
         return None
 
     def _routing_snapshot(
-        self, run: Run, revision: tuple[int, str], explain: bool = False
+        self, run: Run, revision: Revision, explain: bool = False
     ) -> RoutingSnapshot:
         """The text index at ``revision``: this object's while the registry is unchanged, else
         the one kept on disk for the registry's stored revision, else built (and kept).
@@ -396,22 +432,30 @@ class Registry(ABC):
         vectors = semantic_index(self._encoder, snapshot.passages)
         return dataclasses.replace(snapshot, semantic=vectors)
 
-    def _trigger_index(self, run: Run, revision: tuple[int, str]) -> TriggerIndex | None:
+    def _trigger_index(self, run: Run, revision: Revision) -> TriggerIndex | None:
         """The trigger postings of ``revision``; None for its first selection, which the
-        query answers more cheaply than reading every framework (a command selects once)."""
+        query answers more cheaply than reading every framework (a command selects once),
+        unless this object writes frameworks: its writes carry the postings along
+        (:meth:`_change_frameworks`), so a writer reads them once (phase 7 selects after each
+        registration)."""
         if self._triggers is not None and self._triggers[0] == revision:
             return self._triggers[1]
-        if self._triggers_queried != revision:
+        if self._triggers_queried != revision and not self._wrote_frameworks:
             self._triggers_queried = revision
             return None
-        frameworks = (
-            ExplicitFramework(
-                r["id"], r["name"], tuple(r["triggers"] or ()), tuple(r["problem_types"] or ())
-            )
-            for r in run(q.ROUTING_TRIGGERS, {})
-        )
+        rows = run(q.ROUTING_TRIGGERS, {})
         good_for, chains = _stored_relationships(run)
-        index = TriggerIndex.build(frameworks, good_for, chains)
+        index = TriggerIndex.build(
+            ExplicitFramework(
+                r["id"],
+                r["name"],
+                tuple(r["triggers"] or ()),
+                tuple(r["problem_types"] or ()),
+                tuple(good_for.get(r["id"], {}).items()),
+                chains.get(r["id"], ()),
+            )
+            for r in rows
+        )
         self._triggers = (revision, index)
         return index
 
@@ -441,17 +485,17 @@ class Registry(ABC):
         for name, value in params.items():
             if name != "success" and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        with self._writing(usage=True):
+        with self._writing_usage():
             return bool(self._write(lambda run: run(q.RECORD_USAGE, params)))
 
     @contextlib.contextmanager
-    def _writing(self, *, frameworks: bool = False, usage: bool = False) -> Iterator[None]:
-        """Count a write (committed or not: a needless rebuild is only slower)."""
+    def _writing_usage(self) -> Iterator[None]:
+        """Count a write of recorded usage (committed or not: a needless reread is only
+        slower)."""
         try:
             yield
         finally:
-            done_frameworks, done_usage = self._own_writes
-            self._own_writes = (done_frameworks + frameworks, done_usage + usage)
+            self._usage_writes += 1
 
     def usage(self, framework_id: str) -> Usage:
         """The recorded uses of one framework (zero when there are none)."""
@@ -482,7 +526,7 @@ class Registry(ABC):
         return self._read(_counts)
 
 
-def stored_revision(run: Run) -> tuple[int, str]:
+def stored_revision(run: Run) -> Revision:
     """(registered frameworks, latest registration time) as the graph stores them: every
     registration and retire changes it."""
     frameworks = run(q.ROUTING_REVISION, {})[0]
@@ -522,6 +566,18 @@ def _weighted(
     if not all(math.isfinite(value) for _, value in items):
         raise ValueError(f"{owner}: {what} weights must be finite numbers")
     return tuple(sorted(items))
+
+
+def _explicit(record: FrameworkRecord) -> ExplicitFramework:
+    """What a registration of ``record`` stores of what explicit selection reads."""
+    return ExplicitFramework(
+        record.id,
+        record.name,
+        record.triggers,
+        record.problem_types,
+        record.good_for,
+        record.chains_to,
+    )
 
 
 def _reject_duplicate_ids(records: Sequence[FrameworkRecord]) -> None:

@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mindrian.graph import queries as q
-from mindrian.graph.base import DEFAULT_SELECT_LIMIT, Registry, Row, Run, check_params
+from mindrian.graph.base import (
+    DEFAULT_SELECT_LIMIT,
+    Registry,
+    Revision,
+    Row,
+    Run,
+    Step,
+    check_params,
+)
 from mindrian.graph.dialect import EMBEDDED_SCHEMA, EMBEDDED_TABLES, embedded_text
 from mindrian.graph.errors import GraphError, RegistryBusy, RegistryDamaged
 from mindrian.graph.index_cache import KeptIndex, index_cache_file
@@ -52,6 +60,8 @@ BUFFER_POOL_BYTES = 256 * 1024 * 1024
 #: synced to the log either way; every open replays the log, so it is kept small.
 CHECKPOINT_WAL_BYTES = 1024 * 1024
 _NO_CHECKPOINT_ON_CLOSE = "CALL force_checkpoint_on_close=false"
+#: The second half of an embedded handle's revision: the first counts its framework writes.
+_OWN_WRITES = "written through this handle"
 
 
 class EmbeddedRegistry(Registry):
@@ -89,6 +99,7 @@ class EmbeddedRegistry(Registry):
         # Taken before the open: the handle sees the file as it was then (mindrian.routing.quick).
         self._signature = None if self._kept_index is None else signature(self._kept_index)
         self._quick_kept = False
+        self._framework_writes = 0
         # One connection serves one transaction at a time; MCP handlers may run in threads.
         self._lock = threading.Lock()
         existed = path is not None and Path(path).exists()
@@ -218,15 +229,25 @@ class EmbeddedRegistry(Registry):
         words = None if glossary.is_file() else glosses.dictionary()
         write_quick(file, wanted, snapshot, usage, words)
 
-    def _revisions(self, run: Run) -> tuple[tuple[int, str], tuple[int, int]]:
+    def _revisions(self, run: Run) -> tuple[Revision, tuple[int, int]]:
         # An open database keeps the state it opened with: another process's commits stay
         # invisible to it (only a new open reads them), so the graph changes only through
         # this object's writes, and counting them replaces two scans per selection.
-        frameworks, usage = self._own_writes
-        return (frameworks, "written through this handle"), (usage, 0)
+        return (self._framework_writes, _OWN_WRITES), (self._usage_writes, 0)
 
     def _write(self, work: Callable[[Run], _T]) -> _T:
         return self._transaction("BEGIN TRANSACTION", work)
+
+    def _write_frameworks(self, work: Callable[[Run], _T]) -> tuple[_T, Step | None]:
+        def counted(run: Run) -> tuple[_T, Step]:
+            # Counted inside the transaction, under the connection's lock, so the count a
+            # selection reads always names one state; a transaction rolled back still counts
+            # (its revision is then one nothing holds: a needless rebuild is only slower).
+            self._framework_writes += 1
+            after = self._framework_writes
+            return work(run), ((after - 1, _OWN_WRITES), (after, _OWN_WRITES))
+
+        return self._write(counted)
 
     def _read(self, work: Callable[[Run], _T]) -> _T:
         return self._transaction("BEGIN TRANSACTION READ ONLY", work)

@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from mindrian.graph import queries as q
-from mindrian.graph.base import Registry, Row, Run, check_params, stored_revision
+from mindrian.graph.base import Registry, Row, Run, Step, check_params, stored_revision
 from mindrian.graph.errors import GraphError
 
 __all__ = [
@@ -78,8 +78,12 @@ REVISION_SCHEMA = (
 )
 #: Run first in every transaction that registers or retires frameworks: its write lock on the
 #: one node also makes such transactions take turns. MERGE, as a database emptied under a
-#: running writer has lost the node.
-BUMP_REVISION = q.Query("bump_registry_revision", _CREATE_REVISION + "\nSET r.n = r.n + 1")
+#: running writer has lost the node. It returns the revision the transaction leaves; the one
+#: before is one less (the lock is taken before ``r.n`` is read, so no two writes share one).
+BUMP_REVISION = q.Query(
+    "bump_registry_revision",
+    _CREATE_REVISION + "\nSET r.n = r.n + 1\nRETURN r.n AS n, r.generation AS generation",
+)
 #: The revision as a read sees it: one row, null where the node is missing.
 READ_REVISION = q.Query(
     "read_registry_revision",
@@ -196,7 +200,7 @@ class Neo4jRegistry(Registry):
     def _write(self, work: Callable[[Run], _T]) -> _T:
         return self._session_call(_WRITE_ACCESS, work)
 
-    def _write_frameworks(self, work: Callable[[Run], _T]) -> _T:
+    def _write_frameworks(self, work: Callable[[Run], _T]) -> tuple[_T, Step | None]:
         return self._write(functools.partial(_bumped, work))
 
     def _read(self, work: Callable[[Run], _T]) -> _T:
@@ -260,10 +264,12 @@ def _runner(tx: Any) -> Run:
     return run
 
 
-def _bumped(work: Callable[[Run], _T], run: Run) -> _T:
-    """``work`` after raising the registry's revision, in the same transaction."""
-    run(BUMP_REVISION, {})
-    return work(run)
+def _bumped(work: Callable[[Run], _T], run: Run) -> tuple[_T, Step]:
+    """``work`` after raising the registry's revision, in the same transaction; with the
+    revision before and after."""
+    (row,) = run(BUMP_REVISION, {})
+    n, generation = int(row["n"]), str(row["generation"])
+    return work(run), ((n - 1, generation), (n, generation))
 
 
 def _revision(run: Run) -> tuple[int, str]:

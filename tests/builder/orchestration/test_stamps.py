@@ -297,3 +297,82 @@ def test_another_mindrian_version_is_no_no_op(
     project.config = BuildConfig(root=project.config.root)
 
     assert _statuses(project.build())[0] == "ok"
+
+
+def test_a_build_fsyncs_what_is_taken_as_it_is_and_nothing_it_rebuilds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """registry.yaml (and the journal beside it) outlive a crash of the machine; checkpoints,
+    stamps and cache entries cost no fsync, each being rebuilt when a crash of the machine
+    damaged or lost it (the stamp's case here; the others' in their own tests)."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    project = Project(tmp_path)
+    assert _statuses(project.build()) == ["ok"] * len(PHASE_NAMES)
+
+    assert any("registry.yaml" in p for p in synced), synced
+    state = (str(project.options.checkpoints_dir), os.environ["MINDRIAN_CACHE_DIR"])
+    assert [p for p in synced if p.startswith(state)] == []
+    store = StampStore(project.options.checkpoints_dir)
+    whole = project.stamp.read_bytes()
+    for end in range(len(whole.rstrip())):  # the whole stamp but its newline is the stamp
+        project.stamp.write_bytes(whole[:end])
+        assert store.read("skills/alpha/SKILL.md") is None, whole[:end]
+
+
+def test_a_cold_build_stamps_its_checkpoints_as_it_wrote_them(
+    tmp_path: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp takes each checkpoint's digest and times from its write: none is read back."""
+    real = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        real(src, dst)
+        opened.append(f"written {os.fspath(dst)}")
+
+    monkeypatch.setattr(os, "replace", replace)
+    project = Project(tmp_path)
+    assert _statuses(project.build()) == ["ok"] * len(PHASE_NAMES)
+
+    written = {p.removeprefix("written ") for p in opened if p.startswith("written ")}
+    folder = str(project.options.checkpoints_dir / "alpha-skill")
+    checkpoints = [p for p in written if p.startswith(folder)]
+    assert len(checkpoints) == len(PHASE_NAMES)
+    read_back = [
+        p for i, p in enumerate(opened) if p in checkpoints and f"written {p}" in opened[:i]
+    ]
+    assert read_back == []
+    assert _statuses(project.build()) == ["cached"] * len(PHASE_NAMES)  # the stamp holds
+
+
+def test_a_checkpoint_replaced_under_the_build_is_stamped_as_it_is_now(tmp_path: Path) -> None:
+    """A checkpoint rewritten after its phase wrote it (here: the same bytes as another file) is
+    no longer the file written: the stamp reads it back rather than record the write."""
+    project = Project(tmp_path)
+    name = f"{phase_number('handoff_protocol')}-handoff_protocol.yaml"
+    handoff = project.options.checkpoints_dir / "alpha-skill" / name
+
+    def probe(out_dir: Path, identifier: str) -> ProbeResult:
+        data = handoff.read_bytes()
+        handoff.unlink()
+        handoff.write_bytes(data)
+        return ProbeResult(True, "a test's probe, after replacing a checkpoint")
+
+    project.services = Services(package_tests=skip_generated_tests, probe=probe)
+    assert _statuses(project.build()) == ["ok"] * len(PHASE_NAMES)
+
+    found = StampStore(project.options.checkpoints_dir).read("skills/alpha/SKILL.md")
+    assert found is not None
+    recorded = {f.name: f for f in found[0].checkpoints}[name]
+    now = handoff.stat()
+    assert (recorded.size, recorded.mtime_ns, recorded.ctime_ns) == (
+        now.st_size,
+        now.st_mtime_ns,
+        now.st_ctime_ns,
+    )
