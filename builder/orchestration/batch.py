@@ -259,15 +259,18 @@ def _read_observed(
     targets: Sequence[Target], observing: bool = True
 ) -> tuple[dict[str, SkillSource], dict[str, Problem], dict[str, Seen]]:
     """:func:`read_sources`, and with ``observing`` each read skill's files as stat'ed just
-    before (for its stamp; a build that keeps no stamps need not list and stat them twice)."""
+    before (for its stamp: its folder is listed once, for the stats and the read; a build that
+    keeps no stamps need not stat them)."""
     sources: dict[str, SkillSource] = {}
     unreadable: dict[str, Problem] = {}
     seen: dict[str, Seen] = {}
     for target in targets:
         observed = observe_source(target.path, target.display) if observing else None
         try:
-            data = observed.data if observed is not None else None
-            sources[target.display] = load_source(target.path, target.display, data)
+            data, listing = (None, None) if observed is None else (observed.data, observed.listing)
+            sources[target.display] = load_source(
+                target.path, target.display, data, listing=listing
+            )
         except CompilerError as error:
             unreadable[target.display] = runner.located(problem_of(error), target.display)
         if observed is not None and target.display in sources:

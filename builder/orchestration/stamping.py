@@ -42,7 +42,7 @@ from builder.pipeline.stamps import (
     verify_files,
 )
 from builder.pipeline.transaction import PackageTransaction
-from builder.skill.source import folder_names, located_file
+from builder.skill.source import FolderListing, folder_listing, folder_names, located_file
 
 __all__ = ["Hit", "Seen", "check_stamp", "make_stamp", "observe_source"]
 
@@ -60,6 +60,9 @@ class Seen:
     data: bytes = b""
     """The skill file's bytes, read right after its stat (its links name the other files):
     :func:`~builder.skill.source.load_source` takes them rather than reading it again."""
+    listing: FolderListing | None = None
+    """The other files, as found from those bytes and stat'ed here: load_source reads these
+    rather than list the folder again."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,9 @@ def observe_source(path: Path, display: str) -> Seen | None:
         file, shown = located_file(path, display)
         first = observe(file.parent, (file.name,))
         data = file.read_bytes()
-        rest = observe(file.parent, folder_names(file, shown, data))
-        return Seen(file.name, {**first, **rest}, data)
+        listing = folder_listing(file, shown, data)
+        rest = observe(file.parent, listing.names)
+        return Seen(file.name, {**first, **rest}, data, listing)
     except (CompilerError, OSError):
         return None
 

@@ -30,6 +30,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -47,6 +48,8 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
+    "FolderListing",
+    "folder_listing",
     "folder_names",
     "load_source",
     "located_file",
@@ -114,32 +117,48 @@ def source_digest(
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class FolderListing:
+    """The files a build of a skill reads beside its skill file, as found from that file's
+    bytes and the folder (:func:`folder_listing`)."""
+
+    names: tuple[str, ...]
+    """Folder-relative POSIX names, sorted: what phase 1 reads and what travels with it."""
+    left_out: tuple[tuple[str, int], ...]
+    """(name, size) of the files that would travel but are over the copy limits."""
+
+
 def load_source(
-    path: Path, display: str | None = None, data: bytes | None = None, *, digest: bool = True
+    path: Path,
+    display: str | None = None,
+    data: bytes | None = None,
+    *,
+    digest: bool = True,
+    listing: FolderListing | None = None,
 ) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
     gets the file's name appended; ``data``, the skill file's bytes when the caller has read
-    them already; ``digest=False`` leaves ``SkillSource.digest`` empty, for a caller that
-    keeps nothing (``mindrian validate``: checkpoints and stamps are what read it). Raises
-    SkillError for a missing or unreadable file, a folder without SKILL.md or CHAIN.md, and
-    the size limits above.
+    them already, and ``listing`` what :func:`folder_listing` found from them (a build that
+    stamps its skills lists each folder before reading it); ``digest=False`` leaves
+    ``SkillSource.digest`` empty, for a caller that keeps nothing (``mindrian validate``:
+    checkpoints and stamps are what read it). Raises SkillError for a missing or unreadable
+    file, a folder without SKILL.md or CHAIN.md, and the size limits above.
     """
     file, shown = located_file(Path(path), display)
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
-    listing = _listing(file.parent)
-    kept, left_out = _travelling(file, shown, data, listing)
-    names = tuple(sorted({*_read_names(file, shown, listing), *kept}))
-    files = _folder_files(file.parent, shown, names)
+    if listing is None:
+        listing = folder_listing(file, shown, data)
+    files = _folder_files(file.parent, shown, listing.names)
     executables = tuple(name for name, _ in files if _executable(file.parent / name))
     return SkillSource(
         path=shown,
         data=data,
         files=files,
-        digest=source_digest(data, files, executables, left_out) if digest else "",
+        digest=source_digest(data, files, executables, listing.left_out) if digest else "",
         executables=executables,
-        left_out=left_out,
+        left_out=listing.left_out,
     )
 
 
@@ -162,9 +181,15 @@ def folder_names(file: Path, shown: str, data: bytes | None = None) -> tuple[str
     (a build stamp compares them with the names it recorded); ``data`` is the skill file's
     bytes (read here when not given), whose links name some of them."""
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
-    listing = _listing(file.parent)
-    travelling = _travelling(file, shown, data, listing)[0]
-    return tuple(sorted({*_read_names(file, shown, listing), *travelling}))
+    return folder_listing(file, shown, data).names
+
+
+def folder_listing(file: Path, shown: str, data: bytes) -> FolderListing:
+    """The files a build of ``file`` reads beside it, found from its bytes ``data`` (its links
+    name some of them) and the folder."""
+    entries = _entries(file.parent)
+    kept, left_out = _travelling(file, shown, data, entries)
+    return FolderListing(tuple(sorted({*_read_names(file, shown, entries), *kept})), left_out)
 
 
 #: A name every file system compares as written but for the case of its letters (no dot at
@@ -173,9 +198,10 @@ def folder_names(file: Path, shown: str, data: bytes | None = None) -> tuple[str
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
 
 
-def _listing(folder: Path) -> frozenset[str] | None:
-    """The names in ``folder``, in lower case, to know without a look-up that a plain name is
-    not there (:func:`_absent`); None when it cannot be listed (every name is looked up).
+def _entries(folder: Path) -> frozenset[str] | None:
+    """The names of the entries in ``folder``, in lower case, to know without a look-up that a
+    plain name is not there (:func:`_absent`); None when it cannot be listed (every name is
+    looked up then).
 
     A no-op checks every skill's folder names, and most names in backticks are no file (code,
     options, identifiers): one listing of the folder spares a failing look-up for each."""
@@ -186,15 +212,16 @@ def _listing(folder: Path) -> frozenset[str] | None:
         return None
 
 
-def _absent(name: str, listing: frozenset[str] | None) -> bool:
-    """Whether the folder ``listing`` was taken of surely holds nothing named ``name``."""
-    return listing is not None and name.lower() not in listing and bool(_PLAIN_NAME.fullmatch(name))
+def _absent(name: str, entries: frozenset[str] | None) -> bool:
+    """Whether the folder whose ``entries`` (:func:`_entries`) these are surely holds nothing
+    named ``name``."""
+    return entries is not None and name.lower() not in entries and bool(_PLAIN_NAME.fullmatch(name))
 
 
-def _read_names(file: Path, shown: str, listing: frozenset[str] | None) -> list[str]:
+def _read_names(file: Path, shown: str, entries: frozenset[str] | None) -> list[str]:
     """The files phase 1 reads: references/, scripts/ and a chain's stage files."""
     folder = file.parent
-    parts = [part for part in FOLDER_PARTS if not _absent(part, listing)]
+    parts = [part for part in FOLDER_PARTS if not _absent(part, entries)]
     names = [name for part in parts for name in _walk(folder / part, folder, shown)]
     if is_chain(shown):
         names += [stage.path for stage in stage_files(_top_files(folder, folder, shown))]
@@ -202,16 +229,16 @@ def _read_names(file: Path, shown: str, listing: frozenset[str] | None) -> list[
 
 
 def _travelling(
-    file: Path, shown: str, data: bytes, listing: frozenset[str] | None
+    file: Path, shown: str, data: bytes, entries: frozenset[str] | None
 ) -> tuple[list[str], tuple[tuple[str, int], ...]]:
     """(names copied, (name, size) left out) of the files that only travel with the skill:
     :data:`COPIED_PARTS` and what SKILL.md links to, in name order, within the size limits
-    (``listing``: :func:`_listing` of its folder)."""
+    (``entries``: :func:`_entries` of its folder)."""
     folder = file.parent
     base = os.fspath(folder)
-    parts = [part for part in COPIED_PARTS if not _absent(part, listing)]
+    parts = [part for part in COPIED_PARTS if not _absent(part, entries)]
     found = {name for part in parts for name in _walk(folder / part, folder, shown)}
-    found |= _linked(file, shown, data.decode("utf-8", errors="replace"), listing)
+    found |= _linked(file, shown, data.decode("utf-8", errors="replace"), entries)
     kept: list[str] = []
     left_out: list[tuple[str, int]] = []
     total = 0
@@ -228,10 +255,10 @@ def _travelling(
     return kept, tuple(left_out)
 
 
-def _linked(file: Path, shown: str, text: str, listing: frozenset[str] | None) -> set[str]:
+def _linked(file: Path, shown: str, text: str, entries: frozenset[str] | None) -> set[str]:
     """Files of the skill folder that SKILL.md links to or names in backticks (a folder named
     gives all its files); hidden names, ``..`` and absolute paths are never followed. A name
-    whose first part :func:`_absent` says is not in the folder (``listing``) is not looked up.
+    whose first part :func:`_absent` says is not in the folder (``entries``) is not looked up.
     """
     folder = file.parent
     base = os.fspath(folder)
@@ -249,7 +276,7 @@ def _linked(file: Path, shown: str, text: str, listing: frozenset[str] | None) -
         if relative in tried:  # prose names the same file many times; one look each
             continue
         tried.add(relative)
-        if _absent(parts[0], listing):
+        if _absent(parts[0], entries):
             continue
         kind = _kind(f"{base}/{relative}", folder)
         if kind is _FOLDER:

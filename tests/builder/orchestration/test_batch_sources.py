@@ -26,6 +26,7 @@ from builder.pipeline import package_tests, worker
 from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
+from builder.skill import source
 
 
 def _count_skill_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -63,6 +64,29 @@ def test_a_cold_and_a_warm_batch_read_each_skill_once(
         reports = build_many(_targets(root), config, options, phases=pipeline.load)
         assert [r.problem for r in reports] == [None, None], run
         assert reads == {"alpha": 1, "beta": 1}, run
+
+
+def test_a_cold_batch_lists_each_skill_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing made to stat a skill's files for its stamp is the one its read takes."""
+    root = make_project(tmp_path, {"alpha": skill_text("alpha"), "beta": skill_text("beta")})
+    (root / "skills" / "alpha" / "references").mkdir()
+    (root / "skills" / "alpha" / "references" / "notes.md").write_text("Notes.\n")
+    listed: Counter[str] = Counter()
+    real = source._travelling
+
+    def travelling(file: Path, shown: str, data: bytes) -> Any:
+        listed[file.parent.name] += 1
+        return real(file, shown, data)
+
+    monkeypatch.setattr(source, "_travelling", travelling)
+    options = BatchOptions(checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "out")
+    reports = build_many(
+        _targets(root), BuildConfig(root=str(root)), options, phases=make_pipeline().load
+    )
+    assert [r.problem for r in reports] == [None, None]
+    assert listed == {"alpha": 1, "beta": 1}
 
 
 def test_an_unreadable_skill_fails_alone_at_its_path(tmp_path: Path) -> None:
