@@ -67,14 +67,18 @@ class Seen:
 
 @dataclass(frozen=True)
 class Hit:
-    """A skill found current from its stamp."""
+    """A skill found current from its stamp: what the batch needs of it, and no more (a batch
+    of many skills checks half of them in a forked copy, which sends its hits back pickled)."""
 
     report: BuildReport
     """Its report: every phase cached."""
-    stamp: Stamp
-    """The stamp, with the files' times as they are now."""
-    rewrite: bool
-    """Some file had to be hashed: the stamp is written again so the next run need not."""
+    agent_id: str
+    """Its agent id, as the stamp records it."""
+    identifier: str | None
+    """Its package identifier, as the stamp records it."""
+    rewrite: Stamp | None
+    """The stamp with the files' times as they are now, when some file had to be hashed: it
+    is written again so the next run need not; None when the stamp stands as it is."""
 
 
 def observe_source(path: Path, display: str) -> Seen | None:
@@ -118,8 +122,10 @@ def check_stamp(
     if report is None:
         return None
     stored, package = checked
+    if not any(v.rewrite for v in (sources, stored, package)):
+        return Hit(report, stamp.agent_id, stamp.identifier, None)
     now = replace(stamp, sources=sources.files, checkpoints=stored.files, package=package.files)
-    return Hit(report, now, any(v.rewrite for v in (sources, stored, package)))
+    return Hit(report, stamp.agent_id, stamp.identifier, now)
 
 
 def _checked(
