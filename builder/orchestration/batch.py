@@ -211,34 +211,45 @@ def discover_skills(root: Path) -> Discovery:
     if not top.is_dir():
         return Discovery((), ())
     outside: list[str] = []
-    found = _skill_files(os.fspath(top), "skills", os.path.realpath(root), (), outside)
+    top_path = os.fspath(top)
+    real = os.path.realpath(top_path)
+    found = _skill_files(top_path, "skills", os.path.realpath(root), (), outside, real)
     return Discovery(tuple(root / name for name in sorted(found)), tuple(sorted(outside)))
 
 
 def _skill_files(
-    folder: str, relative: str, root: str, above: tuple[str, ...], outside: list[str]
+    folder: str,
+    relative: str,
+    root: str,
+    above: tuple[str, ...],
+    outside: list[str],
+    real: str,
 ) -> Iterator[str]:
-    """Root-relative names of the ``SKILL.md`` in ``folder`` (``relative`` to the root) and in
-    every folder below it (links to folders as :func:`discover_skills` says)."""
+    """Root-relative names of the ``SKILL.md`` in ``folder`` (``relative`` to the root, ``real``
+    its real path) and in every folder below it (links to folders as :func:`discover_skills`
+    says)."""
     try:
         with os.scandir(folder) as listing:
             entries = list(listing)
     except (PermissionError, FileNotFoundError, NotADirectoryError):
         return
-    here = (*above, os.path.realpath(folder))
+    here = (*above, real)
     for entry in entries:
         # Path.exists: a link counts when it leads somewhere.
         if entry.name == "SKILL.md" and (not entry.is_symlink() or os.path.exists(entry.path)):
             yield f"{relative}/SKILL.md"
         name = f"{relative}/{entry.name}"
         if _is_folder(entry):
-            yield from _skill_files(entry.path, name, root, here, outside)
+            # A folder that is no link is where its parent really is: no path to resolve (a
+            # no-op lists thousands of folders, and resolving one stats each part of its path).
+            below = os.path.join(real, entry.name)
+            yield from _skill_files(entry.path, name, root, here, outside, below)
         elif entry.is_symlink() and os.path.isdir(entry.path):
             target = os.path.realpath(entry.path)
             if os.path.commonpath((target, root)) != root:
                 outside.append(name)
             elif target not in here:
-                yield from _skill_files(entry.path, name, root, here, outside)
+                yield from _skill_files(entry.path, name, root, here, outside, target)
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
