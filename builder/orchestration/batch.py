@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import multiprocessing
 import os
 import shutil
 import signal
@@ -59,12 +58,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import (
-    Executor,
-    Future,
-    InvalidStateError,
-    ProcessPoolExecutor,
-)
+from concurrent.futures import Executor, Future, InvalidStateError
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -106,6 +100,8 @@ from builder.pipeline.turns import Turns
 from builder.skill.source import load_source
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from builder.orchestration.shared_tests import SharedResults
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.worker import ModuleRunner, WarmWorker
@@ -1269,6 +1265,11 @@ def _workers(jobs: int, count: int, run_tests: bool) -> int:
 def _pool(workers: int) -> ProcessPoolExecutor:
     """A process pool of ``workers`` workers. ``spawn`` rather than ``fork``: this process may
     hold database or Agno threads."""
+    # Imported here: a no-op starts no pool, and the process pool's modules (multiprocessing's)
+    # would cost it some 25 ms.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),

@@ -3,6 +3,7 @@ step from that read, whichever way its phases run."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import pathlib
 import pickle
@@ -198,7 +199,9 @@ def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
     pool = Counter[str]()
     monkeypatch.setattr(
-        batch, "ProcessPoolExecutor", lambda **kw: pool.update(["made"]) or _threads(**kw)
+        concurrent.futures,
+        "ProcessPoolExecutor",
+        lambda **kw: pool.update(["made"]) or _threads(**kw),
     )
     entries = _count_runner_entries(monkeypatch)
     reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
@@ -241,7 +244,7 @@ def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
     monkeypatch.setattr(_Counted, "made", [])
     monkeypatch.setattr(worker, "WarmWorker", _Counted)
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", _threads)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
     reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
     assert [r.problem for r in reports] == [None] * len(names)
     assert len(runners) == len(batch._chunks(list(range(len(names))))) > 1
@@ -273,7 +276,9 @@ def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
     monkeypatch.setattr(worker, "WarmWorker", Started)
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
     monkeypatch.setattr(
-        batch, "ProcessPoolExecutor", lambda **kw: events.append("pool") or _threads(**kw)
+        concurrent.futures,
+        "ProcessPoolExecutor",
+        lambda **kw: events.append("pool") or _threads(**kw),
     )
     real_start = runner.start
     monkeypatch.setattr(
@@ -326,7 +331,7 @@ def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
         monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
         monkeypatch.setattr(worker, "WarmWorker", _Session)
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", _threads)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
     runs: list[tuple[str, weakref.ref[runner.Run]]] = []
     real_start, real_advance = runner.start, batch._advance
 
