@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import multiprocessing
 import os
 import shutil
 import signal
@@ -59,12 +58,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import (
-    Executor,
-    Future,
-    InvalidStateError,
-    ProcessPoolExecutor,
-)
+from concurrent.futures import Executor, Future, InvalidStateError
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -92,6 +86,7 @@ from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
+from builder.pipeline.forked import in_two
 from builder.pipeline.output_folder import (
     committed_ids,
     generated_packages,
@@ -105,6 +100,8 @@ from builder.pipeline.turns import Turns
 from builder.skill.source import load_source
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from builder.orchestration.shared_tests import SharedResults
     from builder.phases.registration import RegistrationPhase
     from builder.pipeline.worker import ModuleRunner, WarmWorker
@@ -210,34 +207,45 @@ def discover_skills(root: Path) -> Discovery:
     if not top.is_dir():
         return Discovery((), ())
     outside: list[str] = []
-    found = _skill_files(os.fspath(top), "skills", os.path.realpath(root), (), outside)
+    top_path = os.fspath(top)
+    real = os.path.realpath(top_path)
+    found = _skill_files(top_path, "skills", os.path.realpath(root), (), outside, real)
     return Discovery(tuple(root / name for name in sorted(found)), tuple(sorted(outside)))
 
 
 def _skill_files(
-    folder: str, relative: str, root: str, above: tuple[str, ...], outside: list[str]
+    folder: str,
+    relative: str,
+    root: str,
+    above: tuple[str, ...],
+    outside: list[str],
+    real: str,
 ) -> Iterator[str]:
-    """Root-relative names of the ``SKILL.md`` in ``folder`` (``relative`` to the root) and in
-    every folder below it (links to folders as :func:`discover_skills` says)."""
+    """Root-relative names of the ``SKILL.md`` in ``folder`` (``relative`` to the root, ``real``
+    its real path) and in every folder below it (links to folders as :func:`discover_skills`
+    says)."""
     try:
         with os.scandir(folder) as listing:
             entries = list(listing)
     except (PermissionError, FileNotFoundError, NotADirectoryError):
         return
-    here = (*above, os.path.realpath(folder))
+    here = (*above, real)
     for entry in entries:
         # Path.exists: a link counts when it leads somewhere.
         if entry.name == "SKILL.md" and (not entry.is_symlink() or os.path.exists(entry.path)):
             yield f"{relative}/SKILL.md"
         name = f"{relative}/{entry.name}"
         if _is_folder(entry):
-            yield from _skill_files(entry.path, name, root, here, outside)
+            # A folder that is no link is where its parent really is: no path to resolve (a
+            # no-op lists thousands of folders, and resolving one stats each part of its path).
+            below = os.path.join(real, entry.name)
+            yield from _skill_files(entry.path, name, root, here, outside, below)
         elif entry.is_symlink() and os.path.isdir(entry.path):
             target = os.path.realpath(entry.path)
             if os.path.commonpath((target, root)) != root:
                 outside.append(name)
             elif target not in here:
-                yield from _skill_files(entry.path, name, root, here, outside)
+                yield from _skill_files(entry.path, name, root, here, outside, target)
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
@@ -258,15 +266,18 @@ def _read_observed(
     targets: Sequence[Target], observing: bool = True
 ) -> tuple[dict[str, SkillSource], dict[str, Problem], dict[str, Seen]]:
     """:func:`read_sources`, and with ``observing`` each read skill's files as stat'ed just
-    before (for its stamp; a build that keeps no stamps need not list and stat them twice)."""
+    before (for its stamp: its folder is listed once, for the stats and the read; a build that
+    keeps no stamps need not stat them)."""
     sources: dict[str, SkillSource] = {}
     unreadable: dict[str, Problem] = {}
     seen: dict[str, Seen] = {}
     for target in targets:
         observed = observe_source(target.path, target.display) if observing else None
         try:
-            data = observed.data if observed is not None else None
-            sources[target.display] = load_source(target.path, target.display, data)
+            data, listing = (None, None) if observed is None else (observed.data, observed.listing)
+            sources[target.display] = load_source(
+                target.path, target.display, data, listing=listing
+            )
         except CompilerError as error:
             unreadable[target.display] = runner.located(problem_of(error), target.display)
         if observed is not None and target.display in sources:
@@ -518,7 +529,7 @@ def _begin(
     reading = [t for t in targets if t.display not in hits]
     sources, blocked, seen = _read_observed(reading, stamping)
     paths = {t.display: t.path for t in targets}
-    known = {d: (paths[d], h.stamp.agent_id, h.stamp.identifier) for d, h in hits.items()}
+    known = {d: (paths[d], h.agent_id, h.identifier) for d, h in hits.items()}
     runs = _start(sources, config, options, loader, index, rerun_from, stop)
     blocked |= _collisions(runs, config, loader, known)
     return {d: r for d, r in runs.items() if d not in blocked}, blocked, seen
@@ -626,10 +637,27 @@ def _keys(keys: KeyLoader, registration: AnyPhase | None) -> KeyLoader:
     return lambda name: registration if name == "registration" else keys(name)
 
 
+#: Skills from which a batch with more than one job checks their stamps in two processes
+#: (:func:`builder.pipeline.forked.in_two`): a fork and its answer cost some 5 ms, a skill's
+#: check about 1 ms of one core.
+_FORKED_CHECKS = 64
+
+
 def _hits(
     targets: Sequence[Target], config: BuildConfig, options: BatchOptions, keys: KeyLoader
 ) -> dict[str, Hit]:
-    """The skills whose stamps say they are current, by display path."""
+    """The skills whose stamps say they are current, by display path (in input order)."""
+    check = functools.partial(_checked_stamps, config=config, options=options, keys=keys)
+    if options.jobs < 2 or len(targets) < _FORKED_CHECKS:
+        return check(targets)
+    first, second = in_two(targets, check)
+    return first | second
+
+
+def _checked_stamps(
+    targets: Sequence[Target], config: BuildConfig, options: BatchOptions, keys: KeyLoader
+) -> dict[str, Hit]:
+    """:func:`_hits` of ``targets``, in this process."""
     found = {}
     for target in targets:
         hit = check_stamp(target.path, target.display, config, options.checkpoints_dir, keys)
@@ -653,13 +681,13 @@ def _record(
     # every stamp is verified against the files and digests it records.
     with contextlib.suppress(OSError):
         if hit is not None and report is hit.report:
-            if hit.rewrite:
-                stamps.write(hit.stamp)
+            if hit.rewrite is not None:
+                stamps.write(hit.rewrite)
             return
         run, observed = runs.get(target.display), seen.get(target.display)
         stamp = None
         if run is not None and observed is not None:
-            stamp = make_stamp(run.source, observed, report, config, options.checkpoints_dir)
+            stamp = make_stamp(run, observed, report, config, options.checkpoints_dir)
         if stamp is None:
             stamps.remove(target.display)
         else:
@@ -1237,6 +1265,11 @@ def _workers(jobs: int, count: int, run_tests: bool) -> int:
 def _pool(workers: int) -> ProcessPoolExecutor:
     """A process pool of ``workers`` workers. ``spawn`` rather than ``fork``: this process may
     hold database or Agno threads."""
+    # Imported here: a no-op starts no pool, and the process pool's modules (multiprocessing's)
+    # would cost it some 25 ms.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),

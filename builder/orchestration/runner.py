@@ -45,7 +45,7 @@ from builder.pipeline.results import Problem, ValidationReport, check_failure, p
 from builder.pipeline.serial import from_plain, to_plain
 from builder.pipeline.services import Services
 from builder.pipeline.staged import Staged
-from builder.pipeline.stamps import Stamp
+from builder.pipeline.stamps import PhaseStamp, SavedPhase, Stamp
 
 __all__ = [
     "SHIPPED",
@@ -588,6 +588,9 @@ class Run:
         fails or was not asked."""
         self.done: dict[str, _Done] = {}
         """The phases stepped so far, in order."""
+        self.saved: dict[str, SavedPhase] = {}
+        """The passing checkpoints this run wrote, by phase (a build's stamp takes them, as
+        long as each file still holds, rather than reading them back)."""
         self.reports: list[PhaseReport] = []
         """One report per phase stepped, in order (a held phase has none)."""
         self.problem: Problem | None = None
@@ -904,9 +907,16 @@ class Run:
         except PipelineError:
             old = None
         changed = old is None or old.output_digest != stored or not old.passed
-        if store.write(self.agent_id, checkpoint) and (changed or not passed):
+        saved = store.write(self.agent_id, checkpoint)
+        if saved.changed and (changed or not passed):
             # Later checkpoints were derived from an output this one replaced.
             store.remove_from(self.agent_id, phase.number + 1)
+        self.saved.pop(phase.name, None)
+        if passed and saved.written is not None:
+            head = PhaseStamp(
+                phase.number, phase.name, digest, stored, result.checks, result.warnings
+            )
+            self.saved[phase.name] = SavedPhase(head, saved.written)
 
     def _accept_stored(
         self, phase: AnyPhase, digest: str, chain: str | None, stored: Checkpoint

@@ -6,8 +6,9 @@ times (hashed only when those differ), then every phase's input digest by
 report, without reading its folder's files, its checkpoints or its package.
 Every other skill goes the usual way (checkpoint heads, then the phases that
 must run); when its build ends complete, a new stamp is written from what it
-read and what the checkpoints and the package then hold, and a build that ends
-otherwise drops the stamp.
+read, the checkpoints as the run wrote them (read back only when it did not, or
+when a file is no longer the one written) and what the package then holds, and
+a build that ends otherwise drops the stamp.
 
 Only a build of all seven phases without ``--force``, ``--from`` or
 ``register`` uses stamps: those decide from the checkpoints on purpose.
@@ -29,6 +30,7 @@ from builder.pipeline.checkpoints import CheckpointStore, parse_checkpoint
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError
+from builder.pipeline.serial import to_plain
 from builder.pipeline.stamps import (
     FileStamp,
     PhaseStamp,
@@ -40,7 +42,7 @@ from builder.pipeline.stamps import (
     verify_files,
 )
 from builder.pipeline.transaction import PackageTransaction
-from builder.skill.source import folder_names, located_file
+from builder.skill.source import FolderListing, folder_listing, folder_names, located_file
 
 __all__ = ["Hit", "Seen", "check_stamp", "make_stamp", "observe_source"]
 
@@ -58,18 +60,25 @@ class Seen:
     data: bytes = b""
     """The skill file's bytes, read right after its stat (its links name the other files):
     :func:`~builder.skill.source.load_source` takes them rather than reading it again."""
+    listing: FolderListing | None = None
+    """The other files, as found from those bytes and stat'ed here: load_source reads these
+    rather than list the folder again."""
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A skill found current from its stamp."""
+    """A skill found current from its stamp: what the batch needs of it, and no more (a batch
+    of many skills checks half of them in a forked copy, which sends its hits back pickled)."""
 
     report: BuildReport
     """Its report: every phase cached."""
-    stamp: Stamp
-    """The stamp, with the files' times as they are now."""
-    rewrite: bool
-    """Some file had to be hashed: the stamp is written again so the next run need not."""
+    agent_id: str
+    """Its agent id, as the stamp records it."""
+    identifier: str | None
+    """Its package identifier, as the stamp records it."""
+    rewrite: Stamp | None
+    """The stamp with the files' times as they are now, when some file had to be hashed: it
+    is written again so the next run need not; None when the stamp stands as it is."""
 
 
 def observe_source(path: Path, display: str) -> Seen | None:
@@ -80,8 +89,9 @@ def observe_source(path: Path, display: str) -> Seen | None:
         file, shown = located_file(path, display)
         first = observe(file.parent, (file.name,))
         data = file.read_bytes()
-        rest = observe(file.parent, folder_names(file, shown, data))
-        return Seen(file.name, {**first, **rest}, data)
+        listing = folder_listing(file, shown, data)
+        rest = observe(file.parent, listing.names)
+        return Seen(file.name, {**first, **rest}, data, listing)
     except (CompilerError, OSError):
         return None
 
@@ -112,8 +122,10 @@ def check_stamp(
     if report is None:
         return None
     stored, package = checked
+    if not any(v.rewrite for v in (sources, stored, package)):
+        return Hit(report, stamp.agent_id, stamp.identifier, None)
     now = replace(stamp, sources=sources.files, checkpoints=stored.files, package=package.files)
-    return Hit(report, now, any(v.rewrite for v in (sources, stored, package)))
+    return Hit(report, stamp.agent_id, stamp.identifier, now)
 
 
 def _checked(
@@ -137,27 +149,27 @@ def _digest(data: bytes) -> str:
 
 
 def make_stamp(
-    source: SkillSource, seen: Seen, report: BuildReport, config: BuildConfig, checkpoints: Path
+    run: runner.Run, seen: Seen, report: BuildReport, config: BuildConfig, checkpoints: Path
 ) -> Stamp | None:
     """The stamp of a build that ended complete (every phase passed or cached); None otherwise,
-    or when something changed under the build (it is then decided from the checkpoints again)."""
+    or when something changed under the build (it is then decided from the checkpoints again).
+
+    The checkpoints the run wrote are taken as it wrote them while each file still holds
+    (:meth:`~builder.pipeline.stamps.Written.holds`); else all seven are read back.
+    """
     if report.problem is not None or report.agent_id is None:
         return None
     if len(report.phases) != len(PHASE_NAMES):
         return None
+    source = run.source
     sources = stamp_files(seen.stats, ((seen.file, source.data), *source.files))
-    read = _checkpoints(checkpoints, report.agent_id)
+    read = _saved(run, checkpoints / report.agent_id) or _checkpoints(checkpoints, report.agent_id)
     if sources is None or read is None:
         return None
-    phases, stored, package = read
-    identity = CheckpointStore(checkpoints).identity(phases[0].input_digest)
-    identifier = package[0]
-    if identity is None or (identity.agent_id, identity.identifier) != (
-        report.agent_id,
-        identifier,
-    ):
+    phases, stored, (identifier, package), identity = read
+    if identity is None or identity != (report.agent_id, identifier):
         return None
-    installed = _package(config, identifier, dict(package[1]))
+    installed = _package(config, identifier, package)
     if installed is None:
         return None
     return Stamp(
@@ -172,10 +184,39 @@ def make_stamp(
     )
 
 
-def _checkpoints(
-    checkpoints: Path, agent_id: str
-) -> tuple[tuple[PhaseStamp, ...], tuple[FileStamp, ...], tuple[str, dict[str, str]]] | None:
-    """The agent's checkpoint heads, their file stamps and phase 6's (identifier, files)."""
+#: What a stamp takes from an agent's checkpoints: every phase's head, the checkpoint files,
+#: phase 6's (identifier, files) and the (agent id, identifier) phase 1's index gives.
+_Read = tuple[
+    tuple[PhaseStamp, ...],
+    tuple[FileStamp, ...],
+    tuple[str, dict[str, str]],
+    tuple[str, str | None] | None,
+]
+
+
+def _saved(run: runner.Run, folder: Path) -> _Read | None:
+    """What the run's own checkpoint writes tell, when it wrote all seven and each file is still
+    the one written; None otherwise (then they are read back)."""
+    saved = [run.saved.get(name) for name in PHASE_NAMES]
+    if any(s is None or not s.file.holds(folder) for s in saved):
+        return None
+    kept = [s for s in saved if s is not None]
+    output = to_plain(run.done[PHASE_NAMES[_CODEGEN]].output())
+    identifier, package = output.get("identifier"), output.get("files")
+    if not isinstance(identifier, str) or not isinstance(package, list):
+        return None
+    files = tuple(sorted((s.file.file for s in kept), key=lambda f: f.name))
+    return (
+        tuple(s.phase for s in kept),
+        files,
+        (identifier, {str(k): str(v) for k, v in package}),
+        run.identity,
+    )
+
+
+def _checkpoints(checkpoints: Path, agent_id: str) -> _Read | None:
+    """The agent's checkpoints read back: their heads, file stamps, phase 6's (identifier,
+    files) and what phase 1's index says of the skill."""
     folder = checkpoints / agent_id
     names = [f"{n}-{name}.yaml" for n, name in enumerate(PHASE_NAMES, 1)]
     try:
@@ -198,7 +239,9 @@ def _checkpoints(
         PhaseStamp(h.number, h.phase, h.input_digest, h.output_digest, h.checks, h.warnings)
         for h in heads
     )
-    return phases, files, (identifier, {str(k): str(v) for k, v in package})
+    found = CheckpointStore(checkpoints).identity(phases[0].input_digest)
+    identity = None if found is None else (found.agent_id, found.identifier)
+    return phases, files, (identifier, {str(k): str(v) for k, v in package}), identity
 
 
 def _package(

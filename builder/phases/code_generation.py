@@ -29,6 +29,7 @@ from builder.codegen.prompt_items import prompt_items
 from builder.codegen.render import (
     AGENT_TEMPLATES,
     json_text,
+    make_folder,
     registration_from_graph,
     render_package,
     template_digest,
@@ -181,9 +182,10 @@ def _taken(tested: str | None, package: Path, digests: Mapping[str, str]) -> boo
 
 def write_skill_files(skill: tuple[SkillFile, ...], package: Path) -> None:
     """Copy the skill's files byte for byte under ``package/skill/``, executables as 0755."""
+    made: set[Path] = set()
     for file in skill:
         target = package / SKILL_FOLDER / file.name
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent, made)
         target.write_bytes(file.data)
         target.chmod(0o755 if file.executable else 0o644)
 

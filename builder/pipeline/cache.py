@@ -51,6 +51,7 @@ def write_json(path: Path | None, data: dict[str, Any]) -> None:
     if path is None:
         return
     try:
-        atomic_write_text(path, json.dumps(data, sort_keys=True))
+        # Not fsynced: a reader takes a damaged or missing entry for no answer (read_json).
+        atomic_write_text(path, json.dumps(data, sort_keys=True), durable=False)
     except OSError:
         pass

@@ -4,7 +4,11 @@ A checkpoint holds, in this key order: phase, number, builder_version,
 input_digest, output_digest, passed, checks (name, passed, reason, location),
 warnings and the phase output as plain YAML. Nothing time- or
 machine-dependent goes in, so the same inputs always give the same bytes.
-Files are replaced atomically.
+Files are replaced atomically, without an fsync (:mod:`mindrian.atomic`): a
+checkpoint that a crash of the machine left truncated fails its parse or its
+output digest, or is missing, and a build then runs its phase again (``--from``,
+which relies on it, says it is damaged: P005); the index entries below are
+trusted only once their checkpoint is read.
 
 The output comes last so that :meth:`CheckpointStore.read_head` can skip it:
 deciding that a phase is current needs its input digest and the output's
@@ -29,12 +33,14 @@ import yaml
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import PipelineError
 from builder.pipeline.serial import dump_yaml, from_plain, load_yaml, to_plain
-from mindrian.atomic import atomic_write_text
+from builder.pipeline.stamps import Written
+from mindrian.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "Checkpoint",
     "CheckpointStore",
     "Identity",
+    "Saved",
     "output_digest",
     "parse_checkpoint",
     "render_checkpoint",
@@ -188,6 +194,17 @@ def parse_checkpoint(text: str, where: str, *, head: bool = False) -> Checkpoint
 
 
 @dataclass(frozen=True)
+class Saved:
+    """What :meth:`CheckpointStore.write` did."""
+
+    changed: bool
+    """The file's bytes changed; False: it held them already, and nothing was written."""
+    written: Written | None
+    """The file as written (named relative to the agent's folder); None when nothing was, or
+    another writer replaced it before its stat could be taken."""
+
+
+@dataclass(frozen=True)
 class CheckpointStore:
     """The checkpoint folder of a project (``.mindrian/checkpoints`` by default)."""
 
@@ -202,16 +219,16 @@ class CheckpointStore:
             )
         return self.root / agent_id / f"{number}-{phase}.yaml"
 
-    def write(self, agent_id: str, checkpoint: Checkpoint) -> bool:
-        """Store a checkpoint atomically; True when the file's bytes changed."""
+    def write(self, agent_id: str, checkpoint: Checkpoint) -> Saved:
+        """Store a checkpoint atomically, unless the file already holds its bytes."""
         path = self.path(agent_id, checkpoint.number, checkpoint.phase)
-        text = render_checkpoint(checkpoint)
+        data = render_checkpoint(checkpoint).encode("utf-8")
         if checkpoint.number == 1 and checkpoint.passed:
             self._index(agent_id, checkpoint)
-        if path.is_file() and path.read_bytes() == text.encode("utf-8"):
-            return False
-        atomic_write_text(path, text)
-        return True
+        if path.is_file() and path.read_bytes() == data:
+            return Saved(changed=False, written=None)
+        after = atomic_write_bytes(path, data, durable=False)
+        return Saved(True, None if after is None else Written.of(path.name, data, after))
 
     def _index(self, agent_id: str, checkpoint: Checkpoint) -> None:
         output = checkpoint.output if isinstance(checkpoint.output, dict) else {}
@@ -223,7 +240,7 @@ class CheckpointStore:
         path = self._index_path(checkpoint.input_digest)
         text = json.dumps(entry, sort_keys=True) + "\n"
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            atomic_write_text(path, text)
+            atomic_write_text(path, text, durable=False)
 
     def _index_path(self, input_digest: str) -> Path:
         return self.root / _INDEX / (input_digest.removeprefix("sha256:") + ".json")

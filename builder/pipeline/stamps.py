@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from stat import S_IXUSR
 from typing import Any
@@ -45,9 +45,11 @@ from mindrian.atomic import atomic_write_text
 __all__ = [
     "FileStamp",
     "PhaseStamp",
+    "SavedPhase",
     "Stamp",
     "StampStore",
     "Verified",
+    "Written",
     "observe",
     "stamp_files",
     "verify_files",
@@ -132,6 +134,46 @@ class Verified:
     """Some file had to be hashed: writing the stamp again lets the next run trust its times."""
 
 
+@dataclass(frozen=True)
+class Written:
+    """A file as a build wrote it: what a stamp records of it, known without reading it back."""
+
+    file: FileStamp
+    """Its stamp: the digest of the bytes written, the times of its stat right after the write."""
+    inode: int
+    """``st_ino`` of that stat: a file replaced since, even with equal times, is another one."""
+
+    @classmethod
+    def of(cls, name: str, data: bytes, after: os.stat_result) -> Written:
+        """The record of ``data`` written as ``name``, stat'ed as ``after`` right after."""
+        digest = file_digest(data, bool(after.st_mode & S_IXUSR))
+        stamp = FileStamp(name, after.st_size, after.st_mtime_ns, after.st_ctime_ns, digest)
+        return cls(stamp, after.st_ino)
+
+    def holds(self, folder: Path) -> bool:
+        """Whether the file under ``folder`` is still the one written: same inode, size and
+        times (anything that wrote to it, replaced it or changed its mode since moved its
+        ``ctime``); a file that does not hold is read again by whoever relied on it."""
+        try:
+            now = os.stat(folder / self.file.name)
+        except OSError:
+            return False
+        recorded = (self.inode, self.file.size, self.file.mtime_ns, self.file.ctime_ns)
+        return (now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == recorded
+
+
+@dataclass(frozen=True)
+class SavedPhase:
+    """A phase's passing checkpoint as this build wrote it (:class:`~builder.pipeline.checkpoints.
+    CheckpointStore` ``.write``): a stamp made after the build takes it rather than reading and
+    parsing the checkpoint again."""
+
+    phase: PhaseStamp
+    """What the checkpoint's head says."""
+    file: Written
+    """The checkpoint file, relative to the agent's checkpoint folder."""
+
+
 def observe(folder: Path, names: Iterable[str]) -> dict[str, os.stat_result]:
     """``os.stat`` of each name under ``folder``, taken *before* the files are read.
 
@@ -191,6 +233,11 @@ def verify_files(
         rewrite = True
         now.append(FileStamp(record.name, *times, record.sha256))
     return Verified(tuple(now), rewrite)
+
+
+def _row(file: FileStamp) -> list[Any]:
+    """The row a stamp file holds for ``file`` (its fields in order)."""
+    return [file.name, file.size, file.mtime_ns, file.ctime_ns, file.sha256]
 
 
 def _file(row: Any) -> FileStamp:
@@ -287,11 +334,20 @@ class StampStore:
 
     def write(self, stamp: Stamp) -> None:
         """Store ``stamp`` atomically (same stamp, same bytes)."""
-        plain: dict[str, Any] = {"format": _FORMAT, **to_plain(stamp)}
-        for key in _FILE_LISTS:
-            plain[key] = [list(astuple(f)) for f in getattr(stamp, key)]
+        # The file lists as rows, by hand: a cold build writes a stamp of dozens of files a skill,
+        # and astuple deep-copies each row.
+        plain: dict[str, Any] = {
+            "format": _FORMAT,
+            **{
+                f.name: to_plain(getattr(stamp, f.name))
+                for f in fields(Stamp)
+                if f.name not in _FILE_LISTS
+            },
+            **{key: [_row(f) for f in getattr(stamp, key)] for key in _FILE_LISTS},
+        }
         text = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        atomic_write_text(self.path(stamp.display), text + "\n")
+        # Not fsynced: a damaged or missing stamp is no stamp (read), only a full check.
+        atomic_write_text(self.path(stamp.display), text + "\n", durable=False)
 
     def remove(self, display: str) -> None:
         """Forget the stamp of ``display`` (its build did not end complete)."""

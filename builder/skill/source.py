@@ -30,6 +30,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder.pipeline.contract import SkillSource
@@ -47,6 +48,8 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "MAX_SKILL_BYTES",
     "SKILL_FOLDER",
+    "FolderListing",
+    "folder_listing",
     "folder_names",
     "load_source",
     "located_file",
@@ -114,30 +117,48 @@ def source_digest(
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class FolderListing:
+    """The files a build of a skill reads beside its skill file, as found from that file's
+    bytes and the folder (:func:`folder_listing`)."""
+
+    names: tuple[str, ...]
+    """Folder-relative POSIX names, sorted: what phase 1 reads and what travels with it."""
+    left_out: tuple[tuple[str, int], ...]
+    """(name, size) of the files that would travel but are over the copy limits."""
+
+
 def load_source(
-    path: Path, display: str | None = None, data: bytes | None = None, *, digest: bool = True
+    path: Path,
+    display: str | None = None,
+    data: bytes | None = None,
+    *,
+    digest: bool = True,
+    listing: FolderListing | None = None,
 ) -> SkillSource:
     """Read a skill from a SKILL.md or CHAIN.md path or from its folder.
 
     ``display`` is how the user named it (used in messages); a folder's display
     gets the file's name appended; ``data``, the skill file's bytes when the caller has read
-    them already; ``digest=False`` leaves ``SkillSource.digest`` empty, for a caller that
-    keeps nothing (``mindrian validate``: checkpoints and stamps are what read it). Raises
-    SkillError for a missing or unreadable file, a folder without SKILL.md or CHAIN.md, and
-    the size limits above.
+    them already, and ``listing`` what :func:`folder_listing` found from them (a build that
+    stamps its skills lists each folder before reading it); ``digest=False`` leaves
+    ``SkillSource.digest`` empty, for a caller that keeps nothing (``mindrian validate``:
+    checkpoints and stamps are what read it). Raises SkillError for a missing or unreadable
+    file, a folder without SKILL.md or CHAIN.md, and the size limits above.
     """
     file, shown = located_file(Path(path), display)
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
-    kept, left_out = _travelling(file, shown, data)
-    files = _folder_files(file.parent, shown, tuple(sorted({*_read_names(file, shown), *kept})))
+    if listing is None:
+        listing = folder_listing(file, shown, data)
+    files = _folder_files(file.parent, shown, listing.names)
     executables = tuple(name for name, _ in files if _executable(file.parent / name))
     return SkillSource(
         path=shown,
         data=data,
         files=files,
-        digest=source_digest(data, files, executables, left_out) if digest else "",
+        digest=source_digest(data, files, executables, listing.left_out) if digest else "",
         executables=executables,
-        left_out=left_out,
+        left_out=listing.left_out,
     )
 
 
@@ -160,33 +181,71 @@ def folder_names(file: Path, shown: str, data: bytes | None = None) -> tuple[str
     (a build stamp compares them with the names it recorded); ``data`` is the skill file's
     bytes (read here when not given), whose links name some of them."""
     data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
-    return tuple(sorted({*_read_names(file, shown), *_travelling(file, shown, data)[0]}))
+    return folder_listing(file, shown, data).names
 
 
-def _read_names(file: Path, shown: str) -> list[str]:
+def folder_listing(file: Path, shown: str, data: bytes) -> FolderListing:
+    """The files a build of ``file`` reads beside it, found from its bytes ``data`` (its links
+    name some of them) and the folder."""
+    entries = _entries(file.parent)
+    kept, left_out = _travelling(file, shown, data, entries)
+    return FolderListing(tuple(sorted({*_read_names(file, shown, entries), *kept})), left_out)
+
+
+#: A name every file system compares as written but for the case of its letters (no dot at
+#: either end, no ``~`` of a DOS short name, nothing Unicode may normalise): when no entry of
+#: a folder's listing equals it in lower case, the folder has nothing of that name.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+
+
+def _entries(folder: Path) -> frozenset[str] | None:
+    """The names of the entries in ``folder``, in lower case, to know without a look-up that a
+    plain name is not there (:func:`_absent`); None when it cannot be listed (every name is
+    looked up then).
+
+    A no-op checks every skill's folder names, and most names in backticks are no file (code,
+    options, identifiers): one listing of the folder spares a failing look-up for each."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(entry.name.lower() for entry in entries)
+    except OSError:
+        return None
+
+
+def _absent(name: str, entries: frozenset[str] | None) -> bool:
+    """Whether the folder whose ``entries`` (:func:`_entries`) these are surely holds nothing
+    named ``name``."""
+    return entries is not None and name.lower() not in entries and bool(_PLAIN_NAME.fullmatch(name))
+
+
+def _read_names(file: Path, shown: str, entries: frozenset[str] | None) -> list[str]:
     """The files phase 1 reads: references/, scripts/ and a chain's stage files."""
     folder = file.parent
-    names = [name for part in FOLDER_PARTS for name in _walk(folder / part, folder, shown)]
+    parts = [part for part in FOLDER_PARTS if not _absent(part, entries)]
+    names = [name for part in parts for name in _walk(folder / part, folder, shown)]
     if is_chain(shown):
         names += [stage.path for stage in stage_files(_top_files(folder, folder, shown))]
     return names
 
 
 def _travelling(
-    file: Path, shown: str, data: bytes
+    file: Path, shown: str, data: bytes, entries: frozenset[str] | None
 ) -> tuple[list[str], tuple[tuple[str, int], ...]]:
     """(names copied, (name, size) left out) of the files that only travel with the skill:
-    :data:`COPIED_PARTS` and what SKILL.md links to, in name order, within the size limits."""
+    :data:`COPIED_PARTS` and what SKILL.md links to, in name order, within the size limits
+    (``entries``: :func:`_entries` of its folder)."""
     folder = file.parent
-    found = {name for part in COPIED_PARTS for name in _walk(folder / part, folder, shown)}
-    found |= _linked(file, shown, data.decode("utf-8", errors="replace"))
+    base = os.fspath(folder)
+    parts = [part for part in COPIED_PARTS if not _absent(part, entries)]
+    found = {name for part in parts for name in _walk(folder / part, folder, shown)}
+    found |= _linked(file, shown, data.decode("utf-8", errors="replace"), entries)
     kept: list[str] = []
     left_out: list[tuple[str, int]] = []
     total = 0
     for name in sorted(found):
         if name.split("/", 1)[0] in FOLDER_PARTS or name == file.name:
             continue
-        size = os.stat(folder / name).st_size
+        size = os.stat(f"{base}/{name}").st_size
         over = size > MAX_COPIED_FILE_BYTES or total + size > MAX_COPIED_BYTES
         if over or len(kept) >= MAX_FOLDER_FILES:
             left_out.append((name, size))
@@ -196,15 +255,18 @@ def _travelling(
     return kept, tuple(left_out)
 
 
-def _linked(file: Path, shown: str, text: str) -> set[str]:
+def _linked(file: Path, shown: str, text: str, entries: frozenset[str] | None) -> set[str]:
     """Files of the skill folder that SKILL.md links to or names in backticks (a folder named
-    gives all its files); hidden names, ``..`` and absolute paths are never followed."""
+    gives all its files); hidden names, ``..`` and absolute paths are never followed. A name
+    whose first part :func:`_absent` says is not in the folder (``entries``) is not looked up.
+    """
     folder = file.parent
     base = os.fspath(folder)
     names: set[str] = set()
     tried: set[str] = set()
-    for match in _LINKED.finditer(text):
-        target = (match.group(1) or match.group(2)).split("#", 1)[0].split("?", 1)[0]
+    # Each text once, in order (prose names the same file many times, code the same words).
+    for span in dict.fromkeys(link or named for link, named in _LINKED.findall(text)):
+        target = span.split("#", 1)[0].split("?", 1)[0]
         parts = [p for p in target.removeprefix("./").split("/") if p]
         if not parts or ":" in target or target.startswith(("/", "~", "\\")):
             continue
@@ -214,6 +276,8 @@ def _linked(file: Path, shown: str, text: str) -> set[str]:
         if relative in tried:  # prose names the same file many times; one look each
             continue
         tried.add(relative)
+        if _absent(parts[0], entries):
+            continue
         kind = _kind(f"{base}/{relative}", folder)
         if kind is _FOLDER:
             names.update(_scan(f"{base}/{relative}", relative, folder, shown))
@@ -350,9 +414,10 @@ def _scan(directory: str, prefix: str, skill: Path, shown: str) -> Iterable[str]
             if entry.name != "__pycache__" and not entry.is_symlink():
                 folders.append(entry)
             continue
-        file = Path(entry.path)
-        if entry.is_symlink() and not _inside(file, skill):
-            raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
+        if entry.is_symlink():  # a Path only for a link: a no-op scans every skill's folder
+            file = Path(entry.path)
+            if not _inside(file, skill):
+                raise _error("S112", f"{file.as_posix()!r} links outside the skill folder", shown)
         if entry.is_file():
             yield f"{prefix}/{entry.name}"
     for entry in folders:

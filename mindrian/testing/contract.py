@@ -1,11 +1,18 @@
 """The per-type test contract every generated package runs against its own data.
 
-A generated ``tests/test_agent.py`` subclasses one contract and sets class
-attributes only: the agent class, the skill's items (verbatim lines of its
-SKILL.md, read by the builder from the file itself), each part's own
-instructions, the generation settings, and the JSON examples of the skill's
-output instructions. pytest collects the subclass (its name starts with
-``Test``); the contracts here are not collected themselves.
+A generated ``tests/test_agent.py`` subclasses one contract and sets two class
+attributes: the agent class, and ``contract_data``, the package's
+``tests/contract.json``. That file holds what the tests expect of the agent:
+the skill's items (verbatim lines of its SKILL.md, read by the builder from the
+file itself), each part's own instructions, the generation settings, the
+handoff contract, and for the types answering through an output model the
+score ranges and the JSON examples of the skill's output instructions (each
+field is the contract attribute of its name; their docstrings say what it
+holds). It is read and checked once, when the class is made: a missing or
+malformed file raises :class:`ContractDataError` naming the file, so pytest
+reports the module as a collection error with that one line. pytest collects
+the subclass (its name starts with ``Test``); the contracts here are not
+collected themselves.
 
 What every type is held to:
 
@@ -42,7 +49,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -58,6 +65,7 @@ from pydantic import BaseModel
 from mindrian.agent_types import record_of
 from mindrian.agents import BACK, SKIP, MindrianAgent, RoleAgent
 from mindrian.agents.output import whole_answer
+from mindrian.errors import MindrianError
 from mindrian.handoff import HandoffManager, HandoffResult, HandoffType, ProblemClarity
 from mindrian.model_settings import ModelSettings
 from mindrian.scripted import ModelCall, ScriptedModel, Step
@@ -65,6 +73,7 @@ from mindrian.scripted import ModelCall, ScriptedModel, Step
 __all__ = [
     "AgentContract",
     "CollaborativeContract",
+    "ContractDataError",
     "GuidedContract",
     "OperatorContract",
     "PipelineContract",
@@ -72,7 +81,9 @@ __all__ = [
     "StandInModel",
     "applies_when",
     "clear_problem",
+    "contract_fields",
     "contract_for",
+    "load_contract_data",
     "sent_schema",
 ]
 
@@ -84,6 +95,161 @@ _APPLIES = "_mindrian_applies_when"
 _STATE_DIRS = itertools.count()
 #: Agent class attributes holding (part name, its own text) pairs, by type.
 _PART_ATTRIBUTES = ("perspectives", "phases", "steps")
+
+
+#: Keys of that file saying where it came from (the builder's notice, the skill's path): no test
+#: reads them.
+_PROVENANCE = frozenset({"generated", "source"})
+
+
+class ContractDataError(MindrianError, ValueError):
+    """A package's expected data is missing or malformed: one line naming the file, then what is
+    wrong with it."""
+
+
+class _Malformed(Exception):
+    """A value not of its field's form: what was expected (the loader names file and field)."""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _form(value: Any, valid: bool, expected: str) -> Any:
+    """``value`` when ``valid``, else :class:`_Malformed` saying what was ``expected``."""
+    if not valid:
+        raise _Malformed(f"expected {expected}, got {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _record(value: Any, fields: Mapping[str, tuple[Callable[[Any], bool], str]]) -> dict[str, Any]:
+    """``value`` when it is an object with exactly ``fields`` (name → (check, what it is))."""
+    _form(value, isinstance(value, dict), "an object")
+    if set(value) != set(fields):
+        raise _Malformed(
+            f"expected the keys {', '.join(sorted(fields))}, got {_shown(sorted(value))}"
+        )
+    for name, (check, expected) in fields.items():
+        if not check(value[name]):
+            raise _Malformed(f"{name}: expected {expected}, got {_shown(value[name])}")
+    return dict(value)
+
+
+def _skill_items(value: Any) -> tuple[str, ...]:
+    return tuple(_form(value, _texts(value), "a list of strings"))
+
+
+def _part_items(value: Any) -> dict[str, str]:
+    valid = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    return dict(_form(value, valid, "an object of strings"))
+
+
+def _model_settings(value: Any) -> dict[str, Any]:
+    return _record(
+        value,
+        {
+            "temperature": (lambda v: v is None or _number(v), "a number or null"),
+            "max_tokens": (lambda v: v is None or _count(v), "a whole number or null"),
+            "thinking_budget": (lambda v: v is None or _count(v), "a whole number or null"),
+        },
+    )
+
+
+def _handoff_contract(value: Any) -> dict[str, Any]:
+    return _record(
+        value,
+        {
+            "min_clarity": (_number, "a number"),
+            "can_be_called_by": (_texts, "a list of strings"),
+            "supports": (_texts, "a list of strings"),
+        },
+    )
+
+
+def _score_ranges(value: Any) -> dict[str, tuple[float, float]]:
+    # JSON has no tuples: each range is a two-number array, a (minimum, maximum) pair here.
+    valid = isinstance(value, dict) and all(
+        isinstance(r, list) and len(r) == 2 and all(map(_number, r)) for r in value.values()
+    )
+    ranges = _form(value, valid, "an object of [minimum, maximum] pairs")
+    return {name: (low, high) for name, (low, high) in ranges.items()}
+
+
+def _output_examples(value: Any) -> tuple[dict[str, Any], ...]:
+    valid = isinstance(value, list) and all(isinstance(e, dict) for e in value)
+    return tuple(_form(value, valid, "a list of objects"))
+
+
+def _synthesizer(value: Any) -> str:
+    return str(_form(value, isinstance(value, str), "a string"))
+
+
+#: Every field a contract may read from a package's expected data, with the function that checks
+#: its form and gives the attribute's value; a contract reads those of its attributes.
+_FIELDS: Mapping[str, Callable[[Any], Any]] = {
+    "skill_items": _skill_items,
+    "part_items": _part_items,
+    "model_settings": _model_settings,
+    "handoff_contract": _handoff_contract,
+    "score_ranges": _score_ranges,
+    "output_examples": _output_examples,
+    "synthesizer": _synthesizer,
+}
+
+
+def contract_fields(contract: type[AgentContract]) -> tuple[str, ...]:
+    """The fields of a package's expected data that ``contract`` reads: those of its attributes
+    (a type's own fields are attributes of its contract only)."""
+    return tuple(name for name in _FIELDS if hasattr(contract, name))
+
+
+def load_contract_data(path: Path, fields: Iterable[str]) -> dict[str, Any]:
+    """The values of ``fields`` in the expected data at ``path``, each checked for its form;
+    :class:`ContractDataError` when the file is missing, is no JSON object, lacks one of
+    ``fields``, has a key no contract field or provenance is, or holds a value of another form."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ContractDataError(f"{path}: missing (the package's expected data)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ContractDataError(f"{path}: not readable JSON ({_one_line(exc)})") from None
+    if not isinstance(data, dict):
+        raise ContractDataError(f"{path}: expected a JSON object, got {_shown(data)}")
+    wanted = list(fields)
+    missing = [name for name in wanted if name not in data]
+    unknown = sorted(set(data) - set(wanted) - _PROVENANCE)
+    if missing or unknown:
+        problems = [f"no {', '.join(missing)}"] if missing else []
+        problems += [f"unknown {', '.join(unknown)}"] if unknown else []
+        raise ContractDataError(f"{path}: {'; '.join(problems)}")
+    try:
+        return {name: _converted(name, data[name]) for name in wanted}
+    except _Malformed as exc:
+        raise ContractDataError(f"{path}: {exc}") from None
+
+
+def _converted(name: str, value: Any) -> Any:
+    try:
+        return _FIELDS[name](value)
+    except _Malformed as exc:
+        raise _Malformed(f"{name}: {exc}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def run(awaitable: Awaitable[_T]) -> _T:
@@ -199,19 +365,29 @@ class AgentContract:
 
     agent_class: ClassVar[type[MindrianAgent]]
     """The generated agent class."""
+    contract_data: ClassVar[Path]
+    """The package's expected data (a generated package's ``tests/contract.json``): a JSON
+    object holding each of this contract's fields below under its name. Read once, when the
+    class is made, into those attributes; a class without it sets them itself."""
     skill_items: ClassVar[tuple[str, ...]] = ()
-    """Verbatim items of the skill that every model must be told."""
+    """Verbatim lines of the skill's SKILL.md (description, tone, front-matter rules, every body
+    line that carries words), read from the file itself: each must reach the system prompt of
+    every model acting for the agent."""
     part_items: ClassVar[Mapping[str, str]] = {}
-    """Part name → its own instructions as the skill states them."""
+    """Part name → its own instructions as the skill states them (perspectives, phases, steps)."""
     model_settings: ClassVar[Mapping[str, Any]] = {}
     """``temperature``, ``max_tokens`` and ``thinking_budget`` the built models must carry."""
     handoff_contract: ClassVar[Mapping[str, Any]] = {}
-    """Phase 3's ``min_clarity``, ``can_be_called_by`` and ``supports``."""
+    """Phase 3's ``min_clarity``, ``can_be_called_by`` and ``supports``, which the runtime must
+    enforce."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "agent_class" not in vars(cls):
             return  # a type's contract, not a package's tests
+        if "contract_data" in vars(cls):
+            for name, value in load_contract_data(cls.contract_data, contract_fields(cls)).items():
+                setattr(cls, name, value)
         contract = cls()
         for name in dir(cls):
             condition = getattr(getattr(cls, name, None), _APPLIES, None)
@@ -486,9 +662,11 @@ class StructuredAnswers(AgentContract):
 
     agent_class: ClassVar[type[MindrianAgent]]
     output_examples: ClassVar[tuple[Mapping[str, Any], ...]] = ()
-    """JSON examples of the skill's output instructions: whole answers, or ``scores`` objects."""
+    """JSON examples of the skill's output instructions (whole answers, ``data`` or ``scores``
+    objects): an answer following each must pass."""
     score_ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
-    """Score name → (minimum, maximum) as the skill declares them."""
+    """Score name → (minimum, maximum) as the skill declares them: the schema sent to the model
+    must declare each (a two-number array in the JSON file)."""
 
     def data_examples(self) -> tuple[Mapping[str, Any], ...]:
         """The skill's examples of the answer's ``data`` (none unless its schema has ``data``)."""
@@ -722,7 +900,7 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
     """A team: every member consulted, then one structured synthesis."""
 
     synthesizer: ClassVar[str] = ""
-    """The perspective the skill names to write the synthesis ("" for none)."""
+    """The perspective the skill names to write the synthesis ("" for none: the leader alone)."""
 
     def test_the_synthesiser_is_the_one_the_skill_names(self) -> None:
         assert self.agent_class.synthesizer == self.synthesizer  # type: ignore[attr-defined]

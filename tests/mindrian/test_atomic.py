@@ -44,3 +44,49 @@ def test_a_long_file_name_still_gets_a_temporary_beside_it(tmp_path: Path) -> No
     target = tmp_path / ("n" * 250)
     atomic_write_text(target, "ok")
     assert target.read_text() == "ok"
+
+
+def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The descriptors fsynced from now on (still fsynced for real)."""
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_write_is_durable_unless_the_caller_says_its_reader_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced = _fsyncs(monkeypatch)
+    atomic_write_text(tmp_path / "registry.yaml", "kept\n")
+    assert len(synced) == 1
+    atomic_write_text(tmp_path / "cache.json", "{}", durable=False)
+    atomic_write_bytes(tmp_path / "stamp.json", b"{}", durable=False)
+    assert len(synced) == 1
+    assert (tmp_path / "cache.json").read_text() == "{}"
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["cache.json", "registry.yaml", "stamp.json"]
+
+
+def test_a_folder_is_made_only_when_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[Path] = []
+    real = Path.mkdir
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        made.append(self)
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    atomic_write_text(tmp_path / "a" / "b" / "one", "1")
+    assert made[0] == tmp_path / "a" / "b"
+    made.clear()
+    atomic_write_text(tmp_path / "a" / "b" / "two", "2")
+    assert made == []  # it is there now
+    assert (tmp_path / "a" / "b" / "two").read_text() == "2"

@@ -48,11 +48,11 @@ def project(tmp_path: Path) -> Path:
 def refusing(real: Callable[..., Any], code: int, when: Callable[[Path], bool]) -> Any:
     """``real``, except that it raises OSError ``code`` for a path ``when`` accepts."""
 
-    def refuse(*args: Any) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
         path = next(Path(a) for a in args if isinstance(a, str | os.PathLike))
         if when(path):
             raise OSError(code, os.strerror(code), str(path))
-        return real(*args)
+        return real(*args, **kwargs)
 
     return refuse
 
@@ -115,11 +115,9 @@ def test_a_checkpoint_folder_refusing_writes_fails_only_that_skill(
 ) -> None:
     from builder.pipeline import checkpoints
 
-    monkeypatch.setattr(
-        checkpoints,
-        "atomic_write_text",
-        refusing(checkpoints.atomic_write_text, errno.ENOSPC, alphas),
-    )
+    for name in ("atomic_write_text", "atomic_write_bytes"):  # the index, the checkpoints
+        real = getattr(checkpoints, name)
+        monkeypatch.setattr(checkpoints, name, refusing(real, errno.ENOSPC, alphas))
     assert_only_alpha_failed(mindrian(project, BUILD), "No space left on device (ENOSPC)")
 
 

@@ -2,73 +2,14 @@
 # source: "skills/de-bono-hats/SKILL.md"
 """Offline tests of the generated agent: mindrian's collaborative contract on this package."""
 
-from typing import Any
+from pathlib import Path
 
 from mindrian.testing.contract import CollaborativeContract
 
 from de_bono_hats import DeBonoHatsAgent
 
-#: Verbatim lines of the skill's SKILL.md; each must reach the system prompt of every model.
-SKILL_ITEMS: tuple[str, ...] = (
-    "Six Thinking Hats - examine a decision from six deliberately separate perspectives (facts, feelings, risks, benefits, ideas, process) and synthesise them into a balanced recommendation.",
-    "balanced, each perspective in its own voice",
-    "# Six Thinking Hats",
-    "Run the six perspectives separately so that no single mode of thinking (usually criticism)",
-    "crowds out the others, then let the Blue Hat synthesise.",
-    "## Methodology",
-    "1. Frame the decision as one question everyone answers.",
-    "2. Consult all six hats on that same question, independently.",
-    "3. Synthesise: facts that change the picture, the strongest risk, the strongest benefit,",
-    "the most promising new option, and the feelings that will affect adoption.",
-    "4. Recommend a next step and the evidence that would change it.",
-    "## Output Template",
-    "QUESTION: ...",
-    "WHITE (facts / gaps): ...",
-    "RED (feelings): ...",
-    "BLACK (risks): ...",
-    "YELLOW (benefits): ...",
-    "GREEN (options): ...",
-    "BLUE (synthesis and next step): ...",
-    "## Quality Criteria",
-    "- Each hat stays in its own mode; criticism does not leak into the Yellow Hat.",
-    "- The synthesis mentions at least one point from every hat.",
-    "- The recommendation names the evidence that would reverse it.",
-)
-#: Each part's own instructions as the skill states them (perspectives, phases, steps).
-PART_ITEMS: dict[str, str] = {
-    "Black Hat": "Identify risks, weaknesses and reasons the idea may fail, each with the condition under which it would bite.",
-    "Blue Hat": "Manage the thinking - summarise what the other hats found, note disagreements, and propose the next step.",
-    "Green Hat": "Propose alternatives, variations and provocations that nobody has suggested yet; quantity before quality.",
-    "Red Hat": "Give the gut reactions, hunches and feelings the decision provokes, in the first person, without justifying them.",
-    "White Hat": "State only facts and figures that are known, and list the information that is missing and how to get it. No opinions.",
-    "Yellow Hat": "Identify the benefits and the best realistic outcome, each with the condition under which it would happen.",
-}
-#: The generation settings the built model must carry.
-MODEL_SETTINGS: dict[str, Any] = {
-    "max_tokens": 16000,
-    "temperature": None,
-    "thinking_budget": 8000,
-}
-#: The handoff contract of phase 3, which the runtime must enforce.
-HANDOFF_CONTRACT: dict[str, Any] = {
-    "can_be_called_by": [],
-    "min_clarity": 0.6,
-    "supports": ["delegate", "return", "escalate"],
-}
-#: The skill's scores and their ranges; the schema sent to the model must declare each.
-SCORE_RANGES: dict[str, tuple[float, float]] = {}
-#: The JSON examples of the skill's output instructions; an answer following them must pass.
-OUTPUT_EXAMPLES: tuple[dict[str, Any], ...] = ()
-#: The perspective the skill names to write the synthesis ("" for none: the leader alone).
-SYNTHESIZER = "Blue Hat"
-
 
 class TestContract(CollaborativeContract):
     agent_class = DeBonoHatsAgent
-    skill_items = SKILL_ITEMS
-    part_items = PART_ITEMS
-    model_settings = MODEL_SETTINGS
-    handoff_contract = HANDOFF_CONTRACT
-    score_ranges = SCORE_RANGES
-    output_examples = OUTPUT_EXAMPLES
-    synthesizer = SYNTHESIZER
+    #: What the tests expect of the agent, read from the skill (see the contract's attributes).
+    contract_data = Path(__file__).with_name("contract.json")

@@ -2,59 +2,14 @@
 # source: "skills/deep-research/SKILL.md"
 """Offline tests of the generated agent: mindrian's pipeline contract on this package."""
 
-from typing import Any
+from pathlib import Path
 
 from mindrian.testing.contract import PipelineContract
 
 from deep_research import DeepResearchAgent
 
-#: Verbatim lines of the skill's SKILL.md; each must reach the system prompt of every model.
-SKILL_ITEMS: tuple[str, ...] = (
-    "Deep Research - a three-stage pipeline that clarifies the research question, analyses the evidence, and validates the conclusions before reporting them with their confidence.",
-    "careful, sourced, explicit about uncertainty",
-    "# Deep Research",
-    "## Methodology",
-    "Each stage receives the output of the stage before it and must not redo it: the analysis",
-    "stage answers the questions the clarification stage wrote, and the validation stage tests",
-    "the conclusions the analysis stage drew.",
-    "- Prefer primary sources over summaries of them.",
-    "- Estimates are shown with the method that produced them, so a reader can redo the sum.",
-    "- A conclusion without a source is labelled as a hypothesis.",
-    "## Output Template",
-    "RESEARCH QUESTION: ...",
-    "FINDINGS (with source and confidence):",
-    "1. ...",
-    "CONTRADICTING EVIDENCE: ...",
-    "CONFIDENCE OVERALL: low | medium | high, because ...",
-    "WHAT WOULD CHANGE THIS: ...",
-    "## Quality Criteria",
-    "- Every finding cites where it came from.",
-    "- At least one conclusion was checked by a second, independent method.",
-    "- Uncertainty is stated, not hidden in hedged language.",
-)
-#: Each part's own instructions as the skill states them (perspectives, phases, steps).
-PART_ITEMS: dict[str, str] = {
-    "analyse": "For each sub-question, gather and weigh the evidence from the context and tools, separating facts, estimates and opinions, and note the source of each.",
-    "clarify": "Turn the request into one research question, up to five sub-questions, the scope (in and out), and what evidence would count as an answer.",
-    "validate": "Challenge the draft conclusions - look for contradicting evidence, check estimates by a second method, and assign a confidence to each conclusion.",
-}
-#: The generation settings the built model must carry.
-MODEL_SETTINGS: dict[str, Any] = {
-    "max_tokens": 12000,
-    "temperature": None,
-    "thinking_budget": 4000,
-}
-#: The handoff contract of phase 3, which the runtime must enforce.
-HANDOFF_CONTRACT: dict[str, Any] = {
-    "can_be_called_by": [],
-    "min_clarity": 0.6,
-    "supports": ["delegate", "return", "escalate"],
-}
-
 
 class TestContract(PipelineContract):
     agent_class = DeepResearchAgent
-    skill_items = SKILL_ITEMS
-    part_items = PART_ITEMS
-    model_settings = MODEL_SETTINGS
-    handoff_contract = HANDOFF_CONTRACT
+    #: What the tests expect of the agent, read from the skill (see the contract's attributes).
+    contract_data = Path(__file__).with_name("contract.json")

@@ -2,70 +2,14 @@
 # source: "skills/devil-advocate/SKILL.md"
 """Offline tests of the generated agent: mindrian's operator contract on this package."""
 
-from typing import Any
+from pathlib import Path
 
 from mindrian.testing.contract import OperatorContract
 
 from devil_advocate import DevilAdvocateAgent
 
-#: Verbatim lines of the skill's SKILL.md; each must reach the system prompt of every model.
-SKILL_ITEMS: tuple[str, ...] = (
-    "Devil's Advocate - attacks a plan or a verdict from the strongest opposing position so that its weakest assumptions surface before money is spent on them.",
-    "direct, respectful, unsparing about ideas and never about people",
-    "# Devil's Advocate",
-    "## Methodology",
-    "### 1. Restate the proposal at its strongest",
-    "Before attacking, write the proposal in its best form. An attack on a weak paraphrase proves nothing.",
-    "### 2. List the load-bearing assumptions",
-    "For each claim the proposal needs, ask: if this were false, would the plan still work?",
-    "Keep only the assumptions whose failure breaks the plan.",
-    "### 3. Attack each assumption",
-    "For every load-bearing assumption give the strongest counter-argument, the cheapest test",
-    "that would settle it, and what the team would observe if it were false.",
-    "### 4. Pre-mortem",
-    "Assume the plan failed a year from now. Write the three most likely headlines explaining why.",
-    "### 5. Verdict",
-    "Say which single assumption deserves the first test, and what result would change your mind.",
-    "## Output Template",
-    "PROPOSAL (steel-manned): ...",
-    "LOAD-BEARING ASSUMPTIONS:",
-    "1. ... | counter-argument | cheapest test | failure signal",
-    "PRE-MORTEM HEADLINES: ...",
-    "TEST FIRST: ...",
-    "SCORES: fragility x/10, evidence_gap x/10",
-    "## Quality Criteria",
-    "- Every criticism names the assumption it attacks.",
-    "- Every assumption comes with a test that costs less than a week.",
-    "- No criticism is about the people, only the plan.",
-)
-#: Each part's own instructions as the skill states them (perspectives, phases, steps).
-PART_ITEMS: dict[str, str] = {}
-#: The generation settings the built model must carry.
-MODEL_SETTINGS: dict[str, Any] = {
-    "max_tokens": 4096,
-    "temperature": 0.3,
-    "thinking_budget": None,
-}
-#: The handoff contract of phase 3, which the runtime must enforce.
-HANDOFF_CONTRACT: dict[str, Any] = {
-    "can_be_called_by": ["larry", "pws-validation", "minto-pyramid"],
-    "min_clarity": 0.6,
-    "supports": ["delegate", "return", "escalate"],
-}
-#: The skill's scores and their ranges; the schema sent to the model must declare each.
-SCORE_RANGES: dict[str, tuple[float, float]] = {
-    "evidence_gap": (0.0, 10.0),
-    "fragility": (0.0, 10.0),
-}
-#: The JSON examples of the skill's output instructions; an answer following them must pass.
-OUTPUT_EXAMPLES: tuple[dict[str, Any], ...] = ()
-
 
 class TestContract(OperatorContract):
     agent_class = DevilAdvocateAgent
-    skill_items = SKILL_ITEMS
-    part_items = PART_ITEMS
-    model_settings = MODEL_SETTINGS
-    handoff_contract = HANDOFF_CONTRACT
-    score_ranges = SCORE_RANGES
-    output_examples = OUTPUT_EXAMPLES
+    #: What the tests expect of the agent, read from the skill (see the contract's attributes).
+    contract_data = Path(__file__).with_name("contract.json")

@@ -2,72 +2,14 @@
 # source: "skills/jtbd/SKILL.md"
 """Offline tests of the generated agent: mindrian's operator contract on this package."""
 
-from typing import Any
+from pathlib import Path
 
 from mindrian.testing.contract import OperatorContract
 
 from jtbd import JtbdAgent
 
-#: Verbatim lines of the skill's SKILL.md; each must reach the system prompt of every model.
-SKILL_ITEMS: tuple[str, ...] = (
-    "Jobs To Be Done - uncover the progress a customer is trying to make, the forces that push and hold them, and the jobs a product is actually hired for.",
-    "empathetic, specific, evidence-led",
-    "# Jobs To Be Done",
-    "## Methodology",
-    "### 1. Find the struggling moment",
-    "Look for the circumstance in which the customer decided that the way they did things was no",
-    'longer good enough. Write it as "When I ..., I want to ..., so I can ...".',
-    "### 2. Separate the dimensions of the job",
-    "- Functional: the practical task.",
-    "- Emotional: how the customer wants to feel.",
-    "- Social: how they want to be seen.",
-    "### 3. Map the four forces",
-    "Push of the current situation, pull of the new solution, anxiety about the new, and habit of",
-    "the present. A switch happens only when push plus pull outweigh anxiety plus habit.",
-    "### 4. Name the competition as the customer sees it",
-    "List what customers hire today for the same job, including spreadsheets, people and doing nothing.",
-    "### 5. Derive implications",
-    "For each job, say what a product must do to be hired, and what would get it fired.",
-    "## Output Template",
-    "MAIN JOB: When ..., I want to ..., so I can ...",
-    "DIMENSIONS: functional ... | emotional ... | social ...",
-    "FORCES: push ... | pull ... | anxiety ... | habit ...",
-    "CURRENT HIRES: ...",
-    "HIRING CRITERIA: ...",
-    "FIRING TRIGGERS: ...",
-    "## Quality Criteria",
-    "- Jobs are written without naming the product.",
-    "- Every force is tied to a quote or an observed behaviour, or marked as a hypothesis.",
-    '- "Doing nothing" is considered as a competitor.',
-)
-#: Each part's own instructions as the skill states them (perspectives, phases, steps).
-PART_ITEMS: dict[str, str] = {}
-#: The generation settings the built model must carry.
-MODEL_SETTINGS: dict[str, Any] = {
-    "max_tokens": 4096,
-    "temperature": 0.3,
-    "thinking_budget": None,
-}
-#: The handoff contract of phase 3, which the runtime must enforce.
-HANDOFF_CONTRACT: dict[str, Any] = {
-    "can_be_called_by": [],
-    "min_clarity": 0.6,
-    "supports": ["delegate", "return", "escalate"],
-}
-#: The skill's scores and their ranges; the schema sent to the model must declare each.
-SCORE_RANGES: dict[str, tuple[float, float]] = {
-    "evidence_strength": (0.0, 10.0),
-    "job_clarity": (0.0, 10.0),
-}
-#: The JSON examples of the skill's output instructions; an answer following them must pass.
-OUTPUT_EXAMPLES: tuple[dict[str, Any], ...] = ()
-
 
 class TestContract(OperatorContract):
     agent_class = JtbdAgent
-    skill_items = SKILL_ITEMS
-    part_items = PART_ITEMS
-    model_settings = MODEL_SETTINGS
-    handoff_contract = HANDOFF_CONTRACT
-    score_ranges = SCORE_RANGES
-    output_examples = OUTPUT_EXAMPLES
+    #: What the tests expect of the agent, read from the skill (see the contract's attributes).
+    contract_data = Path(__file__).with_name("contract.json")

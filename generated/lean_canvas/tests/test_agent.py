@@ -2,57 +2,14 @@
 # source: "skills/lean-canvas/SKILL.md"
 """Offline tests of the generated agent: mindrian's guided contract on this package."""
 
-from typing import Any
+from pathlib import Path
 
 from mindrian.testing.contract import GuidedContract
 
 from lean_canvas import LeanCanvasAgent
 
-#: Verbatim lines of the skill's SKILL.md; each must reach the system prompt of every model.
-SKILL_ITEMS: tuple[str, ...] = (
-    "Lean Canvas, guided - walks a founder through the nine boxes of a Lean Canvas one at a time, pausing for their answer at each box, with back and skip, and returns the completed canvas.",
-    "encouraging, concrete, one box at a time",
-    "# Lean Canvas (guided)",
-    "## Methodology",
-    "Work through the boxes in order. At each box, ask one question, wait for the founder's",
-    'answer, reflect it back in one line, and move on. The founder may say "back" to revise',
-    'the previous box or "skip" to leave a box empty for now; skipped boxes are listed at the end.',
-    "## Output Template",
-    "PROBLEM | SOLUTION | UNIQUE VALUE PROPOSITION | UNFAIR ADVANTAGE | CUSTOMER SEGMENTS",
-    "KEY METRICS | CHANNELS | COST STRUCTURE | REVENUE STREAMS",
-    "SKIPPED: ...",
-    "RISKIEST ASSUMPTION: ...",
-    "## Quality Criteria",
-    "- Every filled box uses the founder's words, tightened but not replaced.",
-    "- The riskiest assumption is named at the end, with a suggestion for testing it first.",
-)
-#: Each part's own instructions as the skill states them (perspectives, phases, steps).
-PART_ITEMS: dict[str, str] = {
-    "channels": "Ask how the first hundred customers will be reached, free and paid.",
-    "customer segments": "Ask who the customers are and who the early adopters are; push for a group specific enough to find this week.",
-    "key metrics and unfair advantage": "Ask for the one metric that shows progress, and for anything that cannot easily be copied or bought.",
-    "problem": "Ask for the top three problems of the target customer and the existing alternatives they use today.",
-    "revenue and costs": "Ask for the pricing model, the lifetime value estimate, and the main fixed and variable costs.",
-    "solution": "Ask for the simplest feature that addresses each of the top problems.",
-    "unique value proposition": "Ask for a single, clear message that says why the product is different and worth attention.",
-}
-#: The generation settings the built model must carry.
-MODEL_SETTINGS: dict[str, Any] = {
-    "max_tokens": 2048,
-    "temperature": 0.4,
-    "thinking_budget": None,
-}
-#: The handoff contract of phase 3, which the runtime must enforce.
-HANDOFF_CONTRACT: dict[str, Any] = {
-    "can_be_called_by": [],
-    "min_clarity": 0.6,
-    "supports": ["delegate", "return", "escalate"],
-}
-
 
 class TestContract(GuidedContract):
     agent_class = LeanCanvasAgent
-    skill_items = SKILL_ITEMS
-    part_items = PART_ITEMS
-    model_settings = MODEL_SETTINGS
-    handoff_contract = HANDOFF_CONTRACT
+    #: What the tests expect of the agent, read from the skill (see the contract's attributes).
+    contract_data = Path(__file__).with_name("contract.json")

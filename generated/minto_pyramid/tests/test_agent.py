@@ -2,81 +2,14 @@
 # source: "skills/minto-pyramid/SKILL.md"
 """Offline tests of the generated agent: mindrian's operator contract on this package."""
 
-from typing import Any
+from pathlib import Path
 
 from mindrian.testing.contract import OperatorContract
 
 from minto_pyramid import MintoPyramidAgent
 
-#: Verbatim lines of the skill's SKILL.md; each must reach the system prompt of every model.
-SKILL_ITEMS: tuple[str, ...] = (
-    "Structure a messy problem or argument as a Minto pyramid - Situation, Complication, Question, Answer on top, grouped and ordered supporting points below - so a busy reader gets the point in the first sentence.",
-    "crisp, plain, answer-first",
-    "# Minto Pyramid",
-    "Turn the material into a structure a senior reader can act on after one sentence.",
-    "## Methodology",
-    "### 1. Find the question the reader has",
-    "Write the Situation (what the reader already accepts), then the Complication (what changed or",
-    "what is at stake). The Question is the one the Complication raises in the reader's mind. If you",
-    "cannot name a single question, the material is two documents; say so and split it.",
-    "### 2. State the answer first",
-    "The governing thought answers the Question in one sentence with a verb and a consequence",
-    '("Cut onboarding to three steps; it will halve week-one churn"), not a topic ("Onboarding").',
-    "### 3. Build the key lines",
-    "Support the answer with three to five points that are each one sentence, all of the same kind",
-    "(all reasons, all steps, or all parts), mutually exclusive and together exhaustive.",
-    "Order them deliberately: by time for steps, by structure for parts, by importance for reasons.",
-    "### 4. Check vertical and horizontal logic",
-    'Vertically, each key line must answer "why?" or "how?" asked of the line above it.',
-    "Horizontally, the points in a group must be either a deductive chain or an inductive grouping,",
-    "never a mixture.",
-    "### 5. Flag what is missing",
-    "Where a key line has no evidence in the material, keep the line and mark it as an open question",
-    "rather than inventing support.",
-    "## Output Template",
-    "SITUATION: ...",
-    "COMPLICATION: ...",
-    "QUESTION: ...",
-    "ANSWER (governing thought): ...",
-    "1. Key line ...",
-    "- support ...",
-    "2. Key line ...",
-    "3. Key line ...",
-    "OPEN QUESTIONS: ...",
-    "## Quality Criteria",
-    "- The answer can be read alone and still tells the reader what to do or believe.",
-    "- No key line restates the answer or another key line.",
-    "- Every grouping has a stated ordering principle.",
-    "- Claims without evidence in the input are listed as open questions, not asserted.",
-)
-#: Each part's own instructions as the skill states them (perspectives, phases, steps).
-PART_ITEMS: dict[str, str] = {}
-#: The generation settings the built model must carry.
-MODEL_SETTINGS: dict[str, Any] = {
-    "max_tokens": 4096,
-    "temperature": 0.3,
-    "thinking_budget": None,
-}
-#: The handoff contract of phase 3, which the runtime must enforce.
-HANDOFF_CONTRACT: dict[str, Any] = {
-    "can_be_called_by": [],
-    "min_clarity": 0.6,
-    "supports": ["delegate", "return", "escalate"],
-}
-#: The skill's scores and their ranges; the schema sent to the model must declare each.
-SCORE_RANGES: dict[str, tuple[float, float]] = {
-    "clarity": (0.0, 10.0),
-    "logic": (0.0, 10.0),
-}
-#: The JSON examples of the skill's output instructions; an answer following them must pass.
-OUTPUT_EXAMPLES: tuple[dict[str, Any], ...] = ()
-
 
 class TestContract(OperatorContract):
     agent_class = MintoPyramidAgent
-    skill_items = SKILL_ITEMS
-    part_items = PART_ITEMS
-    model_settings = MODEL_SETTINGS
-    handoff_contract = HANDOFF_CONTRACT
-    score_ranges = SCORE_RANGES
-    output_examples = OUTPUT_EXAMPLES
+    #: What the tests expect of the agent, read from the skill (see the contract's attributes).
+    contract_data = Path(__file__).with_name("contract.json")

@@ -35,6 +35,9 @@ _HEAVY = (
     "ladybug",
     "pydantic",
     "pytest",
+    # A no-op starts no process pool (a forked copy checks half the stamps of a large batch).
+    "multiprocessing",
+    "concurrent.futures.process",
 )
 
 #: Runs the CLI, then prints the modules it imported (a fresh interpreter, so nothing else

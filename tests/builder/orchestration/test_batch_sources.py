@@ -3,6 +3,7 @@ step from that read, whichever way its phases run."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import pathlib
 import pickle
@@ -26,6 +27,7 @@ from builder.pipeline import package_tests, worker
 from builder.pipeline.build_results import BuildReport
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
+from builder.skill import source
 
 
 def _count_skill_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -63,6 +65,29 @@ def test_a_cold_and_a_warm_batch_read_each_skill_once(
         reports = build_many(_targets(root), config, options, phases=pipeline.load)
         assert [r.problem for r in reports] == [None, None], run
         assert reads == {"alpha": 1, "beta": 1}, run
+
+
+def test_a_cold_batch_lists_each_skill_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing made to stat a skill's files for its stamp is the one its read takes."""
+    root = make_project(tmp_path, {"alpha": skill_text("alpha"), "beta": skill_text("beta")})
+    (root / "skills" / "alpha" / "references").mkdir()
+    (root / "skills" / "alpha" / "references" / "notes.md").write_text("Notes.\n")
+    listed: Counter[str] = Counter()
+    real = source._travelling
+
+    def travelling(file: Path, *args: Any) -> Any:
+        listed[file.parent.name] += 1
+        return real(file, *args)
+
+    monkeypatch.setattr(source, "_travelling", travelling)
+    options = BatchOptions(checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "out")
+    reports = build_many(
+        _targets(root), BuildConfig(root=str(root)), options, phases=make_pipeline().load
+    )
+    assert [r.problem for r in reports] == [None, None]
+    assert listed == {"alpha": 1, "beta": 1}
 
 
 def test_an_unreadable_skill_fails_alone_at_its_path(tmp_path: Path) -> None:
@@ -174,7 +199,9 @@ def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
     pool = Counter[str]()
     monkeypatch.setattr(
-        batch, "ProcessPoolExecutor", lambda **kw: pool.update(["made"]) or _threads(**kw)
+        concurrent.futures,
+        "ProcessPoolExecutor",
+        lambda **kw: pool.update(["made"]) or _threads(**kw),
     )
     entries = _count_runner_entries(monkeypatch)
     reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
@@ -217,7 +244,7 @@ def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
     monkeypatch.setattr(_Counted, "made", [])
     monkeypatch.setattr(worker, "WarmWorker", _Counted)
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", _threads)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
     reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
     assert [r.problem for r in reports] == [None] * len(names)
     assert len(runners) == len(batch._chunks(list(range(len(names))))) > 1
@@ -249,7 +276,9 @@ def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
     monkeypatch.setattr(worker, "WarmWorker", Started)
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
     monkeypatch.setattr(
-        batch, "ProcessPoolExecutor", lambda **kw: events.append("pool") or _threads(**kw)
+        concurrent.futures,
+        "ProcessPoolExecutor",
+        lambda **kw: events.append("pool") or _threads(**kw),
     )
     real_start = runner.start
     monkeypatch.setattr(
@@ -302,7 +331,7 @@ def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
         monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
         monkeypatch.setattr(worker, "WarmWorker", _Session)
     monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", _threads)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
     runs: list[tuple[str, weakref.ref[runner.Run]]] = []
     real_start, real_advance = runner.start, batch._advance
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from builder.orchestration.batch import discover
 
 
@@ -54,3 +56,44 @@ def test_discovery_finds_what_the_glob_finds(tmp_path: Path) -> None:
 
 def test_no_skills_folder_finds_nothing(tmp_path: Path) -> None:
     assert discover(tmp_path) == () == _globbed(tmp_path)
+
+
+def test_a_link_back_to_a_folder_above_is_not_followed(tmp_path: Path) -> None:
+    """Followed, it would never end; the folder is found once, through its own path."""
+    root = tmp_path / "project"
+    deep = root / "skills" / "group" / "inner"
+    deep.mkdir(parents=True)
+    (deep / "SKILL.md").write_text("", encoding="utf-8")
+    os.symlink(root / "skills" / "group", deep / "up")  # back to a folder above
+    os.symlink(deep, root / "skills" / "group" / "again")  # a second way to the same folder
+    (root / "skills" / "real").mkdir()
+    os.symlink(tmp_path / "project" / "skills", root / "skills" / "real" / "top")
+
+    found = [p.relative_to(root).as_posix() for p in discover(root)]
+
+    assert found == [
+        "skills/group/again/SKILL.md",
+        "skills/group/inner/SKILL.md",
+    ]
+
+
+def test_a_tree_without_links_resolves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A no-op of many skills lists thousands of folders; resolving each stats every part of
+    its path, and only a link needs it."""
+    root = tmp_path / "project"
+    for k in range(5):
+        (root / "skills" / f"s{k}" / "references" / "deep").mkdir(parents=True)
+        (root / "skills" / f"s{k}" / "SKILL.md").write_text("", encoding="utf-8")
+    resolved: list[str] = []
+    real = os.path.realpath
+
+    def realpath(path: str) -> str:
+        resolved.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os.path, "realpath", realpath)
+
+    assert len(discover(root)) == 5
+    assert len(resolved) == 2  # the project and its skills folder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import keyword
 import os
 import shutil
@@ -11,12 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builder.codegen.render import AGENT_TEMPLATES, format_python
+from builder.codegen.prompt_items import prompt_items
+from builder.codegen.render import AGENT_TEMPLATES, CONTRACT_FILE, format_python
 from builder.phases import PHASE_NAMES, load_phase
 from builder.phases.code_generation import (
     PHASE,
     CodeGenerationPhase,
     GeneratedPackage,
+    output_examples,
     transaction,
     write_skill_files,
 )
@@ -24,8 +27,10 @@ from builder.phases.outputs import Outputs
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import PhaseInput
 from builder.pipeline.errors import CodegenError
+from builder.skill.chain import chain_stage_bytes
 from builder.skill.package_files import skill_files
 from builder.skill.source import load_source
+from mindrian.agent_types import record_of
 
 # Slow: phase 6 runs each generated package's tests in a pytest subprocess.
 pytestmark = pytest.mark.slow
@@ -137,6 +142,34 @@ def test_five_types_take_different_code_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("agent_type", sorted(SKILLS_BY_TYPE))
+def test_the_expected_data_is_the_skill_s_as_the_type_s_contract_reads_it(
+    tmp_path: Path, agent_type: str
+) -> None:
+    from mindrian.testing import contract as contracts
+
+    inputs = inputs_for(SKILLS_BY_TYPE[agent_type], tmp_path)
+    spec, files = PHASE.render(inputs)
+    data = tmp_path / "contract.json"
+    data.write_text(files[CONTRACT_FILE], encoding="utf-8")
+    fields = contracts.contract_fields(getattr(contracts, record_of(agent_type).contract))
+    # Exactly the fields the contract reads, beside the header's two lines.
+    assert set(json.loads(files[CONTRACT_FILE])) == {*fields, "generated", "source"}
+    read = contracts.load_contract_data(data, fields)
+    items = prompt_items(inputs.source.data, chain_stage_bytes(inputs.source))
+    assert read["skill_items"] == items.skill and read["skill_items"]
+    assert read["part_items"] == dict(items.parts)
+    assert read["handoff_contract"]["supports"] == list(spec.contract.supports)
+    assert read["model_settings"]["max_tokens"] == spec.model.max_tokens
+    if "score_ranges" in read:
+        assert read["score_ranges"] == dict(items.scores)  # (minimum, maximum) pairs again
+        assert read["output_examples"] == output_examples(spec)
+    assert read.get("synthesizer", "") == items.synthesizer
+    # The generated tests name the contract, the agent and their data: nothing of the skill.
+    assert "TestContract(" in files["tests/test_agent.py"]
+    assert items.skill[-1] not in files["tests/test_agent.py"]
+
+
+@pytest.mark.parametrize("agent_type", sorted(SKILLS_BY_TYPE))
 def test_every_type_builds_and_its_generated_tests_pass(tmp_path: Path, agent_type: str) -> None:
     inputs = inputs_for(SKILLS_BY_TYPE[agent_type], tmp_path)
     result = PHASE.run(inputs)
@@ -238,10 +271,11 @@ def test_hostile_text_compiles_passes_and_stays_verbatim(
     instructions = (package / "instructions.md").read_text(encoding="utf-8")
     assert instructions.count(HOSTILE) >= 5
     assert f'print("""{HOSTILE}""")' in instructions
-    agent_py = (package / "agent.py").read_text(encoding="utf-8")
-    assert (
-        HOSTILE not in agent_py
-    )  # skill text reaches Python only as data files or escaped literals
+    # Skill text reaches Python only as data files or escaped literals; the tests' not at all.
+    for python in ("agent.py", "tests/test_agent.py"):
+        assert HOSTILE not in (package / python).read_text(encoding="utf-8")
+    expected = json.loads((package / CONTRACT_FILE).read_text(encoding="utf-8"))
+    assert sum(HOSTILE in item for item in expected["skill_items"]) >= 4
     for path in package.rglob("*.py"):
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
     # pyproject.toml carries the description as a TOML string, whatever it holds.

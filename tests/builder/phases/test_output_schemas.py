@@ -17,6 +17,7 @@ None declares scores, so the examples become the schema of the answer's ``data``
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -85,6 +86,8 @@ def test_the_shape_builds_through_phase_7_with_its_example_as_schema(
     assert returns["data_schema"] == SCHEMAS[name]
     assert "data" in returns["fields"]
     assert any(d.startswith("data: the output template's ") for d in spec["handoff"]["decisions"])
-    tests = (project / "generated" / identifier / "tests" / "test_agent.py").read_text()
-    assert "OUTPUT_EXAMPLES" in tests
+    expected = json.loads(
+        (project / "generated" / identifier / "tests" / "contract.json").read_text()
+    )
+    assert expected["output_examples"], "the package's tests answer with no example of the skill"
     assert "warning[W301]" not in result.out + result.err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -72,9 +73,9 @@ def test_render_writes_keys_in_fixed_order_and_round_trips():
 
 def test_write_is_byte_identical_and_reports_no_change(tmp_path: Path):
     store = CheckpointStore(tmp_path)
-    assert store.write("x", checkpoint()) is True
+    assert store.write("x", checkpoint()).changed is True
     first = (tmp_path / "x" / "1-skill_analysis.yaml").read_bytes()
-    assert store.write("x", checkpoint()) is False
+    assert store.write("x", checkpoint()).changed is False
     assert (tmp_path / "x" / "1-skill_analysis.yaml").read_bytes() == first
     assert b"\r" not in first
 
@@ -153,3 +154,32 @@ def test_unsafe_agent_ids_cannot_name_a_folder(tmp_path: Path, agent_id: str):
     with pytest.raises(PipelineError) as caught:
         CheckpointStore(tmp_path).path(agent_id, 1, "skill_analysis")
     assert caught.value.code == "P006"
+
+
+def test_checkpoints_are_not_fsynced_and_any_truncation_of_one_is_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Written without fsync (they are rebuilt when damaged): a crash of the machine may leave
+    a checkpoint or its index entry truncated, and each prefix must read as damaged (P005,
+    which a build takes for "run the phase again") or as no entry, never as a checkpoint."""
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    store = CheckpointStore(tmp_path)
+
+    store.write("x", checkpoint(digest="sha256:aa", id="x", identifier="x_pkg"))
+
+    assert synced == []
+    path = store.path("x", 1, "skill_analysis")
+    whole = path.read_bytes()
+    for end in range(len(whole)):
+        path.write_bytes(whole[:end])
+        for read in (store.read, store.read_head):
+            with pytest.raises(PipelineError) as caught:
+                read("x", 1, "skill_analysis")
+            assert caught.value.code == "P005"
+    path.write_bytes(whole)
+    index = next((tmp_path / ".by-digest").iterdir())
+    entry = index.read_bytes()
+    for end in range(len(entry.rstrip())):  # the whole entry but its newline is the entry
+        index.write_bytes(entry[:end])
+        assert store.identity("sha256:aa") is None

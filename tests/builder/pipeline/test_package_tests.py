@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -228,6 +229,45 @@ def test_a_shared_session_gives_each_package_what_a_run_of_its_own_gives(
     assert shared["alpha"][1] == TestRun(True, "2 passed, 1 skipped", (), "")
     assert shared["gamma"][1] == TestRun(True, "2 passed, 1 warning", (), "")
     assert sorted(p.name for p in folder.iterdir()) == sorted(PACKAGES)  # nothing left behind
+
+
+#: The committed packages of the project's skills.
+GENERATED = Path(__file__).resolve().parents[3] / "generated"
+
+
+def committed(folder: Path, *names: str) -> Path:
+    """Copies of the committed packages ``names`` staged side by side in ``folder``."""
+    for name in names:
+        shutil.copytree(
+            GENERATED / name, folder / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    return folder
+
+
+@pytest.mark.slow
+def test_each_package_of_a_session_is_held_to_its_own_expected_data(tmp_path: Path) -> None:
+    folder = committed(tmp_path / "session", "larry", "pws_validation")
+    # larry's tests now expect a line of the skill its prompt lacks; pws_validation's are as built.
+    data = folder / "larry" / "tests" / "contract.json"
+    expected = json.loads(data.read_text(encoding="utf-8"))
+    expected["skill_items"].append("A line of the skill the prompt lacks.")
+    data.write_text(json.dumps(expected), encoding="utf-8")
+    shared = run_session(folder, jobs=1, workers=0)  # one process: both test modules side by side
+    larry, pws = shared["larry"][1], shared["pws_validation"][1]
+    assert larry.failures == (
+        "larry/tests/test_agent.py::TestContract::test_every_skill_item_reaches_every_model",
+    )
+    assert pws.passed and "failed" not in pws.summary, pws
+
+
+@pytest.mark.slow
+def test_a_package_without_its_expected_data_fails_naming_the_file(tmp_path: Path) -> None:
+    folder = committed(tmp_path / "alone", "pws_validation")
+    data = folder / "pws_validation" / "tests" / "contract.json"
+    data.unlink()
+    run = run_package_tests(folder, "pws_validation")
+    assert not run.passed
+    assert f"ContractDataError: {data}: missing (the package's expected data)" in run.output
 
 
 @pytest.mark.slow

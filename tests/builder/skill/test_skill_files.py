@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,25 @@ def test_phase_1_warns_w122_at_each_file_left_out(folder: Path) -> None:
         "skills/demo/assets/big.bin: warning[W122]: assets/big.bin (1048577 bytes) is left out "
         "of the package"
     )
+
+
+def test_a_name_the_folder_cannot_hold_is_not_looked_up(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A no-op lists every skill's folder: a name in backticks whose first part is not in the
+    folder's listing (most: code, options, identifiers) costs no look-up of its own; one that
+    may be there in another letter case (a case-insensitive file system) still does."""
+    skill = folder / "SKILL.md"
+    skill.write_text(BODY + "\nRun `make_report` with `--dry-run`; see `Forms.md`.\n")
+    looked: list[str] = []
+    lstat = os.lstat
+
+    def spy(path: str | os.PathLike[str]) -> os.stat_result:
+        looked.append(os.fspath(path)[len(os.fspath(folder)) + 1 :])
+        return lstat(path)
+
+    monkeypatch.setattr(os, "lstat", spy)
+    names = folder_names(skill, "demo/SKILL.md")
+
+    assert "forms.md" in names and "Forms.md" not in names  # this file system tells case
+    assert sorted(looked) == ["Forms.md", "examples", "forms.md", "notes/deep"]

@@ -80,6 +80,14 @@ def test_each_package_imports_from_its_installed_copy(built: Built, tmp_path: Pa
         assert "site-packages" in installed.parts, installed
 
 
+def test_each_installed_package_passes_its_own_tests(built: Built, tmp_path: Path) -> None:
+    # The tests read what they expect of the agent from tests/contract.json: package data.
+    tests = [f"{name}.tests" for name in sorted(built.specs)]
+    pytest_run = [str(built.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs"]
+    done = _check([*pytest_run, *tests], cwd=tmp_path)
+    assert " passed" in done.stdout and "error" not in done.stdout, done.stdout
+
+
 def test_every_readme_snippet_runs_with_the_scripted_model(built: Built, tmp_path: Path) -> None:
     answers = {spec["id"]: _answers(spec) for spec in built.specs.values()}
     script = write_script(tmp_path / "script.yaml", answers)
