@@ -180,13 +180,15 @@ def folder_names(file: Path, shown: str, data: bytes | None = None) -> tuple[str
     """Folder-relative POSIX names, sorted, of the files a build of ``file`` reads beside it
     (a build stamp compares them with the names it recorded); ``data`` is the skill file's
     bytes (read here when not given), whose links name some of them."""
-    data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else _checked(data, shown)
+    data = _read(file, shown, MAX_SKILL_BYTES, "S107") if data is None else data
     return folder_listing(file, shown, data).names
 
 
 def folder_listing(file: Path, shown: str, data: bytes) -> FolderListing:
     """The files a build of ``file`` reads beside it, found from its bytes ``data`` (its links
-    name some of them) and the folder."""
+    name some of them) and the folder; S107 when ``data`` is over the limit (a caller that
+    read them finds the skill refused, and :func:`load_source` says why from the file)."""
+    _checked(data, shown)
     entries = _entries(file.parent)
     kept, left_out = _travelling(file, shown, data, entries)
     return FolderListing(tuple(sorted({*_read_names(file, shown, entries), *kept})), left_out)
