@@ -796,9 +796,14 @@ def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
 def _pool_worker(batch: int) -> None:
     """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it;
     the worker runs below it, in a session of its own (:func:`background`: the batch's serial
-    phases get their core)."""
-    from builder.pipeline.children import background  # a no-op starts no worker
+    phases get their core), and dies with it.
 
+    A worker holds both ends of the pool's call queue (a ``multiprocessing`` queue pickles
+    them together), so a killed batch never closes its reader: it would wait for work forever.
+    """
+    from builder.pipeline.children import background, exit_when_orphaned  # a no-op starts none
+
+    exit_when_orphaned(batch)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: not POSIX
         os.setsid()

@@ -3,8 +3,10 @@
 A SIGKILL gives the builder no chance to stop the pytest run or the probe it
 started, so every child asks the kernel (Linux ``prctl(PR_SET_PDEATHSIG)``) to
 be killed when its parent dies, and starts a process group of its own so a
-timeout can end it together with whatever it started. A helper whose work the
-build's own process does not wait for next runs below it (:func:`background`).
+timeout can end it together with whatever it started; a process pool's worker,
+which the pool may start from any thread, watches its parent instead. A helper
+whose work the build's own process does not wait for next runs below it
+(:func:`background`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ __all__ = [
     "background",
     "child_options",
     "die_with_parent",
+    "exit_when_orphaned",
     "offline_env",
     "run_captured",
     "runtime_root",
@@ -49,6 +54,29 @@ def die_with_parent(parent: int | None = None) -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if parent is not None and os.getppid() != parent:
         os._exit(1)
+
+
+#: Seconds between an orphan watch's looks at its parent.
+_ORPHAN_WATCH_SECONDS = 0.5
+
+
+def exit_when_orphaned(parent: int, every: float = _ORPHAN_WATCH_SECONDS) -> None:
+    """End this process within ``every`` seconds of ``parent`` (its parent) dying, whichever
+    way it dies.
+
+    For a child another library starts from whichever thread asks for it (a process
+    pool's worker): :func:`die_with_parent` fires when the *thread* that started the child
+    ends, which would kill a worker under a running build. A daemon thread watches instead.
+    """
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch, args=(parent, every), name="orphan-watch", daemon=True).start()
+
+
+def _watch(parent: int, every: float) -> None:
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)  # no cleanup: the work this process held is its dead parent's
 
 
 def background(parent: int, steps: int = BACKGROUND_NICE) -> None:

@@ -40,6 +40,7 @@ with registry.yaml, and the next ``build --all`` leaves what an uninterrupted on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -737,3 +738,43 @@ def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_
     assert project is not None
     checked = mindrian(project, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def pool_workers(build: subprocess.Popen[bytes], wanted: int, timeout: float = 120.0) -> list[int]:
+    """The pids of ``build``'s process-pool workers once ``wanted`` of them run (fewer if the
+    build ends or ``timeout`` passes first)."""
+    deadline, found = time.monotonic() + timeout, []
+    while build.poll() is None and time.monotonic() < deadline:
+        found = []
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                stat = (entry / "stat").read_text()
+                parent = int(stat.rsplit(") ", 1)[-1].split()[1])
+                if parent == build.pid and b"spawn_main" in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+        if len(found) >= wanted:
+            break
+        time.sleep(0.05)
+    return found
+
+
+def test_a_killed_batch_takes_its_pool_workers_with_it(tmp_path: Path) -> None:
+    """A worker of the batch's process pool ends with the batch, however the batch ends (a
+    worker holds both ends of the pool's queue: it saw no end of work when the batch died)."""
+    from bench.synth import synthesize
+
+    project = tmp_path / "project"
+    synthesize(project, 16, salt="pool")  # the fewest skills a batch starts two workers for
+    build = subprocess.Popen(
+        [sys.executable, "-m", "builder", "build", "--all", "--jobs", "2", "--quiet"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers = pool_workers(build, wanted=2)
+    build.send_signal(signal.SIGKILL)
+    build.wait(timeout=60)
+    assert len(workers) == 2, "the batch started no pool of two: nothing was tested"
+    assert not set(workers) & set(survivors(project))
