@@ -118,16 +118,20 @@ _WRITES_PACKAGE = "code_generation"
 
 
 def _package_path(report: BuildReport, options: BatchOptions | None) -> str:
-    """The package folder phase 6 wrote, from its checkpoint; empty when phase 6 was not reached."""
+    """The package folder phase 6 wrote, from the report (a no-op's) or its checkpoint; empty
+    when phase 6 was not reached."""
     number = phase_number(_WRITES_PACKAGE)
     if report.agent_id is None or options is None or len(report.phases) < number:
         return ""
-    stored = CheckpointStore(options.checkpoints_dir).read(report.agent_id, number, _WRITES_PACKAGE)
-    identifier = (
-        stored.output.get("identifier")
-        if stored is not None and isinstance(stored.output, dict)
-        else None
-    )
+    identifier = report.package or _stored_identifier(report.agent_id, options, number)
     if not identifier:
         return ""
     return display(options.out_dir / identifier, Path.cwd().absolute()) + "/"
+
+
+def _stored_identifier(agent_id: str, options: BatchOptions, number: int) -> str | None:
+    stored = CheckpointStore(options.checkpoints_dir).read(agent_id, number, _WRITES_PACKAGE)
+    if stored is None or not isinstance(stored.output, dict):
+        return None
+    identifier = stored.output.get("identifier")
+    return identifier if isinstance(identifier, str) else None

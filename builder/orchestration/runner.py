@@ -433,7 +433,7 @@ def stamped_report(
                 phase.number, phase.name, "cached", recorded.checks, recorded.warnings, seconds, cpu
             )
         )
-    return BuildReport(source.path, stamp.agent_id, tuple(reports), None)
+    return BuildReport(source.path, stamp.agent_id, tuple(reports), None, package=stamp.identifier)
 
 
 def _stored_output(store: CheckpointStore, agent_id: str | None, phase: DigestKey) -> _Stored:

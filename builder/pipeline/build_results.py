@@ -58,6 +58,9 @@ class BuildReport:
     framework: FrameworkRecord | None = None
     """The framework record of phase 5's output, as phase 7 would register it, when a scratch
     build made it (``mindrian check`` writes registry.yaml from these); None otherwise."""
+    package: str | None = None
+    """The package's identifier (its folder under the output) when the build knew it without
+    reading phase 6's checkpoint: a no-op's, from its stamp; None otherwise."""
 
     @property
     def exit_code(self) -> int:
