@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from build_factories import make_project, skill_text
 
 from builder.cli.listeners import print_outcome
 from builder.orchestration.batch import BatchOptions
 from builder.phases import PHASE_NAMES
 from builder.pipeline.build_results import BuildReport, PhaseReport
 from builder.pipeline.checkpoints import Checkpoint, CheckpointStore
-from build_factories import make_project, skill_text
 
 
 def _built(tmp_path: Path, names: tuple[str, ...]) -> list[str]:
