@@ -22,7 +22,9 @@ import hashlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
+from typing import cast
 
 from mindrian.atomic import atomic_write_text
 from mindrian.project import ProjectPaths
@@ -64,6 +66,9 @@ def committed_ids(paths: ProjectPaths) -> frozenset[str] | None:
     except OSError:
         return None
     digest = hashlib.sha256(data).hexdigest()
+    written = _written_ids(digest)
+    if written is not None:
+        return frozenset(written)
     known = paths.output_state / _IDS_FILE
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
         plain = json.loads(known.read_bytes())
@@ -76,6 +81,15 @@ def committed_ids(paths: ProjectPaths) -> frozenset[str] | None:
         with contextlib.suppress(OSError):
             atomic_write_text(known, text + "\n")
     return ids
+
+
+def _written_ids(digest: str) -> tuple[str, ...] | None:
+    """The ids of a registry.yaml this process wrote (phase 7 of this build splices entries
+    into the text, so no record list stands for it: parsing it again would cost O(registry) at
+    the end of every build that registered). A process that imported no registry.yaml code
+    wrote none: it is not imported for this."""
+    module = sys.modules.get("mindrian.graph.registry_yaml")
+    return None if module is None else cast("tuple[str, ...] | None", module.written_ids(digest))
 
 
 def _parsed_ids(data: bytes) -> frozenset[str] | None:

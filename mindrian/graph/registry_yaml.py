@@ -41,6 +41,7 @@ __all__ = [
     "splice_registry_yaml",
     "with_routing_bodies",
     "write_registry_yaml",
+    "written_ids",
 ]
 
 #: Bumped when the layout of registry.yaml changes.
@@ -101,7 +102,9 @@ def splice_registry_yaml(
         entries.pop(framework_id, None)
     ids = tuple(sorted(entries))
     kept = tuple(entries[i] for i in ids)
-    return _join(kept), RegistryLayout(ids, tuple(map(len, kept)))
+    spliced = _join(kept)
+    _remember_ids(_sha256(spliced), ids)
+    return spliced, RegistryLayout(ids, tuple(map(len, kept)))
 
 
 def _cut(text: str, layout: RegistryLayout) -> list[str]:
@@ -202,9 +205,33 @@ _KNOWN: dict[str, tuple[FrameworkRecord, ...]] = {}
 
 
 def _remember(text: str, records: tuple[FrameworkRecord, ...]) -> None:
-    _KNOWN[hashlib.sha256(text.encode("utf-8")).hexdigest()] = records
+    digest = _sha256(text)
+    _KNOWN[digest] = records
     while len(_KNOWN) > 4:
         del _KNOWN[next(iter(_KNOWN))]
+    _remember_ids(digest, tuple(r.id for r in records))
+
+
+#: Framework ids by the sha256 of a text this process wrote (laid out or spliced) or read,
+#: newest last (a few kept).
+_IDS: dict[str, tuple[str, ...]] = {}
+
+
+def _remember_ids(digest: str, ids: tuple[str, ...]) -> None:
+    _IDS[digest] = ids
+    while len(_IDS) > 4:
+        del _IDS[next(iter(_IDS))]
+
+
+def written_ids(sha256: str) -> tuple[str, ...] | None:
+    """The framework ids of a registry.yaml text this process wrote or read, by the sha256 (hex)
+    of its UTF-8 bytes; None for any other text. A spliced text's records are not all known
+    here, but its ids are: what a whole-project build asks of the file it has just written."""
+    return _IDS.get(sha256)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class RegistryYamlError(MindrianError, ValueError):
@@ -227,7 +254,7 @@ class RegistryYamlError(MindrianError, ValueError):
 def parse_registry_yaml(text: str) -> tuple[FrameworkRecord, ...]:
     """Framework records from registry.yaml text; :class:`RegistryYamlError`, placed in the
     text, when it is not a registry."""
-    known = _KNOWN.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
+    known = _KNOWN.get(_sha256(text))
     if known is not None:
         return known
     try:

@@ -10,7 +10,13 @@ import pytest
 
 from builder.pipeline import output_folder
 from builder.pipeline.output_folder import committed_ids, generated_packages
-from mindrian.graph import FrameworkRecord, dump_registry_yaml
+from mindrian.graph import (
+    FrameworkRecord,
+    dump_registry_yaml,
+    laid_out_registry_yaml,
+    registry_yaml,
+    splice_registry_yaml,
+)
 from mindrian.project import ProjectPaths
 
 
@@ -41,9 +47,25 @@ def test_the_ids_are_parsed_once_then_known_by_the_files_bytes(
 ) -> None:
     paths = ProjectPaths(tmp_path)
     _write_registry(paths, "beta", "alpha")
+    monkeypatch.setattr(registry_yaml, "_IDS", {})  # written by another process
 
     assert committed_ids(paths) == {"alpha", "beta"}
     _unparsed(monkeypatch)
+    assert committed_ids(paths) == {"alpha", "beta"}
+
+
+def test_a_registry_yaml_this_process_spliced_is_known_without_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phase 7 splices each group's entries into the text: the build that wrote it knows its
+    ids (a parse of the whole file ended every build that registered)."""
+    paths = ProjectPaths(tmp_path)
+    paths.generated.mkdir()
+    text, layout = laid_out_registry_yaml([_record("alpha"), _record("gamma")])
+    spliced, _ = splice_registry_yaml(text, layout, put=[_record("beta")], drop=["gamma"])
+    paths.registry_yaml.write_text(spliced, "utf-8")
+    _unparsed(monkeypatch)
+
     assert committed_ids(paths) == {"alpha", "beta"}
 
 
@@ -63,9 +85,12 @@ def test_an_edited_registry_yaml_is_parsed_again(
 
 
 @pytest.mark.parametrize("damage", [b"{not json", b'{"ids": "alpha", "sha256": 1}', b""])
-def test_a_damaged_key_file_costs_only_a_parse(tmp_path: Path, damage: bytes) -> None:
+def test_a_damaged_key_file_costs_only_a_parse(
+    tmp_path: Path, damage: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = ProjectPaths(tmp_path)
     _write_registry(paths, "alpha")
+    monkeypatch.setattr(registry_yaml, "_IDS", {})  # written by another process
     committed_ids(paths)
     (paths.output_state / "registry-ids.json").write_bytes(damage)
 
