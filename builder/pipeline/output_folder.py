@@ -66,18 +66,18 @@ def committed_ids(paths: ProjectPaths) -> frozenset[str] | None:
     except OSError:
         return None
     digest = hashlib.sha256(data).hexdigest()
-    written = _written_ids(digest)
-    if written is not None:
-        return frozenset(written)
     known = paths.output_state / _IDS_FILE
-    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        plain = json.loads(known.read_bytes())
-        if plain["sha256"] == digest and all(isinstance(i, str) for i in plain["ids"]):
-            return frozenset(plain["ids"])
-    ids = _parsed_ids(data)
+    written = _written_ids(digest)
+    if written is None:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            plain = json.loads(known.read_bytes())
+            if plain["sha256"] == digest and all(isinstance(i, str) for i in plain["ids"]):
+                return frozenset(plain["ids"])
+    ids = frozenset(written) if written is not None else _parsed_ids(data)
     if ids is not None:
         text = json.dumps({"ids": sorted(ids), "sha256": digest}, sort_keys=True)
-        # A key that cannot be written costs the next build this parse, nothing else.
+        # Kept for the next build (another process); a key that cannot be written costs it
+        # this parse, nothing else.
         with contextlib.suppress(OSError):
             atomic_write_text(known, text + "\n")
     return ids

@@ -67,6 +67,8 @@ def test_a_registry_yaml_this_process_spliced_is_known_without_parsing(
     _unparsed(monkeypatch)
 
     assert committed_ids(paths) == {"alpha", "beta"}
+    monkeypatch.setattr(registry_yaml, "_IDS", {})  # the next build, another process
+    assert committed_ids(paths) == {"alpha", "beta"}
 
 
 def test_an_edited_registry_yaml_is_parsed_again(
