@@ -46,10 +46,12 @@ from mindrian.agent_types import is_agent_type, record_of
 
 __all__ = [
     "AGENT_TEMPLATES",
+    "BLACK_STYLE",
     "CONTRACT_FILE",
     "GENERATED_NOTICE",
     "TEMPLATES_ROOT",
     "RegistrationText",
+    "black_style",
     "check_identifier",
     "class_name",
     "contract_data",
@@ -58,11 +60,13 @@ __all__ = [
     "header",
     "json_text",
     "make_folder",
+    "names",
     "positionless",
     "pyliteral",
     "registration_from_graph",
     "render_package",
     "template_digest",
+    "within_black_width",
     "workflow_dot",
     "write_tree",
 ]
@@ -319,7 +323,7 @@ def render_package(
     files: dict[str, str] = {}
     for path, template in _files_for(spec, workflow_dot):
         body = env.get_template(template).render(context)
-        files[path] = _finish(path, body, source_path)
+        files[path] = _finish(path, body, source_path, black_style(root, template))
     files[CONTRACT_FILE] = contract_data(spec, items, output_examples, source_path)
     return {p: files[p] for p in sorted(files)}
 
@@ -368,12 +372,49 @@ def has_tools(tools: ToolConfig | None) -> bool:
     )
 
 
-def _finish(path: str, body: str, source_path: str) -> str:
+def _finish(path: str, body: str, source_path: str, styled: bool = False) -> str:
+    """The file's text: its header, then ``body``; Python formatted by Black unless ``styled``
+    (:func:`black_style`) and :func:`within_black_width`."""
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
     text = header(path, source_path) + body
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
     if path.endswith(".py"):
-        text = format_python(text, path)
+        text = (
+            _parsed(text, path)
+            if styled and within_black_width(body)
+            else format_python(text, path)
+        )
     return text if text.endswith("\n") else text + "\n"
+
+
+#: The first line of a Python template written in Black's style: for every name its variables
+#: can take, its output is what Black would make of it unless a line passes Black's width (the
+#: tests check each such template on every real skill's names and on names of every length).
+BLACK_STYLE = "{#- style: black -#}"
+
+
+@cache
+def black_style(root: Path, template: str) -> bool:
+    """Whether ``template`` under ``root`` starts with :data:`BLACK_STYLE`."""
+    env = environment(root)
+    assert env.loader is not None  # environment() always sets one
+    source, _, _ = env.loader.get_source(env, template)
+    return source.startswith(BLACK_STYLE)
+
+
+def within_black_width(body: str) -> bool:
+    """Whether Black would leave every line of ``body`` as long as it is: ASCII (so a character
+    is one column) and no line past Black's width. The header's lines are comments, which Black
+    never rewraps."""
+    return body.isascii() and all(len(line) <= _BLACK_LINE_LENGTH for line in body.split("\n"))
+
+
+def _parsed(text: str, path: str) -> str:
+    """``text``, which must be Python (what Black would refuse, C013, is refused here too)."""
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        raise CodegenError(f"generated {path} is not valid Python: {exc}", code="C013") from None
+    return text
 
 
 #: What each package file is for (README listing), in package order.
@@ -408,17 +449,12 @@ def _context(
         raise CodegenError(f"agent id {spec.id!r} is not a normalised id", code="C018")
     _debate_rounds(spec)
     _synthesizer(spec)
-    agent_class = class_name(identifier)
     omitted = {"workflow.dot"} if workflow_dot is None else set()
     if not has_tools(spec.tools):
         omitted.add("tools.py")
     return {
+        **names(identifier, spec.type),
         "spec": spec,
-        "identifier": identifier,
-        "class_name": agent_class,
-        "output_name": agent_class[: -len("Agent")] + "Output" if record.output_model else "",
-        "base_class": record.base_class,
-        "contract_class": record.contract,
         "usage": record.readme,
         "instructions_md": spec.instructions.render_markdown(),
         "spec_yaml": dump_yaml(positionless(to_plain(spec))),
@@ -429,6 +465,21 @@ def _context(
         "runtime_version": _runtime_version(),
         "mcp_servers": spec.tools.mcp_servers if spec.tools is not None else (),
         "file_notes": tuple((p, what) for p, what in _FILE_NOTES if p not in omitted),
+    }
+
+
+def names(identifier: str, agent_type: str) -> dict[str, str]:
+    """The names a package's Python is made of (the whole context of a template in
+    :data:`BLACK_STYLE`): they follow from its identifier and its agent type alone."""
+    record = record_of(agent_type)
+    agent_class = class_name(identifier)
+    return {
+        "identifier": identifier,
+        "agent_type": agent_type,
+        "class_name": agent_class,
+        "output_name": agent_class[: -len("Agent")] + "Output" if record.output_model else "",
+        "base_class": record.base_class,
+        "contract_class": record.contract,
         "contract_file": PurePosixPath(CONTRACT_FILE).name,
     }
 

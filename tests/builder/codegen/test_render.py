@@ -330,3 +330,67 @@ def test_write_tree_makes_each_folder_once(tmp_path: Path, monkeypatch: pytest.M
     asked = [p for p in made if p in (tmp_path / "pkg", tmp_path / "pkg" / "tests")]
     assert asked == [tmp_path / "pkg", tmp_path / "pkg" / "tests"]  # not once a file
     assert (tmp_path / "pkg" / "tests" / "y.py").read_text() == "y\n"
+
+
+#: The templates written in Black's style (checked here, so the next test cannot pass on none).
+BLACK_STYLED = {
+    "__init__.py.jinja",
+    "agent.py.jinja",
+    "tools.py.jinja",
+    "tests/__init__.py.jinja",
+    "tests/conftest.py.jinja",
+    "tests/test_agent.py.jinja",
+}
+
+
+def _real_identifiers() -> set[str]:
+    """The package identifier of every real skill at hand: the shared corpus, the routing set
+    and this project's skills (their names as phase 1 turns them into identifiers)."""
+    import re
+
+    from bench.common import CORPUS, ROUTING
+    from builder.skill.model import python_identifier, skill_id
+
+    name = re.compile(r"^name:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
+    found = set()
+    for root in (CORPUS, ROUTING, Path(__file__).resolve().parents[3] / "skills"):
+        for path in sorted(root.rglob("SKILL.md")):
+            match = name.search(path.read_text(encoding="utf-8", errors="replace"))
+            if match:
+                try:
+                    found.add(python_identifier(skill_id(match.group(1).strip())))
+                except ValueError:
+                    continue
+    assert len(found) > 100, "the shared corpus and routing set were not found"
+    return found
+
+
+def test_black_styled_templates_give_what_black_makes_of_them() -> None:
+    """Every template in Black's style renders, for every agent type and every real skill's
+    name (and a name of every length up to the longest id), either text Black leaves as it is
+    or a line past Black's width (then phase 6 runs Black)."""
+    from builder.codegen.templates import AGENT_TEMPLATES
+    from builder.skill.model import AGENT_TYPES, MAX_ID_LENGTH
+
+    templates = sorted(
+        str(p.relative_to(AGENT_TEMPLATES))
+        for p in AGENT_TEMPLATES.rglob("*.py.jinja")
+        if render.black_style(AGENT_TEMPLATES, str(p.relative_to(AGENT_TEMPLATES)))
+    )
+    assert set(templates) == BLACK_STYLED
+    identifiers = _real_identifiers() | {"x" * n for n in range(1, MAX_ID_LENGTH + 7)}
+    env = environment()
+    bodies: set[tuple[str, str]] = set()
+    for template in templates:
+        for agent_type in AGENT_TYPES:
+            for identifier in identifiers:
+                body = env.get_template(template).render(render.names(identifier, agent_type))
+                bodies.add((template.removesuffix(".jinja"), body))
+    wide = 0
+    for path, body in sorted(bodies):
+        if not render.within_black_width(body):
+            wide += 1
+            continue
+        text = header(path, "skills/x/SKILL.md") + body
+        assert render._black(text, path) == text, f"{path}:\n{body}"
+    assert 0 < wide < len(bodies)

@@ -488,3 +488,28 @@ def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Pat
         refusal.format("../../../pyproject.toml"),
         "No reference named 'pricing'. Available: failure-catalog.",
     ]
+
+
+@pytest.mark.parametrize("agent_type", sorted(SKILLS_BY_TYPE))
+def test_a_package_in_black_s_style_is_not_given_to_black(
+    tmp_path: Path, agent_type: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's skills' Python is all written in Black's style (its templates declare it
+    and render.py's tests hold them to it): phase 6 formats none of it, and gives the same
+    bytes as Black would (Black and its import were about a quarter of a cold build's
+    rendering)."""
+    from builder.codegen import render
+
+    inputs = inputs_for(SKILLS_BY_TYPE[agent_type], tmp_path)
+
+    def no_black(text: str, path: str) -> str:
+        raise AssertionError(f"Black ran on {path}")
+
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path / "cache"))  # no answer kept
+    monkeypatch.setattr(render, "_black", no_black)
+    _, files = PHASE.render(inputs)
+    python = {p: t for p, t in files.items() if p.endswith(".py")}
+    assert python
+    monkeypatch.undo()
+    for path, text in python.items():
+        assert render._black(text, path) == text
