@@ -16,7 +16,7 @@ PACKAGE = AgentPackage.load(__file__)
 
 
 class DeBonoHatsAgent(CollaborativeAgent, package=PACKAGE):
-    """Generated collaborative agent (de_bono_hats): its attributes are PACKAGE's."""
+    """This package's collaborative agent; its attributes come from PACKAGE."""
 
 
 #: The answer the model must give; its JSON schema is what the model is sent.

@@ -16,4 +16,4 @@ PACKAGE = AgentPackage.load(__file__)
 
 
 class DeepResearchAgent(PipelineAgent, package=PACKAGE):
-    """Generated pipeline agent (deep_research): its attributes are PACKAGE's."""
+    """This package's pipeline agent; its attributes come from PACKAGE."""

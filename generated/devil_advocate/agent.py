@@ -16,7 +16,7 @@ PACKAGE = AgentPackage.load(__file__)
 
 
 class DevilAdvocateAgent(OperatorAgent, package=PACKAGE):
-    """Generated operator agent (devil_advocate): its attributes are PACKAGE's."""
+    """This package's operator agent; its attributes come from PACKAGE."""
 
 
 #: The answer the model must give; its JSON schema is what the model is sent.

@@ -16,4 +16,4 @@ PACKAGE = AgentPackage.load(__file__)
 
 
 class LarryAgent(RoleAgent, package=PACKAGE):
-    """Generated role agent (larry): its attributes are PACKAGE's."""
+    """This package's role agent; its attributes come from PACKAGE."""

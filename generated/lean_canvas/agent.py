@@ -16,4 +16,4 @@ PACKAGE = AgentPackage.load(__file__)
 
 
 class LeanCanvasAgent(GuidedAgent, package=PACKAGE):
-    """Generated guided agent (lean_canvas): its attributes are PACKAGE's."""
+    """This package's guided agent; its attributes come from PACKAGE."""
