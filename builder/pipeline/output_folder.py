@@ -76,10 +76,11 @@ def committed_ids(paths: ProjectPaths) -> frozenset[str] | None:
     ids = frozenset(written) if written is not None else _parsed_ids(data)
     if ids is not None:
         text = json.dumps({"ids": sorted(ids), "sha256": digest}, sort_keys=True)
-        # Kept for the next build (another process); a key that cannot be written costs it
-        # this parse, nothing else.
+        # Kept for the next build (another process); a key that cannot be written, or that a
+        # crash of the machine damaged (so not fsynced: its digest is checked), costs it this
+        # parse, nothing else.
         with contextlib.suppress(OSError):
-            atomic_write_text(known, text + "\n")
+            atomic_write_text(known, text + "\n", durable=False)
     return ids
 
 

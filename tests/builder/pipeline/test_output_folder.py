@@ -122,3 +122,18 @@ def test_only_folders_with_a_generated_spec_are_packages(tmp_path: Path) -> None
         "alpha": tmp_path / "alpha_pkg",
         "beta": tmp_path / "quoted",
     }
+
+
+def test_the_key_file_is_written_without_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache checked against registry.yaml's digest: a crash of the machine costs a parse."""
+    paths = ProjectPaths(tmp_path)
+    _write_registry(paths, "alpha")
+    monkeypatch.setattr(registry_yaml, "_IDS", {})
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+
+    assert committed_ids(paths) == {"alpha"}
+    assert (paths.output_state / "registry-ids.json").is_file()
+    assert synced == []
