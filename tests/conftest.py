@@ -109,3 +109,17 @@ def neo4j_server(neo4j_test_server: Neo4jServer) -> Iterator[Neo4jServer]:
     with exclusive(neo4j_test_server) as server:
         wipe(server)
         yield server
+
+
+@pytest.fixture
+def made_folders(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every folder ``Path.mkdir`` is asked to make from now on, in order (each still made)."""
+    made: list[Path] = []
+    real = Path.mkdir
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        made.append(self)
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    return made

@@ -73,20 +73,10 @@ def test_a_write_is_durable_unless_the_caller_says_its_reader_rebuilds_it(
     assert names == ["cache.json", "registry.yaml", "stamp.json"]
 
 
-def test_a_folder_is_made_only_when_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    made: list[Path] = []
-    real = Path.mkdir
-
-    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
-        made.append(self)
-        real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Path, "mkdir", mkdir)
+def test_a_folder_is_made_only_when_missing(tmp_path: Path, made_folders: list[Path]) -> None:
     atomic_write_text(tmp_path / "a" / "b" / "one", "1")
-    assert made[0] == tmp_path / "a" / "b"
-    made.clear()
+    assert made_folders[0] == tmp_path / "a" / "b"
+    made_folders.clear()
     atomic_write_text(tmp_path / "a" / "b" / "two", "2")
-    assert made == []  # it is there now
+    assert made_folders == []  # it is there now
     assert (tmp_path / "a" / "b" / "two").read_text() == "2"

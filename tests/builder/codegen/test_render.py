@@ -316,18 +316,10 @@ def test_threads_formatting_while_black_is_first_imported_all_get_its_answer() -
     assert json.loads(done.stdout) == {"first": "x = 1\n", "second": "x = 1\n"}
 
 
-def test_write_tree_makes_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    made: list[Path] = []
-    real = Path.mkdir
-
-    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
-        made.append(self)
-        real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Path, "mkdir", mkdir)
+def test_write_tree_makes_each_folder_once(tmp_path: Path, made_folders: list[Path]) -> None:
     files = {"a.py": "a\n", "b.py": "b\n", "tests/x.py": "x\n", "tests/y.py": "y\n"}
     render.write_tree(files, tmp_path / "pkg")
-    asked = [p for p in made if p in (tmp_path / "pkg", tmp_path / "pkg" / "tests")]
+    asked = [p for p in made_folders if p in (tmp_path / "pkg", tmp_path / "pkg" / "tests")]
     assert asked == [tmp_path / "pkg", tmp_path / "pkg" / "tests"]  # not once a file
     assert (tmp_path / "pkg" / "tests" / "y.py").read_text() == "y\n"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from build_factories import FakePhase, make_pipeline, make_project, skill_text
+from build_factories import FakePhase, FakePipeline, make_pipeline, make_project, skill_text
 
 from builder.orchestration import batch, runner
 from builder.orchestration.batch import BatchOptions, Target, build_many, discover
@@ -46,6 +46,23 @@ def _count_skill_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 def _targets(root: Path) -> list[Target]:
     return [Target(p, p.relative_to(root).as_posix()) for p in discover(root)]
+
+
+def _project(tmp_path: Path, count: int, jobs: int) -> tuple[list[str], Path, BatchOptions]:
+    """The names of ``count`` fake skills, the project holding them, and batch options with
+    ``jobs`` writing under ``tmp_path``."""
+    names = [f"skill{n:02}" for n in range(count)]
+    root = make_project(tmp_path, {name: skill_text(name) for name in names})
+    options = BatchOptions(
+        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=jobs
+    )
+    return names, root, options
+
+
+def _as_shipped(monkeypatch: pytest.MonkeyPatch, pipeline: FakePipeline) -> None:
+    """The fake phases as the shipped ones, which worker processes load by name (here
+    threads)."""
+    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
 
 
 @pytest.mark.parametrize("reregister", [False, True])
@@ -185,18 +202,13 @@ def test_a_cold_batch_enters_the_runner_once_per_skill_and_runs_phase_1_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     count, jobs, shared, pooled = PATHS[path]
-    names = [f"skill{n:02}" for n in range(count)]
-    root = make_project(tmp_path, {name: skill_text(name) for name in names})
-    options = BatchOptions(
-        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=jobs
-    )
+    names, root, options = _project(tmp_path, count, jobs)
     pipeline = make_pipeline()
     if shared:
         pipeline.phases["code_generation"] = StagingPhase("code_generation")
         monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
         monkeypatch.setattr(worker, "WarmWorker", _Session)
-    # The fake phases as the shipped ones, which worker processes load by name (here threads).
-    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    _as_shipped(monkeypatch, pipeline)
     pool = Counter[str]()
     monkeypatch.setattr(
         concurrent.futures,
@@ -227,11 +239,7 @@ class _Counted(_Session):
 def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probes: bool
 ) -> None:
-    names = [f"skill{n:02}" for n in range(32)]  # two chunks
-    root = make_project(tmp_path, {name: skill_text(name) for name in names})
-    options = BatchOptions(
-        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=2
-    )
+    names, root, options = _project(tmp_path, 32, jobs=2)  # two chunks
     pipeline = make_pipeline()
     pipeline.phases["code_generation"] = StagingPhase("code_generation")
     if probes:  # phase 7 probes: the build starts its warm worker for them at once
@@ -243,7 +251,7 @@ def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
     )
     monkeypatch.setattr(_Counted, "made", [])
     monkeypatch.setattr(worker, "WarmWorker", _Counted)
-    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    _as_shipped(monkeypatch, pipeline)
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
     reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
     assert [r.problem for r in reports] == [None] * len(names)
@@ -257,11 +265,7 @@ def test_streamed_sessions_fork_from_the_builds_one_warm_worker(
 def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = [f"skill{n:02}" for n in range(16)]
-    root = make_project(tmp_path, {name: skill_text(name) for name in names})
-    options = BatchOptions(
-        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=2
-    )
+    names, root, options = _project(tmp_path, 16, jobs=2)
     pipeline = make_pipeline()
     pipeline.phases["code_generation"] = StagingPhase("code_generation")
     registration = pipeline.phases["registration"]
@@ -274,7 +278,7 @@ def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
             events.append("warm worker")
 
     monkeypatch.setattr(worker, "WarmWorker", Started)
-    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    _as_shipped(monkeypatch, pipeline)
     monkeypatch.setattr(
         concurrent.futures,
         "ProcessPoolExecutor",
@@ -320,17 +324,13 @@ def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     count, jobs, shared, _ = PATHS[path]
-    names = [f"skill{n:02}" for n in range(count)]
-    root = make_project(tmp_path, {name: skill_text(name) for name in names})
-    options = BatchOptions(
-        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=jobs
-    )
+    _, root, options = _project(tmp_path, count, jobs)
     pipeline = make_pipeline()
     if shared:
         pipeline.phases["code_generation"] = StagingPhase("code_generation")
         monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
         monkeypatch.setattr(worker, "WarmWorker", _Session)
-    monkeypatch.setattr(runner, "DEFAULT", Phases(pipeline.load, pipeline.load, portable=True))
+    _as_shipped(monkeypatch, pipeline)
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
     runs: list[tuple[str, weakref.ref[runner.Run]]] = []
     real_start, real_advance = runner.start, batch._advance
@@ -358,11 +358,7 @@ def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
 def test_a_batch_bounds_the_malloc_arenas_before_it_starts_threads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = [f"skill{n:02}" for n in range(3)]
-    root = make_project(tmp_path, {name: skill_text(name) for name in names})
-    options = BatchOptions(
-        checkpoints_dir=tmp_path / "checkpoints", out_dir=tmp_path / "generated", jobs=1
-    )
+    _, root, options = _project(tmp_path, 3, jobs=1)
     events: list[str] = []
     monkeypatch.setattr(batch, "share_arenas", lambda: events.append("arenas"))
     real_stage = batch.SerialStage.__init__
