@@ -94,7 +94,8 @@ class HandoffOutput(BaseModel):
         schema never changes. Each caller gets its own copy to change.
         """
         built = _json_schema(cls, by_alias, ref_template, schema_generator, mode, union_format)
-        return _copied(built)
+        copy: dict[str, Any] = _copied(built)
+        return copy
 
 
 def whole_answer(example: Mapping[str, Any]) -> bool:
