@@ -409,3 +409,49 @@ def test_the_tests_reading_one_run_share_it(tmp_path: Path) -> None:
         }
         # One run for what the models are told, one handoff answered well: not one per reader.
         assert sum(readers.values()) == 2, readers
+
+
+#: A package's test class whose two tests each run a coroutine that leaves a task behind.
+LOOPS = """
+import asyncio
+
+from mindrian.testing.contract import CollaborativeContract, run
+from test_contract import PLAIN
+
+Package = type("Package", (CollaborativeContract,), dict(PLAIN))
+
+
+async def leave_a_task():
+    loop = asyncio.get_running_loop()
+    return loop, loop.create_task(asyncio.sleep(60))
+
+
+class TestLoops(Package):
+    loops = []
+
+    def test_first(self):
+        loop, left = run(leave_a_task())
+        assert left.cancelled()  # as asyncio.run leaves nothing running
+        self.loops.append(loop)
+
+    def test_second(self):
+        loop, left = run(leave_a_task())
+        assert left.cancelled()
+        assert loop is self.loops[0]
+"""
+
+
+@pytest.mark.slow
+def test_the_runs_of_a_class_share_its_event_loop_and_leave_nothing_running(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_loops.py").write_text(LOOPS, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "first or second"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(Path(__file__).parent), str(ROOT)))},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
