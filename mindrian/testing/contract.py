@@ -40,6 +40,10 @@ concern does not have it: its test class hides it when the class is made, so
 pytest never collects it (a skip would cost a package's run as much as a test,
 and half of a typical package's tests used to be skips). The answer-breaking
 test is parametrized with the breakages the package's schema has.
+
+Tests that only read what one run of the agent gave share that run: a fixture of
+the test class runs it once (``told``: what each model was told; ``answered``: a
+handoff answered well), and each test still fails when its own property breaks.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ from mindrian.scripted import ModelCall, ScriptedModel, Step
 
 __all__ = [
     "AgentContract",
+    "Answered",
     "CollaborativeContract",
     "ContractDataError",
     "GuidedContract",
@@ -91,7 +96,7 @@ _T = TypeVar("_T")
 _Test = TypeVar("_Test", bound=Callable[..., None])
 #: The attribute :func:`applies_when` puts the condition in.
 _APPLIES = "_mindrian_applies_when"
-#: Numbers the tests' state folders (:meth:`AgentContract.state_dir`).
+#: Numbers the tests' state folders (:func:`_new_state_dir`).
 _STATE_DIRS = itertools.count()
 #: Agent class attributes holding (part name, its own text) pairs, by type.
 _PART_ATTRIBUTES = ("perspectives", "phases", "steps")
@@ -250,6 +255,11 @@ def _converted(name: str, value: Any) -> Any:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
+
+
+def _new_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new folder for an agent's saved state under the run's base temporary folder, not made."""
+    return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
 
 
 def run(awaitable: Awaitable[_T]) -> _T:
@@ -423,7 +433,14 @@ class AgentContract:
         """A folder of this test's own for the agent's saved state, not made yet: the agents that
         save any make it, and most never do. (pytest's ``tmp_path`` makes and numbers a folder
         for every test, listing those made before: about a tenth of a package's test run.)"""
-        return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
+        return _new_state_dir(tmp_path_factory)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def told(cls, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+        """:meth:`system_prompts` of one run, shared by the tests of what the models are told
+        (each reads it only): a run each cost a package a run of the agent per test."""
+        return cls().system_prompts(_new_state_dir(tmp_path_factory))
 
     @pytest.fixture(autouse=True, scope="class")
     @classmethod
@@ -450,31 +467,30 @@ class AgentContract:
             prompts[label] = system_text(model.calls[0])
         return prompts
 
-    def test_every_skill_item_reaches_every_model(self, state_dir: Path) -> None:
+    def test_every_skill_item_reaches_every_model(self, told: Mapping[str, str]) -> None:
         assert self.skill_items, "the skill gave no items to check"
-        for label, system in self.system_prompts(state_dir).items():
+        for label, system in told.items():
             missing = [item for item in self.skill_items if item not in system]
             assert not missing, f"{label} was not told {len(missing)} item(s), first: {missing[:3]}"
 
-    def test_the_description_is_stated_once(self, state_dir: Path) -> None:
+    def test_the_description_is_stated_once(self, told: Mapping[str, str]) -> None:
         description = self.agent_class.description.strip()
         assert description
         # The skill's own lines may hold the description's words too (a title equal to it);
         # they are told as written: the description itself is added exactly once.
         parts = [text for key in _PART_ATTRIBUTES for _, text in getattr(self.agent_class, key, ())]
         written = "\n".join([self.agent_class.instructions, *parts]).count(description)
-        for label, system in self.system_prompts(state_dir).items():
-            told = system.count(description)
-            assert 1 <= told <= 1 + written, (
-                f"{label} was told the description {told} times ({written} in the skill's text)"
+        for label, system in told.items():
+            times = system.count(description)
+            assert 1 <= times <= 1 + written, (
+                f"{label} was told the description {times} times ({written} in the skill's text)"
             )
 
     @applies_when(lambda contract: bool(contract.part_items))  # the skill states parts
-    def test_each_part_is_told_its_own_instructions(self, state_dir: Path) -> None:
-        prompts = self.system_prompts(state_dir)
+    def test_each_part_is_told_its_own_instructions(self, told: Mapping[str, str]) -> None:
         for name, text in self.part_items.items():
-            assert name in prompts, f"part {name!r} never acted"
-            assert text in prompts[name], f"part {name!r} was not told its instructions"
+            assert name in told, f"part {name!r} never acted"
+            assert text in told[name], f"part {name!r} was not told its instructions"
 
     # -- model settings ---------------------------------------------------------------------
 
@@ -657,6 +673,19 @@ def _midpoint_scores(schema: type[Any]) -> dict[str, float]:
     return values
 
 
+@dataclass(frozen=True)
+class Answered:
+    """A handoff to an agent scripted to give a well-formed answer, as the tests read it."""
+
+    answer: Mapping[str, Any]
+    """The structured answer its model was scripted to give."""
+    models: Mapping[str, Any]
+    """The agent's scripted models (:meth:`StructuredAnswers.script`), holding the calls they
+    received."""
+    result: HandoffResult
+    """What the handoff returned."""
+
+
 class StructuredAnswers(AgentContract):
     """Shared by the types whose answer is an output model (operator, collaborative)."""
 
@@ -696,20 +725,36 @@ class StructuredAnswers(AgentContract):
         """Constructor arguments making the agent give ``answer`` as its final structured turn."""
         raise NotImplementedError
 
-    def handoff(self, state_dir: Path, answer: Any, **options: Any) -> HandoffResult:
-        agent = self.new_agent(state_dir, **self.script(answer))
+    def handoff(self, state_dir: Path, answer: Any) -> HandoffResult:
+        """A handoff to the agent scripted (:meth:`script`) to give ``answer``."""
+        return self.handoff_with(state_dir, self.script(answer))
+
+    def handoff_with(self, state_dir: Path, models: Mapping[str, Any]) -> HandoffResult:
+        """A handoff to the agent made with ``models`` (constructor arguments)."""
+        agent = self.new_agent(state_dir, **models)
         context = agent.create_handoff_context(
             "Assess the scripted opportunity",
             problem_clarity=clear_problem(),
             from_agent=self.caller,
             return_to="larry",
-            **options,
         )
         return run(agent.process_handoff(context))
 
-    def test_handoff_returns_the_structured_answer(self, state_dir: Path) -> None:
+    def answered_handoff(self, state_dir: Path) -> Answered:
+        """A handoff to the agent scripted to give the well-formed :meth:`answer`."""
         answer = self.answer()
-        result = self.handoff(state_dir, answer)
+        models = self.script(answer)
+        return Answered(answer, models, self.handoff_with(state_dir, models))
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def answered(cls, tmp_path_factory: pytest.TempPathFactory) -> Answered:
+        """:meth:`answered_handoff` once, shared by the tests that read what it returned and what
+        the models were sent (each reads it only)."""
+        return cls().answered_handoff(_new_state_dir(tmp_path_factory))
+
+    def test_handoff_returns_the_structured_answer(self, answered: Answered) -> None:
+        answer, result = answered.answer, answered.result
         assert result.success, result.error
         assert result.output_format == "structured"
         assert result.key_findings == tuple(answer["key_findings"])
@@ -739,19 +784,10 @@ class StructuredAnswers(AgentContract):
                 assert result.data[key] == value
 
     @applies_when(lambda contract: bool(contract.score_ranges))
-    def test_the_model_is_sent_every_score_with_its_range(self, state_dir: Path) -> None:
-        models = self.script(self.answer())
-        self.handoff_with(state_dir, models)
-        schema = sent_schema(models["model"].calls[-1])
+    def test_the_model_is_sent_every_score_with_its_range(self, answered: Answered) -> None:
+        schema = sent_schema(answered.models["model"].calls[-1])
         for name, (low, high) in self.score_ranges.items():
             assert _declares(schema, name, low, high), f"the schema does not declare {name}"
-
-    def handoff_with(self, state_dir: Path, models: dict[str, Any]) -> HandoffResult:
-        agent = self.new_agent(state_dir, **models)
-        context = agent.create_handoff_context(
-            "Assess", problem_clarity=clear_problem(), from_agent=self.caller
-        )
-        return run(agent.process_handoff(context))
 
     def breakages(self) -> list[str]:
         """The ways to break the answer's schema that this package's schema has: scores to put
@@ -954,9 +990,8 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         for name in self.members:
             assert f"{name}: scripted position" in synthesis_input
 
-    def test_the_synthesis_fills_the_declared_returns(self, state_dir: Path) -> None:
-        answer = self.answer()
-        result = self.handoff(state_dir, answer)
+    def test_the_synthesis_fills_the_declared_returns(self, answered: Answered) -> None:
+        answer, result = answered.answer, answered.result
         assert result.success, result.error
         assert result.output.startswith(answer["output"])
         assert result.key_findings and result.recommendations
