@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from builder.pipeline import checkpoints as checkpoints_module
 from builder.pipeline.checkpoints import (
     Checkpoint,
     CheckpointStore,
@@ -15,6 +18,7 @@ from builder.pipeline.checkpoints import (
 )
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import PipelineError, SourceLocation
+from builder.pipeline.serial import dump_yaml
 
 KEYS = [
     "phase",
@@ -183,3 +187,78 @@ def test_checkpoints_are_not_fsynced_and_any_truncation_of_one_is_damaged(
     for end in range(len(entry.rstrip())):  # the whole entry but its newline is the entry
         index.write_bytes(entry[:end])
         assert store.identity("sha256:aa") is None
+
+
+def _whole(plain: object) -> str:
+    """What the output part of a checkpoint has always been: its one YAML dump."""
+    return dump_yaml({"output": plain}, fast=True)
+
+
+def test_each_entry_of_an_output_is_rendered_once_and_the_text_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Phases 2-5 each store the whole spec, an entry or two changed: the entries already
+    rendered are not rendered again (YAML was a sixth of a pool worker's time), and the text
+    is byte for byte the one dump of the whole output."""
+    rendered: list[list[str]] = []
+
+    def spy(data: dict[str, dict[str, object]], *, fast: bool = False) -> str:
+        if "output" in data:  # not a checkpoint's head
+            rendered.append(list(data["output"]))
+        return dump_yaml(data, fast=fast)
+
+    monkeypatch.setattr(checkpoints_module, "_ENTRY_TEXTS", {})
+    monkeypatch.setattr(checkpoints_module, "dump_yaml", spy)
+    architecture = {
+        "id": "x",
+        "instructions": {"text": "## Steps\n\n- one\n- two\n", "rules": ["be brief "]},
+        "steps": [{"name": "a", "line": 3}, {"name": "b", "line": None}],
+        "contract": {},
+        "limit": 1,
+    }
+    handoff = {**architecture, "contract": {"receives": ["context"], "min_clarity": 0.5}}
+    tools = {**handoff, "limit": True}  # equal to 1 for ==, not for YAML
+
+    digests = [checkpoints_module.output_digest(p) for p in (architecture, handoff, tools)]
+
+    assert rendered == [list(architecture), ["contract"], ["limit"]]
+    assert digests == [_digest(_whole(p)) for p in (architecture, handoff, tools)]
+    assert "  limit: true\n" in render_checkpoint(checkpoint(**tools))
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Text that YAML writes in every style: plain, quoted, literal blocks, escapes, anchors' marks.
+_TEXT = st.lists(
+    st.sampled_from([*"ab -:#&*|>'\"\n\t\r\\{}[],?é", "\u2028", "\x85", "&id001", "*id001"]),
+    max_size=8,
+).map("".join)
+_SCALARS = st.one_of(
+    _TEXT,
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.booleans(),
+    st.none(),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
+    max_leaves=12,
+)
+_KEYS = st.one_of(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), _TEXT)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), min_size=1, max_size=3))
+def test_an_output_made_of_its_entries_texts_is_its_one_dump(outputs: list[dict]) -> None:
+    """Whatever the outputs hold, each later one sharing entries with the ones before, the
+    output part of a checkpoint is exactly the one YAML dump of the output it always was."""
+    shared = {}
+    for plain in outputs:
+        shared = {**shared, **plain}  # later outputs keep the earlier entries, as phases do
+        for output in (plain, shared):
+            assert checkpoints_module._tail(output) == _whole(output)
