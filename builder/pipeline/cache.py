@@ -17,6 +17,7 @@ longest, so the folder never holds more than the bound's count for long.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -61,10 +62,11 @@ def read_json(path: Path | None, *, mark_used: bool = False) -> dict[str, Any] |
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if mark_used:
-            os.utime(path)
     except (OSError, ValueError):
         return None
+    if mark_used:
+        with contextlib.suppress(OSError):  # a cache it cannot write keeps its answers still
+            os.utime(path)
     return data if isinstance(data, dict) else None
 
 

@@ -95,9 +95,10 @@ def _output_text(plain: Any) -> str:
     output has no text for yet are rendered together. Their text is split where its lines
     start at column 2 with neither a space nor ``-`` (an entry's value is written further
     right, or at column 2 as an item of an indentless sequence, ``- ``); any doubt (a key
-    that is not a plain name, an anchor) renders the whole output. ``plain`` must not hold
-    one list or mapping twice (what :func:`to_plain` makes never does), or the whole text
-    would have anchors where the entries have none.
+    that is not a plain name, an anchor, a last entry that may end in a literal block keeping
+    its line breaks, which a document follows with ``...``) renders the whole output.
+    ``plain`` must not hold one list or mapping twice (what :func:`to_plain` makes never
+    does), or the whole text would have anchors where the entries have none.
     """
     if not isinstance(plain, dict) or not plain or not all(_NAME.match(k) for k in plain):
         return dump_yaml({"output": plain}, fast=True)
@@ -114,6 +115,11 @@ def _output_text(plain: Any) -> str:
             _ENTRY_TEXTS.clear()
         for key, part in zip(missing, parts, strict=True):
             texts[key] = _ENTRY_TEXTS[key] = part
+    last = texts[keys[-1]] or ""
+    if last.endswith("\n\n"):
+        # It may end in a literal block that keeps its trailing line breaks ("|+"), after
+        # which a document ends with "...": only the whole dump knows.
+        return dump_yaml({"output": plain}, fast=True)
     return "output:\n" + "".join(texts[key] or "" for key in keys)
 
 
@@ -132,8 +138,8 @@ def _entries(text: str) -> list[str]:
     entry has an anchor or an alias (a list or mapping seen twice), whose text belongs to the
     whole."""
     body = text.removeprefix("output:\n")
-    if body == text or "&id" in body or "*id" in body:
-        return []
+    if body == text or "&id" in body or "*id" in body or body.endswith("\n...\n"):
+        return []  # an anchor, an alias, or the end of a document after a "|+" block
     starts = [match.start() for match in _ENTRY_START.finditer(body)]
     if not starts or starts[0] != 0:
         return []

@@ -81,3 +81,16 @@ def test_no_folder_or_no_cache_is_no_sweep(tmp_path: Path) -> None:
     assert sweep_if_due(None, Bound(max_entries=0, max_age=0)) == 0
     assert sweep_if_due(tmp_path / "absent", Bound(max_entries=0, max_age=0)) == 0
     assert not (tmp_path / "absent").exists()
+
+
+def test_an_answer_is_read_where_its_use_cannot_be_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = tmp_path / "black" / "key.json"
+    write_json(entry, {"formatted": "x = 1\n"})
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(os, "utime", read_only)
+    assert read_json(entry, mark_used=True) == {"formatted": "x = 1\n"}

@@ -234,7 +234,9 @@ def _digest(text: str) -> str:
 
 #: Text that YAML writes in every style: plain, quoted, literal blocks, escapes, anchors' marks.
 _TEXT = st.lists(
-    st.sampled_from([*"ab -:#&*|>'\"\n\t\r\\{}[],?é", "\u2028", "\x85", "&id001", "*id001"]),
+    st.sampled_from(
+        [*"ab -:#&*|>'\"\n\t\r\\{}[],?é", "\n\n", "\u2028", "\x85", "&id001", "*id001"]
+    ),
     max_size=8,
 ).map("".join)
 _SCALARS = st.one_of(
@@ -252,13 +254,32 @@ _VALUES = st.recursive(
 _KEYS = st.one_of(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), _TEXT)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), min_size=1, max_size=3))
 def test_an_output_made_of_its_entries_texts_is_its_one_dump(outputs: list[dict]) -> None:
-    """Whatever the outputs hold, each later one sharing entries with the ones before, the
-    output part of a checkpoint is exactly the one YAML dump of the output it always was."""
-    shared = {}
+    """Whatever the outputs hold, each later one sharing entries with the ones before (in
+    their order and the other way round), the output part of a checkpoint is exactly the one
+    YAML dump of the output it always was."""
+    shared: dict = {}
     for plain in outputs:
         shared = {**shared, **plain}  # later outputs keep the earlier entries, as phases do
-        for output in (plain, shared):
+        for output in (plain, shared, dict(reversed(shared.items()))):
             assert checkpoints_module._tail(output) == _whole(output)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["ends\n\n", "two\nlines\n\n\n", ["item", "ends\n\n"], {"deep": "ends\n\n"}],
+    ids=["text", "more-breaks", "in-a-list", "in-a-mapping"],
+)
+def test_an_entry_ending_in_a_block_that_keeps_its_breaks_is_written_as_in_the_one_dump(
+    kept: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text ending in blank lines is a literal block that keeps them ("|+"), and a document
+    whose last scalar it is ends with "...": an entry rendered last, so with that mark, and then
+    written before another, or rendered before another and then written last, must read as the
+    one dump of its output does."""
+    monkeypatch.setattr(checkpoints_module, "_ENTRY_TEXTS", {})
+    alone, first, last = {"kept": kept}, {"kept": kept, "next": 1}, {"next": 1, "kept": kept}
+    for output in (alone, first, last, alone):
+        assert checkpoints_module._output_text(output) == _whole(output)
