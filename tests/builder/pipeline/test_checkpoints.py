@@ -239,8 +239,16 @@ _TEXT = st.lists(
     ),
     max_size=8,
 ).map("".join)
+#: Text of lines that YAML writes as a literal block, ending in up to three line breaks ("|-",
+#: "|" or "|+", after which a document ends with "...").
+_BLOCK = st.builds(
+    lambda lines, breaks: "\n".join(lines) + "\n" * breaks,
+    st.lists(st.sampled_from(["a", "b c", "- d", "e: f", "#g"]), min_size=2, max_size=3),
+    st.integers(0, 3),
+)
 _SCALARS = st.one_of(
     _TEXT,
+    _BLOCK,
     st.integers(-3, 3),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
     st.booleans(),
@@ -254,7 +262,7 @@ _VALUES = st.recursive(
 _KEYS = st.one_of(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), _TEXT)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), min_size=1, max_size=3))
 def test_an_output_made_of_its_entries_texts_is_its_one_dump(outputs: list[dict]) -> None:
     """Whatever the outputs hold, each later one sharing entries with the ones before (in
