@@ -172,14 +172,21 @@ def _str_node(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return yaml.ScalarNode(_STR_TAG, value, style=dumper.default_style if style is None else style)
 
 
-#: What a literal block cannot carry: a space or tab ending a line, or a control character
-#: other than tab and LF. One regex scan: the builder writes every skill's instructions
-#: through here several times, and a loop over their characters cost more than the emitter.
-_NOT_LITERAL = re.compile(r"[ \t](?:\n|\Z)|[\x00-\x08\x0b-\x1f]")
+#: What a literal block cannot carry besides a space or tab ending a line: a control character
+#: other than tab and LF. The builder writes every skill's instructions through here several
+#: times: substring searches find the line ends, and one character class the rest, in about a
+#: third of the time of one regex with both (whose alternation tries every character twice).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
 
 def _literal_safe(value: str) -> bool:
-    return not value.startswith((" ", "\n")) and _NOT_LITERAL.search(value) is None
+    return (
+        not value.startswith((" ", "\n"))
+        and not value.endswith((" ", "\t"))
+        and " \n" not in value
+        and "\t\n" not in value
+        and _CONTROL.search(value) is None
+    )
 
 
 _Dumper.add_representer(str, _represent_str)

@@ -33,10 +33,12 @@ from builder.codegen.prompt_items import PromptItems
 from builder.codegen.templates import AGENT_TEMPLATES, TEMPLATES_ROOT, template_digest
 from builder.graph.config import GraphConfig
 from builder.pipeline.cache import (
+    Bound,
     cache_dir,
     cache_path,
     installed_version,
     read_json,
+    sweep_if_due,
     write_json,
 )
 from builder.pipeline.errors import CodegenError
@@ -46,6 +48,7 @@ from mindrian.agent_types import is_agent_type, record_of
 
 __all__ = [
     "AGENT_TEMPLATES",
+    "BLACK_CACHE_BOUND",
     "BLACK_STYLE",
     "CONTRACT_FILE",
     "GENERATED_NOTICE",
@@ -235,14 +238,20 @@ def format_python(text: str, path: str) -> str:
     edit reformat only the files that changed.
     """
     key = f"black {installed_version('black')} {_BLACK_TARGET} {_BLACK_LINE_LENGTH}"
-    cached = cache_path(cache_dir("black"), key.encode(), text.encode("utf-8"))
-    answer = read_json(cached)
+    folder = cache_dir("black")
+    sweep_if_due(folder, BLACK_CACHE_BOUND)
+    cached = cache_path(folder, key.encode(), text.encode("utf-8"))
+    answer = read_json(cached, mark_used=True)
     if answer is not None and isinstance(answer.get("formatted"), str):
         return str(answer["formatted"])
     formatted = _black(text, path)
     write_json(cached, {"formatted": formatted})
     return formatted
 
+
+#: How much of Black's answers is kept: each new text is an entry (a bench of new names used to
+#: add hundreds a run), so the entries unused for 30 days, and beyond the 10,000 used last, go.
+BLACK_CACHE_BOUND = Bound(max_entries=10_000, max_age=30 * 24 * 3600.0)
 
 #: Black's settings, pinned so formatting never depends on the machine's configuration.
 _BLACK_TARGET = "PY311"
@@ -387,8 +396,11 @@ def _finish(path: str, body: str, source_path: str, styled: bool = False) -> str
 
 
 #: The first line of a Python template written in Black's style: for every name its variables
-#: can take, its output is what Black would make of it unless a line passes Black's width (the
-#: tests check each such template on every real skill's names and on names of every length).
+#: can take, its output is what Black would make of it (the lines whose length depends on a name
+#: are written by the macros of ``_black.jinja``, split as Black splits them when too long; the
+#: tests check each such template against Black on every real skill's names and on names of
+#: every length and shape). Only a name too long for any of Black's splits leaves a line past
+#: its width; :func:`within_black_width` sends that text to Black still.
 BLACK_STYLE = "{#- style: black -#}"
 
 

@@ -76,13 +76,74 @@ def _tail(plain: Any) -> str:
     """
     if _last_tail and _last_tail[0][0] is plain:
         return _last_tail[0][1]
-    text = dump_yaml({"output": plain}, fast=True)
+    text = _output_text(plain)
     _last_tail[:] = [(plain, text)]
     return text
 
 
 #: The last (output, text) pair :func:`_tail` rendered; outputs are never changed once made.
 _last_tail: list[tuple[Any, str]] = []
+
+
+def _output_text(plain: Any) -> str:
+    """``dump_yaml({"output": plain}, fast=True)``, made of the texts of its entries.
+
+    Phases 2-4 each store the whole AgentSpec, one or two entries changed from the phase
+    before, and phase 5's queries are the same for every skill: each entry ``key: value``
+    of a mapping output is rendered once per value (the texts kept by ``(key, repr(value))``,
+    which tells ``True`` from ``1`` and ``1.0`` where ``==`` does not) and the entries the
+    output has no text for yet are rendered together. Their text is split where its lines
+    start at column 2 with neither a space nor ``-`` (an entry's value is written further
+    right, or at column 2 as an item of an indentless sequence, ``- ``); any doubt (a key
+    that is not a plain name, an anchor, a last entry that may end in a literal block keeping
+    its line breaks, which a document follows with ``...``) renders the whole output.
+    ``plain`` must not hold one list or mapping twice (what :func:`to_plain` makes never
+    does), or the whole text would have anchors where the entries have none.
+    """
+    if not isinstance(plain, dict) or not plain or not all(_NAME.match(k) for k in plain):
+        return dump_yaml({"output": plain}, fast=True)
+    keys = [(k, repr(v)) for k, v in plain.items()]
+    texts = {key: _ENTRY_TEXTS.get(key) for key in keys}
+    missing = [key for key, text in texts.items() if text is None]
+    if missing:
+        parts = _entries(dump_yaml({"output": {k: plain[k] for k, _ in missing}}, fast=True))
+        if len(parts) != len(missing) or not all(
+            part.startswith(f"  {key}:") for (key, _), part in zip(missing, parts, strict=True)
+        ):
+            return dump_yaml({"output": plain}, fast=True)
+        if len(_ENTRY_TEXTS) + len(missing) > _MAX_ENTRY_TEXTS:
+            _ENTRY_TEXTS.clear()
+        for key, part in zip(missing, parts, strict=True):
+            texts[key] = _ENTRY_TEXTS[key] = part
+    last = texts[keys[-1]] or ""
+    if last.endswith("\n\n"):
+        # It may end in a literal block that keeps its trailing line breaks ("|+"), after
+        # which a document ends with "...": only the whole dump knows.
+        return dump_yaml({"output": plain}, fast=True)
+    return "output:\n" + "".join(texts[key] or "" for key in keys)
+
+
+#: The keys whose entries are rendered alone: names, which YAML writes plain.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: Where an entry of the ``output`` mapping starts in its text (see :func:`_output_text`).
+_ENTRY_START = re.compile(r"^  (?=[^ \n-])", re.MULTILINE)
+#: Texts of output entries by ``(key, repr(value))``; emptied when it would pass
+#: :data:`_MAX_ENTRY_TEXTS` (a worker renders a few dozen entries per skill).
+_ENTRY_TEXTS: dict[tuple[str, str], str] = {}
+_MAX_ENTRY_TEXTS = 2048
+
+
+def _entries(text: str) -> list[str]:
+    """The entries of ``output:`` in ``text`` (``output:`` then its entries); none when an
+    entry has an anchor or an alias (a list or mapping seen twice), whose text belongs to the
+    whole."""
+    body = text.removeprefix("output:\n")
+    if body == text or "&id" in body or "*id" in body or body.endswith("\n...\n"):
+        return []  # an anchor, an alias, or the end of a document after a "|+" block
+    starts = [match.start() for match in _ENTRY_START.finditer(body)]
+    if not starts or starts[0] != 0:
+        return []
+    return [body[a:b] for a, b in zip(starts, [*starts[1:], len(body)], strict=True)]
 
 
 def _text_digest(tail: str) -> str:

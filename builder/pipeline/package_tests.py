@@ -61,7 +61,15 @@ PACKAGES_PER_WORKER = 16
 _OUTCOMES_PLUGIN = "builder.pipeline.pytest_outcomes"
 #: pytest's own plugins a generated test run does without (no test asks for their fixtures or
 #: options).
-_UNUSED_PLUGINS = ("logging", "junitxml", "pastebin", "legacypath", "stepwise", "doctest")
+_UNUSED_PLUGINS = (
+    "logging",
+    "junitxml",
+    "pastebin",
+    "legacypath",
+    "stepwise",
+    "doctest",
+    "unittest",  # the contracts are no unittest.TestCase (the plugin imported unittest each run)
+)
 _OUTCOMES_FILE = "outcomes.json"
 #: The run's ``--basetemp`` inside its folder (a dot folder: pytest does not collect it).
 _BASETEMP = ".pytest-tmp"

@@ -11,6 +11,10 @@ session it collects only each package's ``tests`` folder, as a run of the packag
 alone does: not the rest of the package, whose ``skill/`` holds a copy of the
 skill's own files (every one of them a path for pytest to look at, and a script
 named ``test_*.py`` among them would have been collected in a session only).
+
+Once the file is written nothing the session does can change what it reports, so
+the plugin spares it pytest's collections of every object it made, which pytest
+runs after the summary to report the exceptions of objects that die only then.
 """
 
 from __future__ import annotations
@@ -109,6 +113,17 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if len(parts) > 1 and parts[1] != "tests" else None
 
 
+def _no_collections_after_the_summary(config: pytest.Config) -> None:
+    """No garbage collection when pytest ends the session (see the module docstring): each walked
+    every object the session made (twice, at unconfigure and at cleanup), a twentieth of a
+    session's CPU. The tests' own unraisable exceptions are still reported, test by test."""
+    from _pytest import unraisableexception  # the key pytest's own pytester sets for this
+
+    key = getattr(unraisableexception, "gc_collect_iterations_key", None)
+    if key is not None:
+        config.stash[key] = 0
+
+
 def pytest_configure(config: pytest.Config) -> None:
     worker = getattr(config, "workerinput", None)
     if worker is not None:
@@ -117,6 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
     target = config.getoption(OPTION)
     if target is None:
         return
+    _no_collections_after_the_summary(config)
     xdist = _Xdist() if any(map(config.pluginmanager.hasplugin, _XDIST)) else None
     if xdist is not None:
         config.pluginmanager.register(xdist, "mindrian-outcomes-xdist")

@@ -10,10 +10,11 @@ folders first on ``sys.path`` and in ``PYTHONPATH``, its ``sys.argv``, its
 own stdout and stderr, and the module run as ``__main__``. Nothing a child
 does survives it, and several run at once (a batch's probes).
 
-The server imports no module a child names on its command line: pytest
-rewrites the asserts of a plugin it is asked to load (``-p``) only if the
-plugin is not imported yet, and would warn otherwise, so a forked run
-counts the same outcomes and warnings as a fresh one. No provider's SDK is
+The server imports the pytest plugins the builder's test runs load (``-p``)
+too: pytest would warn of a plugin imported before it could rewrite its
+asserts, but those runs rewrite none (``--assert=plain``), so a forked run
+counts the same outcomes and warnings as a fresh one. It imports no module a
+child runs (``-m``), which would then run as a second copy. No provider's SDK is
 imported: generated tests build their models as stand-ins
 (:class:`~mindrian.testing.contract.StandInModel`) and probes script theirs.
 Before the first fork it freezes what it imported out of the garbage
@@ -73,10 +74,30 @@ __all__ = [
 
 #: Starts every line the server writes for its caller; anything else on its stdout is noise.
 REPLY_PREFIX = "mindrian-worker: "
-#: What every test run and probe imports whatever the package: loaded once, before any fork. The
-#: pytest plugins the children load (``-p``) are left out on purpose (see the module docstring).
+#: pytest's own plugins a test run imports as it starts (``import pytest`` imports the others).
+_SESSION_PLUGINS = (
+    "faulthandler",
+    "helpconfig",
+    "setuponly",
+    "setupplan",
+    "skipping",
+    "threadexception",
+    "tracemalloc",
+    "unraisableexception",
+    "warnings",
+    "_argcomplete",
+)
+#: What every test run and probe imports whatever the package: loaded once, before any fork.
 WARM_MODULES = (
     "pytest",
+    # pytest's plugins that ``import pytest`` leaves to a run's start, and what they import then
+    # (debugging: pdb), besides those the builder's runs block; and the runs' own plugins (see the
+    # module docstring): about 10 ms of every test run.
+    *(f"_pytest.{name}" for name in _SESSION_PLUGINS),
+    "pdb",
+    "mindrian.testing.pytest_plugin",
+    "builder.pipeline.pytest_outcomes",
+    "builder.probe.session",
     "mindrian.testing",
     "mindrian.testing.contract",
     *(record.module for record in AGENT_TYPES),

@@ -40,6 +40,11 @@ concern does not have it: its test class hides it when the class is made, so
 pytest never collects it (a skip would cost a package's run as much as a test,
 and half of a typical package's tests used to be skips). The answer-breaking
 test is parametrized with the breakages the package's schema has.
+
+Tests that only read what one run of the agent gave share that run: a fixture of
+the test class runs it once (``told``: what each model was told; ``answered``: a
+handoff answered well, whose prompts are ``told`` for the types answering through
+an output model), and each test still fails when its own property breaks.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ from mindrian.scripted import ModelCall, ScriptedModel, Step
 
 __all__ = [
     "AgentContract",
+    "Answered",
     "CollaborativeContract",
     "ContractDataError",
     "GuidedContract",
@@ -91,7 +97,7 @@ _T = TypeVar("_T")
 _Test = TypeVar("_Test", bound=Callable[..., None])
 #: The attribute :func:`applies_when` puts the condition in.
 _APPLIES = "_mindrian_applies_when"
-#: Numbers the tests' state folders (:meth:`AgentContract.state_dir`).
+#: Numbers the tests' state folders (:func:`_new_state_dir`).
 _STATE_DIRS = itertools.count()
 #: Agent class attributes holding (part name, its own text) pairs, by type.
 _PART_ATTRIBUTES = ("perspectives", "phases", "steps")
@@ -252,9 +258,49 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def _new_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new folder for an agent's saved state under the run's base temporary folder, not made."""
+    return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
+
+
+#: The event loop of the test class under way (``AgentContract._event_loop``), if any.
+_CLASS_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
 def run(awaitable: Awaitable[_T]) -> _T:
-    """Run a coroutine to completion (tests are synchronous)."""
-    return asyncio.run(awaitable)  # type: ignore[arg-type]
+    """Run a coroutine to completion (tests are synchronous).
+
+    In a test class, in its event loop, cancelling what the run left as
+    ``asyncio.run`` does when its run ends: a loop made and closed for every run
+    (``asyncio.run``, as outside a test class) cost a tenth of a scripted run.
+    """
+    if not _CLASS_LOOPS:
+        return asyncio.run(awaitable)  # type: ignore[arg-type]
+    loop = _CLASS_LOOPS[-1]
+    try:
+        return loop.run_until_complete(awaitable)
+    finally:
+        _cancel_what_is_left(loop)
+
+
+def _cancel_what_is_left(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks a run left in ``loop`` and wait for them, reporting their errors to the
+    loop, as ``asyncio.run`` does before it closes its loop."""
+    left = asyncio.all_tasks(loop)
+    if not left:
+        return
+    for task in left:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    for task in left:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception when a test's run ended",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
 
 
 def applies_when(condition: Callable[[Any], bool]) -> Callable[[_Test], _Test]:
@@ -278,6 +324,16 @@ def clear_problem(level: float = 1.0) -> ProblemClarity:
         who_clarity=level,
         success_clarity=level,
     )
+
+
+def _prompts_of(models: Mapping[str, ScriptedModel]) -> dict[str, str]:
+    """Part label → the system message of the first call its model received (``models`` by part
+    label, after a run)."""
+    prompts = {}
+    for label, model in models.items():
+        assert model.calls, f"{label} was never asked"
+        prompts[label] = system_text(model.calls[0])
+    return prompts
 
 
 def system_text(call: ModelCall) -> str:
@@ -423,7 +479,27 @@ class AgentContract:
         """A folder of this test's own for the agent's saved state, not made yet: the agents that
         save any make it, and most never do. (pytest's ``tmp_path`` makes and numbers a folder
         for every test, listing those made before: about a tenth of a package's test run.)"""
-        return tmp_path_factory.getbasetemp() / f"state-{next(_STATE_DIRS)}"
+        return _new_state_dir(tmp_path_factory)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def told(cls, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+        """:meth:`system_prompts` of one run, shared by the tests of what the models are told
+        (each reads it only): a run each cost a package a run of the agent per test."""
+        return cls().system_prompts(_new_state_dir(tmp_path_factory))
+
+    @pytest.fixture(autouse=True, scope="class")
+    @classmethod
+    def _event_loop(cls) -> Iterator[None]:
+        """One event loop for the runs of the class's tests (see :func:`run`), closed after them
+        as ``asyncio.run`` closes its own (async generators and the default executor shut down).
+        """
+        with asyncio.Runner() as runner:
+            _CLASS_LOOPS.append(runner.get_loop())
+            try:
+                yield
+            finally:
+                _CLASS_LOOPS.pop()
 
     @pytest.fixture(autouse=True, scope="class")
     @classmethod
@@ -443,38 +519,32 @@ class AgentContract:
 
     def system_prompts(self, state_dir: Path) -> dict[str, str]:
         """Part label → the system message its model received when the agent ran once."""
-        models = self.acting_models(state_dir)
-        prompts = {}
-        for label, model in models.items():
-            assert model.calls, f"{label} was never asked"
-            prompts[label] = system_text(model.calls[0])
-        return prompts
+        return _prompts_of(self.acting_models(state_dir))
 
-    def test_every_skill_item_reaches_every_model(self, state_dir: Path) -> None:
+    def test_every_skill_item_reaches_every_model(self, told: Mapping[str, str]) -> None:
         assert self.skill_items, "the skill gave no items to check"
-        for label, system in self.system_prompts(state_dir).items():
+        for label, system in told.items():
             missing = [item for item in self.skill_items if item not in system]
             assert not missing, f"{label} was not told {len(missing)} item(s), first: {missing[:3]}"
 
-    def test_the_description_is_stated_once(self, state_dir: Path) -> None:
+    def test_the_description_is_stated_once(self, told: Mapping[str, str]) -> None:
         description = self.agent_class.description.strip()
         assert description
         # The skill's own lines may hold the description's words too (a title equal to it);
         # they are told as written: the description itself is added exactly once.
         parts = [text for key in _PART_ATTRIBUTES for _, text in getattr(self.agent_class, key, ())]
         written = "\n".join([self.agent_class.instructions, *parts]).count(description)
-        for label, system in self.system_prompts(state_dir).items():
-            told = system.count(description)
-            assert 1 <= told <= 1 + written, (
-                f"{label} was told the description {told} times ({written} in the skill's text)"
+        for label, system in told.items():
+            times = system.count(description)
+            assert 1 <= times <= 1 + written, (
+                f"{label} was told the description {times} times ({written} in the skill's text)"
             )
 
     @applies_when(lambda contract: bool(contract.part_items))  # the skill states parts
-    def test_each_part_is_told_its_own_instructions(self, state_dir: Path) -> None:
-        prompts = self.system_prompts(state_dir)
+    def test_each_part_is_told_its_own_instructions(self, told: Mapping[str, str]) -> None:
         for name, text in self.part_items.items():
-            assert name in prompts, f"part {name!r} never acted"
-            assert text in prompts[name], f"part {name!r} was not told its instructions"
+            assert name in told, f"part {name!r} never acted"
+            assert text in told[name], f"part {name!r} was not told its instructions"
 
     # -- model settings ---------------------------------------------------------------------
 
@@ -657,6 +727,19 @@ def _midpoint_scores(schema: type[Any]) -> dict[str, float]:
     return values
 
 
+@dataclass(frozen=True)
+class Answered:
+    """A handoff to an agent scripted to give a well-formed answer, as the tests read it."""
+
+    answer: Mapping[str, Any]
+    """The structured answer its model was scripted to give."""
+    models: Mapping[str, Any]
+    """The agent's scripted models (:meth:`StructuredAnswers.script`), holding the calls they
+    received."""
+    result: HandoffResult
+    """What the handoff returned."""
+
+
 class StructuredAnswers(AgentContract):
     """Shared by the types whose answer is an output model (operator, collaborative)."""
 
@@ -696,20 +779,48 @@ class StructuredAnswers(AgentContract):
         """Constructor arguments making the agent give ``answer`` as its final structured turn."""
         raise NotImplementedError
 
-    def handoff(self, state_dir: Path, answer: Any, **options: Any) -> HandoffResult:
-        agent = self.new_agent(state_dir, **self.script(answer))
+    def handoff(self, state_dir: Path, answer: Any) -> HandoffResult:
+        """A handoff to the agent scripted (:meth:`script`) to give ``answer``."""
+        return self.handoff_with(state_dir, self.script(answer))
+
+    def handoff_with(self, state_dir: Path, models: Mapping[str, Any]) -> HandoffResult:
+        """A handoff to the agent made with ``models`` (constructor arguments)."""
+        agent = self.new_agent(state_dir, **models)
         context = agent.create_handoff_context(
             "Assess the scripted opportunity",
             problem_clarity=clear_problem(),
             from_agent=self.caller,
             return_to="larry",
-            **options,
         )
         return run(agent.process_handoff(context))
 
-    def test_handoff_returns_the_structured_answer(self, state_dir: Path) -> None:
+    def answered_handoff(self, state_dir: Path) -> Answered:
+        """A handoff to the agent scripted to give the well-formed :meth:`answer`."""
         answer = self.answer()
-        result = self.handoff(state_dir, answer)
+        models = self.script(answer)
+        return Answered(answer, models, self.handoff_with(state_dir, models))
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def answered(cls, tmp_path_factory: pytest.TempPathFactory) -> Answered:
+        """:meth:`answered_handoff` once, shared by the tests that read what it returned and what
+        the models were sent (each reads it only)."""
+        return cls().answered_handoff(_new_state_dir(tmp_path_factory))
+
+    def acting(self, models: Mapping[str, Any]) -> dict[str, ScriptedModel]:
+        """The scripted models of ``models`` (:meth:`script`'s constructor arguments) by part
+        label, as :meth:`acting_models` gives them."""
+        raise NotImplementedError
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def told(cls, answered: Answered) -> dict[str, str]:
+        """What each model was told in the well-answered handoff: every model of the agent acts
+        in it, so the prompt tests read it rather than a run of their own (one run fewer)."""
+        return _prompts_of(cls().acting(answered.models))
+
+    def test_handoff_returns_the_structured_answer(self, answered: Answered) -> None:
+        answer, result = answered.answer, answered.result
         assert result.success, result.error
         assert result.output_format == "structured"
         assert result.key_findings == tuple(answer["key_findings"])
@@ -739,19 +850,10 @@ class StructuredAnswers(AgentContract):
                 assert result.data[key] == value
 
     @applies_when(lambda contract: bool(contract.score_ranges))
-    def test_the_model_is_sent_every_score_with_its_range(self, state_dir: Path) -> None:
-        models = self.script(self.answer())
-        self.handoff_with(state_dir, models)
-        schema = sent_schema(models["model"].calls[-1])
+    def test_the_model_is_sent_every_score_with_its_range(self, answered: Answered) -> None:
+        schema = sent_schema(answered.models["model"].calls[-1])
         for name, (low, high) in self.score_ranges.items():
             assert _declares(schema, name, low, high), f"the schema does not declare {name}"
-
-    def handoff_with(self, state_dir: Path, models: dict[str, Any]) -> HandoffResult:
-        agent = self.new_agent(state_dir, **models)
-        context = agent.create_handoff_context(
-            "Assess", problem_clarity=clear_problem(), from_agent=self.caller
-        )
-        return run(agent.process_handoff(context))
 
     def breakages(self) -> list[str]:
         """The ways to break the answer's schema that this package's schema has: scores to put
@@ -801,10 +903,13 @@ class OperatorContract(StructuredAnswers, AgentContract):
             "model": ScriptedModel(Step.structured(answer) if isinstance(answer, dict) else answer)
         }
 
+    def acting(self, models: Mapping[str, Any]) -> dict[str, ScriptedModel]:
+        return {"agent": models["model"]}
+
     def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
-        model = ScriptedModel(Step.structured(self.answer()))
-        run(self.new_agent(state_dir, model=model).run("Assess the scripted opportunity"))
-        return {"agent": model}
+        models = self.script(self.answer())
+        run(self.new_agent(state_dir, **models).run("Assess the scripted opportunity"))
+        return self.acting(models)
 
     def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
         return self.new_agent(state_dir, model=ScriptedModel(Step.structured(dict(answer))))
@@ -921,11 +1026,14 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
     def script(self, answer: Any) -> dict[str, Any]:
         return self.team(answer)
 
+    def acting(self, models: Mapping[str, Any]) -> dict[str, ScriptedModel]:
+        leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
+        return {leader: models["model"], **models["part_models"]}
+
     def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         models = self.team(self.answer())
         run(self.new_agent(state_dir, **models).run("Should we open a second shop?"))
-        leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
-        return {leader: models["model"], **models["part_models"]}
+        return self.acting(models)
 
     def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
         cls: Any = self.agent_class
@@ -954,9 +1062,8 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
         for name in self.members:
             assert f"{name}: scripted position" in synthesis_input
 
-    def test_the_synthesis_fills_the_declared_returns(self, state_dir: Path) -> None:
-        answer = self.answer()
-        result = self.handoff(state_dir, answer)
+    def test_the_synthesis_fills_the_declared_returns(self, answered: Answered) -> None:
+        answer, result = answered.answer, answered.result
         assert result.success, result.error
         assert result.output.startswith(answer["output"])
         assert result.key_findings and result.recommendations

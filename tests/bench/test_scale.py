@@ -24,7 +24,9 @@ _LABELS = [
     "`check` of this project (N skills)",
     "3 skills, cold `build --all`",
     "3 skills, cold `build --all`: CPU use",
+    "3 skills, cold `build --all`: CPU per skill",
     "3 skills, cold, new to every cache",
+    "3 skills, cold, new to every cache: CPU per skill",
     "3 skills, no-op",
     "3 skills, one changed",
     "3 skills, `check`",
@@ -62,9 +64,11 @@ def test_the_table_of_a_tiny_size_has_every_row_and_the_breakdown(tmp_path: Path
     # target for has none, except CPU use and memory, which hold at every size.
     assert re.search(r"≤ 2 s = \d+\.\d\d loop\s+(✓|MISS)", rows[0])
     assert re.search(r"≤ 0\.2 s = \d+\.\d\d loop\s+(✓|MISS)", rows[1])
-    assert all("≤" not in rows[k] for k in (3, 5, 6, 7))
+    assert all("≤" not in rows[k] for k in (3, 6, 8, 9))
     assert re.search(r"≥ 180 %\s+(✓|MISS)", rows[4])
-    assert re.search(r"≤ 1024 MiB\s+(✓|MISS)", rows[9])
+    for row in (rows[5], rows[7]):
+        assert re.search(r"≤ 0\.1 CPU s/skill = 0\.\d{3} loop\s+(✓|MISS)", row)
+    assert re.search(r"≤ 1024 MiB\s+(✓|MISS)", rows[11])
     _, found, phases = rest.partition("per phase, cold `build --all` of 3 skills")
     assert found
     names = [line.split()[1] for line in phases.splitlines() if line[:1].isdigit()]
@@ -82,6 +86,9 @@ def test_targets_read_both_ways() -> None:
     assert scale.ScaleRow("x", fast, scale.Target(180.0, "%", at_least=True)).verdict() == "✓"
     assert scale.ScaleRow("x", fast, scale.Target(5.0, "s")).verdict() == "MISS"
     assert scale.ScaleRow("x", fast).verdict() == ""
+    # 19 CPU-s over 100 skills is 0.19 s a skill; over 200, 0.095.
+    assert not scale.Target(0.1, "CPU s/skill", skills=100).met(fast)
+    assert scale.Target(0.1, "CPU s/skill", skills=200).met(fast)
 
 
 def test_a_time_target_is_judged_in_loops_of_the_machine_measured() -> None:
@@ -95,6 +102,9 @@ def test_a_time_target_is_judged_in_loops_of_the_machine_measured() -> None:
     # Percent and memory are not times: the same verdict on every machine.
     busy = scale.ScaleRow("x", ten, scale.Target(180.0, "%", at_least=True))
     assert busy.verdict(reference) == busy.verdict(fast) == "✓"
+    # CPU per skill is a time too: 0.095 s a skill passes here and fails four times faster.
+    per_skill = scale.ScaleRow("x", ten, scale.Target(0.1, "CPU s/skill", skills=200))
+    assert per_skill.verdict(reference) == "✓" and per_skill.verdict(fast) == "MISS"
 
 
 def _label(row: str) -> str:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,35 @@ def test_a_damaged_black_cache_entry_is_formatted_again(
     assert format_python("y=1\n", "y.py") == "y = 1\n"
 
 
+def test_black_s_answers_are_kept_within_their_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Formatting sweeps Black's folder once a day: answers unused for a month go, and the
+    folder keeps at most its bound's count (it held 144,000 answers on a bench machine)."""
+    from builder.pipeline.cache import Bound
+
+    _aged: dict[Path, float] = {}
+    monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(render, "BLACK_CACHE_BOUND", Bound(max_entries=3, max_age=30 * 86400.0))
+    folder = tmp_path / "black"
+    texts = [f"x{i}=1\n" for i in range(5)]
+    for i, text in enumerate(texts):  # each used a minute after the one before
+        format_python(text, "x.py")
+        (entry,) = set(folder.glob("*.json")) - set(_aged)
+        _aged[entry] = time.time() - 60 * (len(texts) - i)
+    for entry, used in _aged.items():
+        os.utime(entry, (used, used))
+    stale = folder / "0.json"
+    stale.write_text('{"formatted": ""}')
+    os.utime(stale, (0, 0))
+    os.utime(folder / ".swept", (0, 0))  # the last sweep was long ago
+
+    format_python(texts[-1], "x.py")
+
+    left = sorted(folder.glob("*.json"))
+    assert left == sorted(list(_aged)[-3:])
+
+
 def test_a_syntax_error_is_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINDRIAN_CACHE_DIR", str(tmp_path))
     for _ in range(2):
@@ -357,10 +387,24 @@ def _real_identifiers() -> set[str]:
     return found
 
 
+def _names_of_every_shape(longest: int) -> set[str]:
+    """Identifiers of every length up to ``longest``, each with as many letters as it can have,
+    as few (a ``_`` after every letter but the last: ids collapse runs of separators) and half
+    way: what a Black-styled line's length depends on is the identifier's length and its
+    class name's (the letters)."""
+    found = set()
+    for length in range(1, longest + 1):
+        for letters in {length, (length + 2) // 2}:
+            found.add("".join(f"x{'_' * (i < length - letters)}" for i in range(letters)))
+    return found
+
+
+@pytest.mark.slow  # Black on some 4,000 renderings (about 5 s)
 def test_black_styled_templates_give_what_black_makes_of_them() -> None:
     """Every template in Black's style renders, for every agent type and every real skill's
-    name (and a name of every length up to the longest id), either text Black leaves as it is
-    or a line past Black's width (then phase 6 runs Black)."""
+    name and names of every length up to the longest id, exactly what Black makes of it, so a
+    line past Black's width is only ever one Black leaves so too (a name too long for any
+    split) and no other name needs Black."""
     from builder.codegen.templates import AGENT_TEMPLATES
     from builder.skill.model import AGENT_TYPES, MAX_ID_LENGTH
 
@@ -370,19 +414,22 @@ def test_black_styled_templates_give_what_black_makes_of_them() -> None:
         if render.black_style(AGENT_TEMPLATES, str(p.relative_to(AGENT_TEMPLATES)))
     )
     assert set(templates) == BLACK_STYLED
-    identifiers = _real_identifiers() | {"x" * n for n in range(1, MAX_ID_LENGTH + 7)}
+    real = _real_identifiers()
+    # An id has at most MAX_ID_LENGTH characters; its identifier may gain "skill_" and "_".
+    identifiers = real | _names_of_every_shape(MAX_ID_LENGTH + 7)
     env = environment()
-    bodies: set[tuple[str, str]] = set()
+    bodies: dict[tuple[str, str], str] = {}
     for template in templates:
         for agent_type in AGENT_TYPES:
-            for identifier in identifiers:
+            for identifier in sorted(identifiers):
                 body = env.get_template(template).render(render.names(identifier, agent_type))
-                bodies.add((template.removesuffix(".jinja"), body))
-    wide = 0
-    for path, body in sorted(bodies):
-        if not render.within_black_width(body):
-            wide += 1
-            continue
+                bodies.setdefault((template.removesuffix(".jinja"), body), identifier)
+    wide = set()
+    for (path, body), identifier in sorted(bodies.items()):
         text = header(path, "skills/x/SKILL.md") + body
-        assert render._black(text, path) == text, f"{path}:\n{body}"
-    assert 0 < wide < len(bodies)
+        assert render._black(text, path) == text, f"{path} of {identifier}:\n{body}"
+        if not render.within_black_width(body):
+            wide.add(identifier)
+    # Only names longer than any real one's and a bench's (ids of up to 50 characters) are
+    # written past Black's width, where phase 6 still asks Black.
+    assert wide and min(len(i) for i in wide) > max(50, *map(len, real))

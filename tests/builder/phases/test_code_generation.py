@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import keyword
 import os
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -490,17 +491,39 @@ def test_a_skill_with_references_gets_read_reference_and_a_listing(tmp_path: Pat
     ]
 
 
+def renamed(skill: Path, name: str, root: Path) -> Path:
+    """A copy of ``skill``'s folder under ``root`` whose skill is called ``name``."""
+    folder = root / name
+    shutil.copytree(skill.parent, folder)
+    text = (folder / "SKILL.md").read_text(encoding="utf-8")
+    (folder / "SKILL.md").write_text(
+        re.sub(r"^name: .*$", f"name: {name}", text, count=1, flags=re.MULTILINE),
+        encoding="utf-8",
+    )
+    return folder / "SKILL.md"
+
+
+#: A name as long as the bench's synthesized ones (a 40-character slug, a number and a salt):
+#: the lines naming its package and classes pass 88 columns unless split as Black splits them.
+LONG_NAME = "bioinformatics-plotting-standards-and-figures-17-abc"
+
+
+@pytest.mark.parametrize("long_name", [False, True], ids=["own-name", "long-name"])
 @pytest.mark.parametrize("agent_type", sorted(SKILLS_BY_TYPE))
 def test_a_package_in_black_s_style_is_not_given_to_black(
-    tmp_path: Path, agent_type: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, agent_type: str, long_name: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The project's skills' Python is all written in Black's style (its templates declare it
-    and render.py's tests hold them to it): phase 6 formats none of it, and gives the same
-    bytes as Black would (Black and its import were about a quarter of a cold build's
-    rendering)."""
+    and render.py's tests hold them to it), under their own names and under a name as long as
+    a bench's: phase 6 formats none of it, and gives the same bytes as Black would (Black and
+    its import were about a quarter of a cold build's rendering)."""
     from builder.codegen import render
 
-    inputs = inputs_for(SKILLS_BY_TYPE[agent_type], tmp_path)
+    if long_name:
+        skill = renamed(SKILLS_BY_TYPE[agent_type], LONG_NAME, tmp_path / "skills")
+        inputs = inputs_for(skill, tmp_path, display=f"skills/{LONG_NAME}/SKILL.md")
+    else:
+        inputs = inputs_for(SKILLS_BY_TYPE[agent_type], tmp_path)
 
     def no_black(text: str, path: str) -> str:
         raise AssertionError(f"Black ran on {path}")

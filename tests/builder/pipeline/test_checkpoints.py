@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from builder.pipeline import checkpoints as checkpoints_module
 from builder.pipeline.checkpoints import (
     Checkpoint,
     CheckpointStore,
@@ -15,6 +18,7 @@ from builder.pipeline.checkpoints import (
 )
 from builder.pipeline.contract import CheckResult
 from builder.pipeline.errors import PipelineError, SourceLocation
+from builder.pipeline.serial import dump_yaml
 
 KEYS = [
     "phase",
@@ -183,3 +187,107 @@ def test_checkpoints_are_not_fsynced_and_any_truncation_of_one_is_damaged(
     for end in range(len(entry.rstrip())):  # the whole entry but its newline is the entry
         index.write_bytes(entry[:end])
         assert store.identity("sha256:aa") is None
+
+
+def _whole(plain: object) -> str:
+    """What the output part of a checkpoint has always been: its one YAML dump."""
+    return dump_yaml({"output": plain}, fast=True)
+
+
+def test_each_entry_of_an_output_is_rendered_once_and_the_text_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Phases 2-5 each store the whole spec, an entry or two changed: the entries already
+    rendered are not rendered again (YAML was a sixth of a pool worker's time), and the text
+    is byte for byte the one dump of the whole output."""
+    rendered: list[list[str]] = []
+
+    def spy(data: dict[str, dict[str, object]], *, fast: bool = False) -> str:
+        if "output" in data:  # not a checkpoint's head
+            rendered.append(list(data["output"]))
+        return dump_yaml(data, fast=fast)
+
+    monkeypatch.setattr(checkpoints_module, "_ENTRY_TEXTS", {})
+    monkeypatch.setattr(checkpoints_module, "dump_yaml", spy)
+    architecture = {
+        "id": "x",
+        "instructions": {"text": "## Steps\n\n- one\n- two\n", "rules": ["be brief "]},
+        "steps": [{"name": "a", "line": 3}, {"name": "b", "line": None}],
+        "contract": {},
+        "limit": 1,
+    }
+    handoff = {**architecture, "contract": {"receives": ["context"], "min_clarity": 0.5}}
+    tools = {**handoff, "limit": True}  # equal to 1 for ==, not for YAML
+
+    digests = [checkpoints_module.output_digest(p) for p in (architecture, handoff, tools)]
+
+    assert rendered == [list(architecture), ["contract"], ["limit"]]
+    assert digests == [_digest(_whole(p)) for p in (architecture, handoff, tools)]
+    assert "  limit: true\n" in render_checkpoint(checkpoint(**tools))
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Text that YAML writes in every style: plain, quoted, literal blocks, escapes, anchors' marks.
+_TEXT = st.lists(
+    st.sampled_from(
+        [*"ab -:#&*|>'\"\n\t\r\\{}[],?é", "\n\n", "\u2028", "\x85", "&id001", "*id001"]
+    ),
+    max_size=8,
+).map("".join)
+#: Text of lines that YAML writes as a literal block, ending in up to three line breaks ("|-",
+#: "|" or "|+", after which a document ends with "...").
+_BLOCK = st.builds(
+    lambda lines, breaks: "\n".join(lines) + "\n" * breaks,
+    st.lists(st.sampled_from(["a", "b c", "- d", "e: f", "#g"]), min_size=2, max_size=3),
+    st.integers(0, 3),
+)
+_SCALARS = st.one_of(
+    _TEXT,
+    _BLOCK,
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.booleans(),
+    st.none(),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
+    max_leaves=12,
+)
+_KEYS = st.one_of(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), _TEXT)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), min_size=1, max_size=3))
+def test_an_output_made_of_its_entries_texts_is_its_one_dump(outputs: list[dict]) -> None:
+    """Whatever the outputs hold, each later one sharing entries with the ones before (in
+    their order and the other way round), the output part of a checkpoint is exactly the one
+    YAML dump of the output it always was."""
+    shared: dict = {}
+    for plain in outputs:
+        shared = {**shared, **plain}  # later outputs keep the earlier entries, as phases do
+        for output in (plain, shared, dict(reversed(shared.items()))):
+            assert checkpoints_module._tail(output) == _whole(output)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["ends\n\n", "two\nlines\n\n\n", ["item", "ends\n\n"], {"deep": "ends\n\n"}],
+    ids=["text", "more-breaks", "in-a-list", "in-a-mapping"],
+)
+def test_an_entry_ending_in_a_block_that_keeps_its_breaks_is_written_as_in_the_one_dump(
+    kept: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text ending in blank lines is a literal block that keeps them ("|+"), and a document
+    whose last scalar it is ends with "...": an entry rendered last, so with that mark, and then
+    written before another, or rendered before another and then written last, must read as the
+    one dump of its output does."""
+    monkeypatch.setattr(checkpoints_module, "_ENTRY_TEXTS", {})
+    alone, first, last = {"kept": kept}, {"kept": kept, "next": 1}, {"next": 1, "kept": kept}
+    for output in (alone, first, last, alone):
+        assert checkpoints_module._output_text(output) == _whole(output)

@@ -349,3 +349,34 @@ def alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split(") ")[-1][0] != "Z"
+
+
+@pytest.mark.slow
+def test_a_session_collects_no_garbage_once_its_outcomes_are_written(tmp_path: Path) -> None:
+    folder = stage(tmp_path / "session", ("alpha",))
+    # The package's conftest notes every full collection that starts after the terminal summary,
+    # until the interpreter's own at its exit (a forked session exits without one).
+    seen = tmp_path / "collections"
+    conftest = folder / "alpha" / "tests" / "conftest.py"
+    conftest.write_text(
+        conftest.read_text(encoding="utf-8")
+        + textwrap.dedent(
+            f"""
+            import atexit
+            import gc
+
+            def _note(phase, info):
+                if phase == "start" and info["generation"] == 2:
+                    with open({str(seen)!r}, "a", encoding="utf-8") as out:
+                        out.write("collected\\n")
+
+            def pytest_terminal_summary():
+                gc.callbacks.append(_note)
+                atexit.register(gc.callbacks.remove, _note)
+            """
+        ),
+        encoding="utf-8",
+    )
+    shared = run_session(folder, jobs=1, workers=0)
+    assert shared["alpha"][1] == TestRun(True, "2 passed, 1 skipped", (), "")
+    assert not seen.exists(), seen.read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -266,18 +267,19 @@ FULLER = {
 def test_a_skill_line_the_prompt_lacks_fails_the_contract(tmp_path: Path) -> None:
     state = tmp_path / "state"
     agrees = _from_file(tmp_path / "agrees.json", COUNCIL_DATA)
-    agrees().test_every_skill_item_reaches_every_model(state)
+    agrees().test_every_skill_item_reaches_every_model(agrees().system_prompts(state))
     lacking = {**COUNCIL_DATA, "skill_items": ["Weigh every view.", "A line nobody was told."]}
     disagrees = _from_file(tmp_path / "disagrees.json", lacking)
     with pytest.raises(AssertionError, match="A line nobody was told"):
-        disagrees().test_every_skill_item_reaches_every_model(state)
+        disagrees().test_every_skill_item_reaches_every_model(disagrees().system_prompts(state))
 
 
 def test_a_score_range_the_schema_lacks_fails_the_contract(tmp_path: Path) -> None:
     # The schema sent to the model declares no score: a range read from the file must fail it.
     contract = _from_file(tmp_path / "contract.json", COUNCIL_DATA)
     with pytest.raises(AssertionError, match="does not declare upside"):
-        contract().test_the_model_is_sent_every_score_with_its_range(tmp_path / "state")
+        answered = contract().answered_handoff(tmp_path / "state")
+        contract().test_the_model_is_sent_every_score_with_its_range(answered)
 
 
 def _with(**changes: Any) -> dict[str, Any]:
@@ -324,3 +326,133 @@ def test_a_missing_or_malformed_file_is_one_line_naming_it(
     message = str(failed.value)
     assert message.startswith(f"{path}: ") and problem in message, message
     assert "\n" not in message
+
+
+# -- runs the tests share ----------------------------------------------------------------------
+
+#: A pytest plugin counting the runs of operator and collaborative agents by the test whose setup
+#: or call made them, written to the file ``$RUNS_FILE`` at the end of the session.
+RUN_COUNTER = """
+import json
+import os
+
+import pytest
+
+from mindrian.agents import CollaborativeAgent, OperatorAgent
+
+RUNS = {}
+NOW = [""]
+
+
+def counted(method):
+    async def run(self, *args, **kwargs):
+        RUNS[NOW[0]] = RUNS.get(NOW[0], 0) + 1
+        return await method(self, *args, **kwargs)
+
+    return run
+
+
+for base in (OperatorAgent, CollaborativeAgent):
+    base.run = counted(base.run)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    NOW[0] = item.nodeid
+
+
+def pytest_sessionfinish(session):
+    with open(os.environ["RUNS_FILE"], "w", encoding="utf-8") as out:
+        json.dump(RUNS, out)
+"""
+
+#: The tests that only read the prompts of one run or one well-answered handoff.
+READERS = {
+    "test_every_skill_item_reaches_every_model",
+    "test_the_description_is_stated_once",
+    "test_each_part_is_told_its_own_instructions",
+    "test_handoff_returns_the_structured_answer",
+    "test_the_model_is_sent_every_score_with_its_range",
+    "test_the_synthesis_fills_the_declared_returns",
+}
+
+
+@pytest.mark.slow
+def test_the_tests_reading_one_run_share_it(tmp_path: Path) -> None:
+    # A team with part instructions, and an operator with score ranges: every reader applies.
+    folder = tmp_path / "packages"
+    for name in ("de_bono_hats", "jtbd"):
+        shutil.copytree(
+            ROOT / "generated" / name, folder / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    (tmp_path / "run_counter.py").write_text(RUN_COUNTER, encoding="utf-8")
+    runs = tmp_path / "runs.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "run_counter"],
+        cwd=folder,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join((str(tmp_path), str(folder), str(ROOT))),
+            "RUNS_FILE": str(runs),
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    counted = json.loads(runs.read_text(encoding="utf-8"))
+    for name in ("de_bono_hats", "jtbd"):
+        readers = {
+            test: count
+            for test, count in counted.items()
+            if test.startswith(f"{name}/") and test.rpartition("::")[2] in READERS
+        }
+        # One handoff answered well, whose prompts are also what the models were told: not a run
+        # per reader.
+        assert sum(readers.values()) == 1, readers
+
+
+#: A package's test class whose two tests each run a coroutine that leaves a task behind.
+LOOPS = """
+import asyncio
+
+from mindrian.testing.contract import CollaborativeContract, run
+from test_contract import PLAIN
+
+Package = type("Package", (CollaborativeContract,), dict(PLAIN))
+
+
+async def leave_a_task():
+    loop = asyncio.get_running_loop()
+    return loop, loop.create_task(asyncio.sleep(60))
+
+
+class TestLoops(Package):
+    loops = []
+
+    def test_first(self):
+        loop, left = run(leave_a_task())
+        assert left.cancelled()  # as asyncio.run leaves nothing running
+        self.loops.append(loop)
+
+    def test_second(self):
+        loop, left = run(leave_a_task())
+        assert left.cancelled()
+        assert loop is self.loops[0]
+"""
+
+
+@pytest.mark.slow
+def test_the_runs_of_a_class_share_its_event_loop_and_leave_nothing_running(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_loops.py").write_text(LOOPS, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "first or second"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(Path(__file__).parent), str(ROOT)))},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
