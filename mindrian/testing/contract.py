@@ -43,7 +43,8 @@ test is parametrized with the breakages the package's schema has.
 
 Tests that only read what one run of the agent gave share that run: a fixture of
 the test class runs it once (``told``: what each model was told; ``answered``: a
-handoff answered well), and each test still fails when its own property breaks.
+handoff answered well, whose prompts are ``told`` for the types answering through
+an output model), and each test still fails when its own property breaks.
 """
 
 from __future__ import annotations
@@ -325,6 +326,16 @@ def clear_problem(level: float = 1.0) -> ProblemClarity:
     )
 
 
+def _prompts_of(models: Mapping[str, ScriptedModel]) -> dict[str, str]:
+    """Part label → the system message of the first call its model received (``models`` by part
+    label, after a run)."""
+    prompts = {}
+    for label, model in models.items():
+        assert model.calls, f"{label} was never asked"
+        prompts[label] = system_text(model.calls[0])
+    return prompts
+
+
 def system_text(call: ModelCall) -> str:
     """Everything the model was told as system messages in one call."""
     return "\n".join(call.contents("system"))
@@ -508,12 +519,7 @@ class AgentContract:
 
     def system_prompts(self, state_dir: Path) -> dict[str, str]:
         """Part label → the system message its model received when the agent ran once."""
-        models = self.acting_models(state_dir)
-        prompts = {}
-        for label, model in models.items():
-            assert model.calls, f"{label} was never asked"
-            prompts[label] = system_text(model.calls[0])
-        return prompts
+        return _prompts_of(self.acting_models(state_dir))
 
     def test_every_skill_item_reaches_every_model(self, told: Mapping[str, str]) -> None:
         assert self.skill_items, "the skill gave no items to check"
@@ -801,6 +807,18 @@ class StructuredAnswers(AgentContract):
         the models were sent (each reads it only)."""
         return cls().answered_handoff(_new_state_dir(tmp_path_factory))
 
+    def acting(self, models: Mapping[str, Any]) -> dict[str, ScriptedModel]:
+        """The scripted models of ``models`` (:meth:`script`'s constructor arguments) by part
+        label, as :meth:`acting_models` gives them."""
+        raise NotImplementedError
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def told(cls, answered: Answered) -> dict[str, str]:
+        """What each model was told in the well-answered handoff: every model of the agent acts
+        in it, so the prompt tests read it rather than a run of their own (one run fewer)."""
+        return _prompts_of(cls().acting(answered.models))
+
     def test_handoff_returns_the_structured_answer(self, answered: Answered) -> None:
         answer, result = answered.answer, answered.result
         assert result.success, result.error
@@ -885,10 +903,13 @@ class OperatorContract(StructuredAnswers, AgentContract):
             "model": ScriptedModel(Step.structured(answer) if isinstance(answer, dict) else answer)
         }
 
+    def acting(self, models: Mapping[str, Any]) -> dict[str, ScriptedModel]:
+        return {"agent": models["model"]}
+
     def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
-        model = ScriptedModel(Step.structured(self.answer()))
-        run(self.new_agent(state_dir, model=model).run("Assess the scripted opportunity"))
-        return {"agent": model}
+        models = self.script(self.answer())
+        run(self.new_agent(state_dir, **models).run("Assess the scripted opportunity"))
+        return self.acting(models)
 
     def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
         return self.new_agent(state_dir, model=ScriptedModel(Step.structured(dict(answer))))
@@ -1005,11 +1026,14 @@ class CollaborativeContract(StructuredAnswers, AgentContract):
     def script(self, answer: Any) -> dict[str, Any]:
         return self.team(answer)
 
+    def acting(self, models: Mapping[str, Any]) -> dict[str, ScriptedModel]:
+        leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
+        return {leader: models["model"], **models["part_models"]}
+
     def acting_models(self, state_dir: Path) -> dict[str, ScriptedModel]:
         models = self.team(self.answer())
         run(self.new_agent(state_dir, **models).run("Should we open a second shop?"))
-        leader = self.agent_class.synthesizer or "leader"  # type: ignore[attr-defined]
-        return {leader: models["model"], **models["part_models"]}
+        return self.acting(models)
 
     def probe_agent(self, task: str, answer: Mapping[str, Any], state_dir: Path) -> MindrianAgent:
         cls: Any = self.agent_class
