@@ -37,7 +37,9 @@ phase 7 run ahead of their registration, a registration group's worth at a time.
 The pool's workers and the warm worker start before the skills' runs, sized for
 every skill not current by its stamp (:class:`_HeadStart`): they import while
 this process reads the skills and runs their phase 1; a build that turns out to
-need less closes them unused.
+need less closes them unused. Where this process may fork, the workers are
+forked from it once it has imported their phases, before any thread of the
+batch starts (:func:`_pool_start_method`); elsewhere they are spawned.
 
 Phase 7 in this process is the one step no other process can take, so the
 batch's helper processes (pool workers, the shared sessions forked from the
@@ -87,7 +89,7 @@ from builder.pipeline.checkpoints import CheckpointStore
 from builder.pipeline.config import BuildConfig
 from builder.pipeline.contract import SkillSource
 from builder.pipeline.errors import CompilerError, SourceLocation
-from builder.pipeline.forked import in_two
+from builder.pipeline.forked import can_fork, in_two
 from builder.pipeline.output_folder import (
     committed_ids,
     generated_packages,
@@ -1302,20 +1304,51 @@ def _workers(jobs: int, count: int, run_tests: bool) -> int:
     return workers if workers > 1 else 0
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool of ``workers`` workers. ``spawn`` rather than ``fork``: this process may
-    hold database or Agno threads."""
+def _pool_start_method() -> str:
+    """How a batch's pool workers start: ``fork`` where this process may fork a copy of itself
+    (Linux, and no thread but this one: :func:`~builder.pipeline.forked.can_fork`), else
+    ``spawn``.
+
+    A forked worker is this process, which imported the phases the worker runs just before,
+    so it starts in some 10 ms of CPU; a spawned one starts an interpreter and imports them,
+    some 0.35 CPU-s each, which a cold batch of 100 skills paid twice. A fork copies only the
+    forking thread: where another one runs (a registry's, an in-process test's), a lock it
+    held would stay held in the copy, so the workers are spawned. The pool forks its workers
+    all at once, at its first task (:func:`_pool`), while this thread is still the only one,
+    and never replaces one that dies (a worker dying breaks the pool: its skills fail with
+    I001), so no worker is forked from this process once the batch's threads run.
+    """
+    return "fork" if can_fork() else "spawn"
+
+
+def _pool(
+    workers: int,
+    load: PhaseLoader,
+    names: Sequence[str],
+    method: Callable[[], str] = _pool_start_method,
+) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` workers started now with the phases ``names`` imported,
+    the workers started as ``method`` says (a test's choice, else :func:`_pool_start_method`)."""
     # Imported here: a no-op starts no pool, and the process pool's modules (multiprocessing's)
     # would cost it some 25 ms.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(
+    start = method()
+    if start == "fork":
+        _import_phases(load, names)  # once here, for every worker
+        start = method()  # asked again: an import may have started a thread
+    pool = ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),
+        mp_context=multiprocessing.get_context(start),
         initializer=_pool_worker,
         initargs=(os.getpid(),),
     )
+    # The first task forks every worker before the pool's own threads start; spawned, a worker
+    # starts for each task while none is idle, and imports the phases.
+    for _ in range(workers):
+        pool.submit(_import_phases, load, names)
+    return pool
 
 
 @dataclass
@@ -1327,6 +1360,8 @@ class _HeadStart:
     shape: _Shape
     """What they were started for: the batch's phase range, and how it would run the skills
     not known current from their stamps."""
+    load: PhaseLoader
+    """The loader of the phases the pool's workers run."""
     workers: ProcessPoolExecutor | None = None
     """The process pool, its workers started."""
     worker: WarmWorker | None = None
@@ -1340,7 +1375,9 @@ class _HeadStart:
             self.close_pool()
             return None
         taken, self.workers = self.workers, None
-        return _pool(wanted) if taken is None else taken
+        if taken is None:
+            return _pool(wanted, self.load, _parallel_names(self.shape))
+        return taken
 
     def close_pool(self) -> None:
         pool, self.workers = self.workers, None
@@ -1361,11 +1398,11 @@ def _head_start(
     worker when tests or probes will run."""
     if shape.threaded:
         share_arenas()  # before the batch's threads start: each would keep an arena of its own
-    head = _HeadStart(shape, _pool(shape.workers) if shape.workers else None)
-    if head.workers is not None:
-        names = PHASE_NAMES[shape.start - 1 : shape.schedule.parallel_until(shape.stop)]
-        for _ in range(shape.workers):  # a worker is spawned for each task while none is idle
-            head.workers.submit(_import_phases, chosen.load, names)
+    head = _HeadStart(shape, chosen.load)
+    if shape.workers:
+        # Before the warm worker: this process has no other thread yet to keep it from forking
+        # the pool's workers, and they hold none of the warm worker's pipes.
+        head.workers = _pool(shape.workers, chosen.load, _parallel_names(shape))
     if shape.warm_worker(services):
         from builder.pipeline.worker import WarmWorker
 
@@ -1374,7 +1411,13 @@ def _head_start(
     return head
 
 
+def _parallel_names(shape: _Shape) -> Sequence[str]:
+    """The phases a pool worker of a batch of ``shape`` runs."""
+    return PHASE_NAMES[shape.start - 1 : shape.schedule.parallel_until(shape.stop)]
+
+
 def _import_phases(load: PhaseLoader, names: Sequence[str]) -> None:
-    """In a pool worker starting: the phases it will run, imported ahead."""
+    """The phases a pool worker will run, imported ahead: in the worker starting (spawned), or
+    in this process before it forks the workers."""
     for name in names:
         load(name)

@@ -8,8 +8,9 @@ of a second), so the copy takes the second half of the items while this
 process does the first, and its result comes back pickled through a pipe.
 
 Forking is safe only on Linux (macOS's system libraries may not survive a fork
-without an exec) and in a process with no other thread (the copy has only the
-forking thread; a lock another thread held stays held there forever). Anywhere
+without an exec) and in a process with no other thread, native ones included
+(the copy has only the forking thread; a lock another thread held stays held
+there forever): :func:`can_fork`, which a batch's process pool asks too. Anywhere
 else, and whenever the copy does not answer in full (it raised, was killed, the
 pipe broke), this process does the copy's half itself: the result is always the
 serial one, and an exception of the work is raised here as it would be without
@@ -22,7 +23,6 @@ import os
 import pickle
 import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -36,8 +36,16 @@ _ANSWERED = 0
 
 
 def can_fork() -> bool:
-    """Whether this process may fork a copy of itself to share work (see the module)."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    """Whether this process may fork a copy of itself (see the module): on Linux, when the
+    kernel counts one thread in it. :func:`threading.active_count` would miss the threads
+    ``_thread.start_new_thread`` starts (pytest-xdist's worker runs one) and those of native
+    libraries (a database's)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: the threads cannot be counted
+        return False
 
 
 def in_two(items: Sequence[_T], work: Callable[[Sequence[_T]], _R]) -> tuple[_R, _R]:

@@ -66,7 +66,7 @@ __all__ = [
     "sweep_sessions",
 ]
 
-#: The file in the output's state folder that a writing build holds locked (``flock``).
+#: The file in the output's state folder that a writing build holds locked (``lockf``).
 LOCK_NAME = "build.lock"
 #: Name prefix of a shared test session's folder under the staging folder
 #: (:mod:`builder.orchestration.shared_tests`; no package name has a ``-``).
@@ -356,8 +356,11 @@ def publish_ready(paths: ProjectPaths, agent_ids: Collection[str]) -> tuple[str,
 def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator[None]:
     """Hold the output folder for one build, waiting (and saying so once) while another has it.
 
-    The lock is the kernel's: it goes with the process that held it, so a killed build never
-    leaves the folder locked, and the next build finds its leftovers as :meth:`recover` expects.
+    The lock is the kernel's, a POSIX record lock: it goes with the process that held it, so a
+    killed build never leaves the folder locked, and the next build finds its leftovers as
+    :meth:`recover` expects. A process the build forked (a pool's worker) does not hold it, as
+    it would hold a ``flock`` (that lock belongs to the open file, which a fork shares), keeping
+    the folder locked after the build is killed, until the worker notices.
     The shared test sessions a killed build left belong to no package's recovery: whoever
     holds the lock next removes them, since no other build can be using them. A group
     registration a killed build committed is finished then too, before any package's
@@ -367,15 +370,15 @@ def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator
     handle = os.open(paths.output_state / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: another process has it
             on_wait(f"waiting for another build writing to {paths.generated} to finish")
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            fcntl.lockf(handle, fcntl.LOCK_EX)
         sweep_sessions(paths)
         RegistrationGroup(paths).finish()
         yield
     finally:
-        os.close(handle)  # closing the descriptor releases the lock
+        os.close(handle)  # closing a descriptor of the file releases the lock
 
 
 def sweep_sessions(paths: ProjectPaths) -> None:

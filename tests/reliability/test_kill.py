@@ -742,15 +742,20 @@ def test_a_batch_registration_killed_at_each_of_its_changes_is_recovered_by_the_
 
 def pool_workers(build: subprocess.Popen[bytes], wanted: int, timeout: float = 120.0) -> list[int]:
     """The pids of ``build``'s process-pool workers once ``wanted`` of them run (fewer if the
-    build ends or ``timeout`` passes first)."""
+    build ends or ``timeout`` passes first): its children that lead a session of their own
+    (a worker's first step) and were spawned by the pool or forked from the build (another
+    copy of the build's command line; the warm worker runs another command)."""
     deadline, found = time.monotonic() + timeout, []
+    command = Path(f"/proc/{build.pid}/cmdline").read_bytes()
     while build.poll() is None and time.monotonic() < deadline:
         found = []
         for entry in Path("/proc").iterdir():
-            with contextlib.suppress(OSError):
-                stat = (entry / "stat").read_text()
-                parent = int(stat.rsplit(") ", 1)[-1].split()[1])
-                if parent == build.pid and b"spawn_main" in (entry / "cmdline").read_bytes():
+            with contextlib.suppress(OSError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(") ", 1)[-1].split()
+                parent, session = int(fields[1]), int(fields[3])
+                line = (entry / "cmdline").read_bytes()
+                started = b"spawn_main" in line or line == command
+                if parent == build.pid and session == int(entry.name) and started:
                     found.append(int(entry.name))
         if len(found) >= wanted:
             break

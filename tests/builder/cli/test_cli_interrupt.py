@@ -34,7 +34,7 @@ STOP_BOUND = 30.0
 #: Seconds the build may take to get its workers going before the test gives up.
 START_BOUND = 300.0
 #: What a process that did not leave Ctrl-C to the build would print.
-NOISE = ("Traceback", "KeyboardInterrupt", "SpawnProcess", "Exception ignored")
+NOISE = ("Traceback", "KeyboardInterrupt", "SpawnProcess", "ForkProcess", "Exception ignored")
 INTERRUPTED = "error[E001]: interrupted; the next build finishes or undoes what was in progress"
 #: A hook that makes the shared test session last (``long_session/sitecustomize.py``).
 LONG_SESSION = Path(__file__).resolve().parent / "long_session"

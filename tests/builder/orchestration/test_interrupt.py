@@ -7,23 +7,28 @@ from __future__ import annotations
 import os
 import signal
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from builder.orchestration import batch
+from builder.orchestration import batch, runner
 from builder.pipeline.children import BACKGROUND_NICE
 
 
+def _spawned() -> ProcessPoolExecutor:
+    """A batch's pool of two spawned workers (this test process has other threads: forked
+    workers are tested in a fresh interpreter, ``test_pool_start``)."""
+    return batch._pool(2, runner.DEFAULT.load, (), lambda: "spawn")
+
+
 def test_the_workers_leave_ctrl_c_to_the_batch() -> None:
-    pool = batch._pool(2)
-    assert pool is not None
+    pool = _spawned()
     with batch._closing(pool):
         assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
 
 
 def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
-    pool = batch._pool(2)
-    assert pool is not None
+    pool = _spawned()
     with pytest.raises(KeyboardInterrupt), batch._closing(pool):
         running = [pool.submit(time.sleep, 60) for _ in range(2)]
         while not all(f.running() for f in running):
@@ -45,8 +50,7 @@ def test_an_interrupted_batch_stops_its_workers_at_once() -> None:
 
 
 def test_the_workers_run_below_the_batch_in_sessions_of_their_own() -> None:
-    pool = batch._pool(2)
-    assert pool is not None
+    pool = _spawned()
     with batch._closing(pool):
         assert pool.submit(os.nice, 0).result() == min(19, os.nice(0) + BACKGROUND_NICE)
         assert pool.submit(os.getsid, 0).result() != os.getsid(0)

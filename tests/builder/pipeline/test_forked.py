@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import json
 import subprocess
 import sys
@@ -96,3 +97,25 @@ def test_a_process_with_another_thread_does_the_work_itself() -> None:
     finally:
         release.set()
         other.join()
+
+
+def test_a_thread_threading_does_not_know_of_keeps_this_process_from_forking() -> None:
+    """``_thread.start_new_thread`` (pytest-xdist's worker runs one) and a native library
+    start threads :func:`threading.active_count` does not count; the kernel counts them."""
+    release = _thread.allocate_lock()
+    release.acquire()
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def wait() -> None:
+        with release:
+            done.release()
+
+    known = threading.active_count()
+    _thread.start_new_thread(wait, ())
+    try:
+        assert threading.active_count() == known  # threading was not told of it
+        assert not can_fork()
+    finally:
+        release.release()
+        done.acquire(timeout=30)

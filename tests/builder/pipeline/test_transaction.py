@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +272,48 @@ def test_a_roll_back_killed_before_dropping_its_folder_is_done_again_safely(
         {"agent.py": "old"} if old else None
     )
     assert staging_names(txn) == []
+
+
+#: A build (a fresh interpreter) holding the output lock of ``sys.argv[1]`` forks a child, as a
+#: batch forks its pool's workers, prints the child's pid and dies without letting go.
+_FORKING_BUILD = """\
+import os, sys, time
+from pathlib import Path
+from builder.pipeline.transaction import output_lock
+from mindrian.project import ProjectPaths
+with output_lock(ProjectPaths(Path(sys.argv[1])), lambda _: None):
+    child = os.fork()
+    if child == 0:
+        os.closerange(1, 3)  # the test reads the build's output to its end
+        time.sleep(120)
+        os._exit(0)
+    print(child, flush=True)
+    os._exit(0)  # killed: nothing is let go on the way out
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_process_the_build_forked_does_not_hold_its_output_folder(tmp_path: Path) -> None:
+    """The lock goes with the build: a killed build's pool worker, which lives on until it sees
+    its parent gone, does not keep the next build waiting."""
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKING_BUILD, str(tmp_path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    child = int(done.stdout)
+    try:
+        os.kill(child, 0)  # still alive, holding whatever it was given
+
+        def waited(line: str) -> None:
+            raise AssertionError(line)
+
+        with output_lock(ProjectPaths(tmp_path), waited):
+            pass
+    finally:
+        os.kill(child, signal.SIGKILL)
