@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import pickle
 import shutil
 import signal
 import sys
@@ -445,7 +446,7 @@ def _build(
     pool = head.pool(shape.workers)
     plan = _Plan(config, options, shape.start, shape.stop, shape.schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
-    turns = Turns(_SERIAL_GROUP) if registering > 1 else None
+    turns = Turns(_SERIAL_GROUP, _SERIAL_GATHER_SECONDS) if registering > 1 else None
     with (
         _closing(pool),
         warm_children(
@@ -494,6 +495,7 @@ def _build(
                 reports.append(report)
 
         with SerialStage[tuple[Target, BuildReport, _Heard]](turns) as stage:
+            stage.expect(len(targets))
             plan_probes = children.planner(early)
             for target, entry in zip(targets, early, strict=True):
                 if isinstance(entry, Future):
@@ -834,10 +836,37 @@ def _submit(
     return pool.submit(_advance, runs.pop(target.display), plan.parallel_until, phases)
 
 
-def _advance(run: runner.Run, stop: int, phases: PhaseLoader, hold: Hold | None = None) -> Entry:
+def _advance(
+    run: runner.Run | _Packed, stop: int, phases: PhaseLoader, hold: Hold | None = None
+) -> Entry:
     """``run`` walked through phase ``stop`` (in a worker process, or here) and handed back."""
-    run.advance(stop, phases, hold=hold)
-    return run
+    walked = pickle.loads(run.run) if isinstance(run, _Packed) else run
+    walked.advance(stop, phases, hold=hold)
+    return walked
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """A run held for its shared session, as its first leg in a pool worker pickled it: the
+    batch only hands it on to the second leg, so its process never unpickles it (it did, and
+    pickled it again, for each skill: a run holding five phases' outputs and its skill's files
+    weighs about 100 KB, some 0.5-1 ms of the batch's process each way)."""
+
+    run: bytes
+    """The pickled run."""
+
+
+#: What a first leg hands back: a run held for its session (packed from a pool worker), or
+#: the run or report of a skill that needs none.
+_First = Entry | _Packed
+
+
+def _first_leg(run: runner.Run, stop: int, phases: PhaseLoader, hold: Hold) -> Entry | _Packed:
+    """:func:`_advance` in a pool worker for a first leg: a run it holds comes back packed."""
+    walked = _advance(run, stop, phases, hold)
+    if isinstance(walked, runner.Run) and walked.held:
+        return _Packed(pickle.dumps(walked, protocol=pickle.HIGHEST_PROTOCOL))
+    return walked
 
 
 @dataclass(frozen=True)
@@ -1001,6 +1030,10 @@ def _fail_unset(out: Mapping[int, Future[Entry]], error: BaseException) -> None:
 #: Skills registered together at most, and so threads running a batch's serial phases: a
 #: group pays for one registry open, journal and registry.yaml write (each tens of ms).
 _SERIAL_GROUP = 32
+#: How long a group of fewer skills waits, from its first, for the skills still to come:
+#: skills leave the pool one by one, and served as they came a cold batch of 100 opened the
+#: registry some 20 times. Only how many skills share a group depends on it, never the output.
+_SERIAL_GATHER_SECONDS = 2.0
 
 #: Skills per shared session of a streamed batch, at least and about at most. A session costs
 #: about 2.6 s of CPU to start (pytest, the runtime's imports) and 0.06 s per package (2-core
@@ -1047,7 +1080,7 @@ class _Chunked:
         """Every skill of ``chunk`` through phase 6, one session, in this process."""
         folder, first = self._stage(chunk)
         held = [i for i in chunk if _held(first[i])]
-        done = dict(first)
+        done: dict[int, Entry] = dict(first)
         try:
             results = self._session(folder, held, self.plan.options.jobs)
             for i in held:
@@ -1095,8 +1128,9 @@ class _Chunked:
                         pending = self._staging(chunks[k + 1])
                     held = [i for i in chunk if _held(first[i])]
                     for i in chunk:
-                        if i not in held:
-                            out.pop(i).set_result(first[i])
+                        entry = first[i]
+                        if not _held(entry) and not isinstance(entry, _Packed):
+                            out.pop(i).set_result(entry)
                     session = threading.Thread(
                         target=self._tested_or_failed,
                         args=(folder, held, first, out, worker, slots),
@@ -1112,7 +1146,7 @@ class _Chunked:
         self,
         folder: Path,
         held: Sequence[int],
-        first: Mapping[int, Entry],
+        first: Mapping[int, _First],
         out: dict[int, Future[Entry]],
         worker: WarmWorker,
         slots: threading.Semaphore,
@@ -1128,7 +1162,7 @@ class _Chunked:
         self,
         folder: Path,
         held: Sequence[int],
-        first: Mapping[int, Entry],
+        first: Mapping[int, _First],
         out: dict[int, Future[Entry]],
         worker: WarmWorker,
         slots: threading.Semaphore,
@@ -1157,11 +1191,11 @@ class _Chunked:
     def _settle(self, i: int, out: Future[Entry], done: Future[Entry]) -> None:
         out.set_result(self._guarded(i, done.result))
 
-    def _staging(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Future[Entry]]]:
+    def _staging(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Future[_First]]]:
         """A new session folder, and chunk's first legs queued in the pool (staging into it)."""
         assert self.pool is not None
         folder, pool = self._folder(), self.pool
-        return folder, {i: pool.submit(_advance, *self._first(i, folder)) for i in chunk}
+        return folder, {i: pool.submit(_first_leg, *self._first(i, folder)) for i in chunk}
 
     def _stage(self, chunk: Sequence[int]) -> tuple[Path, dict[int, Entry]]:
         """A new session folder, and chunk's first legs walked here (staging into it)."""
@@ -1216,16 +1250,17 @@ class _Chunked:
         return run, self.plan.parallel_until, Serviced(self.load, self.services), Stager(folder)
 
     def _second(
-        self, i: int, first: Mapping[int, Entry], results: SharedResults
-    ) -> tuple[runner.Run, int, PhaseLoader]:
+        self, i: int, first: Mapping[int, _First], results: SharedResults
+    ) -> tuple[runner.Run | _Packed, int, PhaseLoader]:
         """The arguments of :func:`_advance` for skill ``i``'s held run (its first leg's) to run
         its package tests with ``results``."""
         run = first[i]
-        assert isinstance(run, runner.Run), "only a held run waits for the session"
+        assert _held(run), "only a held run waits for the session"
+        assert isinstance(run, runner.Run | _Packed)
         phases = Serviced(self.load, self.services.filled(package_tests=results))
         return run, self.plan.parallel_until, phases
 
-    def _guarded(self, i: int, build: Callable[[], Entry]) -> Entry:
+    def _guarded(self, i: int, build: Callable[[], _T]) -> _T | BuildReport:
         return _guarded(self.targets[i], self.plan.options, build)
 
 
@@ -1238,9 +1273,9 @@ def _guarded(target: Target, options: BatchOptions, build: Callable[[], _T]) -> 
         return _internal_failure(target, error)
 
 
-def _held(entry: Entry) -> bool:
+def _held(entry: _First) -> bool:
     """An entry whose run stopped at a held step: it waits for the shared session."""
-    return isinstance(entry, runner.Run) and entry.held
+    return isinstance(entry, _Packed) or (isinstance(entry, runner.Run) and entry.held)
 
 
 def _loader(base: PhaseLoader, registration: AnyPhase | None) -> PhaseLoader:

@@ -37,6 +37,12 @@ class SerialStage(Generic[T]):
         )
         self._queue: collections.deque[tuple[int, Future[T]]] = collections.deque()
 
+    def expect(self, count: int) -> None:
+        """``count`` pieces of work will be submitted from now on: the shared step's groups wait
+        for them a little (:meth:`Turns.expect`)."""
+        if self.turns is not None:
+            self.turns.expect(count)
+
     def submit(self, work: Callable[[], T]) -> None:
         """Run ``work`` after everything submitted before it has started."""
         if self.turns is None or self._threads is None:
@@ -79,6 +85,7 @@ class SerialStage(Generic[T]):
         """Wait for the work that started; work that has not is dropped (an interrupted batch)."""
         if self._threads is None or self.turns is None:
             return
+        self.turns.expect(0)  # nothing more comes: a group gathering is served now
         for ticket, future in self._queue:
             if future.cancel():
                 self.turns.drop(ticket)

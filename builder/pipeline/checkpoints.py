@@ -95,8 +95,8 @@ def _output_text(plain: Any) -> str:
     output has no text for yet are rendered together. Their text is split where its lines
     start at column 2 with neither a space nor ``-`` (an entry's value is written further
     right, or at column 2 as an item of an indentless sequence, ``- ``); any doubt (a key
-    that is not a plain name, an anchor, a last entry that may end in a literal block keeping
-    its line breaks, which a document follows with ``...``) renders the whole output.
+    that is not a plain name, an anchor, a literal block keeping its final line breaks, ``|+``,
+    after which libyaml ends the document with ``...``) renders the whole output.
     ``plain`` must not hold one list or mapping twice (what :func:`to_plain` makes never
     does), or the whole text would have anchors where the entries have none.
     """
@@ -115,12 +115,12 @@ def _output_text(plain: Any) -> str:
             _ENTRY_TEXTS.clear()
         for key, part in zip(missing, parts, strict=True):
             texts[key] = _ENTRY_TEXTS[key] = part
-    last = texts[keys[-1]] or ""
-    if last.endswith("\n\n"):
-        # It may end in a literal block that keeps its trailing line breaks ("|+"), after
-        # which a document ends with "...": only the whole dump knows.
+    text = "output:\n" + "".join(texts[key] or "" for key in keys)
+    if "|+\n" in text:
+        # A literal block keeping its final line breaks makes libyaml end the document with
+        # "..." (however many entries follow it): only the whole dump says where.
         return dump_yaml({"output": plain}, fast=True)
-    return "output:\n" + "".join(texts[key] or "" for key in keys)
+    return text
 
 
 #: The keys whose entries are rendered alone: names, which YAML writes plain.
@@ -206,7 +206,12 @@ def render_checkpoint(checkpoint: Checkpoint) -> str:
     """The YAML text of a checkpoint (deterministic)."""
     head = _plain(checkpoint)
     del head["output"]
-    return dump_yaml(head, fast=True) + _tail(checkpoint.output)
+    # A head whose last text keeps its final line breaks ("|+") ends its document with "...",
+    # and the output after it would be a second document: the mark goes, the output follows.
+    text = dump_yaml(head, fast=True)
+    if text.endswith("\n...\n"):
+        text = text[: -len("...\n")]
+    return text + _tail(checkpoint.output)
 
 
 def _plain(checkpoint: Checkpoint) -> dict[str, Any]:

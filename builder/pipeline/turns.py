@@ -11,6 +11,12 @@ has started is waiting there (or :attr:`Turns.group` of them are), one of them
 serves them all at once, holding the baton again, with the function the first
 request came with.
 
+A batch that says how many skills it will still submit (:meth:`Turns.expect`)
+has a group that is not full wait for them, up to :attr:`Turns.gather` seconds
+from its first request: each group costs the shared step a registry open, a
+journal and a registry.yaml write, and skills finishing their parallel phases one
+by one would otherwise be registered a few at a time.
+
 Requests are served in the order of their tickets (the batch's input order),
 a group being a run of consecutive tickets, so a phase that serves them one
 after the other inside its group sees exactly what it would have seen one
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -57,12 +64,17 @@ Serve = Callable[[Sequence[R]], Sequence[O]]
 class Turns:
     """The serial phases of a batch's skills, one thread each, one running at a time."""
 
-    def __init__(self, group: int) -> None:
-        """``group``: the most requests served together (the batch runs that many threads)."""
+    def __init__(self, group: int, gather: float = 0.0) -> None:
+        """``group``: the most requests served together (the batch runs that many threads);
+        ``gather``: how long a group that is not full may wait for the skills still to come."""
         if group < 1:
             raise ValueError("a group holds at least one request")
         self.group = group
         """The most requests one serving takes."""
+        self.gather = gather
+        """Seconds a group that is not full waits, from its first request, for skills the
+        batch said it will still submit (:meth:`expect`); 0: served as soon as every skill
+        that has started waits."""
         self.baton = threading.Lock()
         """Held by whoever runs the batch's serial work: one skill's thread, a group's server,
         or the batch itself between them (planning probes)."""
@@ -70,6 +82,10 @@ class Turns:
         self._issued = 0
         self._open: set[int] = set()
         self._pending: dict[int, tuple[object, Serve[object, object]]] = {}
+        #: When each pending request arrived (time.monotonic).
+        self._arrived: dict[int, float] = {}
+        #: Tickets the batch will still ask for (:meth:`expect`).
+        self._coming = 0
         self._served: dict[int, Served[object]] = {}
         self._serving = False
         self._local = threading.local()
@@ -79,7 +95,15 @@ class Turns:
         with self._state:
             ticket, self._issued = self._issued, self._issued + 1
             self._open.add(ticket)
+            self._coming = max(0, self._coming - 1)
             return ticket
+
+    def expect(self, count: int) -> None:
+        """``count`` more skills will ask for a ticket (0: none will, the batch is submitted or
+        interrupted): a group that is not full waits for them, up to :attr:`gather` seconds."""
+        with self._state:
+            self._coming = count
+            self._state.notify_all()
 
     @contextlib.contextmanager
     def holding(self, ticket: int) -> Iterator[None]:
@@ -113,6 +137,7 @@ class Turns:
                 ticket = None
             else:
                 self._pending[ticket] = (request, serve)  # type: ignore[assignment]
+                self._arrived[ticket] = time.monotonic()
                 self._state.notify_all()
         if ticket is None:
             return serve((request,))[0]
@@ -131,18 +156,20 @@ class Turns:
                 while True:
                     if ticket in self._served:
                         return self._served.pop(ticket)
-                    group = self._ready()
+                    group, wake = self._ready()
                     if group is not None:
                         break
-                    self._state.wait()
+                    self._state.wait(wake)
                 self._serving = True
             self._serve(group)
 
-    def _ready(self) -> list[int] | None:
+    def _ready(self) -> tuple[list[int] | None, float | None]:
         """The group to serve now, in ticket order; None while one is served, while nothing is
-        pending, or while a skill that has started may still join (and the group is not full)."""
+        pending, while a skill that has started may still join, or while the group gathers the
+        skills still to come (:attr:`gather`): then also the seconds until it stops waiting
+        for them (None: until told)."""
         if self._serving or not self._pending:
-            return None
+            return None, None
         group: list[int] = []
         for ticket in sorted(self._open):
             if ticket not in self._pending or len(group) == self.group:
@@ -150,12 +177,19 @@ class Turns:
             group.append(ticket)
         full = len(group) == self.group
         everyone = len(group) == len(self._open)
-        return group if group and (full or everyone) else None
+        if not group or not (full or everyone):
+            return None, None
+        if full or not self._coming:
+            return group, None
+        left = min(self._arrived[t] for t in group) + self.gather - time.monotonic()
+        return (group, None) if left <= 0 else (None, left)
 
     def _serve(self, group: list[int]) -> None:
         """Serve ``group`` holding the baton; every ticket of it gets its outcome."""
         with self._state:
             requests = [self._pending.pop(t) for t in group]
+            for ticket in group:
+                del self._arrived[ticket]
         served: list[Served[object]]
         try:
             with self.baton:

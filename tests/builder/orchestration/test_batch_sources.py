@@ -340,9 +340,11 @@ def test_a_batch_keeps_no_run_of_a_skill_it_has_reported(
         runs.append((run.source.path, weakref.ref(run)))
         return run
 
-    def advance(run: runner.Run, *args: Any, **kw: Any) -> Any:
-        # As a process pool's worker: a copy of the run is walked and handed back.
+    def advance(run: runner.Run | batch._Packed, *args: Any, **kw: Any) -> Any:
+        # As a process pool's worker: a copy of the run is walked and handed back (a second leg
+        # gets it as its first leg packed it).
         copy = pickle.loads(pickle.dumps(run))
+        copy = pickle.loads(copy.run) if isinstance(copy, batch._Packed) else copy
         runs.append((copy.source.path, weakref.ref(copy)))
         return real_advance(copy, *args, **kw)
 
@@ -402,3 +404,31 @@ def test_only_a_batch_that_keeps_stamps_stats_its_skills_files_before_reading_th
     assert [r.problem for r in reports] == [None, None]
     # --from decides from the checkpoints and keeps no stamp: nothing to stat the files for.
     assert len(observed) == (0 if from_phase else 2)
+
+
+def test_a_streamed_batch_hands_a_held_run_on_to_its_second_leg_as_its_first_leg_packed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch's own process only passes a run held for its session from one pool worker to
+    the next: it gets the bytes the first leg pickled, never the run (unpickling and pickling
+    it again cost it about a millisecond a skill)."""
+    count, jobs, _, _ = PATHS["shared sessions streamed through the pool"]
+    _, root, options = _project(tmp_path, count, jobs)
+    pipeline = make_pipeline()
+    pipeline.phases["code_generation"] = StagingPhase("code_generation")
+    monkeypatch.setattr(package_tests, "run_session", lambda *args, **kw: {})
+    monkeypatch.setattr(worker, "WarmWorker", _Session)
+    _as_shipped(monkeypatch, pipeline)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _threads)
+    given: Counter[str] = Counter()
+    real_advance = batch._advance
+
+    def advance(run: Any, *args: Any, **kw: Any) -> Any:
+        given[type(run).__name__] += 1
+        return real_advance(run, *args, **kw)
+
+    monkeypatch.setattr(batch, "_advance", advance)
+    reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
+    assert [r.problem for r in reports] == [None] * count
+    # Each skill's first leg gets its run from the batch, its second leg the packed bytes.
+    assert given == {"Run": count, "_Packed": count}

@@ -75,6 +75,18 @@ def test_render_writes_keys_in_fixed_order_and_round_trips():
     assert "location:\n    path: skills/x/SKILL.md\n    line: 2\n    column: 1\n" in text
 
 
+def test_a_checkpoint_s_text_is_its_head_s_dump_then_its_output_s():
+    original = checkpoint()
+    head = {key: value for key, value in _plain_of(original).items() if key != "output"}
+    assert render_checkpoint(original) == dump_yaml(head, fast=True) + _whole(original.output)
+
+
+def _plain_of(value: Checkpoint) -> dict:
+    from builder.pipeline.checkpoints import _plain
+
+    return _plain(value)
+
+
 def test_write_is_byte_identical_and_reports_no_change(tmp_path: Path):
     store = CheckpointStore(tmp_path)
     assert store.write("x", checkpoint()).changed is True
@@ -187,6 +199,29 @@ def test_checkpoints_are_not_fsynced_and_any_truncation_of_one_is_damaged(
     for end in range(len(entry.rstrip())):  # the whole entry but its newline is the entry
         index.write_bytes(entry[:end])
         assert store.identity("sha256:aa") is None
+
+
+def test_a_checkpoint_whose_last_warning_keeps_its_line_breaks_reads_back(tmp_path: Path):
+    """A text ending in blank lines is a literal block that keeps them ("|+"), after which
+    YAML ends a document with "...": as the head's last value, the output followed as a second
+    document and every read of the checkpoint failed (P005)."""
+    original = Checkpoint(
+        phase="skill_analysis",
+        number=1,
+        builder_version="0.1.0",
+        input_digest="sha256:ab",
+        passed=True,
+        checks=(CheckResult("valid_yaml", True, "parsed\n\n"),),
+        warnings=("first", "ends in blank lines\n\n"),
+        output={"id": "x", "body": "kept\n\n\n"},
+    )
+    store = CheckpointStore(tmp_path)
+    store.write("x", original)
+    text = store.path("x", 1, "skill_analysis").read_text(encoding="utf-8")
+    assert "- |+\n  ends in blank lines\n\noutput:\n" in text  # no "..." between them
+    assert store.read("x", 1, "skill_analysis") == original
+    head = store.read_head("x", 1, "skill_analysis")
+    assert head is not None and head.warnings == original.warnings
 
 
 def _whole(plain: object) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -125,3 +126,54 @@ def test_a_stage_without_turns_runs_each_piece_of_work_at_once() -> None:
 def test_a_group_must_hold_a_request() -> None:
     with pytest.raises(ValueError, match="at least one"):
         Turns(0)
+
+
+def joining(
+    turns: Turns, server: Server, request: int, started: threading.Event
+) -> Callable[[], int]:
+    """A skill that says it started, then joins the shared step with ``request``."""
+
+    def work() -> int:
+        started.set()
+        return turns.join(request, server)
+
+    return work
+
+
+def test_a_group_waits_for_the_skills_the_batch_said_would_come() -> None:
+    """Each skill reaches the step before the next is submitted; served as they came, they would
+    make four groups (a registry open each), but the batch said four would come."""
+    turns, server = Turns(8, gather=60), Server()  # the bound is only against a hang
+    with SerialStage[int](turns) as stage:
+        stage.expect(4)
+        for request in range(4):
+            started = threading.Event()
+            stage.submit(joining(turns, server, request, started))
+            assert started.wait(60)
+            time.sleep(0.05)  # let it reach the step: served alone it would be now
+        assert list(stage.finished(wait=True)) == [0, 2, 4, 6]
+    assert server.groups == [[0, 1, 2, 3]]
+
+
+def test_a_group_waits_for_skills_still_to_come_no_longer_than_the_gathering_time() -> None:
+    gather = 0.2
+    turns, server = Turns(8, gather=gather), Server()
+    with SerialStage[int](turns) as stage:
+        stage.expect(3)
+        began = time.monotonic()
+        stage.submit(joining(turns, server, 1, threading.Event()))
+        assert list(stage.finished(wait=True)) == [2]
+        assert time.monotonic() - began >= gather
+    assert server.groups == [[1]]
+
+
+def test_a_closed_stage_serves_a_gathering_group_at_once() -> None:
+    """An interrupted batch submits no more: the group waiting for them is served as it stands
+    (else closing would wait for the gathering time, here a minute)."""
+    turns, server = Turns(8, gather=60), Server()
+    started = threading.Event()
+    with SerialStage[int](turns) as stage:
+        stage.expect(5)
+        stage.submit(joining(turns, server, 7, started))
+        assert started.wait(60)
+    assert server.groups == [[7]]

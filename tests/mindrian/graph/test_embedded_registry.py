@@ -302,6 +302,24 @@ def test_one_registration_per_open_keeps_the_file_near_its_content(
         assert reader.export() == tuple(records)
 
 
+def test_a_writer_runs_its_statements_on_one_thread_and_a_reader_on_the_engines_default(
+    tmp_path: Path,
+) -> None:
+    # A writer's statements touch a few rows each: the engine's per-core workers only added
+    # CPU to phase 7 (reader handles keep them).
+    setting = "CALL current_setting('threads') RETURN *"
+    path = tmp_path / "registry.lbug"
+    with EmbeddedRegistry(path) as writer:
+        assert writer.read_cypher(setting) == [{"threads": "1"}]
+    with EmbeddedRegistry(path, read_only=True) as reader:
+        default = ladybug.Database(max_num_threads=0)
+        try:
+            expected = ladybug.Connection(default).execute(setting).get_all()  # type: ignore[union-attr]
+        finally:
+            default.close()
+        assert reader.read_cypher(setting) == [{"threads": expected[0][0]}]
+
+
 def test_a_checkpoint_leaves_the_whole_registry_in_the_file(tmp_path: Path) -> None:
     path = tmp_path / "registry.lbug"
     with EmbeddedRegistry(path) as reg:
