@@ -387,6 +387,9 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                     _resume_postings(registry, db, listed.leaving)
                 held = _held(registry, yaml_path, {r.record.id for r in requests}, listed)
                 group.begin([GroupEntry(r.record.id, r.identifier) for r in requests])
+                # The seal vouches that the database holds what registry.yaml lists: a framework
+                # it does not list has nothing to put back, so nothing is read before it.
+                unlisted = set() if listed is None else _unlisted(requests, listed)
             except GraphError as exc:
                 raise RegistrationError(str(exc), code="R006") from None
             done: list[_Done] = []
@@ -394,7 +397,9 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 for request in requests:
                     if done and time.monotonic() - began > REGISTRY_HOLD_SECONDS:
                         break  # let another build's registration have the lock in between
-                    done.append(_register_one(registry, request))
+                    new = request.record.id in unlisted
+                    unlisted.discard(request.record.id)  # registered now, whatever the checks
+                    done.append(_register_one(registry, request, new=new))
                 put = [d.stored for d in done if d.kept]
                 text = _registry_text(listed, held, put) if put else None
                 group.commit(text[0] if text else None)
@@ -525,14 +530,20 @@ class _Done:
         return self.registered.passed and self.e2e.passed
 
 
-def _register_one(registry: Any, request: _Request) -> _Done:
+def _unlisted(requests: Sequence[_Request], listed: _Listed) -> set[str]:
+    """The frameworks of ``requests`` that registry.yaml, as the seal vouches for it, lists not."""
+    return {r.record.id for r in requests} - set(listed.leaving.layout.ids)
+
+
+def _register_one(registry: Any, request: _Request, *, new: bool = False) -> _Done:
     """Register one request in the open registry and check it; a failed check puts back what the
-    registry held before; a kept one installs its package (committed with its group)."""
+    registry held before (``new``: known to hold none); a kept one installs its package
+    (committed with its group)."""
     from mindrian.graph import GraphError
 
     record = request.record
     try:
-        before = registry.get(record.id)
+        before = None if new else registry.get(record.id)
         registry.register(record)
         stored = registry.get(record.id)
         selection = _selection(registry, record.id, record.triggers)

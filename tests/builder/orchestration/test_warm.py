@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -86,3 +88,41 @@ def test_the_probes_plan_the_batch_when_asked_for_one_not_planned_yet(tmp_path: 
     assert probes.more is planning and probes.asked == []
     planning()
     assert probes.asked == [(first, "first_pkg")]
+
+
+#: Opens a build's warm children for probes only (the pool tests the packages), with a worker
+#: standing in for the warm one, then prints whether phase 6's module was imported.
+_PROBES_ONLY = """\
+import sys
+from builder.orchestration.schedule import Schedule
+from builder.orchestration.warm import warm_children
+from builder.phases.keys import load_key
+from builder.pipeline.config import BuildConfig
+from builder.pipeline.services import Services
+
+class Started:
+    def start(self):
+        pass
+
+schedule = Schedule.of(load_key)
+with warm_children(
+    load_key, BuildConfig(root="."), Services(), schedule,
+    tests_here=False, registering=2, ahead=2, worker=Started(),
+) as warm:
+    assert warm.probes is not None
+print(sorted(m for m in ("builder.phases.code_generation", "jinja2") if m in sys.modules))
+"""
+
+
+def test_a_build_whose_packages_are_tested_elsewhere_does_not_import_phase_6_for_its_probes(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBES_ONLY],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

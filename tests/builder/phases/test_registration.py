@@ -446,6 +446,44 @@ def test_after_a_registration_the_next_reads_neither_file_and_writes_the_same_by
     assert stored(tmp_path) == (changed, OTHER)
 
 
+class Gets:
+    """The frameworks phase 7 reads one by one from the database, in order."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ids: list[str] = []
+        real_get = EmbeddedRegistry.get
+
+        def get(registry: EmbeddedRegistry, framework_id: str) -> FrameworkRecord | None:
+            self.ids.append(framework_id)
+            return real_get(registry, framework_id)
+
+        monkeypatch.setattr(EmbeddedRegistry, "get", get)
+
+    def taken(self) -> list[str]:
+        found, self.ids = self.ids, []
+        return found
+
+
+def test_a_framework_registry_yaml_does_not_list_is_not_read_before_it_is_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the seal the database holds what registry.yaml lists: a new framework has nothing to
+    put back, so only its read-back reads it; one listed is read first, and put back."""
+    phase(tmp_path).run(inputs(tmp_path, OTHER))
+    gets = Gets(monkeypatch)
+    failing = phase(tmp_path, Probe(False, "no")).run(inputs(tmp_path, RECORD))
+    assert not failing.checks[1].passed
+    assert gets.taken() == [RECORD.id]  # the read-back only
+    assert stored(tmp_path) == (OTHER,)
+    phase(tmp_path).run(inputs(tmp_path, RECORD))
+    assert gets.taken() == [RECORD.id]
+    changed = replace(RECORD, description="Changed.")
+    phase(tmp_path, Probe(False, "no")).run(inputs(tmp_path, changed))
+    assert gets.taken() == [RECORD.id, RECORD.id]  # what to put back, then the read-back
+    assert stored(tmp_path) == (RECORD, OTHER)
+    assert yaml_text(tmp_path) == dump_registry_yaml([RECORD, OTHER])
+
+
 def test_a_failed_registration_leaves_the_seal_good_for_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -34,3 +34,18 @@ def test_the_text_is_read_from_the_skill_folder_at_the_call(tmp_path: Path) -> N
 def test_a_spec_path_leaving_the_skill_folder_is_refused(tmp_path: Path, path: str) -> None:
     with pytest.raises(ValueError, match="leaves the skill folder"):
         reference_elements(_spec(path), tmp_path / "skill")
+
+
+def test_one_tool_per_set_of_elements_each_reading_its_own_files(tmp_path: Path) -> None:
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "guide.md").write_text(f"{name}'s guide", encoding="utf-8")
+    first = {"guide": tmp_path / "one" / "guide.md", "style": tmp_path / "one" / "style.md"}
+    second = {"guide": tmp_path / "two" / "guide.md", "style": tmp_path / "one" / "style.md"}
+    # The same elements, from another mapping in another order: the tool made for them.
+    again = dict(reversed(list(first.items())))
+    assert read_reference_tool(again) is read_reference_tool(first)
+    assert read_reference_tool(second) is not read_reference_tool(first)
+    assert _read(first, "guide") == "one's guide"
+    assert _read(second, "guide") == "two's guide"
+    assert _read({"guide": first["guide"]}, "style").startswith("No reference named 'style'")
