@@ -358,9 +358,11 @@ def output_lock(paths: ProjectPaths, on_wait: Callable[[str], None]) -> Iterator
 
     The lock is the kernel's, a POSIX record lock: it goes with the process that held it, so a
     killed build never leaves the folder locked, and the next build finds its leftovers as
-    :meth:`recover` expects. A process the build forked (a pool's worker) does not hold it, as
-    it would hold a ``flock`` (that lock belongs to the open file, which a fork shares), keeping
-    the folder locked after the build is killed, until the worker notices.
+    :meth:`recover` expects. Being the process's, it keeps other processes out, not another
+    thread of this one: one build holds it per process (the CLI's). A process the build
+    forked (a pool's worker) does not hold it, as it would hold a ``flock`` (that lock belongs
+    to the open file, which a fork shares), keeping the folder locked after the build is
+    killed, until the worker notices.
     The shared test sessions a killed build left belong to no package's recovery: whoever
     holds the lock next removes them, since no other build can be using them. A group
     registration a killed build committed is finished then too, before any package's
