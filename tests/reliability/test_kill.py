@@ -746,7 +746,10 @@ def pool_workers(build: subprocess.Popen[bytes], wanted: int, timeout: float = 1
     (a worker's first step) and were spawned by the pool or forked from the build (another
     copy of the build's command line; the warm worker runs another command)."""
     deadline, found = time.monotonic() + timeout, []
-    command = Path(f"/proc/{build.pid}/cmdline").read_bytes()
+    # The build's command line as its argv, not read from /proc: a process just started may
+    # show an empty one there (Popen returns once exec closed its descriptors, which is before
+    # the kernel sets up the new program's arguments), and on a loaded machine it did.
+    command = b"".join(os.fsencode(arg) + b"\0" for arg in build.args)
     while build.poll() is None and time.monotonic() < deadline:
         found = []
         for entry in Path("/proc").iterdir():
