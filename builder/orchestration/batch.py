@@ -448,7 +448,8 @@ def _build(
     pool = head.pool(shape.workers)
     plan = _Plan(config, options, shape.start, shape.stop, shape.schedule)
     # Skills reaching a serial phase at once do its shared step together (phase 7's registry).
-    turns = Turns(_SERIAL_GROUP, _SERIAL_GATHER_SECONDS) if registering > 1 else None
+    group = _serial_group(registering)
+    turns = Turns(group, _SERIAL_GATHER_SECONDS) if registering > 1 else None
     with (
         _closing(pool),
         warm_children(
@@ -459,7 +460,7 @@ def _build(
             tests_here=shape.tests_here,
             registering=registering,
             # A group's probes run while the group before it registers (one skill: its own).
-            ahead=max(options.jobs, _SERIAL_GROUP if turns else 1),
+            ahead=max(options.jobs, group if turns else 1),
             worker=head.worker,
         ) as children,
     ):
@@ -797,16 +798,20 @@ def _closing(pool: ProcessPoolExecutor | None) -> Iterator[None]:
     pool.shutdown()
 
 
-def _pool_worker(batch: int) -> None:
+def _pool_worker(batch: int, foreign: Sequence[int] = ()) -> None:
     """A worker's initializer: Ctrl-C is the batch's to handle, in the process that started it;
     the worker runs below it, in a session of its own (:func:`background`: the batch's serial
-    phases get their core), and dies with it.
+    phases get their core), and dies with it. A forked worker closes ``foreign``, the batch's
+    ends of its warm worker's pipes: only the batch talks to that server.
 
     A worker holds both ends of the pool's call queue (a ``multiprocessing`` queue pickles
     them together), so a killed batch never closes its reader: it would wait for work forever.
     """
     from builder.pipeline.children import background, exit_when_orphaned  # a no-op starts none
 
+    for descriptor in foreign:
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
     exit_when_orphaned(batch)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: not POSIX
@@ -1032,6 +1037,21 @@ def _fail_unset(out: Mapping[int, Future[Entry]], error: BaseException) -> None:
 #: Skills registered together at most, and so threads running a batch's serial phases: a
 #: group pays for one registry open, journal and registry.yaml write (each tens of ms).
 _SERIAL_GROUP = 32
+
+
+def _serial_group(registering: int) -> int:
+    """How many of ``registering`` skills register together at most: groups as even as
+    :data:`_SERIAL_GROUP` allows, in as few groups as it needs.
+
+    A group is registered once its last skill is done, so a small last one (a 100 in groups of
+    32: four) was the batch's last work, alone on one core after the full group before it.
+    A 100's four groups of 25 are also the chunks its shared sessions test
+    (:func:`_chunks`): each registers as soon as its chunk is done.
+    """
+    groups = -(-registering // _SERIAL_GROUP)
+    return max(1, -(-registering // max(1, groups)))
+
+
 #: How long a group of fewer skills waits, from its first, for the skills still to come:
 #: skills leave the pool one by one, and served as they came a cold batch of 100 opened the
 #: registry some 20 times. Only how many skills share a group depends on it, never the output.
@@ -1327,9 +1347,13 @@ def _pool(
     load: PhaseLoader,
     names: Sequence[str],
     method: Callable[[], str] = _pool_start_method,
+    *,
+    foreign: Sequence[int] = (),
 ) -> ProcessPoolExecutor:
     """A process pool of ``workers`` workers started now with the phases ``names`` imported,
-    the workers started as ``method`` says (a test's choice, else :func:`_pool_start_method`)."""
+    the workers started as ``method`` says (a test's choice, else :func:`_pool_start_method`).
+    A forked worker closes the descriptors ``foreign`` (this process's ends of other children's
+    pipes) first."""
     # Imported here: a no-op starts no pool, and the process pool's modules (multiprocessing's)
     # would cost it some 25 ms.
     import multiprocessing
@@ -1343,7 +1367,7 @@ def _pool(
         max_workers=workers,
         mp_context=multiprocessing.get_context(start),
         initializer=_pool_worker,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), tuple(foreign) if start == "fork" else ()),
     )
     # The first task forks every worker before the pool's own threads start; spawned, a worker
     # starts for each task while none is idle, and imports the phases.
@@ -1377,8 +1401,12 @@ class _HeadStart:
             return None
         taken, self.workers = self.workers, None
         if taken is None:
-            return _pool(wanted, self.load, _parallel_names(self.shape))
+            return _pool(wanted, self.load, _parallel_names(self.shape), foreign=self.pipes())
         return taken
+
+    def pipes(self) -> tuple[int, ...]:
+        """This process's ends of the warm worker's pipes (none without one)."""
+        return self.worker.pipes() if self.worker is not None else ()
 
     def close_pool(self) -> None:
         pool, self.workers = self.workers, None
@@ -1400,15 +1428,17 @@ def _head_start(
     if shape.threaded:
         share_arenas()  # before the batch's threads start: each would keep an arena of its own
     head = _HeadStart(shape, chosen.load)
-    if shape.workers:
-        # Before the warm worker: this process has no other thread yet to keep it from forking
-        # the pool's workers, and they hold none of the warm worker's pipes.
-        head.workers = _pool(shape.workers, chosen.load, _parallel_names(shape))
     if shape.warm_worker(services):
         from builder.pipeline.worker import WarmWorker
 
+        # First: its server imports (some 0.5 CPU-s) while this process imports the phases and
+        # reads the skills, not beside the pool's first skills. Starting it starts no thread,
+        # so the pool's workers may still be forked.
         head.worker = head._own.enter_context(WarmWorker(home=Path(config.root).resolve()))
         head.worker.start()
+    if shape.workers:
+        names = _parallel_names(shape)
+        head.workers = _pool(shape.workers, chosen.load, names, foreign=head.pipes())
     return head
 
 

@@ -217,6 +217,15 @@ class WarmWorker:
         except OSError:
             self._usable = False
 
+    def pipes(self) -> tuple[int, ...]:
+        """This process's ends of the server's pipes, none before it starts: a process forked
+        from this one (a batch's pool worker) closes them."""
+        with self._arrived:
+            process = self._process
+        if process is None:
+            return ()
+        return tuple(p.fileno() for p in (process.stdin, process.stdout) if p is not None)
+
     def __call__(
         self,
         module: str,

@@ -106,3 +106,24 @@ def test_one_group_or_one_skill_at_a_time_with_any_jobs_write_the_same_bytes(
     assert problems == [None, None, None, "P003"], problems  # a check failed
     assert f"{FAILING}/spec.yaml" not in files
     assert "registry.yaml" in files and len(held) >= len(SKILLS)
+
+
+@pytest.mark.parametrize("registering", [*range(1, 130), 1000, 1001, 4096])
+def test_registration_groups_are_as_even_as_the_largest_allows(registering: int) -> None:
+    """As few groups as groups of ``_SERIAL_GROUP`` need, none smaller than another by more than
+    one skill: no small remainder is left to register alone after the batch's last skill."""
+    group = batch._serial_group(registering)
+    limit = batch._SERIAL_GROUP
+    assert 1 <= group <= limit
+    count = -(-registering // group)
+    assert count == -(-registering // limit)
+    last = registering - (count - 1) * group
+    assert group - last < count, (group, last, count)
+
+
+def test_a_hundred_register_in_the_groups_its_sessions_test() -> None:
+    """A 100's registration groups are its shared sessions' chunks: each group is whole when
+    its chunk is done, not when part of the next one is."""
+    building = list(range(100))
+    sizes = {len(chunk) for chunk in batch._chunks(building)}
+    assert sizes == {batch._serial_group(len(building))}

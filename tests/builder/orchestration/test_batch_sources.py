@@ -178,6 +178,9 @@ class _Session:
     def start(self) -> None:
         pass
 
+    def pipes(self) -> tuple[int, ...]:
+        return ()
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a session's tests are run_session's, stood in for")
 
@@ -290,8 +293,9 @@ def test_a_cold_batch_starts_its_pool_and_warm_worker_before_its_skills_runs(
     )
     reports = build_many(_targets(root), BuildConfig(root=str(root)), options)
     assert [r.problem for r in reports] == [None] * len(names)
-    # They import while this process reads the skills and runs their phase 1.
-    assert events[:2] == ["pool", "warm worker"]
+    # They import while this process reads the skills and runs their phase 1; the warm
+    # worker first, while this process imports the pool's phases.
+    assert events[:2] == ["warm worker", "pool"]
     assert events.count("pool") == 1 and events.count("run") == len(names)
 
 

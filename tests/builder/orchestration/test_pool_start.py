@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 #: A batch's pool of two workers started in a fresh interpreter (a test process has other
-#: threads: it would not fork), with the other thread ``sys.argv[1]`` names; prints,
-#: as JSON, the modules of the phases the workers run and what each worker answers of itself.
+#: threads: it would not fork), with the other thread ``sys.argv[1]`` names and a pipe of
+#: another child's (``foreign``); prints, as JSON, the modules of the phases the workers run,
+#: the pipe's inode and what each worker answers of itself.
 #: A file, not ``-c``: a spawned worker imports it to find :func:`probe`.
 _SCRIPT = """\
 import _thread, json, os, signal, sys, threading, time
@@ -22,6 +23,7 @@ from builder.orchestration import batch, runner
 from builder.phases import PHASE_NAMES
 
 AT_FORK = None  # in a forked worker, the modules it had when it was forked
+FOREIGN = ()  # the pipe handed to the pool as another child's
 START_ON_IMPORT = False  # the batch's loader starts a thread the first time it imports a phase
 
 def load(name):
@@ -35,8 +37,15 @@ def forked():
     global AT_FORK
     AT_FORK = sorted(sys.modules)
 
+def inode(descriptor):
+    try:
+        return os.fstat(descriptor).st_ino
+    except OSError:
+        return None
+
 def probe():
     return {
+        "foreign": [inode(d) for d in FOREIGN],
         "at_fork": AT_FORK,
         "ignores_sigint": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
         "sid": os.getsid(0),
@@ -51,12 +60,14 @@ if __name__ == "__main__":
         _thread.start_new_thread(time.sleep, (600,))
     START_ON_IMPORT = sys.argv[1] == "importing"
     names = PHASE_NAMES[:6]
-    pool = batch._pool(2, load, names)
+    FOREIGN = os.pipe()
+    pool = batch._pool(2, load, names, foreign=FOREIGN)
     with batch._closing(pool):
         answers = [f.result() for f in [pool.submit(probe) for _ in range(2)]]
     phases = sorted({type(runner.DEFAULT.load(name)).__module__ for name in names})
     mine = {"sid": os.getsid(0), "nice": os.nice(0)}
-    print(json.dumps({"phases": phases, "workers": answers, **mine}))
+    pipe = os.fstat(FOREIGN[0]).st_ino
+    print(json.dumps({"phases": phases, "workers": answers, "pipe": pipe, **mine}))
 """
 #: The checkout, whose ``builder`` the script imports.
 _ROOT = Path(__file__).resolve().parents[3]
@@ -82,7 +93,8 @@ def _batch_pool(tmp_path: Path, other_thread: str) -> dict[str, Any]:
 def test_a_lone_thread_forks_the_workers_after_importing_their_phases(tmp_path: Path) -> None:
     """Each worker is a copy of the batch made once it had imported every phase the worker
     runs: the worker imports none of them. It still leaves Ctrl-C to the batch and runs below
-    it, in a session of its own, as a spawned one does."""
+    it, in a session of its own, as a spawned one does, and it holds no end of the pipes the
+    batch has to its other children (its warm worker's, started first)."""
     pool = _batch_pool(tmp_path, "none")
     for worker in pool["workers"]:
         assert worker["at_fork"] is not None, "the worker was spawned"
@@ -90,6 +102,8 @@ def test_a_lone_thread_forks_the_workers_after_importing_their_phases(tmp_path: 
         assert worker["ignores_sigint"]
         assert worker["sid"] not in (pool["sid"], None)
         assert worker["nice"] == min(19, pool["nice"] + 10)
+        assert len(worker["foreign"]) == 2
+        assert pool["pipe"] not in worker["foreign"]
 
 
 @pytest.mark.parametrize("other_thread", ["threading", "_thread", "importing"])
