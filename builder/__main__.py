@@ -1,5 +1,5 @@
 """``python -m builder``: the same as the ``mindrian`` script."""
 
-from builder.cli.app import main
+from builder.entry import main
 
 raise SystemExit(main())
