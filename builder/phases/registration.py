@@ -544,7 +544,7 @@ def _register_one(registry: Any, request: _Request, *, new: bool = False) -> _Do
     record = request.record
     try:
         before = None if new else registry.get(record.id)
-        registry.register(record)
+        registry.register(record, new=new)
         stored = registry.get(record.id)
         selection = _selection(registry, record.id, record.triggers)
     except GraphError as exc:

@@ -265,11 +265,13 @@ class Registry(ABC):
     ) -> None:
         self.close()
 
-    def register(self, framework: FrameworkRecord) -> None:
-        """Register or update one framework, node and relationships in one transaction."""
-        self._change_frameworks(
-            functools.partial(_register_batch, records=(framework,)), new=(framework,)
-        )
+    def register(self, framework: FrameworkRecord, *, new: bool = False) -> None:
+        """Register or update one framework, node and relationships in one transaction.
+        ``new``: the caller knows the registry holds no relationship from this framework (it is
+        not registered; at most a placeholder another's chain made), so none is read to
+        delete."""
+        work = functools.partial(_register_batch, records=(framework,), new=new)
+        self._change_frameworks(work, new=(framework,))
 
     def register_many(
         self,
@@ -623,25 +625,34 @@ def _body_row(record: FrameworkRecord) -> Row:
     return {"id": record.id, "body": record.body}
 
 
-def _register_batch(run: Run, records: Sequence[FrameworkRecord]) -> None:
+def _register_batch(run: Run, records: Sequence[FrameworkRecord], new: bool = False) -> None:
+    """Register ``records``; ``new``: none of them has relationships of its own stored yet."""
     _reject_duplicate_ids(records)
     wanted_chains = {(r.id, t): w for r in records for t, w in r.chains_to}
     wanted_good_for = {(r.id, p): c for r in records for p, c in r.good_for}
-    released = _delete_relationships(run, [r.id for r in records], wanted_chains, wanted_good_for)
-    run(q.REGISTER_FRAMEWORKS, {"frameworks": [_framework_row(r) for r in records]})
+    ids = [r.id for r in records]
+    released = [] if new else _delete_relationships(run, ids, wanted_chains, wanted_good_for)
+    _rows(run, q.REGISTER_FRAMEWORKS, q.REGISTER_FRAMEWORK, [_framework_row(r) for r in records])
     run(q.SET_ROUTING_BODIES, {"bodies": [_body_row(r) for r in records]})
-    # UNWIND over nothing is a no-op in Neo4j, but the embedded engine cannot type an
-    # empty list parameter, so empty batches are simply not sent.
-    if wanted_chains:
-        chains = [{"source": s, "target": t, "weight": w} for (s, t), w in wanted_chains.items()]
-        run(q.MERGE_CHAINS, {"chains": chains})
-    if wanted_good_for:
-        good_for = [
-            {"source": s, "problem_type": p, "confidence": c}
-            for (s, p), c in wanted_good_for.items()
-        ]
-        run(q.MERGE_GOOD_FOR, {"good_for": good_for})
+    chains = [{"source": s, "target": t, "weight": w} for (s, t), w in wanted_chains.items()]
+    _rows(run, q.MERGE_CHAINS, q.MERGE_CHAIN, chains)
+    good_for = [
+        {"source": s, "problem_type": p, "confidence": c} for (s, p), c in wanted_good_for.items()
+    ]
+    _rows(run, q.MERGE_GOOD_FOR, q.MERGE_ONE_GOOD_FOR, good_for)
     _prune(run, released)
+
+
+def _rows(run: Run, unwinding: q.Query, one: q.Query, rows: Sequence[Row]) -> None:
+    """``unwinding`` (``UNWIND $<its one parameter>``) over ``rows``; a single row as ``one``,
+    the same statement with the row's fields as parameters: the embedded engine runs UNWIND
+    over one row at about twice the cost. None is sent for no row: UNWIND over nothing is a
+    no-op in Neo4j, but the embedded engine cannot type an empty list parameter."""
+    if len(rows) == 1:
+        run(one, rows[0])
+    elif rows:
+        (name,) = unwinding.params
+        run(unwinding, {name: list(rows)})
 
 
 def _delete_relationships(

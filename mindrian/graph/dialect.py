@@ -71,6 +71,12 @@ EMBEDDED_REWRITES: tuple[Rewrite, ...] = (
         why="the embedded engine has no datetime(); current_timestamp() is its clock",
     ),
     Rewrite(
+        query=q.REGISTER_FRAMEWORK.name,
+        old="datetime()",
+        new="current_timestamp()",
+        why="the embedded engine has no datetime(); current_timestamp() is its clock",
+    ),
+    Rewrite(
         query=q.SELECT_FRAMEWORKS.name,
         old="size([t IN f.triggers WHERE t IN triggers])",
         new="size(list_filter(f.triggers, t -> t IN triggers))",

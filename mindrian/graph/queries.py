@@ -32,13 +32,16 @@ __all__ = [
     "GET_GOOD_FOR",
     "GET_ROUTING_BODY",
     "LABELS",
+    "MERGE_CHAIN",
     "MERGE_CHAINS",
     "MERGE_GOOD_FOR",
+    "MERGE_ONE_GOOD_FOR",
     "OUTGOING_CHAINS",
     "OUTGOING_GOOD_FOR",
     "PROPERTY_KEYS",
     "PRUNE_PLACEHOLDERS",
     "RECORD_USAGE",
+    "REGISTER_FRAMEWORK",
     "REGISTER_FRAMEWORKS",
     "RELATIONSHIP_TYPES",
     "ROUTING_DOCUMENTS",
@@ -137,6 +140,24 @@ SET f.name = row.name,
     ("frameworks",),
 )
 
+# REGISTER_FRAMEWORKS's row as parameters: one framework, as a registration of one sends it.
+# UNWIND over a single row costs the embedded engine about twice the statement it stands for.
+REGISTER_FRAMEWORK = Query(
+    "register_framework",
+    """\
+MERGE (f:Framework {id: $id})
+SET f.name = $name,
+    f.type = $type,
+    f.description = $description,
+    f.triggers = $triggers,
+    f.problem_types = $problem_types,
+    f.version = $version,
+    f.source_digest = $source_digest,
+    f.registered = true,
+    f.updated_at = datetime()""",
+    ("id", "name", "type", "description", "triggers", "problem_types", "version", "source_digest"),
+)
+
 # A row of $bodies: {id, body}. The body's prose is sent apart from REGISTER_FRAMEWORKS:
 # only ranking reads it, so it stays out of every agent's registration.cypher (reviewed, and
 # a body edit would change it) and is set by the registry in the same transaction.
@@ -201,6 +222,18 @@ SET r.weight = chain.weight""",
     ("chains",),
 )
 
+# MERGE_CHAINS's row as parameters, for a registration with one chain.
+MERGE_CHAIN = Query(
+    "merge_chain",
+    """\
+MATCH (f:Framework {id: $source})
+MERGE (t:Framework {id: $target})
+ON CREATE SET t.registered = false
+MERGE (f)-[r:CHAINS_TO]->(t)
+SET r.weight = $weight""",
+    ("source", "target", "weight"),
+)
+
 MERGE_GOOD_FOR = Query(
     "merge_good_for",
     """\
@@ -210,6 +243,17 @@ MERGE (p:ProblemType {name: entry.problem_type})
 MERGE (f)-[r:GOOD_FOR]->(p)
 SET r.confidence = entry.confidence""",
     ("good_for",),
+)
+
+# MERGE_GOOD_FOR's row as parameters, for a registration with one problem type.
+MERGE_ONE_GOOD_FOR = Query(
+    "merge_one_good_for",
+    """\
+MATCH (f:Framework {id: $source})
+MERGE (p:ProblemType {name: $problem_type})
+MERGE (f)-[r:GOOD_FOR]->(p)
+SET r.confidence = $confidence""",
+    ("source", "problem_type", "confidence"),
 )
 
 PRUNE_PLACEHOLDERS = Query(
@@ -495,13 +539,16 @@ ALL_QUERIES: dict[str, Query] = {
     for q in (
         *SCHEMA,
         REGISTER_FRAMEWORKS,
+        REGISTER_FRAMEWORK,
         SET_ROUTING_BODIES,
         OUTGOING_CHAINS,
         OUTGOING_GOOD_FOR,
         DELETE_CHAINS,
         DELETE_GOOD_FOR,
         MERGE_CHAINS,
+        MERGE_CHAIN,
         MERGE_GOOD_FOR,
+        MERGE_ONE_GOOD_FOR,
         PRUNE_PLACEHOLDERS,
         DEMOTE_FRAMEWORK,
         GET_FRAMEWORK,

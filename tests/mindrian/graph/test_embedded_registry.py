@@ -148,6 +148,48 @@ def test_export_is_sorted_and_complete(registry: Registry) -> None:
 SIX_COUNTS = GraphCounts(frameworks=6, placeholders=0, problem_types=3, chains=5, good_for=4)
 
 
+def test_one_framework_is_stored_as_a_batch_of_one_would_be(engine: OpenRegistry) -> None:
+    """A registration of one sends its rows as parameters (no chain, one, several), and ``new``
+    reads nothing back first: the graph ends as registering them all in one batch leaves it
+    (the same frameworks under two prefixes, in one registry)."""
+
+    def records(prefix: str) -> list[FrameworkRecord]:
+        return [
+            framework(f"{prefix}solo", triggers=("alone",)),
+            framework(
+                f"{prefix}one",
+                triggers=("single",),
+                chains_to=((f"{prefix}solo", 0.5),),
+                good_for=(("x", 0.7),),
+            ),
+            framework(
+                f"{prefix}two",
+                triggers=("pair",),
+                chains_to=((f"{prefix}one", 0.4), (f"{prefix}ghost", 0.1)),
+                good_for=(("x", 0.2), ("y", 0.9)),
+            ),
+        ]
+
+    def unprefixed(record: FrameworkRecord, prefix: str) -> FrameworkRecord:
+        chains = tuple((t.removeprefix(prefix), w) for t, w in record.chains_to)
+        named = {"name": "", "description": "", "source_digest": ""}  # made from the id
+        return replace(record, id=record.id.removeprefix(prefix), chains_to=chains, **named)
+
+    with engine() as registry:
+        registry.register_many(records("b-"))
+        for record in records("a-"):
+            registry.register(record, new=True)
+        held = registry.export()
+        alone = [unprefixed(r, "a-") for r in held if r.id.startswith("a-")]
+        together = [unprefixed(r, "b-") for r in held if r.id.startswith("b-")]
+        assert alone == together and len(alone) == 3
+        ghosts = [node_properties(registry, f"{p}ghost") for p in ("a-", "b-")]
+        assert ghosts[0] is not None and ghosts[0].get("registered") is False
+        assert {k: v for k, v in ghosts[0].items() if k != "id"} == {
+            k: v for k, v in ghosts[1].items() if k != "id"  # type: ignore[union-attr]
+        }
+
+
 @pytest.mark.parametrize("repeat", ["register", "register_many"])
 def test_registering_twice_changes_nothing(registry: Registry, repeat: str) -> None:
     assert registry.counts() == SIX_COUNTS

@@ -181,15 +181,15 @@ def test_register_is_one_write_transaction_with_node_and_relationships() -> None
         "bump_registry_revision",
         "outgoing_chains",
         "outgoing_good_for",
-        "register_frameworks",
+        "register_framework",  # one framework, one problem type: a row as parameters
         "set_routing_bodies",
         "merge_chains",
-        "merge_good_for",
+        "merge_one_good_for",
     ]
     # Neo4j gets the Neo4j text: the database clock, not the embedded rewrite.
     register_text, register_params = only.tx.statements[3]
     assert "datetime()" in register_text
-    assert register_params["frameworks"][0]["name"] == by_id("jtbd").name
+    assert register_params["name"] == by_id("jtbd").name
     assert only.tx.statements[4][1] == {"bodies": [{"id": "jtbd", "body": ""}]}
     assert only.tx.statements[5][1] == {
         "chains": [
@@ -197,6 +197,23 @@ def test_register_is_one_write_transaction_with_node_and_relationships() -> None
             {"source": "jtbd", "target": "pws", "weight": 0.5},
         ]
     }
+
+
+def test_a_new_framework_is_registered_without_reading_what_it_had() -> None:
+    """``new``: the caller knows no relationship leaves the framework yet (phase 7, from the
+    sealed registry.yaml), so none is read to be deleted."""
+    driver = FakeDriver()
+    registry = connect(driver)
+    driver.transactions.clear()
+    registry.register(by_id("jtbd"), new=True)
+    (only,) = driver.transactions
+    assert names_of(only.tx) == [
+        "bump_registry_revision",
+        "register_framework",
+        "set_routing_bodies",
+        "merge_chains",
+        "merge_one_good_for",
+    ]
 
 
 def test_register_many_writes_one_transaction_per_batch() -> None:
@@ -238,7 +255,7 @@ def test_transient_errors_rerun_the_whole_transaction_function() -> None:
         "bump_registry_revision",
         "outgoing_chains",
         "outgoing_good_for",
-        "register_frameworks",
+        "register_framework",
     ]
 
 
