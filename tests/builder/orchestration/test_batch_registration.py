@@ -110,8 +110,9 @@ def test_one_group_or_one_skill_at_a_time_with_any_jobs_write_the_same_bytes(
 
 @pytest.mark.parametrize("registering", [*range(1, 130), 1000, 1001, 4096])
 def test_registration_groups_are_as_even_as_the_largest_allows(registering: int) -> None:
-    """As few groups as groups of ``_SERIAL_GROUP`` need, none smaller than another by more than
-    one skill: no small remainder is left to register alone after the batch's last skill."""
+    """As few groups as groups of ``_SERIAL_GROUP`` need, all but the last of one size and the
+    last short of it by fewer skills than there are groups (a 100: four of 25, not three of 32
+    and a remainder of four registered alone after the batch's last skill)."""
     group = batch._serial_group(registering)
     limit = batch._SERIAL_GROUP
     assert 1 <= group <= limit
