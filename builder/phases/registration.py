@@ -394,12 +394,15 @@ class RegistrationPhase(PhaseHooks[Outputs, Registration]):
                 raise RegistrationError(str(exc), code="R006") from None
             done: list[_Done] = []
             try:
-                for request in requests:
-                    if done and time.monotonic() - began > REGISTRY_HOLD_SECONDS:
-                        break  # let another build's registration have the lock in between
-                    new = request.record.id in unlisted
-                    unlisted.discard(request.record.id)  # registered now, whatever the checks
-                    done.append(_register_one(registry, request, new=new))
+                # One transaction for the group's registrations, checks and put-backs: its
+                # commit comes before the group's (a kill between them is undone as before).
+                with registry.together():
+                    for request in requests:
+                        if done and time.monotonic() - began > REGISTRY_HOLD_SECONDS:
+                            break  # let another build's registration have the lock in between
+                        new = request.record.id in unlisted
+                        unlisted.discard(request.record.id)  # registered, whatever the checks
+                        done.append(_register_one(registry, request, new=new))
                 put = [d.stored for d in done if d.kept]
                 text = _registry_text(listed, held, put) if put else None
                 group.commit(text[0] if text else None)

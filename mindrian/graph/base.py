@@ -254,6 +254,14 @@ class Registry(ABC):
     def close(self) -> None:
         """Release the database or driver."""
 
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """The reads and writes made in the block, one transaction where the backend keeps them
+        together: committed when the block ends, undone when it raises (a statement failed in
+        it, the rest of it fails too). Here each keeps its own transaction: Neo4j's driver runs
+        and retries one transaction function per call."""
+        yield
+
     def __enter__(self) -> Self:
         return self
 

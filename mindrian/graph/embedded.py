@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -106,7 +107,10 @@ class EmbeddedRegistry(Registry):
         self._quick_kept = False
         self._framework_writes = 0
         # One connection serves one transaction at a time; MCP handlers may run in threads.
-        self._lock = threading.Lock()
+        # Reentrant: a block of calls made together (:meth:`together`) holds it throughout.
+        self._lock = threading.RLock()
+        # In such a block: whether its statements all succeeded so far (None: in none).
+        self._together: bool | None = None
         existed = path is not None and Path(path).exists()
         if read_only and not existed:
             raise GraphError(
@@ -257,8 +261,31 @@ class EmbeddedRegistry(Registry):
     def _read(self, work: Callable[[Run], _T]) -> _T:
         return self._transaction("BEGIN TRANSACTION READ ONLY", work)
 
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """The block's reads and writes in one write transaction: a commit syncs the engine's
+        write-ahead log, and phase 7 checked each skill of a group in three or four of them
+        (a registration, its reads back, its selection). Other threads wait for the block."""
+        with self._lock:
+            if self._together is not None:
+                raise RuntimeError("the registry's calls are already made together")
+            self._execute("BEGIN TRANSACTION", {})
+            self._together = True
+            try:
+                yield
+                if not self._together:  # a caller went on past a failed call
+                    raise GraphError(f"embedded registry {self._where}: a statement failed")
+                self._together = None
+                self._execute("COMMIT", {})
+            except BaseException:
+                self._together = None
+                self._rollback()
+                raise
+
     def _transaction(self, begin: str, work: Callable[[Run], _T]) -> _T:
         with self._lock:
+            if self._together is not None:
+                return self._joined(work)
             self._execute(begin, {})
             try:
                 result = work(self._run)
@@ -267,6 +294,17 @@ class EmbeddedRegistry(Registry):
                 raise
             self._execute("COMMIT", {})
             return result
+
+    def _joined(self, work: Callable[[Run], _T]) -> _T:
+        """``work`` in the transaction :meth:`together` holds open; a failure fails the block
+        (the engine may have ended the transaction with it)."""
+        if not self._together:
+            raise GraphError(f"embedded registry {self._where}: an earlier statement failed")
+        try:
+            return work(self._run)
+        except BaseException:
+            self._together = False
+            raise
 
     def _rollback(self) -> None:
         try:

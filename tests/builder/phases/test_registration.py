@@ -251,12 +251,13 @@ def journal_files(root: Path) -> list[Path]:
 
 
 def kill_after_the_database_write(root: Path, record: FrameworkRecord) -> None:
-    """Register ``record`` in a child SIGKILLed once the database holds it, before registry.yaml
-    is written (where a killed batch leaves the database ahead of the file)."""
+    """Register ``record`` in a child SIGKILLed once the database holds it (its group's
+    transaction committed), before registry.yaml is written (where a killed batch leaves the
+    database ahead of the file)."""
     pid = os.fork()
     if pid == 0:
         try:
-            registration._e2e_check = lambda *_: os.kill(os.getpid(), signal.SIGKILL)  # type: ignore[assignment,return-value]
+            registration._registry_text = lambda *_: os.kill(os.getpid(), signal.SIGKILL)  # type: ignore[assignment,return-value]
             phase(root).run(inputs(root, record))
         finally:
             os._exit(1)

@@ -388,6 +388,60 @@ def test_failed_write_transaction_leaves_nothing_behind(
     assert registry.get("after-failure") is not None
 
 
+def test_calls_made_together_see_each_other_and_land_at_the_end(registry: Registry) -> None:
+    """Phase 7's group: registrations, reads back and selections in one block. On the embedded
+    engine it is one transaction; on Neo4j each call keeps its own. Either way the calls see
+    what the block wrote before them, and all of it is there after."""
+    with registry.together():
+        registry.register(framework("first", triggers=("opening",)), new=True)
+        assert registry.get("first") is not None
+        assert [s.id for s in registry.select(["opening"])] == ["first"]
+        registry.unregister("minto")
+    assert registry.get("first") is not None and registry.get("minto") is None
+
+
+def test_a_block_that_raises_leaves_nothing_of_itself() -> None:
+    with EmbeddedRegistry(None) as registry:
+        registry.register_many(SIX)
+        before = registry.export()
+        with pytest.raises(RuntimeError, match="checks failed"), registry.together():
+            registry.register(framework("doomed"), new=True)
+            registry.unregister("minto")
+            raise RuntimeError("checks failed")
+        assert registry.export() == before
+        registry.register(framework("after"))  # the connection is usable again
+        assert registry.get("after") is not None
+
+
+def test_a_failed_statement_fails_the_whole_block_even_when_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine may end a transaction at a failed statement: the block's later calls fail and
+    it ends undone, whatever its caller made of the failure."""
+    with EmbeddedRegistry(None) as registry:
+        registry.register_many(SIX)
+        before = registry.export()
+        real = registry._run
+
+        def failing(query: q.Query, params: Any) -> Any:
+            if query.name == q.SET_ROUTING_BODIES.name:
+                raise GraphError("a statement failed")
+            return real(query, params)
+
+        with pytest.raises(GraphError, match="a statement failed"), registry.together():
+            registry.register(framework("kept-so-far"), new=True)
+            monkeypatch.setattr(registry, "_run", failing)
+            with pytest.raises(GraphError):
+                registry.register(framework("failing"), new=True)
+            monkeypatch.setattr(registry, "_run", real)
+            with pytest.raises(GraphError, match="an earlier statement failed"):
+                registry.get("kept-so-far")
+        assert registry.export() == before
+        with pytest.raises(RuntimeError, match="already"), registry.together():
+            with registry.together():
+                pass
+
+
 def test_register_many_rejects_duplicate_ids_before_writing(engine: OpenRegistry) -> None:
     with engine() as reg:
         with pytest.raises(ValueError, match="appears twice"):
