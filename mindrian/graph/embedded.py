@@ -280,6 +280,11 @@ class EmbeddedRegistry(Registry):
             except BaseException:
                 self._together = None
                 self._rollback()
+                # The revisions its writes counted name states the registry never kept: one more
+                # of each names it as it is again, so nothing carried to them (trigger postings,
+                # the text index) answers a selection.
+                self._framework_writes += 1
+                self._usage_writes += 1
                 raise
 
     def _transaction(self, begin: str, work: Callable[[Run], _T]) -> _T:

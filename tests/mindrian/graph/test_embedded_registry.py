@@ -413,6 +413,22 @@ def test_a_block_that_raises_leaves_nothing_of_itself() -> None:
         assert registry.get("after") is not None
 
 
+def test_a_block_undone_leaves_no_selection_of_what_it_wrote() -> None:
+    """The trigger postings and text index a handle carries along its own writes are not used
+    for a state a rolled-back block wrote: its selections read the registry again."""
+    with EmbeddedRegistry(None) as registry:
+        registry.register_many(SIX)
+        assert registry.select(["spectral"]) == ()
+        with pytest.raises(RuntimeError, match="undone"), registry.together():
+            registry.register(framework("ghost", triggers=("spectral",)), new=True)
+            assert [s.id for s in registry.select(["spectral"])] == ["ghost"]
+            assert "ghost" in [s.id for s in registry.select_text("spectral")]
+            raise RuntimeError("undone")
+        assert registry.get("ghost") is None
+        assert registry.select(["spectral"]) == ()
+        assert "ghost" not in [s.id for s in registry.select_text("spectral")]
+
+
 def test_a_failed_statement_fails_the_whole_block_even_when_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
