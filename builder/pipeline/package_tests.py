@@ -129,24 +129,22 @@ def tree_digest(package: Path) -> str:
     their parts, as ``Path`` orders them), links to files read through, links to folders not
     entered, as ``sorted(package.rglob("*"))`` lists them."""
     digest = hashlib.sha256()
-    for parts in sorted(_entries(os.fspath(package), ())):
-        name = "/".join(parts)
-        path = os.path.join(package, name)
-        if os.path.isfile(path):
-            with open(path, "rb") as handle:
-                data = handle.read()
-            digest.update(name.encode("utf-8") + b"\0")
-            digest.update(hashlib.sha256(data).digest())
+    for parts, path in sorted(_files(os.fspath(package), ())):
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest.update("/".join(parts).encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
 
 
-def _entries(folder: str, above: tuple[str, ...]) -> Iterable[tuple[str, ...]]:
-    """The parts below the package of every entry of ``folder`` (``above`` its own parts) and of
-    the folders under it, links to folders listed but not entered.
+def _files(folder: str, above: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], str]]:
+    """The parts below the package (``above`` the folder's own) and the path of every file in
+    ``folder`` and in the folders under it, links to files included, links to folders not
+    entered.
 
-    Strings and ``os.scandir``, not ``rglob`` and Paths: a batch digests each package it tests
-    twice in its own process (before its session, and before phase 7 takes the session's
-    probe for its own), and Paths cost most of it."""
+    Strings and ``os.scandir``, whose entries know their kind, not ``rglob`` and Paths: a batch
+    digests each package it tests twice in its own process (before its session, and before
+    phase 7 takes the session's probe for its own), and Paths cost most of it."""
     try:
         with os.scandir(folder) as listing:
             entries = list(listing)
@@ -154,13 +152,15 @@ def _entries(folder: str, above: tuple[str, ...]) -> Iterable[tuple[str, ...]]:
         return
     for entry in entries:
         parts = (*above, entry.name)
-        yield parts
         try:
-            entered = entry.is_dir() and not entry.is_symlink()
+            is_file = entry.is_file()
+            entered = not is_file and entry.is_dir() and not entry.is_symlink()
         except OSError:
-            entered = False
-        if entered:
-            yield from _entries(entry.path, parts)
+            continue
+        if is_file:
+            yield parts, entry.path
+        elif entered:
+            yield from _files(entry.path, parts)
 
 
 def _arguments(folder: Path, paths: Sequence[Path], extra: Sequence[str]) -> list[str]:

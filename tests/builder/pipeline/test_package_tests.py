@@ -380,3 +380,39 @@ def test_a_session_collects_no_garbage_once_its_outcomes_are_written(tmp_path: P
     shared = run_session(folder, jobs=1, workers=0)
     assert shared["alpha"][1] == TestRun(True, "2 passed, 1 skipped", (), "")
     assert not seen.exists(), seen.read_text(encoding="utf-8")
+
+
+def _digest_by_rglob(package: Path) -> str:
+    """tree_digest as it was first written, with Paths: what it must still give."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(package).as_posix().encode("utf-8") + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def test_a_package_digest_reads_what_rglob_lists(tmp_path: Path) -> None:
+    """Files in path order by parts ("a/b" before "a-b"), a link to a file read through, a link
+    to a folder and a dangling link not entered, an empty folder adding nothing; any change of
+    name or bytes changes the digest."""
+    package = tmp_path / "pkg"
+    (package / "a").mkdir(parents=True)
+    (package / "a" / "b").write_text("inner", encoding="utf-8")
+    (package / "a-b").write_text("beside", encoding="utf-8")
+    (package / "empty").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.txt").write_text("far", encoding="utf-8")
+    (package / "to_file").symlink_to(outside / "far.txt")
+    (package / "to_folder").symlink_to(outside, target_is_directory=True)
+    (package / "dangling").symlink_to(tmp_path / "missing")
+    first = tree_digest(package)
+    assert first == _digest_by_rglob(package)
+    (package / "a" / "b").write_text("changed", encoding="utf-8")
+    assert tree_digest(package) == _digest_by_rglob(package) != first
+    (package / "a-b").rename(package / "a_b")
+    assert tree_digest(package) == _digest_by_rglob(package)
+    assert tree_digest(tmp_path / "absent") == _digest_by_rglob(tmp_path / "absent")
