@@ -1278,8 +1278,7 @@ class _Chunked:
         """The arguments of :func:`_advance` for skill ``i``'s held run (its first leg's) to run
         its package tests with ``results``."""
         run = first[i]
-        assert _held(run), "only a held run waits for the session"
-        assert isinstance(run, runner.Run | _Packed)
+        assert isinstance(run, runner.Run | _Packed) and _held(run), "only a held run waits"
         phases = Serviced(self.load, self.services.filled(package_tests=results))
         return run, self.plan.parallel_until, phases
 
